@@ -1,0 +1,54 @@
+# One entry point for a fresh clone:
+#   make agent TASK="..."   set up .venv and run the agent on the current directory
+#   make test               set up .venv and run every test and check
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+TASK ?=
+ARGS ?=
+
+.PHONY: venv agent test lint format typecheck pytest test-vscode sandbox-image bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+agent: $(STAMP)
+	@if [ -z "$(TASK)" ]; then echo 'usage: make agent TASK="what the agent should do"' >&2; exit 1; fi
+	$(BIN)/driveros agent --task "$(TASK)" $(ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check core server tests bench
+	$(BIN)/ruff format --check core server tests bench
+
+format: $(STAMP)
+	$(BIN)/ruff format core server tests bench
+	$(BIN)/ruff check --fix core server tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# The docker-backed tests need the sandbox image; build it whenever a daemon answers.
+sandbox-image: $(STAMP)
+	bash scripts/build-sandbox-image.sh
+
+pytest: $(STAMP)
+	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory sandbox-image; fi
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -p no:cacheprovider $(ARGS)
+
+test-vscode: $(STAMP)
+	@if [ -f editors/vscode/package.json ]; then bash editors/vscode/scripts/test.sh; fi
+
+test: lint typecheck pytest test-vscode
+
+bench: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench $(ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache dist build

@@ -1,0 +1,129 @@
+"""The one error tree of driveros.
+
+    DriverosError                  every error we raise; carries ``context``
+    ├── ConfigError                setup or usage problem (missing key, bad flag): CLI exit 1
+    ├── ProviderError              a model provider failed; ``retryable`` says whether to retry
+    │   ├── AuthError              401/403: bad or missing key
+    │   ├── RateLimitError         429; ``retry_after`` seconds, ``spend_cap`` never retried
+    │   ├── OverloadedError        529/503
+    │   ├── BadRequestError        400/404/422 with the provider's own message
+    │   ├── ServerError            other 5xx
+    │   ├── TransportError         connect/read failures, timeouts
+    │   └── StreamError            malformed or truncated stream, error event inside a 200
+    ├── ToolError                  a tool was called wrongly (bad arguments); shown to the model
+    ├── SandboxError               every sandbox refusal (see driveros.sandbox)
+    ├── MemoryStoreError           long-term memory failures (best-effort: reported, not fatal)
+    └── CanceledError              a run was canceled by the user
+
+Foreign exceptions are translated at the boundary that meets them, with ``raise ... from``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DriverosError(Exception):
+    """Base of every driveros error. ``context`` holds structured details for logs and events."""
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.context: dict[str, Any] = context
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(DriverosError):
+    """Setup or usage error: a missing key, an unknown provider, a bad flag value."""
+
+
+class ProviderError(DriverosError):
+    """A model provider failed. ``retryable`` tells the retry layer whether to try again."""
+
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str = "",
+        status: int | None = None,
+        retryable: bool | None = None,
+        **context: Any,
+    ) -> None:
+        super().__init__(message, provider=provider, status=status, **context)
+        self.provider = provider
+        self.status = status
+        if retryable is not None:
+            self.retryable = retryable
+
+
+class AuthError(ProviderError):
+    """The provider rejected the credentials (401/403)."""
+
+
+class RateLimitError(ProviderError):
+    """429. ``retry_after`` in seconds when the provider said; a spend cap is never retried."""
+
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        spend_cap: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(message, retryable=not spend_cap, **kwargs)
+        self.retry_after = retry_after
+        self.spend_cap = spend_cap
+        self.context.update(retry_after=retry_after, spend_cap=spend_cap)
+
+
+class OverloadedError(ProviderError):
+    """The provider is overloaded (529, 503)."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
+class BadRequestError(ProviderError):
+    """The provider refused the request as invalid; the message is the provider's own."""
+
+
+class ServerError(ProviderError):
+    """A 5xx other than overload."""
+
+    retryable = True
+
+
+class TransportError(ProviderError):
+    """Connect/read failure or timeout before a complete response."""
+
+    retryable = True
+
+
+class StreamError(ProviderError):
+    """A malformed or truncated stream, or an error reported inside a 200 stream."""
+
+
+class ToolError(DriverosError):
+    """A tool call could not be carried out as asked; the message is shown to the model."""
+
+
+class SandboxError(DriverosError):
+    """Base of every sandbox refusal or failure (see ``driveros.sandbox``)."""
+
+
+class MemoryStoreError(DriverosError):
+    """Long-term memory failed; callers treat it as best-effort."""
+
+
+class CanceledError(DriverosError):
+    """The run was canceled (SIGINT/SIGTERM or a cancel command)."""

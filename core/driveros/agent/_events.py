@@ -1,0 +1,235 @@
+"""The one typed event schema every consumer reads (CLI, LSP trace, eval logs).
+
+Every event has ``type``, ``run_id``, ``seq`` and ``ts``. The JSON Schema of the union is
+published in docs/events.md (``event_json_schema()``). Secrets never appear in any event:
+emitters pass every event through a redactor before it leaves the agent.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from driveros.llm import Usage
+
+Outcome = Literal[
+    "answered",
+    "unverified",
+    "resource_cap",
+    "stuck",
+    "provider_error",
+    "refused",
+    "canceled",
+    "setup_error",
+]
+
+#: Outcome → process exit code (DESIGN.md).
+EXIT_CODES: dict[str, int] = {
+    "answered": 0,
+    "unverified": 2,
+    "resource_cap": 3,
+    "stuck": 4,
+    "provider_error": 5,
+    "refused": 6,
+    "canceled": 7,
+    "setup_error": 1,
+}
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: str
+    seq: int = 0
+    ts: float = Field(default_factory=time.time)
+
+
+class RunStarted(_Event):
+    type: Literal["run_started"] = "run_started"
+    task: str
+    provider: str = ""
+    model: str = ""
+    workspace: str = ""
+    sandbox: str = ""
+
+
+class TurnStarted(_Event):
+    type: Literal["turn_started"] = "turn_started"
+    turn: int
+
+
+class Thinking(_Event):
+    """Reasoning text; ``delta`` is true for streamed fragments (coalesced by consumers)."""
+
+    type: Literal["thinking"] = "thinking"
+    turn: int
+    text: str
+    delta: bool = True
+    signed: bool = False
+
+
+class Text(_Event):
+    type: Literal["text"] = "text"
+    turn: int
+    text: str
+    delta: bool = True
+
+
+class ToolCall(_Event):
+    type: Literal["tool_call"] = "tool_call"
+    turn: int
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResult(_Event):
+    type: Literal["tool_result"] = "tool_result"
+    turn: int
+    call_id: str
+    name: str
+    ok: bool
+    output: str
+    duration_ms: float = 0.0
+    #: True when the tool observed real state (counts toward a verified answer).
+    observed: bool = False
+    truncated: bool = False
+
+
+class DiagnosticItem(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    line: int = 0
+    column: int = 0
+    end_line: int | None = None
+    end_column: int | None = None
+    severity: Literal["error", "warning", "information", "hint"] = "error"
+    code: str | None = None
+    source: str = ""
+    message: str
+
+
+class Diagnostics(_Event):
+    type: Literal["diagnostics"] = "diagnostics"
+    turn: int
+    fingerprint: str
+    total: int
+    new: list[DiagnosticItem] = Field(default_factory=list)
+    fixed: list[DiagnosticItem] = Field(default_factory=list)
+    unchanged: int = 0
+    checks: list[str] = Field(default_factory=list)
+
+
+class MemoryEvent(_Event):
+    type: Literal["memory"] = "memory"
+    action: Literal["recall", "store", "error", "skipped"]
+    count: int = 0
+    detail: str = ""
+
+
+class Approval(_Event):
+    type: Literal["approval"] = "approval"
+    turn: int
+    call_id: str
+    name: str
+    decision: Literal["allowed", "blocked", "approved", "denied"]
+    reason: str = ""
+
+
+class Stuck(_Event):
+    type: Literal["stuck"] = "stuck"
+    turn: int
+    detector: str
+    detail: str
+    evidence: list[str] = Field(default_factory=list)
+
+
+class Edit(_Event):
+    type: Literal["edit"] = "edit"
+    turn: int
+    path: str
+    action: Literal["create", "modify", "delete"] = "modify"
+
+
+class TurnFinished(_Event):
+    type: Literal["turn_finished"] = "turn_finished"
+    turn: int
+    duration_ms: float
+    usage: Usage = Field(default_factory=Usage)
+
+
+class ProposalFile(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    action: Literal["create", "modify", "delete", "rename"] = "modify"
+    old_path: str | None = None
+    diff: str = ""
+
+
+class Proposal(_Event):
+    type: Literal["proposal"] = "proposal"
+    files: list[ProposalFile] = Field(default_factory=list)
+    rationale: str = ""
+
+
+class Result(_Event):
+    type: Literal["result"] = "result"
+    outcome: Outcome
+    exit_code: int
+    answer: str = ""
+    verified: bool = False
+    turns: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    duration_ms: float = 0.0
+    error: str | None = None
+    #: Whether the diagnostics the task targeted are gone (None when none were targeted).
+    targets_fixed: bool | None = None
+    stuck_detector: str | None = None
+
+
+Event = Annotated[
+    RunStarted
+    | TurnStarted
+    | Thinking
+    | Text
+    | ToolCall
+    | ToolResult
+    | Diagnostics
+    | MemoryEvent
+    | Approval
+    | Stuck
+    | Edit
+    | TurnFinished
+    | Proposal
+    | Result,
+    Field(discriminator="type"),
+]
+
+EVENT_TYPES: tuple[str, ...] = (
+    "run_started",
+    "turn_started",
+    "thinking",
+    "text",
+    "tool_call",
+    "tool_result",
+    "diagnostics",
+    "memory",
+    "approval",
+    "stuck",
+    "edit",
+    "turn_finished",
+    "proposal",
+    "result",
+)
+
+
+def event_adapter() -> TypeAdapter[Event]:
+    return TypeAdapter(Event)
+
+
+def event_json_schema() -> dict[str, Any]:
+    return event_adapter().json_schema()

@@ -1,0 +1,130 @@
+"""The Sandbox protocol: the one effect boundary every agent tool goes through.
+
+Paths are always workspace-relative strings ("src/app.py", "."). Anything that would leave
+the workspace is refused with a :class:`PathEscapeError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from driveros._errors import SandboxError
+
+#: Default cap for captured stdout/stderr of one command, per stream.
+DEFAULT_OUTPUT_CAP = 1024 * 1024
+
+
+class PathEscapeError(SandboxError):
+    """A path would resolve outside the workspace (``..``, absolute, symlink, /proc tricks)."""
+
+
+class PolicyError(SandboxError):
+    """The sandbox's policy forbids the action."""
+
+
+class RuntimeMissingError(SandboxError):
+    """The requested isolation runtime (e.g. gVisor ``runsc``) is not available; fail closed."""
+
+
+class SandboxClosedError(SandboxError):
+    """The sandbox was used after ``aclose()``."""
+
+
+class CommandTimeoutError(SandboxError):
+    """Raised only by APIs that cannot report a timeout in a RunResult."""
+
+
+class FileTooLargeError(SandboxError):
+    """A file read exceeded the allowed size."""
+
+
+class NotFoundError(SandboxError):
+    """A workspace path does not exist."""
+
+
+class RunResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    duration_ms: float
+    timed_out: bool = False
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    #: The byte cap applied to each stream.
+    output_cap: int = DEFAULT_OUTPUT_CAP
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class FileStat(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    kind: Literal["file", "dir", "symlink", "other"]
+    size: int
+    mtime: float
+
+
+class DirEntry(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    kind: Literal["file", "dir", "symlink", "other"]
+    size: int = 0
+
+
+class SearchMatch(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    line: int
+    text: str
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """Every effect of the agent. Implementations: LocalSandbox, DockerSandbox."""
+
+    @property
+    def workspace(self) -> Path: ...
+
+    @property
+    def tier(self) -> str: ...
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: str = ".",
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        stdin: bytes | None = None,
+    ) -> RunResult: ...
+
+    async def read_file(self, path: str) -> str: ...
+
+    async def read_bytes(self, path: str) -> bytes: ...
+
+    async def write_file(self, path: str, content: str) -> None: ...
+
+    async def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int: ...
+
+    async def list_dir(self, path: str = ".") -> list[DirEntry]: ...
+
+    async def search(
+        self, pattern: str, *, path: str = ".", glob: str | None = None, max_results: int = 200
+    ) -> list[SearchMatch]: ...
+
+    async def stat(self, path: str) -> FileStat: ...
+
+    async def remove(self, path: str) -> None: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,47 @@
+"""Custom LSP names of driveros, mirrored by editors/vscode/src/protocol.ts and
+editors/neovim/lua/driveros/protocol.lua, documented in docs/protocol.md.
+
+A test keeps the four in agreement: change a name here and in all of them at once.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+SERVER_NAME: Final = "driveros-lsp"
+
+# workspace/executeCommand commands
+CMD_AGENT_START: Final = "driveros.agent.start"
+CMD_AGENT_FIX: Final = "driveros.agent.fix"
+CMD_AGENT_CANCEL: Final = "driveros.agent.cancel"
+CMD_AGENT_LIST: Final = "driveros.agent.list"
+CMD_REVIEW_ACCEPT: Final = "driveros.review.accept"
+CMD_REVIEW_REJECT: Final = "driveros.review.reject"
+CMD_MEMORY_RECALL: Final = "driveros.memory.recall"
+CMD_MEMORY_FORGET: Final = "driveros.memory.forget"
+
+COMMANDS: Final[tuple[str, ...]] = (
+    CMD_AGENT_START,
+    CMD_AGENT_FIX,
+    CMD_AGENT_CANCEL,
+    CMD_AGENT_LIST,
+    CMD_REVIEW_ACCEPT,
+    CMD_REVIEW_REJECT,
+    CMD_MEMORY_RECALL,
+    CMD_MEMORY_FORGET,
+)
+
+# server -> client notifications
+NOTIFY_TRACE: Final = "driveros/trace"
+NOTIFY_PROPOSAL: Final = "driveros/proposal"
+
+NOTIFICATIONS: Final[tuple[str, ...]] = (NOTIFY_TRACE, NOTIFY_PROPOSAL)
+
+# code action titles (prefixes) and kinds
+ACTION_FIX_PREFIX: Final = "Ask agent to fix: "
+ACTION_FIX_ALL: Final = "Ask agent to fix all in file"
+ACTION_ACCEPT: Final = "Accept agent proposal"
+ACTION_REJECT: Final = "Reject agent proposal"
+
+# the source name of diagnostics the server publishes for a run
+DIAGNOSTIC_SOURCE: Final = "driveros"

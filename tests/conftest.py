@@ -1,0 +1,19 @@
+"""Shared test configuration: paths to ../shared fixtures and skip helpers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED = REPO_ROOT.parent / "shared"
+LLM_FIXTURES = SHARED / "fixtures" / "llm"
+
+
+@pytest.fixture
+def llm_fixtures() -> Path:
+    """The recorded provider traffic in ../shared/fixtures/llm (skips when absent)."""
+    if not LLM_FIXTURES.is_dir():
+        pytest.skip(f"recorded LLM fixtures not found at {LLM_FIXTURES} (../shared is absent)")
+    return LLM_FIXTURES

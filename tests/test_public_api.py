@@ -1,0 +1,25 @@
+"""The curated public surface: __all__ lists are unique and importable (ruff RUF022 keeps them sorted)."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC_MODULES = ["driveros", "driveros.llm", "driveros.sandbox"]
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_public_all_is_sorted_and_importable(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = list(module.__all__)
+    assert len(exported) == len(set(exported)), "duplicate names in __all__"
+    for attr in exported:
+        assert hasattr(module, attr), f"{name}.{attr} is in __all__ but missing"
+
+
+def test_cli_usage_error_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    from driveros.cli._main import main
+
+    assert main(["--no-such-flag"]) == 1
+    assert "error" in capsys.readouterr().err
