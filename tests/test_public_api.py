@@ -1,4 +1,4 @@
-"""The curated public surface: __all__ lists are unique and importable (ruff RUF022 keeps them sorted)."""
+"""The curated public surface: __all__ names are unique and importable."""
 
 from __future__ import annotations
 
