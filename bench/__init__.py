@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks (ratios, never pass/fail timings). Run with ``make bench``."""
