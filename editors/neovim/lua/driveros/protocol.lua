@@ -1,0 +1,28 @@
+---@mod driveros.protocol Custom LSP names of driveros.
+---Mirrors server/driveros_lsp/protocol.py; a test keeps the two equal.
+
+---@class driveros.Protocol
+local M = {}
+
+M.SERVER_NAME = 'driveros-lsp'
+
+M.CMD_AGENT_START = 'driveros.agent.start'
+M.CMD_AGENT_FIX = 'driveros.agent.fix'
+M.CMD_AGENT_CANCEL = 'driveros.agent.cancel'
+M.CMD_AGENT_LIST = 'driveros.agent.list'
+M.CMD_REVIEW_ACCEPT = 'driveros.review.accept'
+M.CMD_REVIEW_REJECT = 'driveros.review.reject'
+M.CMD_MEMORY_RECALL = 'driveros.memory.recall'
+M.CMD_MEMORY_FORGET = 'driveros.memory.forget'
+
+M.NOTIFY_TRACE = 'driveros/trace'
+M.NOTIFY_PROPOSAL = 'driveros/proposal'
+
+M.ACTION_FIX_PREFIX = 'Ask agent to fix: '
+M.ACTION_FIX_ALL = 'Ask agent to fix all in file'
+M.ACTION_ACCEPT = 'Accept agent proposal'
+M.ACTION_REJECT = 'Reject agent proposal'
+
+M.DIAGNOSTIC_SOURCE = 'driveros'
+
+return M

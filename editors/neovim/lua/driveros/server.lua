@@ -1,0 +1,73 @@
+---@mod driveros.server Finding and talking to driveros-lsp.
+
+local protocol = require('driveros.protocol')
+
+local M = {}
+
+local MISSING = 'driveros-lsp was not found. Install it (`pip install driveros` or `make venv` in '
+  .. 'the repository), put it on PATH, or set `cmd` in require("driveros").setup({...}).'
+
+---Find the server command: configured cmd, then `<root>/.venv/bin/driveros-lsp`, then PATH.
+---@param root? string
+---@return string[]|nil cmd
+---@return string|nil err
+function M.resolve_cmd(root)
+  local opts = require('driveros').options
+  if opts.cmd and #opts.cmd > 0 then
+    return opts.cmd, nil
+  end
+  local dirs = { root, vim.fn.getcwd() }
+  for _, dir in ipairs(dirs) do
+    if dir then
+      local candidate = vim.fs.joinpath(dir, '.venv', 'bin', 'driveros-lsp')
+      if vim.fn.executable(candidate) == 1 then
+        return { candidate, '--stdio' }, nil
+      end
+    end
+  end
+  local exe = vim.fn.exepath('driveros-lsp')
+  if exe ~= '' then
+    return { exe, '--stdio' }, nil
+  end
+  return nil, MISSING
+end
+
+---The running driveros client for a buffer (or any running one).
+---@param bufnr? integer
+---@return vim.lsp.Client|nil
+function M.client(bufnr)
+  local clients = vim.lsp.get_clients({ name = 'driveros', bufnr = bufnr })
+  if #clients == 0 then
+    clients = vim.lsp.get_clients({ name = 'driveros' })
+  end
+  return clients[1]
+end
+
+---Run a server command. `callback(err, result)` is called on the main loop.
+---@param command string one of protocol.CMD_*
+---@param argument table the command's single argument object
+---@param callback? fun(err: lsp.ResponseError|nil, result: any)
+---@param bufnr? integer
+function M.exec(command, argument, callback, bufnr)
+  local client = M.client(bufnr)
+  if not client then
+    vim.notify('DriverOS: the driveros language server is not running in this buffer '
+      .. '(vim.lsp.enable("driveros") and open a file)', vim.log.levels.ERROR)
+    return
+  end
+  client:request('workspace/executeCommand', { command = command, arguments = { argument } },
+    function(err, result)
+      if err then
+        vim.notify(('DriverOS: %s failed: %s'):format(command, err.message or vim.inspect(err)),
+          vim.log.levels.ERROR)
+      end
+      if callback then
+        callback(err, result)
+      end
+    end, bufnr)
+end
+
+M.protocol = protocol
+M.MISSING_MESSAGE = MISSING
+
+return M

@@ -1,0 +1,267 @@
+---@mod driveros.trace The live trace buffer of a run.
+---@brief [[
+---Events from `driveros/trace` are turned into blocks of lines. Redraws are batched on a
+---timer (at most `trace.max_updates_per_second`), so a fast stream never blocks the UI.
+---Tool results are indented one level deeper than their call and folded (foldmethod=indent).
+---@brief ]]
+
+local runs = require('driveros.runs')
+
+local M = {}
+
+local ns = vim.api.nvim_create_namespace('driveros.trace')
+
+---@class driveros.TraceView
+---@field bufnr integer
+---@field blocks {lines: string[], hl: string|nil, key: string|nil, prefix: string|nil, raw: string|nil}[]
+---@field rendered integer number of blocks already written to the buffer (all before are final)
+---@field line_of integer[] first buffer line of each rendered block
+---@field scheduled boolean
+
+---@type table<string, driveros.TraceView>
+local views = {}
+
+local function indent(text, prefix)
+  local out = {}
+  for _, line in ipairs(vim.split(text or '', '\n', { plain = true })) do
+    table.insert(out, prefix .. line)
+  end
+  return out
+end
+
+local function short_json(value, max)
+  local ok, text = pcall(vim.json.encode, value or vim.empty_dict())
+  text = ok and text or vim.inspect(value)
+  if #text > max then
+    text = text:sub(1, max - 1) .. '…'
+  end
+  return text
+end
+
+local function tokens(usage)
+  if type(usage) ~= 'table' then
+    return ''
+  end
+  return ('%d in / %d out'):format(usage.input_tokens or 0, usage.output_tokens or 0)
+end
+
+---Append or extend blocks for one event.
+---@param view driveros.TraceView
+---@param ev table
+local function add_event(view, ev)
+  local t = ev.type
+  local last = view.blocks[#view.blocks]
+  if (t == 'text' or t == 'thinking') and ev.delta ~= false and last and last.key == t .. ':' .. tostring(ev.turn) then
+    -- extend the streaming block in place
+    last.raw = last.raw .. ev.text
+    last.lines = indent(last.raw, last.prefix)
+    return
+  end
+  local block
+  if t == 'run_started' then
+    block = { lines = { ('# Run %s: %s'):format(ev.run_id, ev.task or ''),
+      ('  provider %s · model %s · sandbox %s'):format(ev.provider or '?', ev.model or '?', ev.sandbox or '?') },
+      hl = 'Title' }
+  elseif t == 'turn_started' then
+    block = { lines = { ('## Turn %d'):format(ev.turn or 0) }, hl = 'Title' }
+  elseif t == 'thinking' then
+    block = { lines = indent(ev.text, '  ~ '), hl = 'Comment', key = 'thinking:' .. tostring(ev.turn), prefix = '  ~ ', raw = ev.text }
+  elseif t == 'text' then
+    block = { lines = indent(ev.text, '  '), key = 'text:' .. tostring(ev.turn), prefix = '  ', raw = ev.text }
+  elseif t == 'tool_call' then
+    block = { lines = { ('  ▶ %s %s'):format(ev.name, short_json(ev.arguments, 160)) }, hl = 'Function' }
+  elseif t == 'tool_result' then
+    local head = ('    %s %s (%d ms)%s'):format(ev.ok and '✓' or '✗', ev.name, math.floor(ev.duration_ms or 0),
+      ev.truncated and ' [truncated]' or '')
+    local lines = { head }
+    vim.list_extend(lines, indent(ev.output, '      '))
+    block = { lines = lines, hl = ev.ok and 'DiagnosticOk' or 'DiagnosticError' }
+  elseif t == 'diagnostics' then
+    local lines = { ('  ◆ diagnostics: %d total, %d new, %d fixed'):format(ev.total or 0, #(ev.new or {}), #(ev.fixed or {})) }
+    for _, d in ipairs(ev.new or {}) do
+      table.insert(lines, ('      + %s:%d %s'):format(d.path, d.line or 0, d.message))
+    end
+    for _, d in ipairs(ev.fixed or {}) do
+      table.insert(lines, ('      - %s:%d %s'):format(d.path, d.line or 0, d.message))
+    end
+    block = { lines = lines, hl = 'DiagnosticInfo' }
+  elseif t == 'approval' then
+    block = { lines = { ('  ⊘ %s %s: %s'):format(ev.decision, ev.name, ev.reason or '') }, hl = 'DiagnosticWarn' }
+  elseif t == 'stuck' then
+    local lines = { ('  ! stuck (%s): %s'):format(ev.detector, ev.detail) }
+    vim.list_extend(lines, indent(table.concat(ev.evidence or {}, '\n'), '      '))
+    block = { lines = lines, hl = 'DiagnosticError' }
+  elseif t == 'edit' then
+    block = { lines = { ('  ✎ %s %s'):format(ev.action or 'modify', ev.path) }, hl = 'DiffChange' }
+  elseif t == 'memory' then
+    block = { lines = { ('  ◇ memory %s (%d) %s'):format(ev.action, ev.count or 0, ev.detail or '') }, hl = 'Comment' }
+  elseif t == 'turn_finished' then
+    block = { lines = { ('  … turn %d: %d ms, %s'):format(ev.turn or 0, math.floor(ev.duration_ms or 0), tokens(ev.usage)) }, hl = 'Comment' }
+  elseif t == 'proposal' then
+    local lines = { ('» proposal: %d file(s) — :DriverOS review'):format(#(ev.files or {})) }
+    for _, f in ipairs(ev.files or {}) do
+      table.insert(lines, ('    %s %s'):format(f.action or 'modify', f.path))
+    end
+    block = { lines = lines, hl = 'DiffAdd' }
+  elseif t == 'result' then
+    local lines = { ('= %s (exit %d) · verified: %s · %d turn(s) · %s · %d ms'):format(ev.outcome, ev.exit_code or 0,
+      ev.verified and 'yes' or 'no', ev.turns or 0, tokens(ev.usage), math.floor(ev.duration_ms or 0)) }
+    if ev.answer and ev.answer ~= '' then
+      vim.list_extend(lines, indent(ev.answer, '  '))
+    end
+    if ev.error then
+      table.insert(lines, '  error: ' .. ev.error)
+    end
+    block = { lines = lines, hl = ev.exit_code == 0 and 'DiagnosticOk' or 'DiagnosticWarn' }
+  else
+    block = { lines = { ('  · %s'):format(t or '?') } }
+  end
+  table.insert(view.blocks, block)
+end
+
+---Write blocks that changed since the last flush.
+---@param view driveros.TraceView
+local function flush(view)
+  view.scheduled = false
+  if not vim.api.nvim_buf_is_valid(view.bufnr) then
+    return
+  end
+  -- the last rendered block may still be streaming: re-render from it
+  local from = math.max(view.rendered, 1)
+  local start_line = view.line_of[from] or vim.api.nvim_buf_line_count(view.bufnr)
+  if view.rendered == 0 then
+    start_line = 0
+  end
+  local lines, hls = {}, {}
+  local line = start_line
+  for i = from, #view.blocks do
+    local b = view.blocks[i]
+    view.line_of[i] = line
+    for _, l in ipairs(b.lines) do
+      table.insert(lines, l)
+      if b.hl then
+        table.insert(hls, { line, b.hl })
+      end
+      line = line + 1
+    end
+  end
+  vim.bo[view.bufnr].modifiable = true
+  vim.api.nvim_buf_set_lines(view.bufnr, start_line, -1, false, lines)
+  vim.bo[view.bufnr].modifiable = false
+  vim.api.nvim_buf_clear_namespace(view.bufnr, ns, start_line, -1)
+  for _, h in ipairs(hls) do
+    vim.api.nvim_buf_set_extmark(view.bufnr, ns, h[1], 0, { line_hl_group = h[2] })
+  end
+  view.rendered = #view.blocks
+  for _, win in ipairs(vim.fn.win_findbuf(view.bufnr)) do
+    if vim.api.nvim_win_get_cursor(win)[1] >= start_line then
+      pcall(vim.api.nvim_win_set_cursor, win, { vim.api.nvim_buf_line_count(view.bufnr), 0 })
+    end
+  end
+end
+
+---@param view driveros.TraceView
+local function schedule(view)
+  if view.scheduled then
+    return
+  end
+  view.scheduled = true
+  local hz = math.max(require('driveros').options.trace.max_updates_per_second, 1)
+  vim.defer_fn(function()
+    flush(view)
+  end, math.floor(1000 / hz))
+end
+
+---@param run_id string
+---@return driveros.TraceView
+local function view_for(run_id)
+  local view = views[run_id]
+  if view and vim.api.nvim_buf_is_valid(view.bufnr) then
+    return view
+  end
+  local bufnr = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(bufnr, 'driveros://trace/' .. run_id)
+  vim.bo[bufnr].buftype = 'nofile'
+  vim.bo[bufnr].bufhidden = 'hide'
+  vim.bo[bufnr].swapfile = false
+  vim.bo[bufnr].filetype = 'driveros-trace'
+  vim.bo[bufnr].modifiable = false
+  vim.bo[bufnr].shiftwidth = 2
+  view = { bufnr = bufnr, blocks = {}, rendered = 0, line_of = {}, scheduled = false }
+  views[run_id] = view
+  for _, ev in ipairs(runs.ensure(run_id).events) do
+    add_event(view, ev)
+  end
+  schedule(view)
+  return view
+end
+
+---Handler for the `driveros/trace` notification.
+function M.on_trace(_, params, _)
+  if type(params) ~= 'table' or type(params.event) ~= 'table' then
+    return
+  end
+  local ev = params.event
+  local run = runs.ensure(params.runId, ev.type == 'run_started' and ev.task or nil)
+  table.insert(run.events, ev)
+  if ev.type == 'result' then
+    run.status = 'finished'
+    run.outcome = ev.outcome
+  elseif ev.type == 'proposal' then
+    run.proposal = ev.files
+  end
+  local view = views[params.runId]
+  if view and vim.api.nvim_buf_is_valid(view.bufnr) then
+    add_event(view, ev)
+    schedule(view)
+  end
+  if ev.type == 'result' then
+    vim.api.nvim_exec_autocmds('User', { pattern = 'DriverOSRunFinished', data = { runId = params.runId, event = ev } })
+  end
+end
+
+---The trace buffer of a run (created on demand), without opening a window.
+---@param run_id string
+---@return integer bufnr
+function M.buffer(run_id)
+  return view_for(run_id).bufnr
+end
+
+---Render everything pending now (tests and :DriverOS trace use it).
+---@param run_id string
+function M.flush(run_id)
+  local view = views[run_id]
+  if view then
+    flush(view)
+  end
+end
+
+---Open (or focus) the trace window of a run.
+---@param run_id string
+function M.open(run_id)
+  local view = view_for(run_id)
+  local wins = vim.fn.win_findbuf(view.bufnr)
+  if #wins > 0 then
+    return
+  end
+  local opts = require('driveros').options.trace
+  local cur = vim.api.nvim_get_current_win()
+  if opts.split == 'tab' then
+    vim.cmd('tabnew')
+  elseif opts.split == 'horizontal' then
+    vim.cmd(('botright %dsplit'):format(opts.size))
+  else
+    vim.cmd(('botright %dvsplit'):format(opts.size))
+  end
+  local win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(win, view.bufnr)
+  vim.wo[win].foldmethod = 'indent'
+  vim.wo[win].foldlevel = 2
+  vim.wo[win].wrap = false
+  vim.wo[win].number = false
+  if opts.split ~= 'tab' then
+    vim.api.nvim_set_current_win(cur)
+  end
+end
+
+return M

@@ -1,0 +1,16 @@
+-- DriverOS: the :DriverOS command. The code lives in lua/driveros and loads on first use.
+if vim.g.loaded_driveros then
+  return
+end
+vim.g.loaded_driveros = 1
+
+vim.api.nvim_create_user_command('DriverOS', function(opts)
+  require('driveros.commands').dispatch(opts)
+end, {
+  nargs = '*',
+  bang = true,
+  desc = 'DriverOS agent: run, fix, cancel, review, trace, runs',
+  complete = function(arglead, cmdline, pos)
+    return require('driveros.commands').complete(arglead, cmdline, pos)
+  end,
+})

@@ -1,0 +1,142 @@
+"""The Neovim plugin in a real headless Neovim 0.11: health, missing server, trace rendering."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.editors.neovim._nvim import run_nvim
+
+
+def test_checkhealth_names_keys_without_values(tmp_path: Path) -> None:
+    secret = "sk-test-secret-value-9876"
+    out = run_nvim("checkhealth.lua", cwd=tmp_path, env={"ANTHROPIC_API_KEY": secret})
+    text = "\n".join(out["lines"])
+    assert "driveros: Neovim" in text
+    assert "OK Neovim 0.11" in text
+    assert "driveros: language server" in text
+    assert "ANTHROPIC_API_KEY" in text
+    assert secret not in text
+    assert "driveros: docker sandbox tiers" in text
+
+
+def test_missing_server_gives_clear_message(tmp_path: Path) -> None:
+    (tmp_path / "main.py").write_text("x = 1\n")
+    env = {"PATH": "/usr/bin:/bin"}  # no .venv, no driveros-lsp anywhere
+    out = run_nvim("missing_server.lua", cwd=tmp_path, env=env)
+    messages = [n["msg"] for n in out["notes"]]
+    assert any("driveros-lsp was not found" in m and "cmd" in m for m in messages), messages
+    assert out["clients"] == 0
+    assert any("language server is not running" in n["msg"] for n in out["after_run"])
+
+
+def test_trace_buffer_renders_a_run(tmp_path: Path) -> None:
+    events = [
+        {
+            "type": "run_started",
+            "run_id": "r1",
+            "seq": 0,
+            "ts": 0,
+            "task": "fix the test",
+            "provider": "openai",
+            "model": "m",
+            "workspace": "/w",
+            "sandbox": "local",
+        },
+        {"type": "turn_started", "run_id": "r1", "seq": 1, "ts": 0, "turn": 1},
+        {
+            "type": "thinking",
+            "run_id": "r1",
+            "seq": 2,
+            "ts": 0,
+            "turn": 1,
+            "text": "Let me ",
+            "delta": True,
+        },
+        {
+            "type": "thinking",
+            "run_id": "r1",
+            "seq": 3,
+            "ts": 0,
+            "turn": 1,
+            "text": "look.",
+            "delta": True,
+        },
+        {
+            "type": "tool_call",
+            "run_id": "r1",
+            "seq": 4,
+            "ts": 0,
+            "turn": 1,
+            "call_id": "c1",
+            "name": "read_file",
+            "arguments": {"path": "app.py"},
+        },
+        {
+            "type": "tool_result",
+            "run_id": "r1",
+            "seq": 5,
+            "ts": 0,
+            "turn": 1,
+            "call_id": "c1",
+            "name": "read_file",
+            "ok": True,
+            "output": "line one\nline two",
+            "duration_ms": 3.2,
+            "observed": True,
+        },
+        {
+            "type": "diagnostics",
+            "run_id": "r1",
+            "seq": 6,
+            "ts": 0,
+            "turn": 1,
+            "fingerprint": "f",
+            "total": 0,
+            "new": [],
+            "fixed": [{"path": "app.py", "line": 3, "message": "undefined name"}],
+        },
+        {
+            "type": "turn_finished",
+            "run_id": "r1",
+            "seq": 7,
+            "ts": 0,
+            "turn": 1,
+            "duration_ms": 12,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        },
+        {
+            "type": "result",
+            "run_id": "r1",
+            "seq": 8,
+            "ts": 0,
+            "outcome": "answered",
+            "exit_code": 0,
+            "answer": "Fixed it.",
+            "verified": True,
+            "turns": 1,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+            "duration_ms": 40,
+        },
+    ]
+    events_file = tmp_path / "events.json"
+    events_file.write_text(json.dumps(events))
+    out = run_nvim("trace_render.lua", cwd=tmp_path, env={"EVENTS": os.fspath(events_file)})
+    lines = out["lines"]
+    assert lines[0] == "# Run r1: fix the test"
+    assert "## Turn 1" in lines
+    assert "  ~ Let me look." in lines  # deltas coalesced into one block
+    assert any(line.startswith('  ▶ read_file {"path":"app.py"}') for line in lines)
+    assert "      line one" in lines
+    assert any("- app.py:3 undefined name" in line for line in lines)
+    assert any(line.startswith("= answered (exit 0) · verified: yes") for line in lines)
+    assert "  Fixed it." in lines
+    # tool output is folded, thinking is dimmed, the buffer is read-only
+    one_based = lines.index("      line one") + 1
+    assert one_based in out["folded"]
+    thinking_line = str(lines.index("  ~ Let me look.") + 1)
+    assert out["hl"][thinking_line] == "Comment"
+    assert out["modifiable"] is False
+    assert out["run"]["status"] == "finished"
+    assert out["run"]["outcome"] == "answered"
