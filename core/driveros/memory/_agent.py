@@ -1,0 +1,201 @@
+"""``AgentMemory``: the :class:`~driveros.agent._hooks.MemoryHook` the agent loop calls.
+
+recall → ranked facts as short strings (the agent labels them "possibly stale").
+store  → one extraction call, then one consolidation call only when related facts exist;
+the harness validates the decisions and writes them with provenance it stamps itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from driveros._errors import DriverosError, MemoryStoreError
+from driveros.config import Environment
+from driveros.llm import Message, Provider, Request, system, user
+from driveros.memory._decide import (
+    CONSOLIDATE_SYSTEM,
+    EXTRACT_SYSTEM,
+    DecisionError,
+    consolidation_prompt,
+    observed_state,
+    parse_extraction,
+    plan_decisions,
+    render_transcript,
+)
+from driveros.memory._embed import embedder_from_env
+from driveros.memory._models import Fact, Provenance, StoreReport
+from driveros.memory._scope import default_db_path, exclude_from_git, scope_for
+from driveros.memory._store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 30.0
+_RELATED_PER_FACT = 5
+_MAX_RELATED = 20
+
+
+def format_fact(fact: Fact) -> str:
+    """How a recalled fact reads in the prompt: the text, its id and when it was verified."""
+    return f"{fact.text} (memory #{fact.id}, verified {fact.updated_at[:10]})"
+
+
+class AgentMemory:
+    """Long-term memory for agent runs. Every call is bounded by ``timeout`` seconds and
+    raises only :class:`~driveros.MemoryStoreError` (the agent reports it and goes on).
+
+    ``redact`` lists secret values: a fact containing one is never written.
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        provider: Provider,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        redact: Sequence[str] = (),
+    ) -> None:
+        self.memory = store
+        self.provider = provider
+        self.timeout = timeout
+        self._redact = tuple(s for s in redact if s)
+        #: What the last :meth:`store` call did (for traces and tests).
+        self.last_report: StoreReport | None = None
+
+    async def recall(self, task: str, *, limit: int = 8) -> list[str]:
+        try:
+            async with asyncio.timeout(self.timeout):
+                facts = await self.memory.search(task, limit)
+        except TimeoutError as exc:
+            raise MemoryStoreError(f"memory recall timed out after {self.timeout}s") from exc
+        return [format_fact(f) for f in facts]
+
+    async def store(
+        self,
+        *,
+        task: str,
+        answer: str,
+        transcript: Sequence[Message],
+        verified: bool,
+        run_id: str,
+    ) -> int:
+        """Extract and write what this run verified; returns how many facts were written.
+
+        Nothing is written (and no model is called) unless the answer was verified by a tool
+        that observed real state in this run.
+        """
+        self.last_report = StoreReport()
+        if not verified or not observed_state(transcript):
+            return 0
+        try:
+            async with asyncio.timeout(self.timeout):
+                report = await self._store(task, answer, transcript, run_id)
+        except TimeoutError as exc:
+            raise MemoryStoreError(
+                f"memory store timed out after {self.timeout}s", run_id=run_id
+            ) from exc
+        except DecisionError as exc:
+            raise MemoryStoreError(f"memory extraction unusable: {exc}", run_id=run_id) from exc
+        except MemoryStoreError:
+            raise
+        except DriverosError as exc:
+            raise MemoryStoreError(
+                f"memory extraction failed: {exc}", run_id=run_id, cause=type(exc).__name__
+            ) from exc
+        self.last_report = report
+        for reason in report.rejected:
+            log.warning("memory: rejected %s", reason)
+        return report.written
+
+    async def _ask(self, system_text: str, user_text: str) -> tuple[str, str]:
+        resp = await self.provider.generate(
+            Request(messages=(system(system_text), user(user_text)), max_tokens=2000)
+        )
+        return resp.text(), resp.model or self.provider.model
+
+    async def _store(
+        self, task: str, answer: str, transcript: Sequence[Message], run_id: str
+    ) -> StoreReport:
+        text, model = await self._ask(EXTRACT_SYSTEM, render_transcript(task, answer, transcript))
+        rejected: list[str] = []
+        facts = []
+        for fact in parse_extraction(text):
+            if any(secret in fact for secret in self._redact):
+                rejected.append("a fact containing a secret value")
+            else:
+                facts.append(fact)
+        calls = 1
+        if not facts:
+            return StoreReport(model_calls=calls, rejected=tuple(rejected))
+        related: dict[int, Fact] = {}
+        for fact in facts:
+            for hit in await self.memory.search(fact, _RELATED_PER_FACT):
+                related.setdefault(hit.id, hit)
+        existing = [(f.id, f.text) for f in list(related.values())[:_MAX_RELATED]]
+        decisions: str | None = None
+        if existing:
+            decisions, _ = await self._ask(
+                CONSOLIDATE_SYSTEM, consolidation_prompt([t for _, t in existing], facts)
+            )
+            calls += 1
+        plan = plan_decisions(decisions, existing, facts)
+        result = await self.memory.apply(
+            adds=plan.adds,
+            updates=plan.updates,
+            retires=plan.retires,
+            provenance=Provenance(run_id=run_id, model=model, task=task[:500]),
+        )
+        return StoreReport(
+            extracted=len(facts),
+            added=tuple(result.added),
+            updated=tuple(result.updated),
+            retired=tuple(result.retired),
+            unchanged=plan.unchanged,
+            rejected=(*rejected, *plan.rejected),
+            model_calls=calls,
+        )
+
+    async def aclose(self) -> None:
+        """Close the store (the provider belongs to the caller)."""
+        await self.memory.aclose()
+
+
+async def open_memory_store(
+    workspace: Path,
+    env: Environment,
+    *,
+    path: Path | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    with_embedder: bool = True,
+) -> MemoryStore:
+    """Open the memory of ``workspace`` (``DRIVEROS_MEMORY_PATH`` or ``.agent-memory.db``).
+
+    A new database inside a git repository is added to ``.git/info/exclude``.
+    """
+    db_path = path or default_db_path(workspace, env)
+    created = not await asyncio.to_thread(db_path.exists)
+    embedder = embedder_from_env(env) if with_embedder else None
+    try:
+        scope = await scope_for(workspace)
+        store = await MemoryStore.open(db_path, scope=scope, embedder=embedder, timeout=timeout)
+    except BaseException:
+        if embedder is not None:
+            await embedder.aclose()
+        raise
+    if created:
+        await exclude_from_git(db_path)
+    return store
+
+
+async def open_agent_memory(
+    workspace: Path, env: Environment, provider: Provider, *, timeout: float = DEFAULT_TIMEOUT
+) -> AgentMemory:
+    """The :class:`AgentMemory` for ``workspace``: what ``driveros agent --memory`` uses.
+
+    Raises :class:`~driveros.MemoryStoreError` (or ``ConfigError`` for a bad
+    ``MNEME_EMBED_MODEL``) when the store cannot be opened.
+    """
+    store = await open_memory_store(workspace, env, timeout=timeout)
+    return AgentMemory(store, provider, timeout=timeout, redact=env.secret_values())

@@ -1,0 +1,120 @@
+"""Where a workspace's memory lives and which repository its facts belong to.
+
+The scope key survives moves and clones: the ``origin`` remote (credentials stripped) when
+there is one, else the repository's first root commit, else the resolved directory path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from pathlib import Path
+
+from driveros.config import Environment
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DB_NAME = ".agent-memory.db"
+_GIT_TIMEOUT = 10.0
+
+
+async def _git(cwd: Path, *args: str) -> str | None:
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "git",
+            "-C",
+            str(cwd),
+            *args,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+    try:
+        async with asyncio.timeout(_GIT_TIMEOUT):
+            out, _ = await proc.communicate()
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return None
+    if proc.returncode != 0:
+        return None
+    return out.decode("utf-8", "replace").strip()
+
+
+def normalize_remote(url: str) -> str:
+    """``git@github.com:Org/x.git`` and ``https://user:tok@github.com/Org/x`` → one key."""
+    url = url.strip()
+    scp = re.match(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$", url)
+    if scp and "://" not in url:
+        host, path = scp.group(1), scp.group(2)
+    else:
+        rest = url.split("://", 1)[-1]
+        rest = rest.rsplit("@", 1)[-1] if "@" in rest.split("/", 1)[0] else rest
+        host, _, path = rest.partition("/")
+    path = path.strip("/").removesuffix(".git")
+    return f"{host.lower()}/{path}"
+
+
+async def scope_for(workspace: Path) -> str:
+    """The scope key of the repository containing ``workspace`` (see module docs)."""
+    root = await asyncio.to_thread(workspace.resolve)
+    top = await _git(root, "rev-parse", "--show-toplevel")
+    if top is None:
+        return f"path:{root}"
+    remote = await _git(root, "config", "--get", "remote.origin.url")
+    if remote:
+        return f"git:{normalize_remote(remote)}"
+    roots = await _git(root, "rev-list", "--max-parents=0", "HEAD")
+    if roots:
+        return f"commit:{sorted(roots.split())[0]}"
+    return f"path:{await asyncio.to_thread(Path(top).resolve)}"
+
+
+def default_db_path(workspace: Path, env: Environment | None = None) -> Path:
+    """``DRIVEROS_MEMORY_PATH`` (relative to the workspace) or ``<workspace>/.agent-memory.db``."""
+    configured = env.memory_path if env is not None else None
+    if configured:
+        path = Path(configured).expanduser()
+        return path if path.is_absolute() else workspace / path
+    return workspace / DEFAULT_DB_NAME
+
+
+async def exclude_from_git(db_path: Path) -> bool:
+    """Add the database (and its -wal/-shm files) to ``.git/info/exclude`` when inside a repo.
+
+    Uses the repository's local exclude file, never the tracked ``.gitignore``. Returns True
+    when a line was added.
+    """
+    parent = await asyncio.to_thread(db_path.parent.resolve)
+    top = await _git(parent, "rev-parse", "--show-toplevel")
+    if top is None:
+        return False
+    if await _git(parent, "check-ignore", "-q", db_path.name) is not None:
+        return False
+    db_real, top_real = await asyncio.to_thread(lambda: (db_path.resolve(), Path(top).resolve()))
+    if not db_real.is_relative_to(top_real):
+        return False
+    rel = db_real.relative_to(top_real).as_posix()
+    exclude_rel = await _git(parent, "rev-parse", "--git-path", "info/exclude")
+    if not exclude_rel:
+        return False
+    exclude = Path(exclude_rel)
+    if not exclude.is_absolute():
+        exclude = parent / exclude
+
+    def write() -> None:
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        old = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        sep = "" if not old or old.endswith("\n") else "\n"
+        with exclude.open("a", encoding="utf-8") as fh:
+            fh.write(f"{sep}# driveros long-term memory\n/{rel}*\n")
+
+    try:
+        await asyncio.to_thread(write)
+    except OSError as exc:
+        log.warning("could not add %s to %s: %s", rel, exclude, exc)
+        return False
+    return True

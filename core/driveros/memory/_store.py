@@ -1,0 +1,571 @@
+"""``MemoryStore``: facts about one repository in an embedded SQLite file (aiosqlite, WAL).
+
+Every write is one ``BEGIN IMMEDIATE`` transaction, retried while another process holds the
+write lock, so concurrent writers serialize and lose nothing, and a process killed mid-write
+leaves the previous committed state. Nothing is hard-deleted: retired facts keep their row,
+their provenance and why they were retired, and every change is logged for ``undo``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+import aiosqlite
+
+from driveros._errors import MemoryStoreError
+from driveros.memory._db import BUSY_MS, begin_immediate, prepare, rollback
+from driveros.memory._embed import Embedder
+from driveros.memory._models import Fact, MemoryStats, Provenance
+from driveros.memory._search import VectorIndex, fts_query, fuse, pack
+
+log = logging.getLogger(__name__)
+
+_FACT_COLUMNS = (
+    "id, scope, text, status, run_id, model, task, source, created_at, updated_at, "
+    "superseded_by, why"
+)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def normalize_text(text: str) -> str:
+    """The form used to tell two facts are the same statement."""
+    return " ".join(text.lower().split()).rstrip(".")
+
+
+def _fact(row: Sequence[Any]) -> Fact:
+    return Fact(**dict(zip(_FACT_COLUMNS.split(", "), row, strict=True)))
+
+
+class ApplyResult:
+    """Ids written by one transaction."""
+
+    def __init__(self) -> None:
+        self.added: list[int] = []
+        self.updated: list[tuple[int, int]] = []
+        self.retired: list[int] = []
+
+
+class MemoryStore:
+    """Long-term memory of one workspace. Open with :meth:`open`; close with :meth:`aclose`.
+
+    Every public call is bounded by ``timeout`` seconds and raises
+    :class:`~driveros.MemoryStoreError` (with ``path`` and ``op`` context) on any failure.
+    """
+
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        *,
+        path: Path,
+        scope: str,
+        embedder: Embedder | None,
+        timeout: float | None,
+    ) -> None:
+        self._conn = conn
+        self.path = path
+        self.scope = scope
+        self.embedder = embedder
+        self.timeout = timeout
+        self._lock = asyncio.Lock()
+        self._index: VectorIndex | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @classmethod
+    async def open(
+        cls,
+        path: Path,
+        *,
+        scope: str,
+        embedder: Embedder | None = None,
+        timeout: float | None = 30.0,
+    ) -> MemoryStore:
+        """Open (creating and migrating as needed) the database at ``path``."""
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+                conn = await aiosqlite.connect(
+                    str(path), isolation_level=None, timeout=BUSY_MS / 1000
+                )
+                try:
+                    await prepare(conn)
+                except BaseException:
+                    await conn.close()
+                    raise
+        except TimeoutError as exc:
+            raise MemoryStoreError(
+                f"opening memory {path} timed out after {timeout}s", path=str(path), op="open"
+            ) from exc
+        except (sqlite3.Error, OSError) as exc:
+            raise MemoryStoreError(
+                f"cannot open memory {path}: {exc}", path=str(path), op="open"
+            ) from exc
+        return cls(conn, path=path, scope=scope, embedder=embedder, timeout=timeout)
+
+    async def aclose(self) -> None:
+        await self._conn.close()
+        if self.embedder is not None:
+            await self.embedder.aclose()
+
+    async def __aenter__(self) -> MemoryStore:
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------ plumbing
+
+    @asynccontextmanager
+    async def _op(
+        self, name: str, *, timeout: float | Literal["default"] | None = "default"
+    ) -> AsyncIterator[None]:
+        limit = self.timeout if timeout == "default" else timeout
+        try:
+            async with asyncio.timeout(limit), self._lock:
+                yield
+        except TimeoutError as exc:
+            raise MemoryStoreError(
+                f"memory {name} timed out after {limit}s", path=str(self.path), op=name
+            ) from exc
+        except sqlite3.Error as exc:
+            raise MemoryStoreError(
+                f"memory {name} failed: {exc}", path=str(self.path), op=name
+            ) from exc
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
+        await begin_immediate(self._conn)
+        try:
+            yield self._conn
+        except BaseException:
+            await asyncio.shield(rollback(self._conn))
+            raise
+        try:
+            await self._conn.execute("COMMIT")
+        except BaseException:
+            await asyncio.shield(rollback(self._conn))
+            raise
+
+    async def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        async with self._conn.execute(sql, params) as cur:
+            return list(await cur.fetchall())
+
+    async def _meta(self, key: str) -> str | None:
+        rows = await self._fetch("SELECT value FROM meta WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
+
+    async def _facts_by_id(self, ids: Sequence[int]) -> dict[int, Fact]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = await self._fetch(
+            f"SELECT {_FACT_COLUMNS} FROM facts WHERE id IN ({marks})",  # noqa: S608
+            ids,
+        )
+        return {int(r[0]): _fact(r) for r in rows}
+
+    async def _check_pin(self, embedder: Embedder) -> str | None:
+        """The pinned model; raises when ``embedder`` is a different one."""
+        pinned = await self._meta("embed_model")
+        if pinned is not None and pinned != embedder.model:
+            raise MemoryStoreError(
+                f"memory {self.path} is pinned to embedding model {pinned!r} but "
+                f"{embedder.model!r} is configured; run `driveros memory reembed` to switch "
+                f"models, or set MNEME_EMBED_MODEL={pinned}",
+                path=str(self.path),
+                pinned=pinned,
+                configured=embedder.model,
+            )
+        return pinned
+
+    # ------------------------------------------------------------------ recall
+
+    async def search(self, query: str, limit: int = 8) -> list[Fact]:
+        """The active facts of this scope most relevant to ``query``, best first.
+
+        BM25 over FTS5 always; fused by reciprocal rank with cosine similarity when the store
+        has an embedder. Raises when the embedder differs from the model the store is pinned to.
+        """
+        async with self._op("search"):
+            wide = max(limit * 4, 20)
+            rankings: list[list[int]] = []
+            match = fts_query(query)
+            if match is not None:
+                rows = await self._fetch(
+                    "SELECT f.id FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+                    "WHERE facts_fts MATCH ? AND f.scope = ? AND f.status = 'active' "
+                    "ORDER BY bm25(facts_fts) LIMIT ?",
+                    (match, self.scope, wide),
+                )
+                rankings.append([int(r[0]) for r in rows])
+            if self.embedder is not None and await self._check_pin(self.embedder) is not None:
+                index = await self._vector_index(self.embedder.model)
+                if len(index.ids):
+                    [qvec] = await self.embedder.embed([query])
+                    rankings.append(index.top(qvec, wide))
+            ids = fuse(rankings, limit)
+            facts = await self._facts_by_id(ids)
+            return [facts[i] for i in ids if i in facts]
+
+    async def _vector_index(self, model: str) -> VectorIndex:
+        gen = int(await self._meta("gen") or 0)
+        if self._index is not None and self._index.gen == gen and self._index.model == model:
+            return self._index
+        rows = await self._fetch(
+            "SELECT v.fact_id, v.vec FROM vectors v JOIN facts f ON f.id = v.fact_id "
+            "WHERE f.scope = ? AND f.status = 'active' AND v.model = ?",
+            (self.scope, model),
+        )
+        self._index = VectorIndex.build(gen, model, ((int(r[0]), bytes(r[1])) for r in rows))
+        return self._index
+
+    # ------------------------------------------------------------------ reads
+
+    async def get(self, fact_id: int) -> Fact:
+        async with self._op("show"):
+            found = await self._facts_by_id([fact_id])
+        if fact_id not in found:
+            raise MemoryStoreError(f"no fact #{fact_id} in {self.path}", fact_id=fact_id)
+        return found[fact_id]
+
+    async def list_facts(
+        self, *, status: str = "active", limit: int | None = None, all_scopes: bool = False
+    ) -> list[Fact]:
+        """Facts newest first; ``status`` is a status name or ``"all"``."""
+        where, params = [], []
+        if not all_scopes:
+            where.append("scope = ?")
+            params.append(self.scope)
+        if status != "all":
+            where.append("status = ?")
+            params.append(status)
+        sql = f"SELECT {_FACT_COLUMNS} FROM facts"  # noqa: S608 (fixed column list)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        async with self._op("list"):
+            return [_fact(r) for r in await self._fetch(sql, params)]
+
+    async def stats(self) -> MemoryStats:
+        async with self._op("stats"):
+            counts = dict(
+                (str(r[0]), int(r[1]))
+                for r in await self._fetch(
+                    "SELECT status, count(*) FROM facts WHERE scope = ? GROUP BY status",
+                    (self.scope,),
+                )
+            )
+            [[scopes]] = await self._fetch("SELECT count(DISTINCT scope) FROM facts")
+            model = await self._meta("embed_model")
+            dim = await self._meta("embed_dim")
+            [[vectors]] = await self._fetch("SELECT count(*) FROM vectors")
+            [[missing]] = await self._fetch(
+                "SELECT count(*) FROM facts f LEFT JOIN vectors v ON v.fact_id = f.id "
+                "WHERE f.scope = ? AND f.status = 'active' AND v.fact_id IS NULL",
+                (self.scope,),
+            )
+            [[version]] = await self._fetch("PRAGMA user_version")
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return MemoryStats(
+            path=str(self.path),
+            scope=self.scope,
+            schema_version=int(version),
+            active=counts.get("active", 0),
+            superseded=counts.get("superseded", 0),
+            forgotten=counts.get("forgotten", 0),
+            scopes=int(scopes),
+            embed_model=model,
+            embed_dim=int(dim) if dim else None,
+            vectors=int(vectors),
+            missing_vectors=int(missing) if model else 0,
+            size_bytes=size,
+        )
+
+    # ------------------------------------------------------------------ writes
+
+    async def apply(
+        self,
+        *,
+        adds: Sequence[str] = (),
+        updates: Sequence[tuple[int, str]] = (),
+        retires: Sequence[tuple[int, str]] = (),
+        provenance: Provenance,
+        op: str = "store",
+    ) -> ApplyResult:
+        """Write one batch atomically: new facts, replacements of old facts, retirements.
+
+        An update whose target is no longer active (another run retired it meanwhile) is
+        written as a plain addition; a retirement of an inactive fact is skipped.
+        """
+        texts = [*adds, *(t for _, t in updates)]
+        async with self._op(op):
+            vectors: list[list[float]] = []
+            if self.embedder is not None and texts:
+                await self._check_pin(self.embedder)
+                vectors = await self.embedder.embed(texts)
+            vec_by_text = dict(zip(texts, vectors, strict=False))
+            batch = uuid.uuid4().hex
+            result = ApplyResult()
+            async with self._write() as db:
+                if self.embedder is not None and vectors:
+                    await self._pin(db, self.embedder.model, len(vectors[0]))
+                active = await self._active_among([i for i, _ in updates] + [i for i, _ in retires])
+                for text in adds:
+                    result.added.append(
+                        await self._insert(db, batch, text, provenance, vec_by_text.get(text))
+                    )
+                for old_id, text in updates:
+                    new_id = await self._insert(db, batch, text, provenance, vec_by_text.get(text))
+                    if old_id in active:
+                        why = f"replaced by #{new_id} in run {provenance.run_id or '-'}"
+                        await self._retire(
+                            db, batch, old_id, "superseded", why, provenance, superseded_by=new_id
+                        )
+                        result.updated.append((old_id, new_id))
+                    else:
+                        result.added.append(new_id)
+                for old_id, reason in retires:
+                    if old_id in active and old_id not in {o for o, _ in result.updated}:
+                        why = f"retired in run {provenance.run_id or '-'}: {reason}".rstrip(": ")
+                        await self._retire(db, batch, old_id, "superseded", why, provenance)
+                        result.retired.append(old_id)
+            return result
+
+    async def forget(self, fact_id: int, *, why: str = "forgotten by user") -> Fact:
+        """Retire an active fact (kept, restorable with :meth:`undo`)."""
+        async with self._op("forget"):
+            async with self._write() as db:
+                found = await self._facts_by_id([fact_id])
+                if fact_id not in found:
+                    raise MemoryStoreError(f"no fact #{fact_id} in {self.path}", fact_id=fact_id)
+                if not found[fact_id].active:
+                    raise MemoryStoreError(
+                        f"fact #{fact_id} is already {found[fact_id].status}", fact_id=fact_id
+                    )
+                await self._retire(
+                    db, uuid.uuid4().hex, fact_id, "forgotten", why, Provenance(source="manual")
+                )
+            return (await self._facts_by_id([fact_id]))[fact_id]
+
+    async def undo(self, fact_id: int | None = None) -> list[Fact]:
+        """Restore one retired fact, or (no id) revert the latest change batch of this scope.
+
+        Reverting a batch restores what it retired and retires (never deletes) what it added.
+        """
+        async with self._op("undo"):
+            async with self._write() as db:
+                batch = uuid.uuid4().hex
+                if fact_id is not None:
+                    found = await self._facts_by_id([fact_id])
+                    if fact_id not in found:
+                        raise MemoryStoreError(f"no fact #{fact_id} in {self.path}")
+                    if found[fact_id].active:
+                        raise MemoryStoreError(f"fact #{fact_id} is already active")
+                    await self._set_status(
+                        db,
+                        batch,
+                        "undo",
+                        found[fact_id],
+                        "active",
+                        None,
+                        f"restored by undo (was {found[fact_id].status}: {found[fact_id].why})",
+                    )
+                    touched = [fact_id]
+                else:
+                    touched = await self._undo_batch(db, batch)
+            facts = await self._facts_by_id(touched)
+            return [facts[i] for i in touched]
+
+    async def _undo_batch(self, db: aiosqlite.Connection, batch: str) -> list[int]:
+        rows = await self._fetch(
+            "SELECT batch FROM changes WHERE scope = ? AND undone = 0 AND op != 'undo' "
+            "ORDER BY id DESC LIMIT 1",
+            (self.scope,),
+        )
+        if not rows:
+            raise MemoryStoreError("nothing to undo in this scope", scope=self.scope)
+        last = str(rows[0][0])
+        changes = await self._fetch(
+            "SELECT fact_id, before_status, before_superseded_by, before_why FROM changes "
+            "WHERE batch = ? ORDER BY id DESC",
+            (last,),
+        )
+        touched: list[int] = []
+        for fid, before_status, before_sup, before_why in changes:
+            fact = (await self._facts_by_id([int(fid)]))[int(fid)]
+            if before_status is None:
+                await self._set_status(db, batch, "undo", fact, "forgotten", None, "undone")
+            else:
+                await self._set_status(
+                    db,
+                    batch,
+                    "undo",
+                    fact,
+                    str(before_status),
+                    None if before_sup is None else int(before_sup),
+                    str(before_why or ""),
+                )
+            touched.append(int(fid))
+        await db.execute("UPDATE changes SET undone = 1 WHERE batch = ?", (last,))
+        return touched
+
+    async def import_facts(self, facts: Sequence[Fact]) -> int:
+        """Add the active facts of an export to this scope, skipping ones already known."""
+        known = {normalize_text(f.text) for f in await self.list_facts()}
+        texts: list[str] = []
+        for fact in facts:
+            key = normalize_text(fact.text)
+            if fact.active and key not in known:
+                known.add(key)
+                texts.append(fact.text)
+        if not texts:
+            return 0
+        result = await self.apply(
+            adds=texts, provenance=Provenance(source="import", task="import"), op="import"
+        )
+        return len(result.added)
+
+    async def reembed(self, embedder: Embedder, *, batch_size: int = 64) -> int:
+        """Re-embed every fact with ``embedder`` and pin the store to it. No timeout."""
+        async with self._op("reembed", timeout=None):
+            rows = await self._fetch("SELECT id, text FROM facts ORDER BY id")
+            vectors: list[tuple[int, list[float]]] = []
+            for start in range(0, len(rows), batch_size):
+                chunk = rows[start : start + batch_size]
+                embedded = await embedder.embed([str(r[1]) for r in chunk])
+                vectors.extend((int(r[0]), v) for r, v in zip(chunk, embedded, strict=True))
+            async with self._write() as db:
+                await db.execute("DELETE FROM vectors")
+                await db.execute("DELETE FROM meta WHERE key IN ('embed_model', 'embed_dim')")
+                if vectors:
+                    await self._pin(db, embedder.model, len(vectors[0][1]))
+                await db.executemany(
+                    "INSERT INTO vectors (fact_id, model, dim, vec) VALUES (?, ?, ?, ?)",
+                    [(i, embedder.model, len(v), pack(v)) for i, v in vectors],
+                )
+            self._index = None
+        if self.embedder is not None and self.embedder is not embedder:
+            await self.embedder.aclose()
+        self.embedder = embedder
+        return len(vectors)
+
+    # ------------------------------------------------------------------ write helpers
+
+    async def _pin(self, db: aiosqlite.Connection, model: str, dim: int) -> None:
+        await db.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('embed_model', ?), ('embed_dim', ?)",
+            (model, str(dim)),
+        )
+        pinned = await self._meta("embed_model")
+        if pinned != model:  # another process pinned a different model since we checked
+            raise MemoryStoreError(
+                f"memory is pinned to embedding model {pinned!r}, not {model!r}; run "
+                "`driveros memory reembed`",
+                pinned=pinned,
+                configured=model,
+            )
+
+    async def _active_among(self, ids: Sequence[int]) -> set[int]:
+        facts = await self._facts_by_id(list(set(ids)))
+        return {i for i, f in facts.items() if f.active and f.scope == self.scope}
+
+    async def _insert(
+        self,
+        db: aiosqlite.Connection,
+        batch: str,
+        text: str,
+        prov: Provenance,
+        vector: Sequence[float] | None,
+    ) -> int:
+        at = now_iso()
+        cur = await db.execute(
+            "INSERT INTO facts (scope, text, status, run_id, model, task, source, created_at, "
+            "updated_at, why) VALUES (?, ?, 'active', ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.scope,
+                text,
+                prov.run_id,
+                prov.model,
+                prov.task,
+                prov.source,
+                at,
+                at,
+                f"{prov.source} in run {prov.run_id or '-'}",
+            ),
+        )
+        fact_id = int(cur.lastrowid or 0)
+        if vector is not None and self.embedder is not None:
+            await db.execute(
+                "INSERT INTO vectors (fact_id, model, dim, vec) VALUES (?, ?, ?, ?)",
+                (fact_id, self.embedder.model, len(vector), pack(vector)),
+            )
+        await db.execute(
+            "INSERT INTO changes (batch, at, scope, op, fact_id, before_status, after_status, "
+            "run_id) VALUES (?, ?, ?, ?, ?, NULL, 'active', ?)",
+            (batch, at, self.scope, prov.source, fact_id, prov.run_id),
+        )
+        return fact_id
+
+    async def _retire(
+        self,
+        db: aiosqlite.Connection,
+        batch: str,
+        fact_id: int,
+        status: str,
+        why: str,
+        prov: Provenance,
+        *,
+        superseded_by: int | None = None,
+    ) -> None:
+        fact = (await self._facts_by_id([fact_id]))[fact_id]
+        op = "forget" if status == "forgotten" else prov.source
+        await self._set_status(db, batch, op, fact, status, superseded_by, why, prov.run_id)
+
+    async def _set_status(
+        self,
+        db: aiosqlite.Connection,
+        batch: str,
+        op: str,
+        fact: Fact,
+        status: str,
+        superseded_by: int | None,
+        why: str,
+        run_id: str = "",
+    ) -> None:
+        at = now_iso()
+        await db.execute(
+            "UPDATE facts SET status = ?, superseded_by = ?, why = ?, updated_at = ? WHERE id = ?",
+            (status, superseded_by, why, at, fact.id),
+        )
+        await db.execute(
+            "INSERT INTO changes (batch, at, scope, op, fact_id, before_status, after_status, "
+            "before_superseded_by, before_why, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                batch,
+                at,
+                fact.scope,
+                op,
+                fact.id,
+                fact.status,
+                status,
+                fact.superseded_by,
+                fact.why,
+                run_id,
+            ),
+        )
