@@ -4,7 +4,20 @@ from driveros import llm
 from driveros.llm import openaicompat, anthropic
 """
 
+from driveros._errors import (
+    AuthError,
+    BadRequestError,
+    ConfigError,
+    OverloadedError,
+    ProviderError,
+    RateLimitError,
+    ServerError,
+    StreamError,
+    TransportError,
+)
 from driveros.llm._provider import Provider
+from driveros.llm._registry import Registry, provider_from_env
+from driveros.llm._retry import RetryPolicy
 from driveros.llm._types import (
     Effort,
     Message,
@@ -33,15 +46,25 @@ from driveros.llm._types import (
 )
 
 __all__ = [
+    "AuthError",
+    "BadRequestError",
+    "ConfigError",
     "Effort",
     "Message",
+    "OverloadedError",
     "Part",
     "Provider",
+    "ProviderError",
+    "RateLimitError",
+    "Registry",
     "Request",
     "Response",
+    "RetryPolicy",
     "Role",
+    "ServerError",
     "StopReason",
     "StreamDone",
+    "StreamError",
     "StreamEvent",
     "TextDelta",
     "TextPart",
@@ -51,10 +74,12 @@ __all__ = [
     "ToolCallPart",
     "ToolResultPart",
     "ToolSpec",
+    "TransportError",
     "Usage",
     "UsageDelta",
     "assistant",
     "parse_arguments",
+    "provider_from_env",
     "system",
     "tool_results",
     "user",
