@@ -1,0 +1,77 @@
+"""The review layer: scratch copies of a workspace, their diffs, review actions, approvals.
+
+    async with await ScratchWorkspace.create(workspace, overlays=buffers) as scratch:
+        ...  # the agent works in scratch.path
+        changes = await scratch.changes()
+        sys.stderr.write(render_changes(changes, color=sys.stderr.isatty()))
+        await scratch.apply()          # or commit(message), discard(), accept()/reject()
+
+Approval policies live in :mod:`driveros.review.approval` (re-exported here).
+"""
+
+from driveros.review._diff import render_changes, unified_diff
+from driveros.review._errors import (
+    ConflictError,
+    GitError,
+    GitNotFoundError,
+    NotARepositoryError,
+    ReviewError,
+    ScratchClosedError,
+    UnknownPathError,
+)
+from driveros.review._merge import rebase_text
+from driveros.review._models import (
+    ApplyResult,
+    ChangeAction,
+    Conflict,
+    FileChange,
+    FileReview,
+    FileStatus,
+    ReviewState,
+)
+from driveros.review._scratch import ScratchWorkspace
+from driveros.review._snapshot import DEFAULT_EXCLUDES
+from driveros.review.approval import (
+    AllowAllApproval,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Decision,
+    InteractiveApproval,
+    NeverApproval,
+    NoTerminalError,
+    PolicyApproval,
+    approval_from_name,
+    classify_command,
+)
+
+__all__ = [
+    "DEFAULT_EXCLUDES",
+    "AllowAllApproval",
+    "ApplyResult",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "ChangeAction",
+    "Conflict",
+    "ConflictError",
+    "Decision",
+    "FileChange",
+    "FileReview",
+    "FileStatus",
+    "GitError",
+    "GitNotFoundError",
+    "InteractiveApproval",
+    "NeverApproval",
+    "NoTerminalError",
+    "NotARepositoryError",
+    "PolicyApproval",
+    "ReviewError",
+    "ReviewState",
+    "ScratchClosedError",
+    "ScratchWorkspace",
+    "UnknownPathError",
+    "approval_from_name",
+    "classify_command",
+    "rebase_text",
+    "render_changes",
+    "unified_diff",
+]

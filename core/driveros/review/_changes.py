@@ -1,0 +1,187 @@
+"""What the agent changed: the copy compared with its baseline tree in the private index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from driveros.review._diff import unified_diff
+from driveros.review._git import run_git
+from driveros.review._models import FileChange
+from driveros.review._snapshot import Layout
+
+#: Blobs larger than this are reported without their text (treated like binaries).
+MAX_TEXT_BYTES = 2 * 1024 * 1024
+_NULL_SHA = "0" * 40
+_GITLINK = "160000"
+
+
+@dataclass
+class _Raw:
+    status: str
+    path: str
+    old_mode: str
+    new_mode: str
+    old_sha: str | None
+    new_sha: str | None
+
+
+def _parse_raw(data: bytes) -> list[_Raw]:
+    parts = data.split(b"\0")
+    out: list[_Raw] = []
+    i = 0
+    while i + 1 < len(parts):
+        meta = parts[i].decode()
+        if not meta.startswith(":"):
+            i += 1
+            continue
+        old_mode, new_mode, old_sha, new_sha, status = meta[1:].split(" ")
+        path = parts[i + 1].decode("utf-8", "surrogateescape")
+        i += 2
+        if _GITLINK in (old_mode, new_mode):
+            continue  # submodules are not part of a proposal
+        out.append(
+            _Raw(
+                status=status[0],
+                path=path,
+                old_mode=old_mode,
+                new_mode=new_mode,
+                old_sha=None if old_sha == _NULL_SHA else old_sha,
+                new_sha=None if new_sha == _NULL_SHA else new_sha,
+            )
+        )
+    return out
+
+
+async def _read_blobs(lay: Layout, shas: set[str]) -> dict[str, bytes | None]:
+    """Blob contents by id; None for blobs above :data:`MAX_TEXT_BYTES`."""
+    if not shas:
+        return {}
+    ordered = sorted(shas)
+    _, check, _ = await run_git(
+        ["cat-file", "--batch-check"],
+        cwd=lay.work,
+        git_dir=lay.git_dir,
+        stdin="".join(f"{s}\n" for s in ordered).encode(),
+    )
+    small: list[str] = []
+    result: dict[str, bytes | None] = {}
+    for line in check.decode().splitlines():
+        sha, _kind, size_text = line.split(" ")
+        if int(size_text) <= MAX_TEXT_BYTES:
+            small.append(sha)
+        else:
+            result[sha] = None
+    if small:
+        _, data, _ = await run_git(
+            ["cat-file", "--batch"],
+            cwd=lay.work,
+            git_dir=lay.git_dir,
+            stdin="".join(f"{s}\n" for s in small).encode(),
+        )
+        pos = 0
+        for _ in small:
+            nl = data.index(b"\n", pos)
+            sha, _kind, size_text = data[pos:nl].decode().split(" ")
+            end = nl + 1 + int(size_text)
+            result[sha] = data[nl + 1 : end]
+            pos = end + 1
+    return result
+
+
+def _decode(data: bytes | None) -> str | None:
+    """Text of a blob, or None when it is binary (NUL byte or not UTF-8) or oversized."""
+    if data is None or b"\0" in data[:8000]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _rel(lay: Layout, path: str) -> str:
+    return path[len(lay.prefix) :] if lay.prefix and path.startswith(lay.prefix) else path
+
+
+async def compute_changes(lay: Layout) -> list[FileChange]:
+    """Every difference between the copy now and the baseline, sorted by path."""
+    await run_git(
+        ["add", "-A", *lay.pathspec], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work
+    )
+    _, raw, _ = await run_git(
+        [
+            "diff-index",
+            "--cached",
+            "--raw",
+            "-z",
+            "--no-renames",
+            "--no-abbrev",
+            lay.baseline,
+            *lay.pathspec,
+        ],
+        cwd=lay.work,
+        git_dir=lay.git_dir,
+        work_tree=lay.work,
+    )
+    entries = _parse_raw(raw)
+    # Renames: a deleted and a created file with identical content, paired in path order.
+    created = {e.new_sha: e for e in entries if e.status == "A" and e.new_sha}
+    renamed_from: dict[str, _Raw] = {}
+    for e in entries:
+        if e.status == "D" and e.old_sha in created:
+            target = created.pop(e.old_sha)
+            renamed_from[target.path] = e
+    consumed = {id(e) for e in renamed_from.values()}
+    blobs = await _read_blobs(
+        lay, {s for e in entries for s in (e.old_sha, e.new_sha) if s is not None}
+    )
+    changes: list[FileChange] = []
+    for e in entries:
+        if id(e) in consumed:
+            continue
+        src = renamed_from.get(e.path)
+        if src is not None:
+            action, old_sha, old_mode, old_path = "rename", src.old_sha, src.old_mode, src.path
+        elif e.status == "A":
+            action, old_sha, old_mode, old_path = "create", None, None, None
+        elif e.status == "D":
+            action, old_sha, old_mode, old_path = "delete", e.old_sha, e.old_mode, None
+        else:
+            action, old_sha, old_mode, old_path = "modify", e.old_sha, e.old_mode, None
+        new_sha = None if action == "delete" else e.new_sha
+        before_b = blobs.get(old_sha) if old_sha else None
+        after_b = blobs.get(new_sha) if new_sha else None
+        before = _decode(before_b)
+        after = _decode(after_b)
+        binary = (old_sha is not None and before is None) or (new_sha is not None and after is None)
+        if binary:
+            before = after = None
+        path = _rel(lay, e.path)
+        rel_old = _rel(lay, old_path) if old_path else None
+        mode = None if action == "delete" else e.new_mode
+        diff, adds, dels = unified_diff(
+            path=path,
+            action=action,
+            old_path=rel_old,
+            before=before,
+            after=after,
+            binary=binary,
+            mode=mode,
+            old_mode=old_mode,
+        )
+        changes.append(
+            FileChange(
+                path=path,
+                action=action,
+                old_path=rel_old,
+                before=before,
+                after=after,
+                binary=binary,
+                diff=diff,
+                before_sha=old_sha,
+                after_sha=new_sha,
+                mode=mode,
+                additions=adds,
+                deletions=dels,
+            )
+        )
+    return sorted(changes, key=lambda c: c.path)

@@ -1,0 +1,154 @@
+"""Blocking file helpers (copying, hashing, atomic writes). Callers run them off the loop."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path, PurePosixPath
+
+from driveros.review._errors import ReviewError
+
+#: How many threads copy files when a scratch copy starts.
+COPY_WORKERS = 4
+
+
+def check_relpath(rel: str) -> str:
+    """Normalise a workspace-relative POSIX path; refuse absolute paths and ``..``."""
+    p = PurePosixPath(rel.replace("\\", "/"))
+    if p.is_absolute() or not p.parts or any(part in ("..", "") for part in p.parts):
+        raise ReviewError(f"not a workspace-relative path: {rel!r}", path=rel)
+    if p.parts[0] == ".git":
+        raise ReviewError(f"refusing a path inside .git: {rel!r}", path=rel)
+    return p.as_posix()
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+
+
+def _ensure_parent(root: Path, target: Path) -> None:
+    # A parent that is a file in the copy but a directory in the source gets replaced.
+    parent = target.parent
+    for anc in reversed([parent, *parent.parents]):
+        if anc == root or root not in anc.parents:
+            continue
+        if anc.is_symlink() or anc.is_file():
+            anc.unlink()
+    parent.mkdir(parents=True, exist_ok=True)
+
+
+def sync_paths(src_root: Path, dst_root: Path, relpaths: Sequence[str]) -> None:
+    """Make each ``dst_root/rel`` equal ``src_root/rel`` (copy, or delete when absent)."""
+    for rel in relpaths:
+        src = src_root / rel
+        dst = dst_root / rel
+        if os.path.lexists(src):
+            if src.is_dir() and not src.is_symlink():
+                continue  # nested repositories and the like are not copied
+            if os.path.lexists(dst):
+                _remove(dst)
+            _ensure_parent(dst_root, dst)
+            shutil.copy2(src, dst, follow_symlinks=False)
+        elif os.path.lexists(dst):
+            _remove(dst)
+
+
+def write_overlays(root: Path, overlays: Mapping[str, str]) -> None:
+    for rel, text in overlays.items():
+        dst = root / rel
+        if os.path.lexists(dst) and (dst.is_symlink() or dst.is_dir()):
+            _remove(dst)
+        _ensure_parent(root, dst)
+        # newline="" keeps the buffer's own line endings byte for byte.
+        with open(dst, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+
+
+def chunks(items: Sequence[str], n: int) -> list[Sequence[str]]:
+    if not items:
+        return []
+    size = max(1, -(-len(items) // n))
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def blob_sha(data: bytes) -> str:
+    """The git blob id of ``data``."""
+    h = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    h.update(data)
+    return h.hexdigest()
+
+
+def current_sha(path: Path) -> str | None:
+    """The git blob id of a file as it is now (a symlink hashes its target), None if absent."""
+    if path.is_symlink():
+        return blob_sha(os.fsencode(path.readlink()))
+    if not path.is_file():
+        return None
+    return blob_sha(path.read_bytes())
+
+
+def current_shas(root: Path, relpaths: Iterable[str]) -> dict[str, str | None]:
+    return {rel: current_sha(root / rel) for rel in relpaths}
+
+
+def inside(root: Path, target: Path) -> bool:
+    """Whether ``target``'s parent directory really lies within ``root`` (symlinks resolved)."""
+    real_root = root.resolve()
+    parent = target.parent.resolve()
+    return parent == real_root or real_root in parent.parents
+
+
+def atomic_write(target: Path, data: bytes, *, mode: str | None) -> None:
+    """Replace ``target`` with ``data`` atomically (temp file in the same directory + rename)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if mode == "120000":
+        tmp_link = target.parent / f".{target.name}.driveros-{os.urandom(4).hex()}.tmp"
+        tmp_link.symlink_to(os.fsdecode(data))
+        tmp_link.replace(target)
+        return
+    if target.is_file() and not target.is_symlink():
+        perms = stat.S_IMODE(target.stat().st_mode)
+    else:
+        perms = 0o755 if mode == "100755" else 0o644
+    fd, tmp_name = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=".driveros.tmp", dir=target.parent
+    )
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.chmod(perms)
+        tmp.replace(target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def remove_file(root: Path, target: Path) -> None:
+    """Delete ``target`` and then any parent directories left empty (up to ``root``)."""
+    if os.path.lexists(target):
+        target.unlink()
+    parent = target.parent
+    while parent != root and root in parent.parents:
+        try:
+            parent.rmdir()
+        except OSError:
+            break
+        parent = parent.parent
+
+
+def read_scratch(path: Path) -> bytes:
+    if path.is_symlink():
+        return os.fsencode(path.readlink())
+    return path.read_bytes()

@@ -1,0 +1,250 @@
+"""ScratchWorkspace: the copy of the user's workspace an agent works on, and its review."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from driveros.review._apply import apply_changes
+from driveros.review._changes import compute_changes
+from driveros.review._errors import (
+    NotARepositoryError,
+    ReviewError,
+    ScratchClosedError,
+    UnknownPathError,
+)
+from driveros.review._files import check_relpath
+from driveros.review._git import run_git
+from driveros.review._models import ApplyResult, FileChange, FileReview, FileStatus, ReviewState
+from driveros.review._snapshot import Layout, build, destroy
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    status: FileStatus
+    feedback: str
+    #: The agent's version the verdict was about; a newer version is pending again.
+    after_sha: str | None
+
+
+class ScratchWorkspace:
+    """A private copy of a workspace; nothing reaches the user's files until applied.
+
+    Create with ``await ScratchWorkspace.create(workspace, overlays=..., base_dir=...)`` and
+    use as an async context manager (or call :meth:`aclose`). For a git repository the copy is
+    a detached ``git worktree`` of HEAD plus the user's uncommitted and untracked (not
+    ignored) files; otherwise a copy that honours ``.gitignore`` and skips ``.git``, ``.venv``,
+    ``node_modules`` and ``__pycache__``. ``overlays`` (workspace-relative path -> text, e.g.
+    unsaved editor buffers) are written over the copy. The baseline for :meth:`changes` is the
+    copy as it was at creation.
+    """
+
+    def __init__(self, layout: Layout) -> None:
+        self._lay = layout
+        self._closed = False
+        self._verdicts: dict[str, _Verdict] = {}
+        self._last: list[FileChange] = []
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    async def create(
+        cls,
+        workspace: Path,
+        *,
+        overlays: Mapping[str, str] | None = None,
+        base_dir: Path | None = None,
+    ) -> ScratchWorkspace:
+        ws = Path(workspace)
+        if not await asyncio.to_thread(ws.is_dir):
+            raise ReviewError(f"workspace is not a directory: {ws}", workspace=str(ws))
+        ws = await asyncio.to_thread(ws.resolve)
+        layout = await build(ws, overlays=overlays or {}, base_dir=base_dir)
+        log.debug("scratch copy of %s at %s", ws, layout.path)
+        return cls(layout)
+
+    # -- properties -------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """Root of the copy (the directory that stands for the user's workspace)."""
+        return self._lay.path
+
+    @property
+    def workspace(self) -> Path:
+        """The user's real workspace."""
+        return self._lay.workspace
+
+    @property
+    def is_worktree(self) -> bool:
+        """Whether the copy is a git worktree (the workspace is in a repository with a HEAD)."""
+        return self._lay.repo_top is not None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- changes and review bookkeeping -----------------------------------------------------
+
+    async def changes(self) -> list[FileChange]:
+        """Every file the copy differs in from the baseline, sorted by path."""
+        self._check_open()
+        async with self._lock:
+            self._last = await compute_changes(self._lay)
+            return list(self._last)
+
+    def state(self) -> ReviewState:
+        """Per-file review status of the changes last returned by :meth:`changes`."""
+        files = []
+        for ch in self._last:
+            v = self._verdicts.get(ch.path)
+            current = v is not None and v.after_sha == ch.after_sha
+            files.append(
+                FileReview(
+                    path=ch.path,
+                    action=ch.action,
+                    old_path=ch.old_path,
+                    status=v.status if v is not None and current else "pending",
+                    feedback=v.feedback if v is not None and current else "",
+                    additions=ch.additions,
+                    deletions=ch.deletions,
+                )
+            )
+        return ReviewState(files=files, closed=self._closed)
+
+    def accept(self, paths: Iterable[str] | None = None) -> ReviewState:
+        """Mark files accepted (all known changes when ``paths`` is None). Bookkeeping only."""
+        for ch in self._select(paths):
+            self._verdicts[ch.path] = _Verdict("accepted", "", ch.after_sha)
+        return self.state()
+
+    def reject(self, paths: Iterable[str] | None = None, feedback: str = "") -> ReviewState:
+        """Mark files rejected with optional feedback; :meth:`apply` skips them by default."""
+        for ch in self._select(paths):
+            self._verdicts[ch.path] = _Verdict("rejected", feedback, ch.after_sha)
+        return self.state()
+
+    def _select(self, paths: Iterable[str] | None) -> list[FileChange]:
+        if paths is None:
+            return list(self._last)
+        wanted = [check_relpath(p) for p in paths]
+        by_path: dict[str, FileChange] = {}
+        for ch in self._last:
+            for p in ch.paths:
+                by_path[p] = ch
+        unknown = [p for p in wanted if p not in by_path]
+        if unknown:
+            raise UnknownPathError(
+                f"not among the proposed changes: {', '.join(unknown)}", paths=unknown
+            )
+        seen: dict[str, FileChange] = {}
+        for p in wanted:
+            seen[by_path[p].path] = by_path[p]
+        return list(seen.values())
+
+    # -- review actions -----------------------------------------------------------------------
+
+    async def apply(self, paths: Iterable[str] | None = None) -> ApplyResult:
+        """Write changes into the user's workspace, each file atomically.
+
+        ``paths=None`` applies every change not rejected and not yet applied. When any selected
+        file was changed by the user since the baseline, raises :class:`ConflictError` listing
+        each conflict and writes nothing.
+        """
+        self._check_open()
+        await self.changes()
+        if paths is None:
+            st = {f.path: f.status for f in self.state().files}
+            selected = [c for c in self._last if st[c.path] in ("pending", "accepted")]
+        else:
+            selected = self._select(paths)
+        written = await asyncio.to_thread(
+            apply_changes, self._lay.workspace, self._lay.path, selected, self._lay.disk_baseline
+        )
+        for ch in selected:
+            self._verdicts[ch.path] = _Verdict("applied", "", ch.after_sha)
+        return ApplyResult(applied=written)
+
+    async def commit(self, message: str, paths: Iterable[str] | None = None) -> ApplyResult:
+        """Apply, then ``git add`` and ``git commit`` exactly those paths in the user's repo.
+
+        Other staged changes of the user stay staged and out of the commit. Raises
+        :class:`NotARepositoryError` (nothing written) when the workspace is not a repository.
+        """
+        self._check_open()
+        if not message.strip():
+            raise ReviewError("a commit needs a message")
+        ws = self._lay.workspace
+        code, _, _ = await run_git(["rev-parse", "--show-toplevel"], cwd=ws, check=False, raw=True)
+        if code != 0:
+            raise NotARepositoryError(
+                f"cannot commit: {ws} is not a git repository", workspace=str(ws)
+            )
+        # Resolve the selection before writing so the commit covers renames' old paths too.
+        await self.changes()
+        if paths is None:
+            st = {f.path: f.status for f in self.state().files}
+            chosen = [c.path for c in self._last if st[c.path] in ("pending", "accepted")]
+        else:
+            chosen = [c.path for c in self._select(paths)]
+        if not chosen:
+            raise ReviewError("nothing to commit: no change is selected")
+        touched = sorted({p for c in self._select(chosen) for p in c.paths})
+        result = await self.apply(chosen)
+        await run_git(["add", "-A", "--", *touched], cwd=ws, raw=True)
+        await run_git(["commit", "-q", "--only", "-m", message, "--", *touched], cwd=ws, raw=True)
+        _, sha, _ = await run_git(["rev-parse", "HEAD"], cwd=ws, raw=True)
+        return ApplyResult(applied=result.applied, commit=sha.decode().strip())
+
+    async def discard(self) -> ReviewState:
+        """Drop the copy without touching the workspace; pending files count as rejected."""
+        for f in self.state().files:
+            if f.status in ("pending", "accepted"):
+                ch = next(c for c in self._last if c.path == f.path)
+                self._verdicts[f.path] = _Verdict("rejected", "discarded", ch.after_sha)
+        await self.aclose()
+        return self.state()
+
+    # -- lifetime ---------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Remove the copy and its worktree registration. Safe to call twice; finishes its
+        cleanup even when the calling task is being canceled (and then re-raises)."""
+        if self._closed:
+            return
+        self._closed = True
+        cleanup = asyncio.ensure_future(destroy(self._lay.root, self._lay.repo_top))
+        canceled = False
+        while not cleanup.done():
+            try:
+                await asyncio.shield(cleanup)
+            except asyncio.CancelledError:
+                canceled = True
+        if canceled:
+            raise asyncio.CancelledError
+        cleanup.result()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ScratchClosedError("the scratch workspace is closed")
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"<ScratchWorkspace {self._lay.workspace} -> {self._lay.path} ({state})>"

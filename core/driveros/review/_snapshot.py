@@ -1,0 +1,232 @@
+"""Building a scratch copy and its baseline snapshot.
+
+Both kinds of copy keep their bookkeeping in a private bare git repository outside the copy
+(``<root>/state/git``): its index holds the baseline, so finding what the agent changed is one
+``git add -A`` plus one ``git diff-index``, and the user's own repository, index and object
+store are never written (for a worktree the private repository borrows the user's objects
+through ``objects/info/alternates``, and starts from the worktree's index so only files that
+differ from HEAD are hashed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from driveros.review._files import (
+    COPY_WORKERS,
+    check_relpath,
+    chunks,
+    current_shas,
+    sync_paths,
+    write_overlays,
+)
+from driveros.review._git import run_git, split_z
+
+#: Directories a non-git copy skips even without a .gitignore saying so.
+DEFAULT_EXCLUDES: tuple[str, ...] = (
+    ".git/",
+    ".hg/",
+    ".svn/",
+    ".venv/",
+    "node_modules/",
+    "__pycache__/",
+)
+
+
+@dataclass
+class Layout:
+    """Where everything of one scratch copy lives."""
+
+    workspace: Path  #: the user's workspace (resolved)
+    root: Path  #: the temporary directory holding the copy and the state
+    work: Path  #: root of the copy (the worktree root for a repository)
+    prefix: str  #: the workspace's path inside ``work`` ("" or "sub/dir/")
+    git_dir: Path  #: the private bare repository
+    #: The user's repository top level when the copy is a worktree, else None.
+    repo_top: Path | None = None
+    baseline: str = ""  #: tree id of the baseline
+    #: For overlaid paths: the blob id of the user's file on disk at start (None if absent).
+    disk_baseline: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        return self.work / self.prefix if self.prefix else self.work
+
+    @property
+    def pathspec(self) -> list[str]:
+        return ["--", self.prefix.rstrip("/")] if self.prefix else []
+
+
+async def _repo_info(workspace: Path) -> tuple[Path, str, Path] | None:
+    """(toplevel, prefix, common git dir) when ``workspace`` is in a repository with a HEAD."""
+    code, out, _ = await run_git(
+        ["rev-parse", "--show-toplevel", "--show-prefix", "--git-common-dir"],
+        cwd=workspace,
+        check=False,
+        raw=True,
+    )
+    if code != 0:
+        return None
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    if len(lines) != 3 or not lines[0]:
+        return None
+    code, _, _ = await run_git(
+        ["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=workspace, check=False, raw=True
+    )
+    if code != 0:
+        return None  # an unborn branch has nothing to check out: copy instead
+    common = Path(lines[2])
+    if not common.is_absolute():
+        common = workspace / common
+    return Path(lines[0]), lines[1], common.resolve()
+
+
+async def _init_private(git_dir: Path, *, excludes: str, alternates: Path | None) -> None:
+    await run_git(["init", "--bare", "-q", str(git_dir)], cwd=git_dir.parent)
+
+    def write() -> None:
+        info = git_dir / "info"
+        info.mkdir(exist_ok=True)
+        (info / "exclude").write_text(excludes, encoding="utf-8")
+        if alternates is not None:
+            (git_dir / "objects" / "info" / "alternates").write_text(
+                f"{alternates}\n", encoding="utf-8"
+            )
+
+    await asyncio.to_thread(write)
+
+
+async def _copy_parallel(src: Path, dst: Path, relpaths: list[str]) -> None:
+    async with asyncio.TaskGroup() as tg:
+        for part in chunks(relpaths, COPY_WORKERS):
+            tg.create_task(asyncio.to_thread(sync_paths, src, dst, part))
+
+
+async def _populate_worktree(lay: Layout, top: Path, common: Path) -> None:
+    status_task = asyncio.create_task(
+        run_git(
+            [
+                "--no-optional-locks",
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--no-renames",
+                "--ignore-submodules=all",
+            ],
+            cwd=top,
+            raw=True,
+        )
+    )
+    try:
+        # No hooks: a post-checkout hook of the user's must not run on our copy.
+        await run_git(
+            [
+                "-c",
+                "core.hooksPath=/dev/null",
+                "worktree",
+                "add",
+                "--detach",
+                "-q",
+                str(lay.work),
+                "HEAD",
+            ],
+            cwd=top,
+            raw=True,
+        )
+    finally:
+        _, status, _ = await status_task
+    dirty = [entry[3:] for entry in split_z(status) if len(entry) > 3]
+    _, index_out, _ = await run_git(["rev-parse", "--git-path", "index"], cwd=lay.work, raw=True)
+    index = Path(index_out.decode("utf-8", "surrogateescape").strip())
+    if not index.is_absolute():
+        index = lay.work / index
+
+    def excludes() -> str:
+        user_exclude = common / "info" / "exclude"
+        return user_exclude.read_text("utf-8", "replace") if user_exclude.is_file() else ""
+
+    await _init_private(
+        lay.git_dir, excludes=await asyncio.to_thread(excludes), alternates=common / "objects"
+    )
+    # Starting from the worktree's index keeps git's stat cache: only dirty files get hashed.
+    await asyncio.to_thread(shutil.copyfile, index, lay.git_dir / "index")
+    await _copy_parallel(top, lay.work, dirty)
+
+
+async def _populate_copy(lay: Layout) -> None:
+    await _init_private(lay.git_dir, excludes="\n".join(DEFAULT_EXCLUDES) + "\n", alternates=None)
+    _, out, _ = await run_git(
+        ["ls-files", "--others", "--exclude-standard", "-z"],
+        cwd=lay.workspace,
+        git_dir=lay.git_dir,
+        work_tree=lay.workspace,
+    )
+    # Entries ending in "/" are nested repositories: not copied.
+    files = [p for p in split_z(out) if not p.endswith("/")]
+    await asyncio.to_thread(lay.work.mkdir)
+    await _copy_parallel(lay.workspace, lay.work, files)
+
+
+def _make_root(base_dir: Path | None) -> Path:
+    return Path(tempfile.mkdtemp(prefix="driveros-scratch-", dir=base_dir)).resolve()
+
+
+def _worktrees_in(root: Path) -> list[Path]:
+    if not root.is_dir():
+        return []
+    return [c for c in root.iterdir() if c.name != "state" and (c / ".git").is_file()]
+
+
+async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path | None) -> Layout:
+    """Create the copy, overlay the buffers and record the baseline. Cleans up on failure."""
+    clean_overlays = {check_relpath(k): v for k, v in overlays.items()}
+    repo = await _repo_info(workspace)
+    root = await asyncio.to_thread(_make_root, base_dir)
+    try:
+        name = (repo[0] if repo else workspace).name or "workspace"
+        lay = Layout(
+            workspace=workspace,
+            root=root,
+            work=root / name,
+            prefix=repo[1] if repo else "",
+            git_dir=root / "state" / "git",
+            repo_top=repo[0] if repo else None,
+        )
+        await asyncio.to_thread(lay.git_dir.parent.mkdir)
+        if repo is not None:
+            await _populate_worktree(lay, repo[0], repo[2])
+        else:
+            await _populate_copy(lay)
+        if clean_overlays:
+            lay.disk_baseline = await asyncio.to_thread(current_shas, workspace, clean_overlays)
+            await asyncio.to_thread(write_overlays, lay.path, clean_overlays)
+        await run_git(["add", "-A"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work)
+        _, tree, _ = await run_git(
+            ["write-tree"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work
+        )
+        lay.baseline = tree.decode().strip()
+        return lay
+    except BaseException:
+        await asyncio.shield(destroy(root, repo[0] if repo else None))
+        raise
+
+
+async def destroy(root: Path, repo_top: Path | None) -> None:
+    """Remove a scratch copy completely: the worktree registration and every file."""
+    if repo_top is not None:
+        for child in await asyncio.to_thread(_worktrees_in, root):
+            await run_git(
+                ["worktree", "remove", "--force", "--force", str(child)],
+                cwd=repo_top,
+                check=False,
+                raw=True,
+            )
+    await asyncio.to_thread(shutil.rmtree, root, ignore_errors=True)
+    if repo_top is not None:
+        await run_git(["worktree", "prune"], cwd=repo_top, check=False, raw=True)

@@ -1,0 +1,110 @@
+"""Asking a human on the terminal (/dev/tty), never on stdin/stdout."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+from pathlib import Path
+
+from driveros.review.approval._policies import policy_decision
+from driveros.review.approval._types import ApprovalRequest, Decision, NoTerminalError
+
+_MAX_ANSWER = 4096
+
+
+def _open_tty(path: str) -> int:
+    try:
+        return os.open(path, os.O_RDWR | os.O_NOCTTY)
+    except OSError as exc:
+        raise NoTerminalError(
+            f"interactive approval needs a terminal, but {path} cannot be opened "
+            f"({exc.strerror or exc}); use --approve policy or --approve never",
+            tty=path,
+        ) from exc
+
+
+class InteractiveApproval:
+    """Auto-allows what :class:`PolicyApproval` allows and asks on the terminal for the rest.
+
+    Construction fails fast with :class:`NoTerminalError` when the terminal cannot be opened,
+    so a run without a terminal never waits for an answer. Prompts are serialized; reading the
+    answer is non-blocking (the loop watches the terminal), and cancellation stops waiting.
+    Answers: ``y`` allow once, ``a`` allow this exact request for the rest of the session,
+    ``n`` (optionally followed by a reason, which the model sees) deny.
+    """
+
+    name = "interactive"
+
+    def __init__(
+        self, *, tty_path: str | Path = "/dev/tty", workspace: str | Path | None = None
+    ) -> None:
+        self._tty = str(tty_path)
+        self._workspace = str(workspace) if workspace is not None else None
+        os.close(_open_tty(self._tty))
+        self._lock = asyncio.Lock()
+        self._always: set[tuple[str, str]] = set()
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        auto = policy_decision(request, workspace=self._workspace)
+        if auto.allowed:
+            return auto
+        key = (request.tool, request.command or repr(sorted(request.arguments.items())))
+        if key in self._always:
+            return Decision(allowed=True, reason="approved earlier for this session", asked=False)
+        async with self._lock:
+            answer = await self._ask(
+                f"\ndriveros wants to {request.describe()}\n  ({auto.reason})\n"
+                "Allow? [y]es / [a]lways / [n]o (optionally: n <reason>) > "
+            )
+        word, _, rest = answer.strip().partition(" ")
+        word = word.lower()
+        if word in ("y", "yes"):
+            return Decision(allowed=True, reason="approved by the user", asked=True)
+        if word in ("a", "always"):
+            self._always.add(key)
+            return Decision(allowed=True, reason="approved by the user (always)", asked=True)
+        reason = "denied by the user" + (f": {rest.strip()}" if rest.strip() else "")
+        return Decision(allowed=False, reason=reason, asked=True)
+
+    async def _ask(self, prompt: str) -> str:
+        fd = await asyncio.to_thread(_open_tty, self._tty)
+        try:
+            await asyncio.to_thread(os.write, fd, prompt.encode())
+            os.set_blocking(fd, False)
+            return await _read_line(fd)
+        finally:
+            await asyncio.to_thread(os.close, fd)
+
+
+def _wake(ready: asyncio.Future[None]) -> None:
+    if not ready.done():
+        ready.set_result(None)
+
+
+async def _read_line(fd: int) -> str:
+    """One line from a non-blocking fd; "" on end of file (Ctrl-D)."""
+    loop = asyncio.get_running_loop()
+    buf = bytearray()
+    while b"\n" not in buf and len(buf) < _MAX_ANSWER:
+        ready: asyncio.Future[None] = loop.create_future()
+        loop.add_reader(fd, _wake, ready)
+        try:
+            await ready
+        finally:
+            loop.remove_reader(fd)
+        try:
+            chunk = os.read(fd, 1024)
+        except BlockingIOError:
+            continue
+        except OSError as exc:
+            if exc.errno == errno.EIO:  # terminal hung up
+                break
+            raise
+        if not chunk:
+            break
+        buf.extend(chunk)
+    with contextlib.suppress(UnicodeDecodeError):
+        return buf.split(b"\n", 1)[0].decode()
+    return ""
