@@ -45,3 +45,14 @@ ACTION_REJECT: Final = "Reject agent proposal"
 
 # the source name of diagnostics the server publishes for a run
 DIAGNOSTIC_SOURCE: Final = "driveros"
+
+# the settings section (workspace/configuration, didChangeConfiguration {"driveros": {...}})
+SETTINGS_SECTION: Final = "driveros"
+
+# a client that handles driveros/trace says so in ClientCapabilities.experimental:
+# {"experimental": {"driverosTrace": true}}; clients with neither this nor workDoneProgress
+# get the trace as window/logMessage lines
+EXPERIMENTAL_TRACE: Final = "driverosTrace"
+
+# $/progress tokens the server creates for runs are this prefix + the run id
+PROGRESS_TOKEN_PREFIX: Final = "driveros/run/"  # noqa: S105 (not a secret)
