@@ -1,0 +1,240 @@
+"""``driveros memory``: inspect and manage long-term memory (stdout carries data only)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from driveros._errors import ConfigError, MemoryStoreError
+from driveros.config import Environment, load_environment
+from driveros.memory import (
+    Fact,
+    MemoryStore,
+    default_db_path,
+    embedder_from_env,
+    open_memory_store,
+)
+
+ACTIONS = ("list", "search", "show", "forget", "undo", "export", "import", "stats", "reembed")
+#: Actions that print empty data, rather than fail, when nothing was ever remembered.
+_EMPTY_OK = ("list", "search", "export")
+EXPORT_VERSION = 1
+_FACTS = TypeAdapter(list[Fact])
+
+
+def _fact_id(text: str) -> int:
+    try:
+        value = int(text.removeprefix("#"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a fact id: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"not a fact id: {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """Options accepted before and after the action (after wins)."""
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument(
+        "--workspace",
+        type=Path,
+        default=default,
+        help="the workspace whose memory to use (default: the current directory)",
+    )
+    parser.add_argument(
+        "--path",
+        type=Path,
+        default=default,
+        help="the database file (default: DRIVEROS_MEMORY_PATH or <workspace>/.agent-memory.db)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default=argparse.SUPPRESS if suppress else "text",
+        help="output format (default: text)",
+    )
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    _common(parser, suppress=False)
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
+    specs = {
+        "list": "list remembered facts, newest first",
+        "search": "recall the facts most relevant to a query",
+        "show": "show one fact with its provenance and history",
+        "forget": "retire a fact (kept; `undo` restores it)",
+        "undo": "restore a retired fact, or revert the latest change",
+        "export": "write this repository's facts as JSON",
+        "import": "add the active facts of an export",
+        "stats": "counts, embedding model, file size",
+        "reembed": "re-embed every fact and pin the store to a new embedding model",
+    }
+    ps = {name: sub.add_parser(name, help=text, description=text) for name, text in specs.items()}
+    for p in ps.values():
+        _common(p, suppress=True)
+    ps["list"].add_argument(
+        "--status",
+        choices=("active", "superseded", "forgotten", "all"),
+        default="active",
+        help="which facts (default: active)",
+    )
+    ps["list"].add_argument("--limit", type=_positive, default=None, help="at most N facts")
+    ps["list"].add_argument(
+        "--all-scopes", action="store_true", help="every repository in this file"
+    )
+    ps["search"].add_argument("query", help="what to recall")
+    ps["search"].add_argument("--limit", type=_positive, default=8, help="at most N (default 8)")
+    ps["show"].add_argument("id", type=_fact_id, help="fact id (12 or #12)")
+    ps["forget"].add_argument("id", type=_fact_id, help="fact id (12 or #12)")
+    ps["forget"].add_argument("--why", default="forgotten by user", help="reason to record")
+    ps["undo"].add_argument(
+        "id", type=_fact_id, nargs="?", help="restore this fact (default: revert the last change)"
+    )
+    ps["export"].add_argument("--output", "-o", default="-", help="file to write (default: stdout)")
+    ps["export"].add_argument(
+        "--all-scopes", action="store_true", help="every repository in this file"
+    )
+    ps["import"].add_argument("file", help="an export file, or - for stdin")
+    ps["reembed"].add_argument(
+        "--model", default=None, help="embedding model (default: MNEME_EMBED_MODEL)"
+    )
+
+
+def _line(fact: Fact) -> str:
+    extra = f" -> #{fact.superseded_by}" if fact.superseded_by else ""
+    return f"#{fact.id}\t{fact.status}{extra}\t{fact.updated_at[:10]}\t{fact.text}"
+
+
+def _emit_facts(facts: list[Fact], fmt: str) -> None:
+    if fmt == "json":
+        sys.stdout.write(_FACTS.dump_json(facts, indent=2).decode() + "\n")
+    else:
+        for fact in facts:
+            sys.stdout.write(_line(fact) + "\n")
+
+
+def _emit_fact(fact: Fact, fmt: str) -> None:
+    if fmt == "json":
+        sys.stdout.write(fact.model_dump_json(indent=2) + "\n")
+        return
+    for key, value in fact.model_dump().items():
+        if value not in (None, ""):
+            sys.stdout.write(f"{key}: {value}\n")
+
+
+async def _read_import(source: str) -> list[Fact]:
+    try:
+        raw = (
+            await asyncio.to_thread(sys.stdin.read)
+            if source == "-"
+            else await asyncio.to_thread(Path(source).read_text, encoding="utf-8")
+        )
+    except OSError as exc:
+        raise ConfigError(f"cannot read {source}: {exc.strerror}") from exc
+    try:
+        data: Any = json.loads(raw)
+        facts = data["facts"] if isinstance(data, dict) else data
+        return _FACTS.validate_python(facts)
+    except (ValueError, KeyError, TypeError, ValidationError) as exc:
+        raise ConfigError(
+            f"{source} is not a driveros memory export (expected {{'facts': [...]}})"
+        ) from exc
+
+
+async def run(args: argparse.Namespace) -> int:
+    if args.action is None:
+        sys.stderr.write(f"driveros memory: error: choose an action: {', '.join(ACTIONS)}\n")
+        return 1
+    env = load_environment()
+    workspace = (args.workspace or Path.cwd()).resolve()
+    path = args.path or default_db_path(workspace, env)
+    if not await asyncio.to_thread(path.exists) and args.action != "import":
+        if args.action in _EMPTY_OK:
+            sys.stderr.write(f"driveros memory: nothing remembered yet ({path} does not exist)\n")
+            if args.format == "json" or args.action == "export":
+                _emit_facts([], "json")
+            return 0
+        sys.stderr.write(f"driveros memory: no memory database at {path}\n")
+        return 1
+    hybrid = args.action in ("search", "import")
+    store = await open_memory_store(workspace, env, path=path, with_embedder=hybrid, timeout=None)
+    try:
+        return await _dispatch(args, store, env)
+    finally:
+        await store.aclose()
+
+
+async def _dispatch(args: argparse.Namespace, store: MemoryStore, env: Environment) -> int:
+    fmt = args.format
+    match args.action:
+        case "list":
+            _emit_facts(
+                await store.list_facts(
+                    status=args.status, limit=args.limit, all_scopes=args.all_scopes
+                ),
+                fmt,
+            )
+        case "search":
+            _emit_facts(await store.search(args.query, args.limit), fmt)
+        case "show":
+            _emit_fact(await store.get(args.id), fmt)
+        case "forget":
+            fact = await store.forget(args.id, why=args.why)
+            _emit_facts([fact], fmt)
+            sys.stderr.write(f"forgot #{fact.id} (restore: driveros memory undo {fact.id})\n")
+        case "undo":
+            _emit_facts(await store.undo(args.id), fmt)
+        case "export":
+            facts = await store.list_facts(status="all", all_scopes=args.all_scopes)
+            payload = {
+                "version": EXPORT_VERSION,
+                "scope": store.scope,
+                "facts": [f.model_dump() for f in reversed(facts)],
+            }
+            text = json.dumps(payload, indent=2) + "\n"
+            if args.output == "-":
+                sys.stdout.write(text)
+            else:
+                await asyncio.to_thread(Path(args.output).write_text, text, encoding="utf-8")
+                sys.stderr.write(f"exported {len(facts)} facts to {args.output}\n")
+        case "import":
+            added = await store.import_facts(await _read_import(args.file))
+            if fmt == "json":
+                sys.stdout.write(json.dumps({"imported": added}) + "\n")
+            else:
+                sys.stdout.write(f"imported {added} facts\n")
+        case "stats":
+            stats = await store.stats()
+            if fmt == "json":
+                sys.stdout.write(stats.model_dump_json(indent=2) + "\n")
+            else:
+                for key, value in stats.model_dump().items():
+                    sys.stdout.write(f"{key}: {'-' if value is None else value}\n")
+        case "reembed":
+            embedder = embedder_from_env(env, model=args.model)
+            if embedder is None:
+                raise ConfigError("no embedding model: pass --model or set MNEME_EMBED_MODEL")
+            count = await store.reembed(embedder)
+            if fmt == "json":
+                sys.stdout.write(json.dumps({"reembedded": count, "model": embedder.model}) + "\n")
+            else:
+                sys.stdout.write(f"re-embedded {count} facts with {embedder.model}\n")
+        case _:
+            raise MemoryStoreError(f"unknown action {args.action!r}")
+    return 0
