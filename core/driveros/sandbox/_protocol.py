@@ -46,6 +46,38 @@ class NotFoundError(SandboxError):
     """A workspace path does not exist."""
 
 
+class InvalidPathError(SandboxError):
+    """A path is unusable as given: empty, NUL or control characters, not valid UTF-8, too long."""
+
+
+class SpecialFileError(PolicyError):
+    """The path names a device file, FIFO or socket; the sandbox never opens those."""
+
+
+class WrongKindError(SandboxError):
+    """A file was expected and a directory found, or the other way round."""
+
+
+class NotTextError(SandboxError):
+    """``read_file``/``edit`` met bytes that are not UTF-8 text (use ``read_bytes``)."""
+
+
+class EditError(SandboxError):
+    """``edit`` could not apply: ``old`` not found, or found more than once without replace_all."""
+
+
+class ConcurrentChangeError(SandboxError):
+    """The file changed between reading and writing it; nothing was written, retry."""
+
+
+class SearchError(SandboxError):
+    """``search`` could not run: an invalid pattern or glob."""
+
+
+class ProcessNotFoundError(SandboxError):
+    """No process with that id was started by this sandbox's process host."""
+
+
 class RunResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 

@@ -1,0 +1,211 @@
+"""The file half of the Sandbox protocol, done host-side through the fence.
+
+Both tiers use it: the docker tier's workspace is a bind mount of the same directory, so
+host-side operations are fast and exactly as symlink-safe as the local tier's. Blocking work
+runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat as st
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+
+from driveros.sandbox._fence import Fence, kind_of
+from driveros.sandbox._paths import is_safe_name, split_path
+from driveros.sandbox._protocol import (
+    DirEntry,
+    EditError,
+    FileStat,
+    FileTooLargeError,
+    NotFoundError,
+    NotTextError,
+    SearchMatch,
+    WrongKindError,
+)
+from driveros.sandbox._search import find_ripgrep, search_python, search_ripgrep
+
+#: Default largest file ``read_file``/``read_bytes``/``edit`` will load.
+DEFAULT_MAX_READ = 16 * 1024 * 1024
+
+
+class HostFiles:
+    """Fenced file operations on ``root``; every method is async and refuses escapes."""
+
+    def __init__(self, root: Path, *, max_read: int = DEFAULT_MAX_READ) -> None:
+        self.fence = Fence(root)
+        self.max_read = max_read
+
+    @property
+    def root(self) -> Path:
+        return self.fence.root
+
+    def split(self, path: str) -> tuple[str, ...]:
+        return split_path(path, root=PurePosixPath(self.fence.root))
+
+    # -- reading ------------------------------------------------------------------------
+
+    def _read_bytes(self, parts: tuple[str, ...]) -> bytes:
+        fd, info = self.fence.open_regular(parts, follow_final=True)
+        with os.fdopen(fd, "rb") as handle:
+            if info.st_size > self.max_read:
+                raise FileTooLargeError(
+                    f"{'/'.join(parts)!r} is {info.st_size} bytes; the limit is {self.max_read}",
+                    path="/".join(parts),
+                    size=info.st_size,
+                    limit=self.max_read,
+                )
+            data = handle.read(self.max_read + 1)
+        if len(data) > self.max_read:
+            raise FileTooLargeError(
+                f"{'/'.join(parts)!r} grew past the limit of {self.max_read} bytes",
+                path="/".join(parts),
+                limit=self.max_read,
+            )
+        return data
+
+    async def read_bytes(self, path: str) -> bytes:
+        return await asyncio.to_thread(self._read_bytes, self.split(path))
+
+    async def read_file(self, path: str) -> str:
+        data = await self.read_bytes(path)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise NotTextError(
+                f"{path!r} is not UTF-8 text (byte {exc.start}); use read_bytes", path=path
+            ) from exc
+
+    # -- writing ------------------------------------------------------------------------
+
+    def _write(self, parts: tuple[str, ...], data: bytes) -> None:
+        if not parts:
+            raise WrongKindError("the workspace root is a directory", path=".")
+        with self.fence.parent(parts, follow_final=False, create_dirs=True) as (dir_fd, name, _):
+            existing = self.fence.check_writable_target(dir_fd, name, parts)
+            self.fence.replace_file(dir_fd, name, data, existing, parts)
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        """Atomically create or replace ``path`` (parents created); never a partial file."""
+        await asyncio.to_thread(self._write, self.split(path), bytes(data))
+
+    async def write_file(self, path: str, content: str) -> None:
+        await self.write_bytes(path, content.encode("utf-8"))
+
+    def _edit(self, parts: tuple[str, ...], old: str, new: str, replace_all: bool) -> int:
+        shown = "/".join(parts)
+        if not old:
+            raise EditError("edit needs a non-empty old string", path=shown)
+        if not parts:
+            raise WrongKindError("the workspace root is a directory", path=".")
+        with self.fence.parent(parts, follow_final=False) as (dir_fd, name, _):
+            existing = self.fence.check_writable_target(dir_fd, name, parts)
+            if existing is None:
+                raise NotFoundError(f"{shown!r} does not exist", path=shown)
+            data = self._read_bytes(parts)
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise NotTextError(f"{shown!r} is not UTF-8 text", path=shown) from exc
+            count = text.count(old)
+            if count == 0:
+                raise EditError(f"old string not found in {shown!r}", path=shown)
+            if count > 1 and not replace_all:
+                raise EditError(
+                    f"old string occurs {count} times in {shown!r}; give more context "
+                    "or set replace_all",
+                    path=shown,
+                    count=count,
+                )
+            updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+            self.fence.replace_file(dir_fd, name, updated.encode("utf-8"), existing, parts)
+            return count if replace_all else 1
+
+    async def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
+        """Replace exact text; returns how many occurrences were replaced."""
+        return await asyncio.to_thread(self._edit, self.split(path), old, new, replace_all)
+
+    # -- directories and metadata -------------------------------------------------------
+
+    def _list(self, parts: tuple[str, ...]) -> list[DirEntry]:
+        fd = self.fence.open_dir(parts)
+        try:
+            entries: list[DirEntry] = []
+            with os.scandir(fd) as it:
+                for entry in it:
+                    if not is_safe_name(entry.name):
+                        continue  # newline or non-UTF-8 names cannot be given back as paths
+                    info = entry.stat(follow_symlinks=False)
+                    kind = kind_of(info.st_mode)
+                    entries.append(
+                        DirEntry(
+                            name=entry.name,
+                            kind=kind,
+                            size=info.st_size if kind == "file" else 0,
+                        )
+                    )
+        finally:
+            os.close(fd)
+        return sorted(entries, key=lambda e: e.name)
+
+    async def list_dir(self, path: str = ".") -> list[DirEntry]:
+        return await asyncio.to_thread(self._list, self.split(path))
+
+    def _stat(self, parts: tuple[str, ...]) -> FileStat:
+        with self.fence.parent(parts, follow_final=False) as (dir_fd, name, _):
+            if name:
+                try:
+                    info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    raise NotFoundError(
+                        f"{'/'.join(parts)!r} does not exist", path="/".join(parts)
+                    ) from None
+            else:
+                info = os.fstat(dir_fd)
+        kind = kind_of(info.st_mode)
+        return FileStat(
+            path="/".join(parts) or ".",
+            kind=kind,
+            size=info.st_size if st.S_ISREG(info.st_mode) else 0,
+            mtime=info.st_mtime,
+        )
+
+    async def stat(self, path: str) -> FileStat:
+        """Metadata of ``path`` itself (a symlink is reported as one, not followed)."""
+        return await asyncio.to_thread(self._stat, self.split(path))
+
+    async def remove(self, path: str) -> None:
+        """Remove a file, a symlink (never its target) or a directory tree."""
+        await asyncio.to_thread(self.fence.remove, self.split(path))
+
+    async def host_dir(self, path: str) -> Path:
+        """The verified host path of directory ``path`` (for a command's cwd)."""
+        return await asyncio.to_thread(self.fence.host_path, self.split(path))
+
+    # -- search -------------------------------------------------------------------------
+
+    async def search(
+        self,
+        pattern: str,
+        *,
+        path: str = ".",
+        glob: str | None = None,
+        max_results: int = 200,
+        env: Mapping[str, str],
+    ) -> list[SearchMatch]:
+        parts = self.split(path)
+        fd = await asyncio.to_thread(self.fence.open_dir, parts)
+        try:
+            prefix = await asyncio.to_thread(self._logical, parts)
+            rg = find_ripgrep(env.get("PATH"))
+            if rg is not None:
+                return await search_ripgrep(rg, fd, prefix, pattern, glob, max_results, env)
+            return await asyncio.to_thread(search_python, fd, prefix, pattern, glob, max_results)
+        finally:
+            os.close(fd)
+
+    def _logical(self, parts: tuple[str, ...]) -> tuple[str, ...]:
+        with self.fence.parent(parts, follow_final=True) as (_, _name, logical):
+            return logical

@@ -1,0 +1,68 @@
+"""Checking a caller's workspace-relative path before anything touches the filesystem."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from driveros.sandbox._protocol import InvalidPathError, PathEscapeError
+
+#: Linux limits: a whole path and one name, in bytes.
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+
+
+def split_path(path: str, *, root: PurePosixPath | None = None) -> tuple[str, ...]:
+    """The components of a workspace-relative ``path``; ``()`` for the root (``"."`` or ``""``).
+
+    Refuses absolute paths and ``..`` anywhere (PathEscapeError), NUL, control characters
+    (newlines included), names that are not valid UTF-8 and over-long paths
+    (InvalidPathError). ``root`` only improves the message for an absolute path inside it.
+    """
+    if not isinstance(path, str):
+        raise InvalidPathError(f"path must be a string, not {type(path).__name__}", path=path)
+    if "\x00" in path:
+        raise InvalidPathError("path contains a NUL byte", path=path)
+    if _has_control(path):
+        raise InvalidPathError(
+            f"path {path!r} contains a control character (newline, tab, ...); refused",
+            path=path,
+        )
+    try:
+        encoded = path.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidPathError(f"path {path!r} is not valid UTF-8", path=path) from exc
+    if len(encoded) > MAX_PATH_BYTES:
+        raise InvalidPathError(f"path is longer than {MAX_PATH_BYTES} bytes", path=path[:80])
+    if path.startswith("/"):
+        hint = ""
+        if root is not None:
+            pure = PurePosixPath(path)
+            if pure == root or root in pure.parents:
+                rel = pure.relative_to(root).as_posix()
+                hint = f" (did you mean {rel!r}?)"
+        raise PathEscapeError(
+            f"absolute path {path!r} refused: paths are relative to the workspace{hint}",
+            path=path,
+        )
+    parts = tuple(p for p in path.split("/") if p not in ("", "."))
+    if ".." in parts:
+        raise PathEscapeError(f"path {path!r} contains '..'; refused", path=path)
+    for part in parts:
+        if len(part.encode("utf-8")) > MAX_NAME_BYTES:
+            raise InvalidPathError(f"a name in {path!r} is over {MAX_NAME_BYTES} bytes", path=path)
+    return parts
+
+
+def is_safe_name(name: str) -> bool:
+    """Whether a name read from disk can be shown to callers and given back as a path."""
+    if _has_control(name):
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

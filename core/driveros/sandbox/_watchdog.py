@@ -1,0 +1,130 @@
+"""A watchdog process per sandbox: it outlives its owner just long enough to clean up.
+
+The owner keeps a pipe to the watchdog's stdin and tells it, line by line, which process
+groups and containers the sandbox currently holds. When the pipe reaches EOF (``aclose()``,
+or the owner died, even by SIGKILL) the watchdog kills every group still listed and removes
+every container still listed, then exits.
+
+Protocol lines: ``+pg <pgid>``, ``-pg <pgid>``, ``+ct <container id>``, ``-ct <id>``,
+``docker <base_url>`` (how to reach the daemon for ``+ct``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL a whole process group; a group already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+class Watchdog:
+    """The owner's side: spawn the watchdog and keep it informed."""
+
+    def __init__(self) -> None:
+        self._proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    async def start(self) -> None:
+        if self._proc is not None:
+            return
+        # Run as a plain script in isolated mode (-I): stdlib only, nothing of ours imported,
+        # so it is up in milliseconds and immune to the caller's PYTHON* variables.
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-I",
+            __file__,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            env={"PATH": "/usr/bin:/bin"},
+            start_new_session=True,
+        )
+
+    def _send(self, line: str) -> None:
+        if self._proc is None or self._proc.stdin is None or self._proc.stdin.is_closing():
+            return
+        self._proc.stdin.write(line.encode() + b"\n")
+
+    def track_group(self, pgid: int) -> None:
+        self._send(f"+pg {pgid}")
+
+    def untrack_group(self, pgid: int) -> None:
+        self._send(f"-pg {pgid}")
+
+    def track_container(self, container_id: str, base_url: str) -> None:
+        self._send(f"docker {base_url}")
+        self._send(f"+ct {container_id}")
+
+    def untrack_container(self, container_id: str) -> None:
+        self._send(f"-ct {container_id}")
+
+    async def aclose(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            proc.stdin.close()
+            with contextlib.suppress(ConnectionError):
+                await proc.stdin.wait_closed()
+        try:
+            async with asyncio.timeout(10):
+                await proc.wait()
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+
+
+def _remove_containers(base_url: str | None, ids: set[str]) -> None:
+    if not ids or base_url is None:
+        return
+    import docker  # lazy: only a watchdog that holds containers pays for it
+
+    client = docker.DockerClient(base_url=base_url)
+    try:
+        for cid in ids:
+            with contextlib.suppress(Exception):
+                client.api.remove_container(cid, force=True)
+    finally:
+        client.close()
+
+
+def main() -> int:
+    """Run the watchdog: read the owner's lines until EOF, then clean up what is left."""
+    groups: set[int] = set()
+    containers: set[str] = set()
+    base_url: str | None = None
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        for raw in sys.stdin.buffer:
+            op, _, arg = raw.decode("utf-8", "replace").strip().partition(" ")
+            if op == "+pg":
+                groups.add(int(arg))
+            elif op == "-pg":
+                groups.discard(int(arg))
+            elif op == "+ct":
+                containers.add(arg)
+            elif op == "-ct":
+                containers.discard(arg)
+            elif op == "docker":
+                base_url = arg
+    finally:
+        for pgid in groups:
+            kill_group(pgid)
+        _remove_containers(base_url, containers)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

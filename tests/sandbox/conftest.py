@@ -1,0 +1,67 @@
+"""Sandbox test fixtures: workspaces with an outside world next to them, and snapshots of it."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from driveros.sandbox import LocalSandbox
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every entry under ``root`` with its kind, mode, link target or content hash."""
+    result: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in sorted(dirnames + filenames):
+            path = Path(dirpath) / name
+            info = path.lstat()
+            rel = str(path.relative_to(root))
+            if stat.S_ISLNK(info.st_mode):
+                result[rel] = f"link:{os.readlink(path)}"
+            elif stat.S_ISREG(info.st_mode):
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                result[rel] = f"file:{oct(info.st_mode)}:{info.st_nlink}:{digest}"
+            else:
+                result[rel] = f"other:{oct(info.st_mode)}"
+    return result
+
+
+def process_alive(pid: int) -> bool:
+    """Whether ``pid`` is a live (not zombie) process."""
+    try:
+        data = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return data.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A directory beside the workspace holding a secret file: escapes aim here."""
+    out = tmp_path / "outside"
+    out.mkdir()
+    (out / "secret.txt").write_text("top secret\n")
+    (out / "sub").mkdir()
+    (out / "sub" / "inner.txt").write_text("inner\n")
+    return out
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "hello.txt").write_text("hello world\n")
+    (ws / "src").mkdir()
+    (ws / "src" / "app.py").write_text("def main():\n    return 42\n")
+    return ws
+
+
+@pytest.fixture
+async def local(workspace: Path) -> AsyncIterator[LocalSandbox]:
+    async with LocalSandbox(workspace) as sandbox:
+        yield sandbox
