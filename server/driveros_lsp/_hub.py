@@ -1,0 +1,229 @@
+"""RunHub: what the editor sees of runs (trace, diagnostics, proposal, review).
+
+The :class:`~driveros_lsp._runs.RunManager` reports run life-cycle events here; the hub turns
+them into ``$/progress``, ``driveros/trace``, ``textDocument/publishDiagnostics``,
+``driveros/proposal`` and ``workspace/applyEdit``. It never awaits the client's answer to an
+``applyEdit`` on a request path: VS Code keeps that request open until the user confirms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+
+from driveros_lsp._diagnostics import DiagnosticsBoard
+from driveros_lsp._edits import EditPlan, OpenDocument, path_uri, plan_edit
+from driveros_lsp._runs import Run
+from driveros_lsp._trace import TraceChannel, TraceSender, TraceTargets
+from driveros_lsp.protocol import NOTIFY_PROPOSAL, PROGRESS_TOKEN_PREFIX
+
+if TYPE_CHECKING:
+    from driveros_lsp._server import DriverosLanguageServer
+
+logger = logging.getLogger(__name__)
+
+
+def _rebase(base: str, theirs: str, ours: str) -> str | None:
+    from driveros.review import rebase_text
+
+    merged: str | None = rebase_text(base, theirs, ours)
+    return merged
+
+
+class RunHub:
+    def __init__(self, server: DriverosLanguageServer) -> None:
+        self._server = server
+        self._channels: dict[str, TraceChannel] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.board = DiagnosticsBoard(server)
+
+    # -- RunObserver -------------------------------------------------------------------
+    def run_started(self, run: Run) -> None:
+        traits = self._server.traits
+        server = self._server
+
+        async def create_progress(token: str) -> object:
+            return await server.work_done_progress.create_async(token)
+
+        def progress(token: str, value: dict[str, Any]) -> None:
+            server.notify(lsp.PROGRESS, lsp.ProgressParams(token=token, value=value))
+
+        sender = TraceSender(
+            notify=server.notify,
+            create_progress=create_progress,
+            progress=progress,
+            log=server.log,
+        )
+        old = self._channels.pop(run.run_id, None)
+        if old is not None:
+            old.cancel()
+        self._channels[run.run_id] = TraceChannel(
+            run_id=run.run_id,
+            title=_title(run.request.task),
+            token=f"{PROGRESS_TOKEN_PREFIX}{run.run_id}-{run.epoch}",
+            targets=TraceTargets(progress=traits.progress, trace=traits.trace),
+            sender=sender,
+        )
+
+    def run_event(self, run: Run, event: Any) -> None:
+        channel = self._channels.get(run.run_id)
+        if channel is not None:
+            channel.push(event)
+        if getattr(event, "type", "") == "diagnostics":
+            self.board.update(run.run_id, event, self._root())
+
+    def run_finished(self, run: Run) -> None:
+        self.board.clear(run.run_id)
+        channel = self._channels.pop(run.run_id, None)
+        if channel is not None:
+            channel.finish(_end_message(run))
+        if run.state == "failed":
+            self._server.show(
+                f"driveros run {run.run_id} failed: {run.error}", lsp.MessageType.Error
+            )
+        if run.state == "proposed":
+            self.send_proposal(run)
+            if self._server.traits.annotations:
+                self._spawn(self.review(run, None))
+
+    # -- the proposal ------------------------------------------------------------------
+    def proposal_payload(self, run: Run) -> dict[str, Any]:
+        root = self._root()
+        changes = run.outcome.changes if run.outcome is not None else ()
+        files = [
+            {
+                "path": str(c.path),
+                "uri": path_uri(root, str(c.path)),
+                "action": str(c.action),
+                "oldPath": c.old_path,
+                "diff": c.diff,
+                "conflict": run.conflicts.count(str(c.path)) > 0,
+            }
+            for c in changes
+            if str(c.path) in run.pending
+        ]
+        return {
+            "runId": run.run_id,
+            "state": run.state,
+            "rationale": run.outcome.rationale if run.outcome is not None else "",
+            "files": files,
+        }
+
+    def send_proposal(self, run: Run) -> None:
+        self._server.notify(NOTIFY_PROPOSAL, self.proposal_payload(run))
+
+    async def review(self, run: Run, paths: Sequence[str] | None) -> EditPlan:
+        """Send the edit for ``paths`` (default: everything pending); returns at once."""
+        assert run.outcome is not None
+        traits = self._server.traits
+        documents = {
+            uri: OpenDocument(uri=uri, version=doc.version or 0, text=doc.source)
+            for uri, doc in self._server.workspace.text_documents.items()
+        }
+        changes = [c for c in run.outcome.changes if str(c.path) in run.pending]
+        plan = await asyncio.to_thread(
+            plan_edit,
+            changes,
+            root=self._root(),
+            paths=paths,
+            documents=documents,
+            encoding=traits.encoding,
+            annotate=traits.annotations,
+            rationale=run.outcome.rationale,
+            rebase=_rebase,
+        )
+        run.conflicts = sorted(plan.conflicts)
+        if plan.conflicts:
+            lines = "; ".join(f"{p}: {why}" for p, why in sorted(plan.conflicts.items()))
+            self._server.show(
+                f"driveros run {run.run_id}: kept in the proposal, not applied: {lines}",
+                lsp.MessageType.Warning,
+            )
+            self.send_proposal(run)
+        if plan.edit is not None:
+            params = lsp.ApplyWorkspaceEditParams(
+                edit=plan.edit, label=f"driveros: {_title(run.request.task)}"
+            )
+            future = self._server.workspace_apply_edit(params)
+            self._spawn(self._await_applied(run, asyncio.wrap_future(future), plan.included))
+        elif plan.included:
+            self._settle(run, plan.included)
+        return plan
+
+    async def _await_applied(
+        self, run: Run, answer: asyncio.Future[Any], included: list[str]
+    ) -> None:
+        try:
+            result = await answer
+        except Exception as exc:
+            self._server.show(
+                f"driveros run {run.run_id}: the editor refused the edit: {exc}",
+                lsp.MessageType.Warning,
+            )
+            return
+        if not getattr(result, "applied", False):
+            reason = getattr(result, "failure_reason", None) or "not confirmed"
+            self._server.log(f"driveros run {run.run_id}: edit not applied ({reason})")
+            return
+        self._settle(run, included)
+
+    def _settle(self, run: Run, included: list[str]) -> None:
+        if run.state != "proposed":
+            return
+        run.pending = [p for p in run.pending if p not in included]
+        if not run.pending:
+            run.state = "accepted"
+            self._spawn(self._server.runs.release(run))
+        self.send_proposal(run)
+
+    async def reject(self, run: Run, paths: Sequence[str] | None, feedback: str | None) -> None:
+        if feedback:
+            self._server.runs.resume(run, feedback)
+            return
+        run.pending = [p for p in run.pending if paths is not None and p not in paths]
+        if not run.pending:
+            run.state = "rejected"
+            await self._server.runs.release(run)
+        self.send_proposal(run)
+
+    # -- plumbing ----------------------------------------------------------------------
+    def cancel_progress(self, token: str) -> str | None:
+        """The run id a progress token belongs to (for window/workDoneProgress/cancel)."""
+        if not token.startswith(PROGRESS_TOKEN_PREFIX):
+            return None
+        return token.removeprefix(PROGRESS_TOKEN_PREFIX).split("-", 1)[0]
+
+    def _root(self) -> Any:
+        return self._server.workspace_root()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def aclose(self) -> None:
+        for channel in list(self._channels.values()):
+            channel.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _title(task: str) -> str:
+    line = " ".join(task.split())
+    return line if len(line) <= 60 else line[:59] + "…"
+
+
+def _end_message(run: Run) -> str:
+    if run.state == "canceled":
+        return "canceled"
+    if run.state == "failed":
+        return f"failed: {run.error}"
+    result = run.outcome.result if run.outcome is not None else None
+    outcome = getattr(result, "outcome", run.state)
+    files = len(run.pending)
+    return f"{outcome}; {files} file(s) proposed" if files else str(outcome)

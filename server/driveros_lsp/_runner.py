@@ -1,0 +1,135 @@
+"""The seam between the server and the agent: one :class:`Runner` call per run (or resume).
+
+The server builds a :class:`RunRequest` (task, workspace, settings, unsaved buffers, target
+diagnostics) and awaits ``runner(request, on_event=..., resume=...)``. The runner streams
+events through ``on_event`` and returns a :class:`RunOutcome`: the final ``result`` event,
+the changes of its scratch copy and an opaque ``state`` the server hands back to resume the
+run with review feedback. Canceling the awaiting task must stop everything the run started.
+
+:class:`AgentRunner` is the production runner over ``driveros.agent.execute_run``; tests
+inject their own. ``driveros.agent`` is imported lazily so ``initialize`` stays fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from driveros_lsp._settings import Settings
+
+EventSink = Callable[[Any], None]
+"""Receives every ``driveros.agent`` event of a run, in order (never blocks)."""
+
+ChangeAction = Literal["create", "modify", "delete", "rename"]
+
+
+class FileChangeLike(Protocol):
+    """What the server reads from one change of the scratch copy (driveros.review.FileChange)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def old_path(self) -> str | None: ...
+    @property
+    def before(self) -> str | None: ...
+    @property
+    def after(self) -> str | None: ...
+    @property
+    def binary(self) -> bool: ...
+    @property
+    def diff(self) -> str: ...
+
+
+class RunRequest(BaseModel):
+    """Everything a runner needs to start (or resume) one run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    task: str
+    workspace: str
+    settings: Settings = Field(default_factory=Settings)
+    #: Unsaved editor buffers, workspace-relative path -> text.
+    overlays: dict[str, str] = Field(default_factory=dict)
+    #: Target diagnostics, each shaped like ``driveros.agent.DiagnosticItem`` (plain dicts
+    #: here so that importing this module does not import the agent).
+    targets: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class RunOutcome(BaseModel):
+    """What a finished run left behind."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    #: The run's ``result`` event (``driveros.agent`` ``Result``).
+    result: Any
+    changes: Sequence[Any] = ()
+    rationale: str = ""
+    #: Opaque, handed back as ``resume`` to continue the run (history, scratch copy).
+    state: Any = None
+    #: Releases the scratch copy; called once the proposal is settled or the server stops.
+    release: Callable[[], Awaitable[None]] | None = None
+
+
+class Runner(Protocol):
+    def __call__(
+        self, request: RunRequest, *, on_event: EventSink, resume: RunOutcome | None
+    ) -> Awaitable[RunOutcome]: ...
+
+
+class AgentRunner:
+    """The production runner: ``driveros.agent.execute_run`` on a scratch copy (review mode)."""
+
+    async def __call__(
+        self, request: RunRequest, *, on_event: EventSink, resume: RunOutcome | None
+    ) -> RunOutcome:
+        import importlib
+        from pathlib import Path
+
+        # The first run imports the agent (and the LLM stack): do it off the event loop.
+        await asyncio.to_thread(importlib.import_module, "driveros.agent")
+        from driveros.agent import DiagnosticItem, Event, RunSpec, execute_run
+        from driveros.config import load_environment
+
+        root = Path(request.workspace)
+        env = await asyncio.to_thread(load_environment, cwd=root)
+        s = request.settings
+        spec = RunSpec(
+            task=request.task,
+            workspace=root,
+            provider=s.provider,
+            model=s.model,
+            sandbox=s.sandbox,
+            runtime=s.runtime,
+            untrusted=s.untrusted,
+            network=s.network,
+            memory=s.memory,
+            max_iterations=s.max_iterations,
+            max_wall_s=s.max_wall_s,
+            approve=s.approval,
+            review=True,
+            overlays=dict(request.overlays),
+            targets=[DiagnosticItem.model_validate(t) for t in request.targets],
+            run_id=request.run_id,
+        )
+
+        async def deliver(event: Event) -> None:
+            on_event(event)
+
+        history, scratch = resume.state if resume is not None else (None, None)
+        report = await execute_run(
+            spec, env=env, on_event=deliver, history=history, scratch=scratch
+        )
+        release = report.scratch.aclose if report.scratch is not None else None
+        return RunOutcome(
+            result=report.result,
+            changes=list(report.changes),
+            rationale=report.result.answer,
+            state=(report.history, report.scratch),
+            release=release,
+        )

@@ -1,0 +1,202 @@
+"""RunManager: the one owner of every agent run (an asyncio task each).
+
+A run goes ``running`` -> ``proposed`` (its scratch copy has changes) or ``finished`` (none),
+``failed`` (the runner raised) or ``canceled``. A proposal ends ``accepted`` or ``rejected``,
+or goes back to ``running`` when rejected with feedback. The manager knows nothing about
+LSP: it reports through a :class:`RunObserver`, which the server implements.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from driveros_lsp._runner import Runner, RunOutcome, RunRequest
+
+logger = logging.getLogger(__name__)
+
+RunState = Literal["running", "proposed", "finished", "failed", "canceled", "accepted", "rejected"]
+ACTIVE_STATES: frozenset[str] = frozenset({"running"})
+#: How long cancel waits for a run's cleanup (sandbox teardown) before giving up on it.
+CANCEL_GRACE_S = 20.0
+
+
+class RunError(Exception):
+    """A run command cannot be carried out (unknown id, wrong state, too many runs)."""
+
+
+@dataclass
+class Run:
+    """Mutable bookkeeping for one run (internal to the server)."""
+
+    run_id: str
+    request: RunRequest
+    #: Document versions (uri -> version) of the open buffers when the run started.
+    base_versions: dict[str, int]
+    state: RunState = "running"
+    started_at: float = field(default_factory=time.time)
+    outcome: RunOutcome | None = None
+    error: str | None = None
+    task: asyncio.Task[None] | None = None
+    #: Workspace-relative paths of the proposal still awaiting review.
+    pending: list[str] = field(default_factory=list)
+    #: Paths the last review attempt could not apply (edited in the editor meanwhile).
+    conflicts: list[str] = field(default_factory=list)
+    epoch: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        result = self.outcome.result if self.outcome is not None else None
+        return {
+            "runId": self.run_id,
+            "task": self.request.task,
+            "state": self.state,
+            "outcome": getattr(result, "outcome", None),
+            "files": list(self.pending),
+            "conflicts": list(self.conflicts),
+            "startedAt": self.started_at,
+            "error": self.error,
+        }
+
+
+class RunObserver(Protocol):
+    def run_started(self, run: Run) -> None: ...
+    def run_event(self, run: Run, event: Any) -> None: ...
+    def run_finished(self, run: Run) -> None: ...
+
+
+def new_run_id() -> str:
+    return secrets.token_hex(6)
+
+
+class RunManager:
+    """Starts, tracks, cancels and releases runs. One per server."""
+
+    def __init__(self, runner_factory: Callable[[], Runner], observer: RunObserver) -> None:
+        self._runner_factory = runner_factory
+        self._runner: Runner | None = None
+        self._observer = observer
+        self._runs: dict[str, Run] = {}
+        self._closed = False
+
+    @property
+    def runner(self) -> Runner:
+        if self._runner is None:
+            self._runner = self._runner_factory()
+        return self._runner
+
+    def get(self, run_id: str) -> Run:
+        run = self._runs.get(run_id)
+        if run is None:
+            raise RunError(f"unknown run {run_id!r}")
+        return run
+
+    def runs(self) -> list[Run]:
+        return list(self._runs.values())
+
+    def active_count(self) -> int:
+        return sum(1 for r in self._runs.values() if r.state in ACTIVE_STATES)
+
+    def start(self, request: RunRequest, *, base_versions: dict[str, int], limit: int) -> Run:
+        """Register a run and start its task; returns at once."""
+        if self._closed:
+            raise RunError("the server is shutting down")
+        if self.active_count() >= limit:
+            raise RunError(
+                f"{limit} runs are already active (setting maxConcurrentRuns); "
+                "cancel one or wait for it to finish"
+            )
+        run = Run(run_id=request.run_id, request=request, base_versions=base_versions)
+        self._runs[run.run_id] = run
+        self._launch(run, resume=None, request=request)
+        return run
+
+    def resume(self, run: Run, feedback: str) -> None:
+        """Continue a proposed run with ``feedback`` as the next user turn."""
+        if run.state != "proposed" or run.outcome is None:
+            raise RunError(f"run {run.run_id} is {run.state}; only a proposal can be resumed")
+        request = run.request.model_copy(update={"task": feedback})
+        previous = run.outcome
+        run.state = "running"
+        run.outcome = None
+        run.pending = []
+        run.conflicts = []
+        self._launch(run, resume=previous, request=request)
+
+    def _launch(self, run: Run, *, resume: RunOutcome | None, request: RunRequest) -> None:
+        run.epoch += 1
+        self._observer.run_started(run)
+        run.task = asyncio.create_task(
+            self._drive(run, request, resume), name=f"driveros-run-{run.run_id}"
+        )
+
+    async def _drive(self, run: Run, request: RunRequest, resume: RunOutcome | None) -> None:
+        def on_event(event: Any) -> None:
+            self._observer.run_event(run, event)
+
+        try:
+            outcome = await self.runner(request, on_event=on_event, resume=resume)
+        except asyncio.CancelledError:
+            run.state = "canceled"
+            self._observer.run_finished(run)
+            raise
+        except Exception as exc:  # the runner's failure ends this run, never the server
+            logger.exception("run %s failed", run.run_id)
+            run.state = "failed"
+            run.error = f"{type(exc).__name__}: {exc}"
+            self._observer.run_finished(run)
+            return
+        run.outcome = outcome
+        run.pending = [_change_path(c) for c in outcome.changes]
+        run.state = "proposed" if run.pending else "finished"
+        self._observer.run_finished(run)
+        if run.state == "finished":
+            await self.release(run)
+
+    async def cancel(self, run_id: str) -> Run:
+        """Stop a running run (and wait for its cleanup), or discard a proposal."""
+        run = self.get(run_id)
+        if run.state == "running" and run.task is not None:
+            await self._cancel_task(run.task)
+            return run
+        if run.state == "proposed":
+            run.state = "canceled"
+            run.pending = []
+            await self.release(run)
+            self._observer.run_finished(run)
+            return run
+        raise RunError(f"run {run_id} is already {run.state}")
+
+    @staticmethod
+    async def _cancel_task(task: asyncio.Task[None]) -> None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(asyncio.shield(task), CANCEL_GRACE_S)
+
+    async def release(self, run: Run) -> None:
+        """Free the run's scratch copy (idempotent)."""
+        outcome = run.outcome
+        if outcome is None or outcome.release is None:
+            return
+        release, run.outcome = outcome.release, outcome.model_copy(update={"release": None})
+        try:
+            await release()
+        except Exception:
+            logger.exception("releasing run %s failed", run.run_id)
+
+    async def aclose(self) -> None:
+        """Cancel every running run and release every proposal (server exit)."""
+        self._closed = True
+        tasks = [r.task for r in self._runs.values() if r.state == "running" and r.task]
+        await asyncio.gather(*(self._cancel_task(t) for t in tasks if t is not None))
+        for run in self._runs.values():
+            await self.release(run)
+
+
+def _change_path(change: Any) -> str:
+    return str(change.path)

@@ -1,0 +1,107 @@
+"""The server object and its factory: ``create_server()`` wires every feature module."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from driveros_lsp._runner import Runner
+from driveros_lsp._runs import RunManager
+from driveros_lsp._settings import Settings
+from driveros_lsp._text import Encoding
+from driveros_lsp.protocol import EXPERIMENTAL_TRACE, SERVER_NAME
+
+logger = logging.getLogger(__name__)
+
+RunnerFactory = Callable[[], Runner]
+
+
+@dataclass(frozen=True)
+class ClientTraits:
+    """What the client said it can do, reduced to the decisions the server makes."""
+
+    encoding: Encoding = "utf-16"
+    annotations: bool = False
+    progress: bool = False
+    trace: bool = False
+    show_message: bool = True
+
+    @classmethod
+    def from_capabilities(cls, caps: lsp.ClientCapabilities, encoding: str) -> ClientTraits:
+        edit = caps.workspace.workspace_edit if caps.workspace else None
+        window = caps.window
+        experimental = caps.experimental if isinstance(caps.experimental, dict) else {}
+        enc: Encoding = "utf-16"
+        if encoding in ("utf-8", "utf-32"):
+            enc = "utf-8" if encoding == "utf-8" else "utf-32"
+        return cls(
+            encoding=enc,
+            annotations=bool(edit and edit.change_annotation_support is not None),
+            progress=bool(window and window.work_done_progress),
+            trace=bool(experimental.get(EXPERIMENTAL_TRACE)),
+        )
+
+
+def _default_runner_factory() -> Runner:
+    from driveros_lsp._runner import AgentRunner
+
+    return AgentRunner()
+
+
+class DriverosLanguageServer(LanguageServer):
+    """pygls ``LanguageServer`` plus the run manager, settings and client traits."""
+
+    def __init__(self, *, runner_factory: RunnerFactory | None = None) -> None:
+        from driveros import __version__
+
+        super().__init__(SERVER_NAME, __version__)
+        self.settings = Settings()
+        self.traits = ClientTraits()
+        from driveros_lsp._hub import RunHub
+
+        self.hub = RunHub(self)
+        self.runs = RunManager(runner_factory or _default_runner_factory, self.hub)
+
+    def workspace_root(self) -> Path:
+        """The root folder of the workspace (the first folder when there are several)."""
+        ws = self.workspace
+        if ws.root_path:
+            return Path(ws.root_path)
+        for folder in ws.folders.values():
+            from pygls.uris import to_fs_path
+
+            path = to_fs_path(folder.uri)
+            if path:
+                return Path(path)
+        raise LookupError("the client opened no workspace folder")
+
+    def show(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
+        self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
+
+    def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Log) -> None:
+        self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+
+    def notify(self, method: str, params: Any) -> None:
+        self.protocol.notify(method, params)
+
+
+def create_server(*, runner_factory: RunnerFactory | None = None) -> DriverosLanguageServer:
+    """A new, fully wired server. ``runner_factory`` replaces the agent (tests, benchmarks)."""
+    from driveros_lsp.features import code_actions, commands, configuration, documents, lifecycle
+
+    server = DriverosLanguageServer(runner_factory=runner_factory)
+    for setup in (
+        lifecycle.setup,
+        configuration.setup,
+        documents.setup,
+        code_actions.setup,
+        commands.setup,
+    ):
+        setup(server)
+    return server

@@ -1,0 +1,203 @@
+"""One run's trace to the editor: ``$/progress``, ``driveros/trace`` and the log fallback.
+
+Events arrive synchronously from the agent (:meth:`TraceChannel.push` never blocks); a small
+flusher task sends them at most once per ``interval`` (50 ms: ~20 updates/s per run).
+Streamed ``thinking``/``text`` deltas that arrive within one interval are merged into one
+event, so a fast model cannot flood the editor; every other event is sent as is, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from driveros_lsp.protocol import NOTIFY_TRACE
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_INTERVAL_S = 0.05
+PROGRESS_CREATE_TIMEOUT_S = 10.0
+_DELTA_TYPES = frozenset({"thinking", "text"})
+
+
+@dataclass(frozen=True)
+class TraceTargets:
+    """Which channels the client handles (decided from its capabilities)."""
+
+    progress: bool
+    trace: bool
+
+    @property
+    def log(self) -> bool:
+        return not (self.progress or self.trace)
+
+
+@dataclass(frozen=True)
+class TraceSender:
+    """How the channel talks to the client (supplied by the server)."""
+
+    notify: Callable[[str, Any], None]
+    create_progress: Callable[[str], Awaitable[object]]
+    progress: Callable[[str, dict[str, Any]], None]
+    log: Callable[[str], None]
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def describe(event: Any) -> str | None:
+    """The progress line for an event (None when it does not change the line)."""
+    kind = getattr(event, "type", "")
+    turn = getattr(event, "turn", None)
+    match kind:
+        case "turn_started":
+            return f"turn {turn}"
+        case "thinking":
+            return f"turn {turn}: thinking"
+        case "text":
+            return f"turn {turn}: writing"
+        case "tool_call":
+            return f"turn {turn}: {event.name}"
+        case "tool_result":
+            return f"turn {turn}: {event.name} {'ok' if event.ok else 'failed'}"
+        case "diagnostics":
+            return f"turn {turn}: {event.total} problem(s)"
+        case "stuck":
+            return f"turn {turn}: stuck ({event.detector})"
+        case "approval":
+            return f"turn {turn}: {event.name} {event.decision}"
+        case _:
+            return None
+
+
+def log_line(event: Any) -> str | None:
+    """One human line per event for clients that only show logs."""
+    kind = getattr(event, "type", "")
+    match kind:
+        case "run_started":
+            return f"started: {_shorten(event.task)}"
+        case "thinking" | "text":
+            return f"{kind}: {_shorten(event.text, 200)}" if event.text.strip() else None
+        case "tool_call":
+            return f"tool {event.name} {_shorten(str(event.arguments), 160)}"
+        case "tool_result":
+            return f"tool {event.name} {'ok' if event.ok else 'failed'}"
+        case "result":
+            return f"{event.outcome}: {_shorten(event.answer, 200)}"
+        case _:
+            return describe(event)
+
+
+class TraceChannel:
+    """Coalesces and sends one run's events (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        title: str,
+        token: str,
+        targets: TraceTargets,
+        sender: TraceSender,
+        interval: float = DEFAULT_INTERVAL_S,
+    ) -> None:
+        self.run_id = run_id
+        self._title = title
+        self._token = token
+        self._targets = targets
+        self._sender = sender
+        self._interval = interval
+        self._pending: list[Any] = []
+        self._line: str | None = None
+        self._end_message: str | None = None
+        self._wake = asyncio.Event()
+        self._task = asyncio.create_task(self._flusher(), name=f"driveros-trace-{run_id}")
+        #: Total notifications sent (driveros/trace + $/progress reports), for tests/bench.
+        self.sent = 0
+
+    def push(self, event: Any) -> None:
+        """Queue one event; merges a delta into the previous one of the same stream."""
+        last = self._pending[-1] if self._pending else None
+        kind = getattr(event, "type", "")
+        if (
+            kind in _DELTA_TYPES
+            and getattr(event, "delta", False)
+            and last is not None
+            and getattr(last, "type", "") == kind
+            and getattr(last, "delta", False)
+            and getattr(last, "turn", None) == getattr(event, "turn", None)
+        ):
+            self._pending[-1] = last.model_copy(update={"text": last.text + event.text})
+        else:
+            self._pending.append(event)
+        line = describe(event)
+        if line is not None:
+            self._line = line
+        self._wake.set()
+
+    def finish(self, message: str) -> None:
+        """Flush what is left, end the progress with ``message``; the flusher then stops."""
+        self._end_message = message
+        self._wake.set()
+
+    async def wait_closed(self) -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    def cancel(self) -> None:
+        self._task.cancel()
+
+    async def _flusher(self) -> None:
+        progress_ok = False
+        if self._targets.progress:
+            try:
+                await asyncio.wait_for(
+                    self._sender.create_progress(self._token), PROGRESS_CREATE_TIMEOUT_S
+                )
+                progress_ok = True
+            except Exception as exc:  # a client that refuses the token still gets the rest
+                logger.warning("progress token for run %s refused: %s", self.run_id, exc)
+            if progress_ok:
+                self._sender.progress(
+                    self._token,
+                    {
+                        "kind": "begin",
+                        "title": "driveros",
+                        "message": self._title,
+                        "cancellable": True,
+                    },
+                )
+        sent_line: str | None = None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            pending, self._pending = self._pending, []
+            for event in pending:
+                self._send_event(event)
+            if progress_ok and self._line is not None and self._line != sent_line:
+                sent_line = self._line
+                self._sender.progress(self._token, {"kind": "report", "message": sent_line})
+                self.sent += 1
+            if self._end_message is not None and not self._pending:
+                if progress_ok:
+                    self._sender.progress(
+                        self._token, {"kind": "end", "message": self._end_message}
+                    )
+                return
+            await asyncio.sleep(self._interval)
+
+    def _send_event(self, event: Any) -> None:
+        if self._targets.trace:
+            payload = event.model_dump(mode="json") if hasattr(event, "model_dump") else event
+            self._sender.notify(NOTIFY_TRACE, {"runId": self.run_id, "event": payload})
+            self.sent += 1
+        if self._targets.log:
+            line = log_line(event)
+            if line is not None:
+                self._sender.log(f"[driveros {self.run_id}] {line}")

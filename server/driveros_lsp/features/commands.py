@@ -1,0 +1,214 @@
+"""workspace/executeCommand: start, fix, cancel, list, accept and reject runs.
+
+Every command takes one object argument; bad params get a JSON-RPC InvalidParams error with a
+message, a command that does not fit the run's state gets RequestFailed. start/fix return
+``{runId}`` at once: the run is a background task owned by the RunManager.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from driveros_lsp._params import (
+    AcceptParams,
+    Diagnostic,
+    FixParams,
+    ListParams,
+    RejectParams,
+    RunRef,
+    StartParams,
+    parse,
+)
+from driveros_lsp._runs import Run, RunError, new_run_id
+from driveros_lsp.features.documents import relative_path, snapshot
+from driveros_lsp.protocol import (
+    CMD_AGENT_CANCEL,
+    CMD_AGENT_FIX,
+    CMD_AGENT_LIST,
+    CMD_AGENT_START,
+    CMD_REVIEW_ACCEPT,
+    CMD_REVIEW_REJECT,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from driveros_lsp._server import DriverosLanguageServer
+
+#: LSP 3.17 ``RequestFailed``: the request was valid but could not be carried out.
+REQUEST_FAILED = -32803
+_SEVERITY = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+
+
+class RequestFailed(JsonRpcException):
+    CODE = REQUEST_FAILED
+    MESSAGE = "Request failed"
+
+
+def _root(server: DriverosLanguageServer) -> Path:
+    try:
+        return server.workspace_root()
+    except LookupError as exc:
+        raise RequestFailed(str(exc)) from exc
+
+
+def _rel(server: DriverosLanguageServer, root: Path, uri: str) -> str:
+    rel = relative_path(root, uri)
+    if rel is None:
+        raise JsonRpcInvalidParams(f"{uri} is not inside the workspace {root}")
+    return rel
+
+
+def _target(rel: str, d: Diagnostic) -> dict[str, Any]:
+    return {
+        "path": rel,
+        "line": d.range.start.line + 1,
+        "column": d.range.start.character + 1,
+        "end_line": d.range.end.line + 1,
+        "end_column": d.range.end.character + 1,
+        "severity": _SEVERITY.get(d.severity or 1, "error"),
+        "code": None if d.code is None else str(d.code),
+        "source": d.source or "",
+        "message": d.message,
+    }
+
+
+def _describe(target: dict[str, Any]) -> str:
+    origin = " ".join(x for x in (target["source"], target["code"] or "") if x)
+    origin = f" [{origin}]" if origin else ""
+    return (
+        f"- {target['path']}:{target['line']}:{target['column']} "
+        f"{target['severity']}{origin}: {target['message']}"
+    )
+
+
+def _selection(server: DriverosLanguageServer, p: StartParams, rel: str) -> str:
+    if p.range is None or p.uri is None:
+        return ""
+    doc = server.workspace.text_documents.get(p.uri)
+    if doc is None:
+        return f"\n\nFocus on {rel} lines {p.range.start.line + 1}-{p.range.end.line + 1}."
+    lines = doc.source.splitlines()[p.range.start.line : p.range.end.line + 1]
+    body = "\n".join(lines)
+    return (
+        f"\n\nThe user selected {rel} lines {p.range.start.line + 1}-{p.range.end.line + 1}:"
+        f"\n```\n{body}\n```"
+    )
+
+
+def _launch(
+    server: DriverosLanguageServer, root: Path, task: str, targets: list[dict[str, Any]]
+) -> dict[str, Any]:
+    from driveros_lsp._runner import RunRequest
+
+    overlays, versions = snapshot(server, root)
+    request = RunRequest(
+        run_id=new_run_id(),
+        task=task,
+        workspace=str(root),
+        settings=server.settings,
+        overlays=overlays,
+        targets=targets,
+    )
+    try:
+        run = server.runs.start(
+            request, base_versions=versions, limit=server.settings.max_concurrent_runs
+        )
+    except RunError as exc:
+        raise RequestFailed(str(exc)) from exc
+    return {"runId": run.run_id}
+
+
+def _proposed(server: DriverosLanguageServer, ref: RunRef, paths: list[str] | None) -> Run:
+    try:
+        run = server.runs.get(ref.run_id)
+    except RunError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
+    if run.state != "proposed":
+        raise RequestFailed(f"run {run.run_id} is {run.state}: there is no proposal to review")
+    unknown = sorted(set(paths or ()) - set(run.pending))
+    if unknown:
+        raise JsonRpcInvalidParams(
+            f"not in run {run.run_id}'s pending proposal: {', '.join(unknown)}"
+        )
+    return run
+
+
+def setup(server: DriverosLanguageServer) -> None:
+    @server.command(CMD_AGENT_START)
+    def start(ls: Any, *args: Any) -> dict[str, Any]:
+        p = parse(CMD_AGENT_START, StartParams, args)
+        root = _root(server)
+        task = p.task
+        if p.uri is not None:
+            rel = _rel(server, root, p.uri)
+            task += f"\n\nThe user is looking at {rel}." + _selection(server, p, rel)
+        return _launch(server, root, task, [])
+
+    @server.command(CMD_AGENT_FIX)
+    def fix(ls: Any, *args: Any) -> dict[str, Any]:
+        p = parse(CMD_AGENT_FIX, FixParams, args)
+        if not p.diagnostics and not p.all:
+            raise JsonRpcInvalidParams(
+                f"{CMD_AGENT_FIX}: give at least one diagnostic, or all: true"
+            )
+        root = _root(server)
+        rel = _rel(server, root, p.uri)
+        targets = [_target(rel, d) for d in p.diagnostics]
+        listing = "\n".join(_describe(t) for t in targets)
+        if p.all:
+            task = f"Fix every problem the project's checks report in {rel}."
+            if listing:
+                task += f"\nThe editor shows:\n{listing}"
+        else:
+            task = f"Fix this problem in {rel}:\n{listing}"
+        return _launch(server, root, task, targets)
+
+    @server.command(CMD_AGENT_CANCEL)
+    async def cancel(ls: Any, *args: Any) -> dict[str, Any]:
+        p = parse(CMD_AGENT_CANCEL, RunRef, args)
+        try:
+            run = await server.runs.cancel(p.run_id)
+        except RunError as exc:
+            known = any(r.run_id == p.run_id for r in server.runs.runs())
+            raise (RequestFailed if known else JsonRpcInvalidParams)(str(exc)) from exc
+        return {"runId": run.run_id, "state": run.state}
+
+    @server.command(CMD_AGENT_LIST)
+    def list_runs(ls: Any, *args: Any) -> dict[str, Any]:
+        parse(CMD_AGENT_LIST, ListParams, args)
+        return {"runs": [r.summary() for r in server.runs.runs()]}
+
+    @server.command(CMD_REVIEW_ACCEPT)
+    async def accept(ls: Any, *args: Any) -> dict[str, Any]:
+        p = parse(CMD_REVIEW_ACCEPT, AcceptParams, args)
+        run = _proposed(server, p, p.paths)
+        plan = await server.hub.review(run, p.paths)
+        return {"runId": run.run_id, "applying": plan.included, "conflicts": plan.conflicts}
+
+    @server.command(CMD_REVIEW_REJECT)
+    async def reject(ls: Any, *args: Any) -> dict[str, Any]:
+        p = parse(CMD_REVIEW_REJECT, RejectParams, args)
+        run = _proposed(server, p, p.paths)
+        await server.hub.reject(run, p.paths, p.feedback)
+        return {"runId": run.run_id, "state": run.state}
+
+    tasks: set[asyncio.Task[Any]] = set()
+
+    @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def progress_cancel(params: lsp.WorkDoneProgressCancelParams) -> None:
+        run_id = server.hub.cancel_progress(str(params.token))
+        if run_id is None:
+            return
+        try:
+            run = server.runs.get(run_id)
+        except RunError:
+            return
+        if run.state == "running":
+            task = asyncio.ensure_future(server.runs.cancel(run_id))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)

@@ -1,0 +1,58 @@
+"""Document sync: pygls tracks open buffers (text, version); this module reads them.
+
+A run starts from what the user sees: every open buffer under the workspace is overlaid on
+the run's scratch copy (``RunRequest.overlays``), and the buffer versions at that moment are
+kept so a later proposal can tell which documents changed meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+from pygls.uris import to_fs_path
+
+if TYPE_CHECKING:
+    from driveros_lsp._server import DriverosLanguageServer
+
+logger = logging.getLogger(__name__)
+
+
+def relative_path(root: Path, uri: str) -> str | None:
+    """The workspace-relative POSIX path of ``uri`` (None when outside the workspace)."""
+    fs = to_fs_path(uri)
+    if fs is None:
+        return None
+    try:
+        return Path(fs).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def snapshot(server: DriverosLanguageServer, root: Path) -> tuple[dict[str, str], dict[str, int]]:
+    """Unsaved buffers under ``root`` (relative path -> text) and their versions (uri -> v)."""
+    overlays: dict[str, str] = {}
+    versions: dict[str, int] = {}
+    for uri, doc in server.workspace.text_documents.items():
+        rel = relative_path(root, uri)
+        if rel is None:
+            continue
+        overlays[rel] = doc.source
+        versions[uri] = doc.version or 0
+    return overlays, versions
+
+
+def setup(server: DriverosLanguageServer) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: lsp.DidOpenTextDocumentParams) -> None:
+        logger.debug("open %s v%s", params.text_document.uri, params.text_document.version)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: lsp.DidChangeTextDocumentParams) -> None:
+        logger.debug("change %s v%s", params.text_document.uri, params.text_document.version)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: lsp.DidCloseTextDocumentParams) -> None:
+        logger.debug("close %s", params.text_document.uri)

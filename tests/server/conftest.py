@@ -1,0 +1,38 @@
+"""Fixtures for the language-server tests: a workspace and a scripted model (loopback)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from driveros.testing import ScriptedModelServer, Turn
+
+CALC = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return x * 2\n"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "calc.py").write_text(CALC)
+    (root / "notes.txt").write_text("hello\n")
+    return root
+
+
+ModelFactory = Callable[..., AbstractAsyncContextManager[dict[str, str]]]
+
+
+@pytest.fixture
+def scripted_model() -> ModelFactory:
+    """``async with scripted_model(turns) as env:`` gives the server env for that model."""
+
+    @asynccontextmanager
+    async def start(turns: list[Turn], **kwargs: Any) -> AsyncIterator[dict[str, str]]:
+        async with ScriptedModelServer(turns, **kwargs) as srv:
+            yield {"OPENAI_BASE_URL": srv.openai_base_url, "OPENAI_API_KEY": "test-key"}
+
+    return start
