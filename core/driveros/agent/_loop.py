@@ -1,0 +1,491 @@
+"""The agent loop: think (stream the model with tools) → act (sandbox) → observe, repeated.
+
+A run ends when the model answers without a tool call, a budget is spent, a stuck detector
+fires, the approval policy keeps refusing, the provider fails, or the task is canceled. It
+always produces exactly one ``result`` (emitted last unless the caller defers it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from driveros._errors import ConfigError, ProviderError, StreamError
+from driveros.agent import _events as ev
+from driveros.agent import _memory
+from driveros.agent._approval import ApprovalPolicy, ApprovalRequest, approval_policy
+from driveros.agent._context import estimate_tokens, trim_tool_outputs
+from driveros.agent._diagnostics import DiagnosticsTracker, targets_remaining
+from driveros.agent._hooks import (
+    DiagnosticsSnapshot,
+    DiagnosticsSource,
+    MemoryHook,
+    StuckDetector,
+    ToolObservation,
+    TurnObservation,
+)
+from driveros.agent._prompt import SYSTEM_PROMPT, first_message
+from driveros.agent._redact import Redactor
+from driveros.agent._sink import EventSink, OnEvent
+from driveros.agent._stuck import default_detectors
+from driveros.agent._tools import EDIT_TOOLS, READ_ONLY_TOOLS, ToolBox, tool_specs
+from driveros.llm import (
+    Message,
+    Provider,
+    Request,
+    Response,
+    StopReason,
+    StreamDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+    system,
+    tool_results,
+    user,
+)
+from driveros.sandbox import Sandbox
+
+log = logging.getLogger(__name__)
+
+
+class AgentConfig(BaseModel):
+    """Budgets and knobs of one run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_iterations: int = Field(default=30, ge=1)
+    max_wall_s: float = Field(default=900.0, gt=0)
+    #: Estimated prompt tokens; old tool outputs are trimmed before the run gives up.
+    context_budget: int = Field(default=120_000, ge=1000)
+    output_limit: int = Field(default=16_000, ge=200)
+    tool_timeout_s: float = Field(default=120.0, gt=0)
+    memory_timeout_s: float = Field(default=30.0, gt=0)
+    #: Consecutive turns whose every call was blocked before the run ends ``refused``.
+    refusal_turns: int = Field(default=3, ge=1)
+    max_tokens: int | None = None
+    thinking: bool = False
+    system_prompt: str = SYSTEM_PROMPT
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """What a run produced: the result event and the conversation (for resuming)."""
+
+    result: ev.Result
+    history: list[Message]
+
+
+@dataclass
+class _State:
+    started: float = field(default_factory=time.perf_counter)
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    observed: bool = False
+    blocked_streak: int = 0
+    history: list[Message] = field(default_factory=list)
+
+
+class _Finish(Exception):
+    """Internal: ends the loop with an outcome."""
+
+    def __init__(
+        self,
+        outcome: ev.Outcome,
+        *,
+        answer: str = "",
+        error: str | None = None,
+        detector: str | None = None,
+        targets_fixed: bool | None = None,
+    ) -> None:
+        super().__init__(outcome)
+        self.outcome: ev.Outcome = outcome
+        self.answer = answer
+        self.error = error
+        self.detector = detector
+        self.targets_fixed = targets_fixed
+
+
+class Agent:
+    """One agent over one provider and one sandbox. ``run()`` may be called once per task."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        sandbox: Sandbox,
+        *,
+        config: AgentConfig | None = None,
+        approval: ApprovalPolicy | None = None,
+        detectors: Sequence[StuckDetector] | None = None,
+        extra_detectors: Sequence[StuckDetector] = (),
+        diagnostics: DiagnosticsSource | None = None,
+        memory: MemoryHook | None = None,
+        secrets: Sequence[str] = (),
+        targets: Sequence[ev.DiagnosticItem] = (),
+        targets_judge: TargetsJudge | None = None,
+        run_id: str | None = None,
+        on_event: OnEvent | None = None,
+        sink: EventSink | None = None,
+    ) -> None:
+        self.provider = provider
+        self.sandbox = sandbox
+        self.config = config or AgentConfig()
+        self.approval = approval or approval_policy("policy", workspace=sandbox.workspace)
+        self.detectors = [
+            *(default_detectors() if detectors is None else detectors),
+            *extra_detectors,
+        ]
+        self.memory = memory
+        self.targets = list(targets)
+        self._judge = targets_judge or _targets_gone
+        self.sink = sink or EventSink(run_id or uuid.uuid4().hex[:12], on_event, Redactor(secrets))
+        #: The result a canceled run ended with (set before the cancellation propagates).
+        self.partial_result: ev.Result | None = None
+        self._tracker = DiagnosticsTracker(diagnostics) if diagnostics is not None else None
+        self._tools = tool_specs()
+        self._toolbox = ToolBox(
+            sandbox,
+            diagnostics=self._tracker.current if self._tracker else None,
+            output_limit=self.config.output_limit,
+            default_timeout=self.config.tool_timeout_s,
+        )
+
+    @property
+    def run_id(self) -> str:
+        return self.sink.run_id
+
+    # ------------------------------------------------------------------ run
+
+    async def run(
+        self, task: str, *, history: Sequence[Message] | None = None, emit_result: bool = True
+    ) -> AgentRun:
+        """Run the task to an outcome. Cancelling the calling task emits a ``canceled``
+        result (when ``emit_result``) and re-raises."""
+        state = _State(history=list(history or ()))
+        await self.sink.emit(
+            ev.RunStarted,
+            task=task,
+            provider=self.provider.name,
+            model=self.provider.model,
+            workspace=str(self.sandbox.workspace),
+            sandbox=self.sandbox.tier,
+        )
+        timeout = asyncio.timeout(self.config.max_wall_s)
+        try:
+            async with timeout:
+                finish = await self._loop(task, state)
+        except _Finish as exc:
+            finish = exc
+        except TimeoutError:
+            if not timeout.expired():
+                raise
+            limit = f"{self.config.max_wall_s:g}s"
+            finish = _Finish("resource_cap", error=f"wall-clock limit of {limit} reached")
+        except ProviderError as exc:
+            finish = _Finish("provider_error", error=str(exc))
+        except ConfigError as exc:
+            finish = _Finish("setup_error", error=str(exc))
+        except asyncio.CancelledError:
+            result = self._result(_Finish("canceled", error="canceled"), state)
+            self.partial_result = result
+            if emit_result:
+                await self.sink.emit(ev.Result, **_fields(result))
+            raise
+        result = self._result(finish, state)
+        if emit_result:
+            result = await self.sink.emit(ev.Result, **_fields(result))
+        return AgentRun(result=result, history=state.history)
+
+    def _result(self, finish: _Finish, state: _State) -> ev.Result:
+        verified = state.observed and finish.outcome in ("answered", "unverified")
+        return ev.Result(
+            run_id=self.run_id,
+            outcome=finish.outcome,
+            exit_code=ev.EXIT_CODES[finish.outcome],
+            answer=self.sink.redactor.text(finish.answer),
+            verified=verified,
+            turns=state.turns,
+            usage=state.usage,
+            duration_ms=(time.perf_counter() - state.started) * 1000,
+            error=self.sink.redactor.text(finish.error) if finish.error else None,
+            targets_fixed=finish.targets_fixed,
+            stuck_detector=finish.detector,
+        )
+
+    async def _loop(self, task: str, state: _State) -> _Finish:
+        memories = await self._recall(task)
+        state.history.append(user(first_message(task, memories=memories, targets=self.targets)))
+        while True:
+            if state.turns >= self.config.max_iterations:
+                limit = self.config.max_iterations
+                return _Finish("resource_cap", error=f"iteration limit of {limit} reached")
+            self._fit_context(state)
+            state.turns += 1
+            turn = state.turns
+            await self.sink.emit(ev.TurnStarted, turn=turn)
+            started = time.perf_counter()
+            response = await self._think(turn, state)
+            state.history.append(response.message())
+            state.usage = state.usage + response.usage
+            calls = response.tool_calls
+            if not calls:
+                await self._turn_finished(turn, started, response.usage)
+                if response.stop_reason is StopReason.REFUSAL:
+                    return _Finish("refused", answer=response.text(), error="the model refused")
+                return await self._answer(task, response.text(), state)
+            observation = await self._act(turn, response, calls, state)
+            await self._turn_finished(turn, started, response.usage)
+            if state.blocked_streak >= self.config.refusal_turns:
+                return _Finish(
+                    "refused",
+                    answer=response.text(),
+                    error="the model kept asking for actions the approval policy blocks",
+                )
+            verdicts = [d.observe(observation) for d in self.detectors]
+            verdict = next((v for v in verdicts if v is not None), None)
+            if verdict is not None:
+                await self.sink.emit(
+                    ev.Stuck,
+                    turn=turn,
+                    detector=verdict.detector,
+                    detail=verdict.detail,
+                    evidence=list(verdict.evidence),
+                )
+                return _Finish("stuck", error=verdict.detail, detector=verdict.detector)
+
+    async def _turn_finished(self, turn: int, started: float, usage: Usage) -> None:
+        duration = (time.perf_counter() - started) * 1000
+        await self.sink.emit(ev.TurnFinished, turn=turn, duration_ms=duration, usage=usage)
+
+    def _fit_context(self, state: _State) -> None:
+        budget = self.config.context_budget
+        messages = [user(self.config.system_prompt), *state.history]
+        if estimate_tokens(messages, self._tools) <= budget:
+            return
+        estimate = trim_tool_outputs(state.history, budget=budget, tools=self._tools)
+        if estimate > budget:
+            raise _Finish("resource_cap", error=f"context budget of about {budget} tokens exceeded")
+
+    # ------------------------------------------------------------------ think
+
+    async def _think(self, turn: int, state: _State) -> Response:
+        request = Request(
+            messages=(system(self.config.system_prompt), *state.history),
+            tools=self._tools,
+            max_tokens=self.config.max_tokens,
+            thinking=self.config.thinking,
+        )
+        response: Response | None = None
+        stream = self.provider.stream(request)
+        try:
+            async for event in stream:
+                match event:
+                    case TextDelta():
+                        if event.text:
+                            await self.sink.emit(ev.Text, turn=turn, text=event.text)
+                    case ThinkingDelta():
+                        if event.text or event.signature:
+                            await self.sink.emit(
+                                ev.Thinking,
+                                turn=turn,
+                                text=event.text,
+                                signed=bool(event.signature),
+                            )
+                    case StreamDone():
+                        response = event.response
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if response is None:
+            raise StreamError(
+                "the model stream ended without a final response", provider=self.provider.name
+            )
+        return response
+
+    # ------------------------------------------------------------------ act
+
+    async def _act(
+        self, turn: int, response: Response, calls: list[ToolCallPart], state: _State
+    ) -> TurnObservation:
+        results: list[ToolResultPart] = []
+        observed: list[ToolObservation] = []
+        changed: list[str] = []
+        blocked_only = True
+        redact = self.sink.redactor.text
+        for call in calls:
+            await self.sink.emit(
+                ev.ToolCall, turn=turn, call_id=call.id, name=call.name, arguments=call.arguments
+            )
+            allowed, reason = await self._approve(turn, call)
+            if not allowed:
+                output = (
+                    f"refused by the approval policy: {reason}. Do not ask for this action "
+                    "again; continue with what is allowed or answer."
+                )
+                await self.sink.emit(
+                    ev.ToolResult,
+                    turn=turn,
+                    call_id=call.id,
+                    name=call.name,
+                    ok=False,
+                    output=output,
+                )
+                results.append(
+                    ToolResultPart(
+                        tool_call_id=call.id, name=call.name, content=output, is_error=True
+                    )
+                )
+                observed.append(
+                    ToolObservation(
+                        call_id=call.id,
+                        name=call.name,
+                        arguments=call.arguments,
+                        ok=False,
+                        output=output,
+                        blocked=True,
+                    )
+                )
+                continue
+            blocked_only = False
+            if call.name in EDIT_TOOLS and self._tracker is not None:
+                await self._tracker.ensure_baseline()
+            outcome = await self._toolbox.call(call.name, call.arguments, call.raw_arguments)
+            output = redact(outcome.output)
+            state.observed = state.observed or outcome.observed
+            await self.sink.emit(
+                ev.ToolResult,
+                turn=turn,
+                call_id=call.id,
+                name=call.name,
+                ok=outcome.ok,
+                output=output,
+                duration_ms=outcome.duration_ms,
+                observed=outcome.observed,
+                truncated=outcome.truncated,
+            )
+            for path, action in outcome.edits:
+                changed.append(path)
+                await self.sink.emit(ev.Edit, turn=turn, path=path, action=action)
+            results.append(
+                ToolResultPart(
+                    tool_call_id=call.id, name=call.name, content=output, is_error=not outcome.ok
+                )
+            )
+            observed.append(
+                ToolObservation(
+                    call_id=call.id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    ok=outcome.ok,
+                    output=output,
+                )
+            )
+        state.blocked_streak = state.blocked_streak + 1 if blocked_only else 0
+        snapshot = await self._after_edits(turn, changed, results) if changed else None
+        state.history.append(tool_results(*results))
+        return TurnObservation(
+            turn=turn,
+            text=response.text(),
+            tool_calls=tuple(observed),
+            edited=bool(changed),
+            diagnostics=snapshot,
+        )
+
+    async def _approve(self, turn: int, call: ToolCallPart) -> tuple[bool, str]:
+        if call.name in READ_ONLY_TOOLS:
+            return True, "read-only tool"
+        decision = await self.approval.decide(
+            ApprovalRequest(tool=call.name, arguments=call.arguments)
+        )
+        if decision.asked:
+            label = "approved" if decision.allowed else "denied"
+        else:
+            label = "allowed" if decision.allowed else "blocked"
+        await self.sink.emit(
+            ev.Approval,
+            turn=turn,
+            call_id=call.id,
+            name=call.name,
+            decision=label,
+            reason=decision.reason,
+        )
+        return decision.allowed, decision.reason
+
+    async def _after_edits(
+        self, turn: int, changed: list[str], results: list[ToolResultPart]
+    ) -> DiagnosticsSnapshot | None:
+        assert changed
+        if self._tracker is None:
+            return None
+        outcome = await self._tracker.after_edits(sorted(set(changed)))
+        if outcome is None:
+            return None
+        snapshot, delta = outcome
+        await self.sink.emit(
+            ev.Diagnostics,
+            turn=turn,
+            fingerprint=snapshot.fingerprint,
+            total=delta.total,
+            new=delta.new,
+            fixed=delta.fixed,
+            unchanged=delta.unchanged,
+            checks=list(snapshot.checks),
+        )
+        # The delta rides on the last tool result so the message order stays valid everywhere.
+        last = results[-1]
+        note = self.sink.redactor.text(delta.describe())
+        results[-1] = last.model_copy(update={"content": f"{last.content}\n\n{note}"})
+        return snapshot
+
+    # ------------------------------------------------------------------ answer and memory
+
+    async def _answer(self, task: str, answer: str, state: _State) -> _Finish:
+        targets_fixed: bool | None = None
+        if self.targets and self._tracker is not None:
+            snapshot = await self._tracker.current()
+            if snapshot is not None:
+                targets_fixed = self._judge(snapshot, self.targets)
+                state.observed = True
+        if state.observed:
+            await self._store(task, answer, state)
+        elif self.memory is not None:
+            await self.sink.emit(ev.MemoryEvent, action="skipped", detail="answer not verified")
+        outcome: ev.Outcome = "answered" if state.observed else "unverified"
+        return _Finish(outcome, answer=answer, targets_fixed=targets_fixed)
+
+    async def _recall(self, task: str) -> list[str]:
+        if self.memory is None:
+            return []
+        timeout = self.config.memory_timeout_s
+        return await _memory.recall(self.memory, task, sink=self.sink, timeout=timeout)
+
+    async def _store(self, task: str, answer: str, state: _State) -> None:
+        if self.memory is None:
+            return
+        await _memory.store(
+            self.memory,
+            task=task,
+            answer=answer,
+            transcript=state.history,
+            sink=self.sink,
+            timeout=self.config.memory_timeout_s,
+        )
+
+
+TargetsJudge = Callable[[DiagnosticsSnapshot, Sequence[ev.DiagnosticItem]], bool]
+
+
+def _targets_gone(snapshot: DiagnosticsSnapshot, targets: Sequence[ev.DiagnosticItem]) -> bool:
+    return not targets_remaining(targets, snapshot)
+
+
+def _fields(result: ev.Result) -> dict[str, object]:
+    return result.model_dump(exclude={"run_id", "seq", "ts", "type"})

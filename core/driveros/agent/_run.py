@@ -1,0 +1,252 @@
+"""The run API shared by ``driveros agent`` and the language server.
+
+``execute_run(spec, env=..., on_event=...)`` builds the provider, the (scratch) workspace, the
+sandbox, the diagnostics feed and memory from a :class:`RunSpec`, runs the :class:`Agent`, and
+returns a :class:`RunReport`. Every event goes through ``on_event`` (redacted); the last one
+is always the ``result``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from driveros._errors import ConfigError, DriverosError
+from driveros.agent import _events as ev
+from driveros.agent._approval import ApprovalPolicy, ApproveMode, approval_policy
+from driveros.agent._hooks import DiagnosticsSource, MemoryHook, StuckDetector
+from driveros.agent._loop import Agent, AgentConfig, TargetsJudge
+from driveros.agent._redact import Redactor
+from driveros.agent._sink import EventSink, OnEvent
+from driveros.config import KEY_VARS, PROVIDER_ORDER, Environment
+from driveros.llm import Message, Provider
+
+if TYPE_CHECKING:
+    from driveros.review import FileChange, ScratchWorkspace
+    from driveros.sandbox import Sandbox
+
+log = logging.getLogger(__name__)
+
+
+class RunSpec(BaseModel):
+    """Everything that defines one agent run (the CLI flags and the LSP commands map here)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task: str
+    workspace: Path
+    #: None picks the first configured provider in ``driveros.config.PROVIDER_ORDER``.
+    provider: str | None = None
+    model: str | None = None
+    sandbox: Literal["local", "docker"] = "local"
+    runtime: Literal["runc", "runsc"] = "runc"
+    untrusted: bool = False
+    network: bool = False
+    memory: bool = False
+    max_iterations: int = Field(default=30, ge=1)
+    max_wall_s: float = Field(default=900.0, gt=0)
+    approve: ApproveMode = "policy"
+    #: Work on a scratch copy (driveros.review) and propose the changes instead of writing.
+    review: bool = False
+    #: Unsaved editor buffers: workspace-relative path -> text (needs ``review``).
+    overlays: dict[str, str] = Field(default_factory=dict)
+    #: Diagnostics the task should make disappear (a fix task).
+    targets: list[ev.DiagnosticItem] = Field(default_factory=list)
+    run_id: str | None = None
+    #: Attach the build-diagnostics feed (driveros.intel): snapshots after edit turns.
+    diagnostics: bool = True
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """The outcome of :func:`execute_run`."""
+
+    #: The ``result`` event (already delivered through ``on_event``).
+    result: ev.Result
+    #: The conversation without the system prompt: pass it back to resume with feedback.
+    history: list[Message]
+    #: The proposed file changes when the run worked on a scratch copy.
+    changes: list[FileChange] = field(default_factory=list)
+    #: The scratch copy (caller applies, commits, discards and closes it), or None.
+    scratch: ScratchWorkspace | None = None
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def pick_provider(env: Environment, name: str | None) -> str:
+    """The provider to use: ``name``, or the first configured one in PROVIDER_ORDER."""
+    if name is not None:
+        env.provider(name)  # validates the name
+        return name
+    for candidate in PROVIDER_ORDER:
+        settings = env.provider(candidate)
+        if settings.api_key is not None or (candidate == "ollama" and settings.base_url):
+            return candidate
+    wanted = ", ".join(v for v in KEY_VARS.values() if v)
+    raise ConfigError(f"no model provider is configured: set one of {wanted}, or OLLAMA_HOST")
+
+
+async def _open_sandbox(spec: RunSpec, root: Path, env: Environment) -> Sandbox:
+    if spec.sandbox == "docker":
+        from driveros import sandbox as sandbox_module
+
+        docker_cls: Any = getattr(sandbox_module, "DockerSandbox", None)
+        if docker_cls is None:
+            raise ConfigError("the docker sandbox is not available in this build")
+        box: Sandbox = docker_cls(
+            root, runtime=spec.runtime, untrusted=spec.untrusted, network=spec.network
+        )
+    else:
+        from driveros.sandbox import LocalSandbox
+
+        box = LocalSandbox(root, base_env=env.raw)
+    start = getattr(box, "start", None)
+    if start is not None:
+        await start()
+    return box
+
+
+@dataclass(frozen=True)
+class _Intel:
+    feed: DiagnosticsSource | None = None
+    detectors: list[StuckDetector] = field(default_factory=list)
+    judge: TargetsJudge | None = None
+
+
+def _intel_for(sandbox: Sandbox) -> _Intel:
+    """The build-diagnostics feed, its stuck detector and target matching (driveros.intel)."""
+    from driveros import intel
+
+    return _Intel(
+        feed=intel.DiagnosticsFeed(sandbox),
+        detectors=[intel.BuildDiagnosticsDetector()],
+        judge=intel.targets_fixed,
+    )
+
+
+async def _open_memory(
+    spec: RunSpec, env: Environment, provider: Provider, sink: EventSink
+) -> MemoryHook | None:
+    if not spec.memory:
+        return None
+    try:
+        from driveros.memory import open_agent_memory
+
+        return await open_agent_memory(spec.workspace, env, provider)
+    except (DriverosError, OSError, ImportError) as exc:
+        await sink.emit(ev.MemoryEvent, action="error", detail=f"memory unavailable: {exc}")
+        return None
+
+
+async def _fail(spec: RunSpec, sink: EventSink, exc: Exception) -> RunReport:
+    if not sink.emitted:
+        await sink.emit(ev.RunStarted, task=spec.task, workspace=str(spec.workspace))
+    result = await sink.emit(
+        ev.Result, outcome="setup_error", exit_code=ev.EXIT_CODES["setup_error"], error=str(exc)
+    )
+    return RunReport(result=result, history=[])
+
+
+async def execute_run(
+    spec: RunSpec,
+    *,
+    env: Environment,
+    on_event: OnEvent,
+    history: Sequence[Message] | None = None,
+    scratch: ScratchWorkspace | None = None,
+    approval: ApprovalPolicy | None = None,
+    config: AgentConfig | None = None,
+) -> RunReport:
+    """Run ``spec`` to one outcome. Setup problems end as a ``setup_error`` result.
+
+    With ``spec.review`` the agent works on ``scratch`` (created from ``spec.workspace`` with
+    ``spec.overlays`` when None); the report carries the scratch copy and its changes, and
+    the caller owns it from then on. Cancelling the task emits a ``canceled`` result after
+    the tools are stopped and the sandbox is closed, then re-raises.
+    """
+    sink = EventSink(spec.run_id or new_run_id(), on_event, Redactor(env.secret_values()))
+    if spec.overlays and not spec.review:
+        return await _fail(spec, sink, ConfigError("overlays need a review run (review=True)"))
+    try:
+        provider = _make_provider(spec, env)
+    except ConfigError as exc:
+        return await _fail(spec, sink, exc)
+    owns_scratch = False
+    agent: Agent | None = None
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            stack.push_async_callback(provider.aclose)
+            root = spec.workspace
+            if spec.review:
+                if scratch is None:
+                    from driveros.review import ScratchWorkspace
+
+                    scratch = await ScratchWorkspace.create(spec.workspace, overlays=spec.overlays)
+                    owns_scratch = True
+                root = scratch.path
+            sandbox = await _open_sandbox(spec, root, env)
+            stack.push_async_callback(sandbox.aclose)
+            found = _intel_for(sandbox) if spec.diagnostics else _Intel()
+            memory = await _open_memory(spec, env, provider, sink)
+            if memory is not None:
+                closer = getattr(memory, "aclose", None)
+                if closer is not None:
+                    stack.push_async_callback(closer)
+            agent = Agent(
+                provider,
+                sandbox,
+                config=(config or AgentConfig()).model_copy(
+                    update={"max_iterations": spec.max_iterations, "max_wall_s": spec.max_wall_s}
+                ),
+                approval=approval or approval_policy(spec.approve, workspace=sandbox.workspace),
+                extra_detectors=found.detectors,
+                diagnostics=found.feed,
+                targets_judge=found.judge,
+                memory=memory,
+                targets=spec.targets,
+                sink=sink,
+            )
+            run = await agent.run(spec.task, history=history, emit_result=False)
+        changes: list[FileChange] = []
+        if scratch is not None:
+            changes = await scratch.changes()
+            if changes:
+                await sink.emit(ev.Proposal, files=[_proposal_file(c) for c in changes])
+        fields = run.result.model_dump(exclude={"run_id", "seq", "ts", "type"})
+        result = await sink.emit(ev.Result, **fields)
+        return RunReport(result=result, history=run.history, changes=changes, scratch=scratch)
+    except asyncio.CancelledError:
+        if owns_scratch and scratch is not None:
+            await scratch.aclose()
+        partial = agent.partial_result if agent is not None else None
+        fields = partial.model_dump(exclude={"run_id", "seq", "ts", "type"}) if partial else {}
+        fields.update(outcome="canceled", exit_code=ev.EXIT_CODES["canceled"], error="canceled")
+        await sink.emit(ev.Result, **fields)
+        raise
+    except DriverosError as exc:  # setup: scratch copy, sandbox, runtime, review
+        if owns_scratch and scratch is not None:
+            await scratch.aclose()
+        return await _fail(spec, sink, exc)
+
+
+def _make_provider(spec: RunSpec, env: Environment) -> Provider:
+    from driveros.llm import provider_from_env
+
+    name = pick_provider(env, spec.provider)
+    return provider_from_env(name, env, model=spec.model)
+
+
+def _proposal_file(change: FileChange) -> ev.ProposalFile:
+    return ev.ProposalFile(
+        path=change.path, action=change.action, old_path=change.old_path, diff=change.diff
+    )

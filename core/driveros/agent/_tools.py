@@ -1,0 +1,256 @@
+"""The model-facing tools (stable names) and their execution through a Sandbox.
+
+Each tool's arguments are a pydantic model; its JSON Schema is what the model sees. Invalid
+arguments and sandbox refusals become error results the model can read, never exceptions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from driveros._errors import DriverosError
+from driveros.agent._hooks import DiagnosticsSnapshot
+from driveros.llm import ToolSpec
+from driveros.sandbox import (
+    NotFoundError,
+    PathEscapeError,
+    PolicyError,
+    RuntimeMissingError,
+    Sandbox,
+    SandboxClosedError,
+    SandboxError,
+)
+
+_REFUSALS = (PathEscapeError, PolicyError, RuntimeMissingError, SandboxClosedError)
+
+#: Characters of one tool result kept for the model (head and tail halves).
+DEFAULT_OUTPUT_LIMIT = 16_000
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RunArgs(_Args):
+    command: str = Field(description="A shell command, run from the workspace root.")
+    timeout: float | None = Field(
+        default=None, gt=0, le=3600, description="Seconds before the command is killed."
+    )
+
+
+class ReadFileArgs(_Args):
+    path: str = Field(description="Workspace-relative path.")
+    offset: int | None = Field(default=None, ge=1, description="First line to read (1-based).")
+    limit: int | None = Field(default=None, ge=1, description="Number of lines to read.")
+
+
+class WriteFileArgs(_Args):
+    path: str = Field(description="Workspace-relative path; parent folders are created.")
+    content: str = Field(description="The whole new file content.")
+
+
+class EditFileArgs(_Args):
+    path: str = Field(description="Workspace-relative path.")
+    old_string: str = Field(description="Exact text to replace; must be unique unless replace_all.")
+    new_string: str = Field(description="Replacement text.")
+    replace_all: bool = Field(default=False, description="Replace every occurrence.")
+
+
+class SearchArgs(_Args):
+    pattern: str = Field(description="Regular expression to search for.")
+    path: str | None = Field(default=None, description="Folder or file to search (default: all).")
+    glob: str | None = Field(default=None, description="Only files matching this glob.")
+
+
+class ListFilesArgs(_Args):
+    path: str | None = Field(default=None, description="Folder to list (default: the root).")
+
+
+class DiagnosticsArgs(_Args):
+    pass
+
+
+_DESCRIPTIONS: dict[str, tuple[type[_Args], str]] = {
+    "run": (RunArgs, "Run a shell command in the workspace and return its exit code and output."),
+    "read_file": (ReadFileArgs, "Read a text file (optionally a range of lines)."),
+    "write_file": (WriteFileArgs, "Create or overwrite a file with the given content."),
+    "edit_file": (EditFileArgs, "Replace exact text in a file."),
+    "search": (SearchArgs, "Search file contents with a regular expression."),
+    "list_files": (ListFilesArgs, "List the entries of a folder."),
+    "diagnostics": (DiagnosticsArgs, "The project's current build/lint/test diagnostics."),
+}
+
+TOOL_NAMES: tuple[str, ...] = tuple(_DESCRIPTIONS)
+READ_ONLY_TOOLS: frozenset[str] = frozenset({"read_file", "search", "list_files", "diagnostics"})
+EDIT_TOOLS: frozenset[str] = frozenset({"write_file", "edit_file"})
+
+
+def tool_specs() -> tuple[ToolSpec, ...]:
+    """The tools as the model sees them."""
+    specs = []
+    for name, (model, description) in _DESCRIPTIONS.items():
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        schema.setdefault("properties", {})
+        specs.append(ToolSpec(name=name, description=description, parameters=schema))
+    return tuple(specs)
+
+
+@dataclass
+class ToolOutcome:
+    ok: bool
+    output: str
+    #: The tool observed real state (counts toward a verified answer).
+    observed: bool = False
+    #: (path, "create"|"modify") for each file the tool changed.
+    edits: list[tuple[str, str]] = field(default_factory=list)
+    truncated: bool = False
+    duration_ms: float = 0.0
+
+
+def clip(text: str, limit: int) -> tuple[str, bool]:
+    """Keep the head and tail of ``text`` within ``limit`` characters."""
+    if len(text) <= limit:
+        return text, False
+    half = limit // 2
+    dropped = len(text) - 2 * half
+    return f"{text[:half]}\n[... {dropped} characters omitted ...]\n{text[-half:]}", True
+
+
+def format_diagnostics(snapshot: DiagnosticsSnapshot) -> str:
+    if not snapshot.items:
+        checks = ", ".join(snapshot.checks) or "no checks"
+        return f"No diagnostics ({checks})." + (f"\n{snapshot.raw}" if snapshot.raw else "")
+    lines = [f"{len(snapshot.items)} diagnostics ({', '.join(snapshot.checks)}):"]
+    for d in snapshot.items:
+        code = f" [{d.code}]" if d.code else ""
+        lines.append(f"{d.path}:{d.line}:{d.column}: {d.severity}: {d.message}{code}")
+    return "\n".join(lines)
+
+
+Snapshotter = Callable[[], Awaitable[DiagnosticsSnapshot | None]]
+
+
+class ToolBox:
+    """Executes tool calls against one sandbox."""
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        *,
+        diagnostics: Snapshotter | None = None,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+        default_timeout: float = 120.0,
+    ) -> None:
+        self._sandbox = sandbox
+        self._diagnostics = diagnostics
+        self._limit = output_limit
+        self._timeout = default_timeout
+
+    async def call(self, name: str, arguments: dict[str, Any], raw: str | None) -> ToolOutcome:
+        started = time.perf_counter()
+        outcome = await self._dispatch(name, arguments, raw)
+        outcome.output, outcome.truncated = clip(outcome.output, self._limit)
+        outcome.duration_ms = (time.perf_counter() - started) * 1000
+        return outcome
+
+    async def _dispatch(self, name: str, arguments: dict[str, Any], raw: str | None) -> ToolOutcome:
+        entry = _DESCRIPTIONS.get(name)
+        if entry is None:
+            known = ", ".join(TOOL_NAMES)
+            return ToolOutcome(False, f"error: unknown tool {name!r}; available tools: {known}")
+        if raw is not None:
+            return ToolOutcome(False, f"error: arguments are not a JSON object: {raw[:200]!r}")
+        try:
+            args = entry[0].model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            return ToolOutcome(False, f"error: invalid arguments for {name}: {problems}")
+        try:
+            return await self._execute(args)
+        except NotFoundError as exc:
+            return ToolOutcome(False, f"error: {exc}", observed=True)
+        except _REFUSALS as exc:
+            return ToolOutcome(False, f"refused by the sandbox: {exc}")
+        except SandboxError as exc:
+            return ToolOutcome(False, f"error: {exc}")
+        except DriverosError as exc:
+            return ToolOutcome(False, f"error: {exc}")
+        except (OSError, UnicodeDecodeError) as exc:
+            return ToolOutcome(False, f"error: {exc}")
+
+    async def _execute(self, args: _Args) -> ToolOutcome:
+        sb = self._sandbox
+        match args:
+            case RunArgs():
+                res = await sb.run(args.command, timeout=args.timeout or self._timeout)
+                parts = [f"exit code: {res.exit_code}"]
+                if res.timed_out:
+                    parts[0] = f"timed out after {args.timeout or self._timeout:g}s"
+                if res.stdout:
+                    parts.append(f"--- stdout ---\n{res.stdout.rstrip()}")
+                if res.stderr:
+                    parts.append(f"--- stderr ---\n{res.stderr.rstrip()}")
+                return ToolOutcome(res.ok, "\n".join(parts), observed=True)
+            case ReadFileArgs():
+                text = await sb.read_file(args.path)
+                if args.offset is None and args.limit is None:
+                    return ToolOutcome(True, text, observed=True)
+                lines = text.splitlines(keepends=True)
+                start = (args.offset or 1) - 1
+                end = len(lines) if args.limit is None else start + args.limit
+                head = f"[lines {start + 1}-{min(end, len(lines))} of {len(lines)}]\n"
+                return ToolOutcome(True, head + "".join(lines[start:end]), observed=True)
+            case WriteFileArgs():
+                try:
+                    await sb.stat(args.path)
+                    action = "modify"
+                except NotFoundError:
+                    action = "create"
+                await sb.write_file(args.path, args.content)
+                verb = "created" if action == "create" else "wrote"
+                return ToolOutcome(
+                    True,
+                    f"{verb} {args.path} ({len(args.content)} characters)",
+                    edits=[(args.path, action)],
+                )
+            case EditFileArgs():
+                if args.old_string == args.new_string:
+                    return ToolOutcome(False, "error: old_string and new_string are identical")
+                count = await sb.edit(
+                    args.path, args.old_string, args.new_string, replace_all=args.replace_all
+                )
+                plural = "s" if count != 1 else ""
+                return ToolOutcome(
+                    True,
+                    f"edited {args.path}: {count} replacement{plural}",
+                    edits=[(args.path, "modify")],
+                )
+            case SearchArgs():
+                matches = await sb.search(args.pattern, path=args.path or ".", glob=args.glob)
+                if not matches:
+                    return ToolOutcome(True, "no matches", observed=True)
+                lines = [f"{m.path}:{m.line}: {m.text}" for m in matches]
+                return ToolOutcome(True, "\n".join(lines), observed=True)
+            case ListFilesArgs():
+                entries = await sb.list_dir(args.path or ".")
+                names = sorted(e.name + ("/" if e.kind == "dir" else "") for e in entries)
+                return ToolOutcome(True, "\n".join(names) or "(empty)", observed=True)
+            case DiagnosticsArgs():
+                snap = await self._diagnostics() if self._diagnostics is not None else None
+                if snap is None:
+                    return ToolOutcome(
+                        False, "no diagnostics feed is configured for this run; use `run`"
+                    )
+                return ToolOutcome(True, format_diagnostics(snap), observed=True)
+        return ToolOutcome(False, "error: unsupported tool")

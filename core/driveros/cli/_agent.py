@@ -1,0 +1,187 @@
+"""``driveros agent``: run the agent on a task with the Unix contract of DESIGN.md.
+
+stdout carries data only (``text``: the answer and a SUMMARY line; ``json``: one result
+object; ``ndjson``: every event, ending with ``result``); the live trace, banners and errors
+go to stderr; questions go to /dev/tty and fail fast without one. Exit codes follow
+``driveros.agent.EXIT_CODES``; SIGINT/SIGTERM cancel cleanly with exit 7.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from driveros._errors import ConfigError, DriverosError
+from driveros.agent import (
+    EXIT_CODES,
+    Event,
+    RedactingFilter,
+    Redactor,
+    Result,
+    RunReport,
+    RunSpec,
+    approval_policy,
+    execute_run,
+)
+from driveros.cli._output import TraceWriter, result_json, summary_line
+from driveros.cli._output_review import finish_review, review_prompt_check
+from driveros.config import PROVIDER_ORDER, Environment, load_environment
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--task", help="what the agent should do; '-' reads it from stdin")
+    parser.add_argument("--format", choices=("text", "json", "ndjson"), default="text")
+    parser.add_argument("--provider", choices=PROVIDER_ORDER, help="default: first configured")
+    parser.add_argument("--model", help="model name (wins over the *_MODEL variables)")
+    parser.add_argument("--workspace", type=Path, default=Path(), help="default: .")
+    parser.add_argument("--sandbox", choices=("local", "docker"), default="local")
+    parser.add_argument("--runtime", choices=("runc", "runsc"), default="runc")
+    parser.add_argument("--untrusted", action="store_true", help="treat the code as hostile")
+    parser.add_argument("--network", action="store_true", help="allow network in the sandbox")
+    parser.add_argument(
+        "--memory", action=argparse.BooleanOptionalAction, default=False, help="long-term memory"
+    )
+    parser.add_argument("--max-iterations", type=_positive_int, default=30, metavar="N")
+    parser.add_argument("--max-wall", type=_positive_float, default=900.0, metavar="SECONDS")
+    parser.add_argument("--review", action="store_true", help="work on a scratch copy")
+    parser.add_argument("--approve", choices=("interactive", "policy", "never"), default="policy")
+    parser.add_argument(
+        "--review-action", choices=("prompt", "commit", "discard", "keep"), default="prompt"
+    )
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+def _err(message: str) -> None:
+    try:
+        sys.stderr.write(message.rstrip("\n") + "\n")
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+
+
+class _Stdout:
+    """stdout that tolerates a closed pipe (``| head``)."""
+
+    def __init__(self) -> None:
+        self.broken = False
+
+    def write(self, text: str) -> None:
+        if self.broken:
+            return
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except (BrokenPipeError, ValueError):
+            self.broken = True
+
+
+def _read_task(args: argparse.Namespace) -> str:
+    if args.task is None:
+        raise ConfigError("driveros agent: error: --task is required (use '-' to read stdin)")
+    task = sys.stdin.read() if args.task == "-" else args.task
+    if not task.strip():
+        raise ConfigError("driveros agent: error: the task is empty")
+    return str(task)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        task = _read_task(args)
+        env = load_environment()
+    except ConfigError as exc:
+        _err(str(exc))
+        return EXIT_CODES["setup_error"]
+    redactor = Redactor(env.secret_values())
+    log_filter = RedactingFilter(redactor)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(log_filter)
+    try:
+        return asyncio.run(_run(args, task, env))
+    except DriverosError as exc:
+        _err(f"driveros: {redactor.text(str(exc))}")
+        return EXIT_CODES["setup_error"]
+
+
+async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
+    workspace = args.workspace.expanduser()
+    if not workspace.is_dir():
+        raise ConfigError(f"workspace is not a directory: {workspace}")
+    spec = RunSpec(
+        task=task,
+        workspace=workspace.resolve(),
+        provider=args.provider,
+        model=args.model,
+        sandbox=args.sandbox,
+        runtime=args.runtime,
+        untrusted=args.untrusted,
+        network=args.network,
+        memory=args.memory,
+        max_iterations=args.max_iterations,
+        max_wall_s=args.max_wall,
+        approve=args.approve,
+        review=args.review,
+    )
+    # Fail fast (exit 1) before any work when a question could not be asked.
+    if args.approve == "interactive":
+        approval_policy("interactive")
+    if args.review and args.review_action == "prompt":
+        review_prompt_check()
+    out = _Stdout()
+    trace = TraceWriter(sys.stderr) if args.format != "ndjson" else None
+    results: list[Result] = []
+
+    async def on_event(event: Event) -> None:
+        if event.type == "result":
+            results.append(event)
+        if args.format == "ndjson":
+            out.write(event.model_dump_json() + "\n")
+        if trace is not None:
+            trace.write(event)
+
+    loop = asyncio.get_running_loop()
+    task_handle = asyncio.current_task()
+    assert task_handle is not None
+    runner = asyncio.create_task(execute_run(spec, env=env, on_event=on_event))
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, runner.cancel)
+    report: RunReport | None = None
+    try:
+        report = await runner
+    except asyncio.CancelledError:
+        if not runner.cancelled():
+            raise
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    result = results[-1] if results else None
+    if result is None:  # canceled before the run could even start
+        _err("driveros: canceled")
+        return EXIT_CODES["canceled"]
+    if report is not None and report.scratch is not None:
+        await finish_review(report, task=task, action=args.review_action)
+    if args.format == "json":
+        out.write(result_json(result) + "\n")
+    elif args.format == "text":
+        if result.answer:
+            out.write(result.answer.rstrip("\n") + "\n")
+        out.write(summary_line(result) + "\n")
+    if result.outcome == "setup_error" and result.error:
+        _err(f"driveros: {result.error}")
+    return result.exit_code

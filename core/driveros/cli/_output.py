@@ -1,0 +1,120 @@
+"""Rendering for ``driveros agent``: the live trace on stderr and the data formats on stdout."""
+
+from __future__ import annotations
+
+import json
+from typing import TextIO
+
+from driveros.agent import Event, Result
+
+_MAX_OUTPUT_LINES = 6
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class TraceWriter:
+    """Human-readable live trace (stderr). Coalesces text and thinking deltas into one line."""
+
+    def __init__(self, stream: TextIO, *, show_thinking: bool = True) -> None:
+        self._out = stream
+        self._show_thinking = show_thinking
+        self._open: str | None = None  # "text" | "thinking" while a delta line is open
+
+    def _write(self, text: str) -> None:
+        try:
+            self._out.write(text)
+            self._out.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    def _close_line(self) -> None:
+        if self._open is not None:
+            self._write("\n")
+            self._open = None
+
+    def _line(self, text: str) -> None:
+        self._close_line()
+        self._write(text + "\n")
+
+    def write(self, event: Event) -> None:
+        match event.type:
+            case "run_started":
+                where = f"{event.provider}/{event.model}" if event.provider else "setup"
+                self._line(f"driveros: run {event.run_id} · {where} · {event.sandbox or '-'}")
+            case "turn_started":
+                self._line(f"── turn {event.turn}")
+            case "thinking":
+                if self._show_thinking and event.text:
+                    if self._open != "thinking":
+                        self._close_line()
+                        self._write("  thinking: ")
+                        self._open = "thinking"
+                    self._write(event.text.replace("\n", " "))
+            case "text":
+                if self._open != "text":
+                    self._close_line()
+                    self._write("  ")
+                    self._open = "text"
+                self._write(event.text.replace("\n", "\n  "))
+            case "tool_call":
+                args = json.dumps(event.arguments, ensure_ascii=False)
+                self._line(f"  → {event.name} {_one_line(args)}")
+            case "approval":
+                if event.decision in ("blocked", "denied"):
+                    self._line(f"    ✗ {event.decision}: {_one_line(event.reason)}")
+            case "tool_result":
+                mark = "✓" if event.ok else "✗"
+                lines = event.output.splitlines()
+                self._line(f"    {mark} {event.name} ({event.duration_ms:.0f} ms)")
+                for line in lines[:_MAX_OUTPUT_LINES]:
+                    self._line(f"      {_one_line(line)}")
+                if len(lines) > _MAX_OUTPUT_LINES:
+                    self._line(f"      … {len(lines) - _MAX_OUTPUT_LINES} more lines")
+            case "edit":
+                self._line(f"    ✎ {event.action} {event.path}")
+            case "diagnostics":
+                self._line(
+                    f"    diagnostics: {len(event.new)} new, {len(event.fixed)} fixed, "
+                    f"{event.total} total"
+                )
+            case "memory":
+                detail = f" ({_one_line(event.detail)})" if event.detail else ""
+                self._line(f"  memory: {event.action} {event.count}{detail}")
+            case "stuck":
+                self._line(f"  stuck [{event.detector}]: {_one_line(event.detail)}")
+            case "turn_finished":
+                u = event.usage
+                self._line(
+                    f"   ({event.duration_ms:.0f} ms, {u.input_tokens} in / {u.output_tokens} out)"
+                )
+            case "proposal":
+                self._line(f"  proposal: {len(event.files)} file(s) changed")
+            case "result":
+                self._close_line()
+                if event.error and event.outcome not in ("answered", "unverified"):
+                    self._line(f"driveros: {event.outcome}: {event.error}")
+
+
+def summary_line(result: Result) -> str:
+    """The last stdout line of ``--format text``."""
+    u = result.usage
+    fields = [
+        f"outcome={result.outcome}",
+        f"exit={result.exit_code}",
+        f"verified={'yes' if result.verified else 'no'}",
+        f"turns={result.turns}",
+        f"tokens={u.total_tokens or u.input_tokens + u.output_tokens}",
+        f"duration={result.duration_ms / 1000:.1f}s",
+    ]
+    if result.targets_fixed is not None:
+        fields.append(f"targets_fixed={'yes' if result.targets_fixed else 'no'}")
+    if result.stuck_detector:
+        fields.append(f"detector={result.stuck_detector}")
+    return "SUMMARY " + " ".join(fields)
+
+
+def result_json(result: Result) -> str:
+    return result.model_dump_json()

@@ -1,0 +1,89 @@
+"""The end of a ``--review`` run: show the diff (stderr) and apply ``--review-action``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from driveros._errors import ConfigError, DriverosError
+from driveros.agent import RunReport
+
+_TTY = "/dev/tty"
+
+
+def review_prompt_check(tty_path: str = _TTY) -> None:
+    """Fail fast when ``--review-action prompt`` could not ask anyone."""
+    try:
+        with open(tty_path, "r+", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise ConfigError(
+            "--review-action prompt needs a terminal (/dev/tty); "
+            "use --review-action commit, keep or discard"
+        ) from exc
+
+
+def _ask(question: str, tty_path: str = _TTY) -> str:
+    with open(tty_path, "r+", encoding="utf-8") as tty:
+        tty.write(question)
+        tty.flush()
+        return tty.readline().strip().lower()
+
+
+def commit_message(task: str, answer: str, run_id: str) -> str:
+    subject = " ".join(task.split())
+    if len(subject) > 64:
+        subject = subject[:63].rstrip() + "…"
+    body = answer.strip()
+    return (
+        f"driveros: {subject}\n\n{body}\n\nRun-Id: {run_id}\n"
+        if body
+        else (f"driveros: {subject}\n\nRun-Id: {run_id}\n")
+    )
+
+
+async def finish_review(report: RunReport, *, task: str, action: str) -> None:
+    """Show the proposed changes and carry out ``action`` (prompt|commit|discard|keep).
+
+    A canceled run, or one that did not end with an answer, is discarded unless the user is
+    asked (``prompt``). The scratch copy is always closed.
+    """
+    scratch = report.scratch
+    assert scratch is not None
+    result = report.result
+    try:
+        from driveros.review import render_changes
+
+        changes = report.changes
+        if not changes:
+            sys.stderr.write("driveros: review: no changes\n")
+            return
+        sys.stderr.write(render_changes(changes, color=sys.stderr.isatty()))
+        answered = result.outcome in ("answered", "unverified")
+        if result.outcome == "canceled" or (not answered and action != "prompt"):
+            sys.stderr.write(f"driveros: review: {result.outcome}; changes discarded\n")
+            await scratch.discard()
+            return
+        if action == "prompt":
+            reply = await asyncio.to_thread(
+                _ask, "driveros: [k]eep (apply unstaged), [c]ommit, or [d]iscard? "
+            )
+            action = {"k": "keep", "keep": "keep", "c": "commit", "commit": "commit"}.get(
+                reply, "discard"
+            )
+        if action == "commit":
+            applied = await scratch.commit(commit_message(task, result.answer, result.run_id))
+            sys.stderr.write(
+                f"driveros: review: committed {applied.commit} ({len(applied.applied)} files)\n"
+            )
+        elif action == "keep":
+            applied = await scratch.apply()
+            sys.stderr.write(f"driveros: review: applied {len(applied.applied)} files\n")
+        else:
+            await scratch.discard()
+            sys.stderr.write("driveros: review: changes discarded\n")
+    except DriverosError as exc:
+        sys.stderr.write(f"driveros: review: {exc}\n")
+        raise
+    finally:
+        await scratch.aclose()

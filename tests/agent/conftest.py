@@ -1,0 +1,93 @@
+"""Helpers for agent tests: a fixture repository and a runner over the scripted model."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from driveros.agent import Event, RunReport, RunSpec, execute_run
+from driveros.config import load_environment
+from driveros.llm import Message
+from driveros.testing import ScriptedModelServer, Turn
+
+SECRET = "sk-live-abcdefghijklmnop1234"
+
+CALC = "def add(a, b):\n    return a - b\n"
+TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+@pytest.fixture
+def calc_repo(tmp_path: Path) -> Path:
+    """A tiny project whose one test fails until ``a - b`` becomes ``a + b``."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(TEST_CALC)
+    return repo
+
+
+def environ_for(
+    server: ScriptedModelServer, wire: Literal["openai", "anthropic"], **extra: str
+) -> dict[str, str]:
+    bin_dir = str(Path(sys.executable).parent)
+    base = {"PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": "/tmp"}
+    if wire == "openai":
+        base |= {
+            "OPENAI_API_KEY": SECRET,
+            "OPENAI_BASE_URL": server.openai_base_url,
+            "OPENAI_MODEL": "scripted",
+        }
+    else:
+        base |= {
+            "ANTHROPIC_API_KEY": SECRET,
+            "ANTHROPIC_BASE_URL": server.anthropic_base_url,
+            "ANTHROPIC_MODEL": "scripted",
+        }
+    return base | extra
+
+
+@dataclass
+class Outcome:
+    report: RunReport
+    events: list[Event]
+    server: ScriptedModelServer
+
+    @property
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+    def of(self, kind: str) -> list[Any]:
+        return [e for e in self.events if e.type == kind]
+
+
+async def run_scripted(
+    turns: Sequence[Turn],
+    workspace: Path,
+    *,
+    wire: Literal["openai", "anthropic"] = "openai",
+    history: Sequence[Message] | None = None,
+    environ: dict[str, str] | None = None,
+    **spec: Any,
+) -> Outcome:
+    """Run the agent end to end against a scripted model speaking ``wire``."""
+    events: list[Event] = []
+
+    async def on_event(event: Event) -> None:
+        events.append(event)
+
+    spec.setdefault("diagnostics", False)
+    async with ScriptedModelServer(turns) as server:
+        env = load_environment(cwd=workspace, environ=environ_for(server, wire, **(environ or {})))
+        report = await execute_run(
+            RunSpec(task=spec.pop("task", "fix the failing test"), workspace=workspace, **spec),
+            env=env,
+            on_event=on_event,
+            history=history,
+        )
+    return Outcome(report, events, server)
