@@ -1,0 +1,236 @@
+"""Review actions: apply, commit, discard, accept/reject, conflicts (nothing partially written)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from driveros.review import (
+    ConflictError,
+    NotARepositoryError,
+    ReviewError,
+    ScratchClosedError,
+    ScratchWorkspace,
+    UnknownPathError,
+)
+from tests.review._repo import git, tree, write_files
+
+FIXED = "def add(a, b):\n    return a + b\n"
+
+
+def _agent_edits(p: Path) -> None:
+    (p / "src/app.py").write_text(FIXED)
+    (p / "src/util.py").rename(p / "src/helpers.py")
+    (p / "README.md").unlink()
+    write_files(p, {"docs/new.md": "# new\n"})
+    (p / "bin").mkdir()
+    (p / "bin/tool").write_text("#!/bin/sh\n")
+    (p / "bin/tool").chmod(0o755)
+
+
+async def test_apply_writes_every_change(repo: Path, scratch_base: Path) -> None:
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        _agent_edits(scratch.path)
+        expected = tree(scratch.path)
+        result = await scratch.apply()
+        assert result.applied == [
+            "README.md",
+            "bin/tool",
+            "docs/new.md",
+            "src/app.py",
+            "src/helpers.py",
+        ]
+        assert scratch.state().applied == result.applied
+    assert tree(repo) == expected
+    assert os.access(repo / "bin/tool", os.X_OK)
+    assert "?? docs/" in git(repo, "status", "--porcelain")  # unstaged: the user reviews in git
+
+
+async def test_apply_subset_by_path(repo: Path, scratch_base: Path) -> None:
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        _agent_edits(scratch.path)
+        await scratch.changes()
+        result = await scratch.apply(["src/util.py"])  # either side of a rename selects it
+        assert result.applied == ["src/helpers.py"]
+        st = {f.path: f.status for f in scratch.state().files}
+        assert st["src/helpers.py"] == "applied"
+        assert st["src/app.py"] == "pending"
+    assert (repo / "src/helpers.py").read_text() == "X = 1\n"
+    assert not (repo / "src/util.py").exists()
+    assert (repo / "src/app.py").read_text() != FIXED
+    assert (repo / "README.md").exists()
+
+
+async def test_apply_conflict_writes_nothing(repo: Path, scratch_base: Path) -> None:
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        _agent_edits(scratch.path)
+        # Meanwhile the user edits one file the agent changed and creates one it created.
+        (repo / "src/app.py").write_text("def add(a, b):\n    return b + a  # user\n")
+        write_files(repo, {"docs/new.md": "# the user's own\n"})
+        before = tree(repo)
+        with pytest.raises(ConflictError) as info:
+            await scratch.apply()
+        err = info.value
+        assert sorted((c.path, c.reason) for c in err.conflicts) == [
+            ("docs/new.md", "created in the workspace since the run started"),
+            ("src/app.py", "changed in the workspace since the run started"),
+        ]
+        assert err.clean == ["README.md", "bin/tool", "src/helpers.py"]
+        assert tree(repo) == before  # not one byte written
+        assert not list(repo.rglob("*.driveros.tmp"))
+        # The clean part still applies when asked for explicitly.
+        result = await scratch.apply(err.clean)
+        assert result.applied == err.clean
+    assert (repo / "src/app.py").read_text().endswith("# user\n")
+    assert (repo / "src/helpers.py").exists()
+
+
+async def test_apply_conflict_on_deleted_and_rename_source(repo: Path, scratch_base: Path) -> None:
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        _agent_edits(scratch.path)
+        (repo / "src/app.py").unlink()
+        (repo / "src/util.py").write_text("X = 2\n")
+        with pytest.raises(ConflictError) as info:
+            await scratch.apply(["src/app.py", "src/helpers.py"])
+        assert {c.path: c.reason for c in info.value.conflicts} == {
+            "src/app.py": "deleted in the workspace since the run started",
+            "src/util.py": "changed in the workspace since the run started",
+        }
+    assert not (repo / "src/helpers.py").exists()
+
+
+async def test_apply_same_change_by_user_is_not_a_conflict(repo: Path, scratch_base: Path) -> None:
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        (scratch.path / "src/app.py").write_text(FIXED)
+        (repo / "src/app.py").write_text(FIXED)
+        assert (await scratch.apply()).applied == ["src/app.py"]
+    assert (repo / "src/app.py").read_text() == FIXED
+
+
+async def test_apply_overlay_compares_disk_not_buffer(repo: Path, scratch_base: Path) -> None:
+    buffer = "def add(a, b):\n    return a - b  # unsaved edit\n"
+    async with await ScratchWorkspace.create(
+        repo, overlays={"src/app.py": buffer}, base_dir=scratch_base
+    ) as scratch:
+        (scratch.path / "src/app.py").write_text(buffer + "# agent\n")
+        (change,) = await scratch.changes()
+        assert change.before == buffer
+        await scratch.apply()
+    assert (repo / "src/app.py").read_text() == buffer + "# agent\n"
+
+
+async def test_commit_only_selected_paths(repo: Path, scratch_base: Path) -> None:
+    write_files(repo, {"user_staged.txt": "mine\n"})
+    git(repo, "add", "user_staged.txt")
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        _agent_edits(scratch.path)
+        await scratch.changes()
+        scratch.reject(["docs/new.md"], feedback="no docs please")
+        result = await scratch.commit("agent: fix add")
+    assert result.commit == git(repo, "rev-parse", "HEAD").strip()
+    assert git(repo, "log", "-1", "--format=%s").strip() == "agent: fix add"
+    shown = git(repo, "show", "--no-renames", "--name-status", "--format=", "HEAD").split("\n")
+    assert sorted(line for line in shown if line) == [
+        "A\tbin/tool",
+        "A\tsrc/helpers.py",
+        "D\tREADME.md",
+        "D\tsrc/util.py",
+        "M\tsrc/app.py",
+    ]
+    # The user's own staged file stays staged and uncommitted; the rejected file is not written.
+    assert git(repo, "diff", "--cached", "--name-only").strip() == "user_staged.txt"
+    assert not (repo / "docs/new.md").exists()
+
+
+async def test_commit_outside_repository_writes_nothing(tmp_path: Path, scratch_base: Path) -> None:
+    ws = tmp_path / "plain"
+    write_files(ws, {"a.txt": "a\n"})
+    async with await ScratchWorkspace.create(ws, base_dir=scratch_base) as scratch:
+        (scratch.path / "a.txt").write_text("b\n")
+        with pytest.raises(NotARepositoryError):
+            await scratch.commit("msg")
+    assert (ws / "a.txt").read_text() == "a\n"
+
+
+async def test_commit_needs_message(repo: Path, scratch_base: Path) -> None:
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        (scratch.path / "src/app.py").write_text(FIXED)
+        with pytest.raises(ReviewError, match="message"):
+            await scratch.commit("  ")
+
+
+async def test_discard_leaves_workspace_untouched(repo: Path, scratch_base: Path) -> None:
+    before = tree(repo)
+    scratch = await ScratchWorkspace.create(repo, base_dir=scratch_base)
+    _agent_edits(scratch.path)
+    await scratch.changes()
+    state = await scratch.discard()
+    assert state.closed
+    assert set(state.rejected) == {f.path for f in state.files}
+    assert tree(repo) == before
+    assert list(scratch_base.iterdir()) == []
+    with pytest.raises(ScratchClosedError):
+        await scratch.apply()
+
+
+async def test_review_state_accept_reject_feedback(repo: Path, scratch_base: Path) -> None:
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        (scratch.path / "src/app.py").write_text(FIXED)
+        write_files(scratch.path, {"docs/new.md": "# new\n"})
+        await scratch.changes()
+        assert scratch.state().pending == ["docs/new.md", "src/app.py"]
+        scratch.accept(["src/app.py"])
+        state = scratch.reject(["docs/new.md"], feedback="put it in README instead")
+        assert state.model_dump()["files"] == [
+            {
+                "path": "docs/new.md",
+                "action": "create",
+                "old_path": None,
+                "status": "rejected",
+                "feedback": "put it in README instead",
+                "additions": 1,
+                "deletions": 0,
+            },
+            {
+                "path": "src/app.py",
+                "action": "modify",
+                "old_path": None,
+                "status": "accepted",
+                "feedback": "",
+                "additions": 1,
+                "deletions": 1,
+            },
+        ]
+        assert state.feedback_prompt() == (
+            "The user reviewed your proposal and rejected these changes:\n"
+            "- docs/new.md (create): put it in README instead\n"
+            "Accepted (keep as they are): src/app.py\n"
+            "Revise the rejected changes accordingly."
+        )
+        with pytest.raises(UnknownPathError):
+            scratch.accept(["nope.py"])
+        # The agent revises the rejected file: the new version is pending again.
+        write_files(scratch.path, {"docs/new.md": "# better\n"})
+        await scratch.changes()
+        assert scratch.state().pending == ["docs/new.md"]
+        # apply() without paths skips rejected files.
+        scratch.reject(["docs/new.md"])
+        assert (await scratch.apply()).applied == ["src/app.py"]
+    assert not (repo / "docs/new.md").exists()
+
+
+async def test_apply_refuses_paths_escaping_via_symlinked_dir(
+    tmp_path: Path, scratch_base: Path
+) -> None:
+    ws = tmp_path / "plain"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    write_files(ws, {"a.txt": "a\n"})
+    async with await ScratchWorkspace.create(ws, base_dir=scratch_base) as scratch:
+        write_files(scratch.path, {"linked/evil.txt": "x\n"})
+        (ws / "linked").symlink_to(outside)  # the user's tree now routes the path elsewhere
+        with pytest.raises(ConflictError, match=r"linked/evil\.txt"):
+            await scratch.apply()
+    assert list(outside.iterdir()) == []
