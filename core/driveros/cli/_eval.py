@@ -1,0 +1,197 @@
+"""``driveros eval``: run suites (live, record, replay), report and compare results."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from driveros._errors import ConfigError
+from driveros.cli._parser import ArgumentParser
+
+
+def configure(parser: ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="eval_command", metavar="ACTION", parser_class=ArgumentParser)
+    run = sub.add_parser("run", help="run a suite (a shipped name or a suite.yaml path)")
+    run.add_argument("suite")
+    mode = run.add_mutually_exclusive_group()
+    mode.add_argument("--replay", action="store_true", help="serve recorded cassettes (offline)")
+    mode.add_argument("--record", action="store_true", help="run live and record cassettes")
+    run.add_argument(
+        "--scripted",
+        action="store_true",
+        help="with --record: play each case's scripted turns instead of a real provider",
+    )
+    run.add_argument("--provider", help="provider for live/record runs")
+    run.add_argument("--model", help="model for live/record runs")
+    run.add_argument("--concurrency", type=int, default=2)
+    run.add_argument("--retries", type=int, default=2, help="retries of infrastructure failures")
+    run.add_argument("--case", action="append", default=[], help="run only this case (repeat)")
+    run.add_argument("--out", type=Path, help="output directory (default .driveros/evals/...)")
+    run.add_argument("--no-resume", action="store_true", help="ignore earlier partial results")
+    run.add_argument("--strict-replay", action="store_true", help="fail on request mismatches")
+    run.add_argument("--corpus", type=Path, help="corpus file for corpus suites")
+    run.add_argument("--format", choices=("text", "json"), default="text")
+    sub.add_parser("list", help="list the shipped suites")
+    rep = sub.add_parser("report", help="write the HTML report of result files")
+    rep.add_argument("results", nargs="+", type=Path)
+    rep.add_argument("--out", type=Path, default=Path("report.html"))
+    cmp = sub.add_parser("compare", help="compare two result files")
+    cmp.add_argument("before", type=Path)
+    cmp.add_argument("after", type=Path)
+    cmp.add_argument("--check", action="store_true", help="exit 2 when a case regressed")
+    cmp.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _load_run(path: Path) -> object:
+    from driveros.evals import EvalRun
+
+    try:
+        return EvalRun.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read results {path}: {exc}") from exc
+
+
+class _Progress:
+    """A progress bar on stderr (one line per case when stderr is not a terminal)."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.passed = 0
+        self.failed = 0
+
+    async def __call__(self, result: object, done: int, total: int) -> None:
+        from driveros.evals import CaseResult
+
+        assert isinstance(result, CaseResult)
+        if result.passed:
+            self.passed += 1
+        else:
+            self.failed += 1
+        width = 24
+        filled = int(width * done / max(total, 1))
+        bar = "#" * filled + "." * (width - filled)
+        status = "pass" if result.passed else ("infra" if result.infra_error else "FAIL")
+        line = (
+            f"[{bar}] {done}/{total}  {self.passed} passed, {self.failed} failed  "
+            f"{result.case_id}: {status}"
+        )
+        if self.tty:
+            sys.stderr.write("\r\x1b[2K" + line + ("\n" if done == total else ""))
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from driveros.config import load_environment
+    from driveros.evals import EvalOptions, load_suite, render_html, run_suite
+
+    suite = load_suite(args.suite)
+    if args.scripted and not args.record:
+        raise ConfigError("--scripted goes with --record")
+    if suite.kind == "corpus":
+        return await _run_corpus(suite.corpus, args)
+    mode = "replay" if args.replay else "record" if args.record else "live"
+    out = (
+        args.out
+        or Path(".driveros/evals") / f"{suite.name}-{mode}-{time.strftime('%Y%m%d-%H%M%S')}"
+    )
+    options = EvalOptions(
+        mode=mode,
+        provider=args.provider,
+        model=args.model,
+        retries=max(0, args.retries),
+        strict_replay=args.strict_replay,
+        output_dir=out.resolve(),
+        resume=not args.no_resume,
+        only=tuple(args.case),
+        scripted=args.scripted,
+    )
+    from driveros.evals import LocalExecutor
+
+    run = await run_suite(
+        suite,
+        options,
+        env=load_environment(),
+        executor=LocalExecutor(max(1, args.concurrency)),
+        on_case_done=_Progress(),
+    )
+    report = out / "report.html"
+    report.write_text(render_html([run], title=f"driveros eval: {suite.name}"), encoding="utf-8")
+    s = run.summary
+    if args.format == "json":
+        sys.stdout.write(run.model_dump_json() + "\n")
+    else:
+        for case in run.cases:
+            mark = "PASS" if case.passed else ("INFRA" if case.infra_error else "FAIL")
+            sys.stdout.write(f"{mark:5} {suite.name}/{case.case_id}  {case.outcome}\n")
+        sys.stdout.write(
+            f"{s.passed} passed, {s.failed} failed  (pass rate {s.pass_rate:.0%}, "
+            f"95% CI {s.ci_low:.0%}-{s.ci_high:.0%}, {s.tokens} tokens)\n"
+        )
+    sys.stderr.write(f"results: {out / 'results.json'}\nreport: {report}\n")
+    if s.infra_errors:
+        return 5
+    return 0 if s.failed == 0 else 2
+
+
+async def _run_corpus(corpus_path: str | None, args: argparse.Namespace) -> int:
+    from driveros.config import load_environment
+    from driveros.evals import Corpus, judge_corpus, render_confusion
+    from driveros.llm import provider_from_env
+
+    if args.replay or args.record:
+        raise ConfigError("the corpus suite runs live against a judge model (no cassettes)")
+    path = args.corpus or Path(corpus_path or ".driveros/corpus.jsonl")
+    env = load_environment()
+    name = args.provider or next(
+        (n for n, p in env.providers.items() if p.api_key is not None), None
+    )
+    if name is None:
+        raise ConfigError("no judge provider is configured (set a provider key or --provider)")
+    judge = provider_from_env(name, env, model=args.model)
+    try:
+        agreement = await judge_corpus(await Corpus(path).records(), judge)
+    finally:
+        await judge.aclose()
+    if args.format == "json":
+        sys.stdout.write(agreement.model_dump_json() + "\n")
+    else:
+        sys.stdout.write(render_confusion(agreement) + "\n")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    if args.eval_command == "list":
+        from driveros.evals import shipped_suite_names
+
+        for name in shipped_suite_names():
+            sys.stdout.write(name + "\n")
+        return 0
+    if args.eval_command == "run":
+        return asyncio.run(_run(args))
+    if args.eval_command == "report":
+        from driveros.evals import EvalRun, render_html
+
+        runs = [_load_run(p) for p in args.results]
+        html = render_html([r for r in runs if isinstance(r, EvalRun)])
+        args.out.write_text(html, encoding="utf-8")
+        sys.stderr.write(f"report: {args.out}\n")
+        return 0
+    if args.eval_command == "compare":
+        from driveros.evals import EvalRun, compare_runs, render_comparison_text
+
+        before, after = _load_run(args.before), _load_run(args.after)
+        assert isinstance(before, EvalRun) and isinstance(after, EvalRun)
+        result = compare_runs(before, after)
+        if args.format == "json":
+            sys.stdout.write(result.model_dump_json() + "\n")
+        else:
+            sys.stdout.write(render_comparison_text(result) + "\n")
+        return 2 if args.check and result.regressions else 0
+    sys.stderr.write("usage: driveros eval {run,list,report,compare} ...\n")
+    return 1

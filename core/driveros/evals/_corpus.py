@@ -1,0 +1,173 @@
+"""The dogfood corpus: real runs of the council, ``commit-msg`` and ``issue-bot`` with the
+human verdict on each (accepted / edited / rejected, with the edit).
+
+Storage is an append-only JSONL file. Each line is an operation: ``{"op": "add", "record":
+{...}}`` or ``{"op": "verdict", "id": ..., "verdict": {...}}``; loading folds them, so a
+verdict never rewrites history and a crash mid-write loses at most the line being written
+(a torn last line is skipped with a warning). Appends take an exclusive ``flock``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import logging
+import os
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from driveros._errors import DriverosError
+
+log = logging.getLogger(__name__)
+
+RecordKind = Literal["council", "commit-msg", "issue-bot"]
+VerdictLabel = Literal["accepted", "edited", "rejected"]
+VERDICT_LABELS: tuple[VerdictLabel, ...] = ("accepted", "edited", "rejected")
+
+
+class CorpusError(DriverosError):
+    """The corpus file could not be read or written, or an id is unknown."""
+
+
+class Verdict(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    label: VerdictLabel
+    #: The human's final text when the verdict is "edited".
+    edit: str | None = None
+    by: str = "human"
+    at: float = Field(default_factory=time.time)
+    note: str = ""
+
+
+class CorpusRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    kind: RecordKind
+    created: float = Field(default_factory=time.time)
+    input: str
+    output: str
+    model: str = ""
+    provider: str = ""
+    meta: dict[str, Any] = Field(default_factory=dict)
+    verdict: Verdict | None = None
+
+
+class CorpusStats(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    total: int
+    by_kind: dict[str, int]
+    by_verdict: dict[str, int]
+    pending: int
+    acceptance_rate: float | None
+
+
+class _AddOp(BaseModel):
+    op: Literal["add"] = "add"
+    record: CorpusRecord
+
+
+class _VerdictOp(BaseModel):
+    op: Literal["verdict"] = "verdict"
+    id: str
+    verdict: Verdict
+
+
+def _append_line(path: Path, line: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (line + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            written = os.write(fd, data)
+            if written != len(data):
+                raise CorpusError(f"short write to {path}", path=str(path))
+            os.fsync(fd)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _read_ops(path: Path) -> list[_AddOp | _VerdictOp]:
+    if not path.exists():
+        return []
+    ops: list[_AddOp | _VerdictOp] = []
+    with path.open("r", encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                op = _VerdictOp.model_validate(raw) if raw.get("op") == "verdict" else None
+                ops.append(op or _AddOp.model_validate(raw))
+            except (ValueError, ValidationError, AttributeError) as exc:
+                log.warning("corpus %s line %d skipped: %s", path, number, exc)
+    return ops
+
+
+class Corpus:
+    """A corpus file. Every method is async; file work runs off the event loop."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    async def add(self, record: CorpusRecord) -> CorpusRecord:
+        line = _AddOp(record=record).model_dump_json()
+        await asyncio.to_thread(_append_line, self.path, line)
+        return record
+
+    async def records(self) -> list[CorpusRecord]:
+        return await asyncio.to_thread(self._fold)
+
+    def _fold(self) -> list[CorpusRecord]:
+        by_id: dict[str, CorpusRecord] = {}
+        for op in _read_ops(self.path):
+            if isinstance(op, _AddOp):
+                by_id[op.record.id] = op.record
+            elif op.id in by_id:
+                by_id[op.id] = by_id[op.id].model_copy(update={"verdict": op.verdict})
+        return list(by_id.values())
+
+    async def get(self, record_id: str) -> CorpusRecord:
+        matches = [r for r in await self.records() if r.id.startswith(record_id)]
+        if not matches:
+            raise CorpusError(f"no corpus record with id {record_id!r}", id=record_id)
+        if len(matches) > 1:
+            raise CorpusError(f"id prefix {record_id!r} is ambiguous", id=record_id)
+        return matches[0]
+
+    async def set_verdict(self, record_id: str, verdict: Verdict) -> CorpusRecord:
+        record = await self.get(record_id)
+        if verdict.label == "edited" and not verdict.edit:
+            raise CorpusError("an 'edited' verdict needs the edited text", id=record.id)
+        line = _VerdictOp(id=record.id, verdict=verdict).model_dump_json()
+        await asyncio.to_thread(_append_line, self.path, line)
+        return record.model_copy(update={"verdict": verdict})
+
+    async def stats(self) -> CorpusStats:
+        return corpus_stats(await self.records())
+
+
+def corpus_stats(records: Iterable[CorpusRecord]) -> CorpusStats:
+    items = list(records)
+    kinds = Counter(r.kind for r in items)
+    verdicts = Counter(r.verdict.label for r in items if r.verdict is not None)
+    judged = sum(verdicts.values())
+    return CorpusStats(
+        total=len(items),
+        by_kind=dict(sorted(kinds.items())),
+        by_verdict={label: verdicts.get(label, 0) for label in VERDICT_LABELS},
+        pending=len(items) - judged,
+        acceptance_rate=(verdicts.get("accepted", 0) / judged) if judged else None,
+    )

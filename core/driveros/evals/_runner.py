@@ -1,0 +1,417 @@
+"""Run a suite's cases: concurrently with a bound, retrying infrastructure failures (never
+model failures), logging every case's events, resuming an interrupted run.
+
+The seams for scaling past one machine are parameters: ``sandbox_factory`` makes the sandbox
+a case runs in (local, docker, or a remote Docker host) and ``executor`` decides where and
+how many cases run at once (see docs/evals.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from driveros._errors import ConfigError, DriverosError
+from driveros.agent import Agent, AgentConfig
+from driveros.agent._events import Event
+from driveros.config import Environment
+from driveros.evals._cassette import Cassette, ReplayLog, recording_client, replay_client
+from driveros.evals._results import CaseResult, EvalRun, Mode
+from driveros.evals._scoring import case_passed, score_case
+from driveros.evals._suite import Case, GitWorkspace, Suite
+from driveros.llm import Provider
+from driveros.review.approval import approval_from_name
+from driveros.sandbox import LocalSandbox, Sandbox
+
+if TYPE_CHECKING:
+    import httpx
+
+log = logging.getLogger(__name__)
+
+SandboxFactory = Callable[[Path], AbstractAsyncContextManager[Sandbox]]
+CaseWork = Callable[[Case], Awaitable[CaseResult]]
+INFRA_OUTCOMES = frozenset({"provider_error", "setup_error"})
+
+
+class Executor(Protocol):
+    """Runs case work items; results are reported through ``on_done`` as they finish."""
+
+    async def run(
+        self,
+        cases: Sequence[Case],
+        work: CaseWork,
+        on_done: Callable[[CaseResult], Awaitable[None]],
+    ) -> list[CaseResult]: ...
+
+
+class LocalExecutor:
+    """Cases as asyncio tasks on this machine, at most ``concurrency`` at once."""
+
+    def __init__(self, concurrency: int = 2) -> None:
+        if concurrency < 1:
+            raise ConfigError("concurrency must be at least 1")
+        self.concurrency = concurrency
+
+    async def run(
+        self,
+        cases: Sequence[Case],
+        work: CaseWork,
+        on_done: Callable[[CaseResult], Awaitable[None]],
+    ) -> list[CaseResult]:
+        gate = asyncio.Semaphore(self.concurrency)
+        results: list[CaseResult] = []
+
+        async def one(case: Case) -> None:
+            async with gate:
+                result = await work(case)
+            results.append(result)
+            await on_done(result)
+
+        async with asyncio.TaskGroup() as tg:
+            for case in cases:
+                tg.create_task(one(case))
+        return results
+
+
+@contextlib.asynccontextmanager
+async def local_sandbox(workspace: Path) -> AsyncIterator[Sandbox]:
+    async with LocalSandbox(workspace) as sandbox:
+        yield sandbox
+
+
+class EvalOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    mode: Mode = "live"
+    provider: str | None = None
+    model: str | None = None
+    retries: int = 2
+    strict_replay: bool = False
+    output_dir: Path
+    resume: bool = True
+    #: Only these case ids (all when empty).
+    only: tuple[str, ...] = ()
+    #: Record mode only: play each case's ``scripted`` turns on a loopback scripted model
+    #: instead of calling a real provider (how the shipped suites' cassettes are made).
+    scripted: bool = False
+
+
+def _replay_provider(cassette: Cassette, client: httpx.AsyncClient) -> Provider:
+    base_url = cassette.base_url or "http://replay.invalid/v1"
+    if cassette.provider == "anthropic":
+        from driveros.llm import anthropic
+
+        return anthropic.claude(
+            cassette.model, api_key="replay", base_url=base_url, http_client=client
+        )
+    from driveros.llm import openaicompat
+
+    presets = {
+        "openai": openaicompat.openai,
+        "openrouter": openaicompat.openrouter,
+        "xai": openaicompat.xai,
+        "ollama": openaicompat.ollama,
+    }
+    preset = presets.get(cassette.provider)
+    if preset is not None:
+        return preset(cassette.model, api_key="replay", base_url=base_url, http_client=client)
+    return openaicompat.OpenAICompatProvider(
+        cassette.model,
+        base_url=base_url,
+        api_key="replay",
+        name=cassette.provider,
+        http_client=client,
+    )
+
+
+def _provider_base_url(provider: Provider) -> str:
+    return str(getattr(provider, "base_url", "") or getattr(provider, "_base_url", ""))
+
+
+def _prepare_workspace(suite: Suite, case: Case, dest: Path) -> Path:
+    work = dest / "workspace"
+    if isinstance(case.workspace, GitWorkspace):
+        source = case.workspace.git
+        local = suite.root / source
+        origin = str(local) if local.exists() else source
+        subprocess.run(["git", "clone", "-q", origin, str(work)], check=True, capture_output=True)
+        if case.workspace.commit:
+            subprocess.run(
+                ["git", "-C", str(work), "checkout", "-q", case.workspace.commit],
+                check=True,
+                capture_output=True,
+            )
+        return work
+    fixture = suite.workspace_dir(case)
+    assert fixture is not None
+    if not fixture.is_dir():
+        raise ConfigError(f"case {case.id}: workspace {fixture} does not exist")
+    shutil.copytree(fixture, work, symlinks=True)
+    git = ["git", "-C", str(work), "-c", "user.name=eval", "-c", "user.email=eval@localhost"]
+    subprocess.run([*git, "init", "-q"], check=True, capture_output=True)
+    subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-q", "-m", "fixture"], check=True, capture_output=True)
+    return work
+
+
+class CaseRunner:
+    """Runs one case: workspace copy, provider for the mode, sandbox, agent, scorers."""
+
+    def __init__(
+        self,
+        suite: Suite,
+        options: EvalOptions,
+        *,
+        env: Environment,
+        sandbox_factory: SandboxFactory = local_sandbox,
+        verdicts: dict[str, str] | None = None,
+    ) -> None:
+        self.suite = suite
+        self.options = options
+        self.env = env
+        self.sandbox_factory = sandbox_factory
+        self.verdicts = verdicts or {}
+
+    def _live_provider(self, http_client: httpx.AsyncClient | None) -> Provider:
+        from driveros.llm import provider_from_env
+
+        name = self.options.provider
+        if name is None:
+            configured = [n for n, p in self.env.providers.items() if p.api_key is not None]
+            if not configured:
+                raise ConfigError("no provider is configured (set a key, or use --replay)")
+            name = configured[0]
+        return provider_from_env(
+            name,
+            self.env,
+            model=self.options.model,
+            http_client=http_client,
+        )
+
+    async def run(self, case: Case) -> CaseResult:
+        attempts = 0
+        last: CaseResult | None = None
+        while attempts <= self.options.retries:
+            attempts += 1
+            last = await self._attempt(case, attempts)
+            if last.infra_error is None:
+                return last
+            log.warning(
+                "case %s attempt %d: infrastructure failure: %s",
+                case.id,
+                attempts,
+                last.infra_error,
+            )
+            if self.options.mode == "replay":
+                break  # a replay is deterministic: retrying cannot help
+        assert last is not None
+        return last
+
+    async def _attempt(self, case: Case, attempt: int) -> CaseResult:
+        started = time.perf_counter()
+        events: list[Event] = []
+        replay_log = ReplayLog()
+        cassette: Cassette | None = None
+        events_file = self.options.output_dir / "events" / f"{case.id}.jsonl"
+
+        async def on_event(event: Event) -> None:
+            events.append(event)
+
+        with tempfile.TemporaryDirectory(prefix=f"driveros-eval-{case.id}-") as tmp:
+            try:
+                workspace = await asyncio.to_thread(_prepare_workspace, self.suite, case, Path(tmp))
+                async with contextlib.AsyncExitStack() as stack:
+                    provider, cassette = await self._provider_for(
+                        case, replay_log, stack, workspace
+                    )
+                    stack.push_async_callback(provider.aclose)
+                    sandbox = await stack.enter_async_context(self.sandbox_factory(workspace))
+                    config = AgentConfig(
+                        max_iterations=case.max_iterations or self.suite.defaults.max_iterations,
+                        max_wall_s=case.max_wall_s or self.suite.defaults.max_wall_s,
+                    )
+                    agent = Agent(
+                        provider,
+                        sandbox,
+                        config=config,
+                        approval=approval_from_name(
+                            self.suite.defaults.approve, workspace=workspace
+                        ),
+                        on_event=on_event,
+                        secrets=self.env.secret_values(),
+                        run_id=f"{self.suite.name}-{case.id}-{attempt}",
+                    )
+                    run = await agent.run(case.task)
+                    result = run.result
+                    human = case.verdict or self.verdicts.get(case.id)
+                    scores = await score_case(
+                        case, result, sandbox=sandbox, judge=provider, human_verdict=human
+                    )
+            except (DriverosError, OSError, subprocess.CalledProcessError) as exc:
+                return CaseResult(
+                    suite=self.suite.name,
+                    case_id=case.id,
+                    outcome="setup_error",
+                    passed=False,
+                    attempts=attempt,
+                    infra_error=f"{type(exc).__name__}: {exc}",
+                    duration_ms=(time.perf_counter() - started) * 1000,
+                    replay_mismatches=tuple(replay_log.mismatches),
+                )
+        if cassette is not None and self.options.mode == "record":
+            await asyncio.to_thread(cassette.save, self.suite.cassette_path(case))
+        await asyncio.to_thread(_write_events, events_file, events)
+        infra = None
+        if result.outcome in INFRA_OUTCOMES:
+            infra = result.error or result.outcome
+        return CaseResult(
+            suite=self.suite.name,
+            case_id=case.id,
+            provider=provider.name,
+            model=provider.model,
+            outcome=result.outcome,
+            exit_code=result.exit_code,
+            answer=result.answer,
+            verified=result.verified,
+            passed=case_passed(case, result, scores) and infra is None,
+            scores=tuple(scores),
+            usage=result.usage,
+            turns=result.turns,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            attempts=attempt,
+            infra_error=infra,
+            replay_mismatches=tuple(replay_log.mismatches),
+            events_file=str(events_file),
+        )
+
+    async def _provider_for(
+        self,
+        case: Case,
+        replay_log: ReplayLog,
+        stack: contextlib.AsyncExitStack,
+        workspace: Path,
+    ) -> tuple[Provider, Cassette | None]:
+        """The provider for this mode, and the cassette it records into (record mode)."""
+        mode = self.options.mode
+        if mode == "replay":
+            cassette = Cassette.load(self.suite.cassette_path(case))
+            client = replay_client(
+                cassette, replay_log, strict=self.options.strict_replay, workspace=str(workspace)
+            )
+            return _replay_provider(cassette, client), None
+        if mode == "record":
+            recorded = Cassette(provider="", model="", workspace=str(workspace))
+            client = recording_client(recorded)
+            if self.options.scripted:
+                provider = await self._scripted_provider(case, client, stack)
+            else:
+                provider = self._live_provider(client)
+            recorded.provider = provider.name
+            recorded.model = provider.model
+            recorded.base_url = _provider_base_url(provider)
+            return provider, recorded
+        return self._live_provider(None), None
+
+    async def _scripted_provider(
+        self, case: Case, client: httpx.AsyncClient, stack: contextlib.AsyncExitStack
+    ) -> Provider:
+        from driveros.llm import openaicompat
+        from driveros.testing import ScriptedModelServer, parse_turns
+
+        if not case.scripted:
+            raise ConfigError(f"case {case.id} has no scripted turns to record from")
+        server = await stack.enter_async_context(ScriptedModelServer(parse_turns(case.scripted)))
+        return openaicompat.openai(
+            "scripted-model",
+            api_key="scripted",
+            base_url=server.openai_base_url,
+            http_client=client,
+        )
+
+
+def _write_events(path: Path, events: Sequence[Event]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for event in events:
+            fh.write(event.model_dump_json() + "\n")
+
+
+def _load_partial(path: Path) -> dict[str, CaseResult]:
+    done: dict[str, CaseResult] = {}
+    if not path.exists():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            result = CaseResult.model_validate(json.loads(line))
+        except ValueError:
+            continue
+        if result.infra_error is None:
+            done[result.case_id] = result
+    return done
+
+
+def _append_partial(path: Path, result: CaseResult) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(result.model_dump_json() + "\n")
+
+
+async def run_suite(
+    suite: Suite,
+    options: EvalOptions,
+    *,
+    env: Environment,
+    sandbox_factory: SandboxFactory = local_sandbox,
+    executor: Executor | None = None,
+    on_case_done: Callable[[CaseResult, int, int], Awaitable[None]] | None = None,
+    verdicts: dict[str, str] | None = None,
+) -> EvalRun:
+    """Run (or resume) ``suite`` and write ``results.json`` into ``options.output_dir``."""
+    cases = [c for c in suite.cases if not options.only or c.id in options.only]
+    unknown = set(options.only) - {c.id for c in suite.cases}
+    if unknown:
+        raise ConfigError(f"suite {suite.name!r} has no case(s): {', '.join(sorted(unknown))}")
+    partial = options.output_dir / "results.partial.jsonl"
+    done = await asyncio.to_thread(_load_partial, partial) if options.resume else {}
+    if not options.resume:
+        partial.unlink(missing_ok=True)
+    todo = [c for c in cases if c.id not in done]
+    runner = CaseRunner(suite, options, env=env, sandbox_factory=sandbox_factory, verdicts=verdicts)
+    finished = len(cases) - len(todo)
+    started = time.time()
+
+    async def on_done(result: CaseResult) -> None:
+        nonlocal finished
+        finished += 1
+        await asyncio.to_thread(_append_partial, partial, result)
+        if on_case_done is not None:
+            await on_case_done(result, finished, len(cases))
+
+    fresh = await (executor or LocalExecutor()).run(todo, runner.run, on_done)
+    by_id = {**done, **{r.case_id: r for r in fresh}}
+    ordered = tuple(by_id[c.id] for c in cases if c.id in by_id)
+    first = next((r for r in ordered if r.provider), None)
+    run = EvalRun(
+        suite=suite.name,
+        mode=options.mode,
+        provider=first.provider if first else (options.provider or ""),
+        model=first.model if first else (options.model or ""),
+        started=started,
+        finished=time.time(),
+        cases=ordered,
+    )
+    out = options.output_dir / "results.json"
+    await asyncio.to_thread(out.write_text, run.model_dump_json(indent=1) + "\n", "utf-8")
+    return run

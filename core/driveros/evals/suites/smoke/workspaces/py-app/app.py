@@ -1,0 +1,9 @@
+"""A tiny greeting app."""
+
+
+def greet(name: str) -> str:
+    return f"Hello, {name}!"
+
+
+if __name__ == "__main__":
+    print(greet("world"))
