@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The VS Code stage of `make test` (target test-vscode): lint, typecheck, unit tests, package,
+# then the end-to-end test in a real VS Code (code-server + headless Chromium).
+#
+# Works on a clean Debian 12 machine with node 20: npm ci from the committed lock file;
+# install-code-server.sh apt-installs chromium/libkrb5-dev/ripgrep when missing and caches
+# code-server under ~/.cache/driveros. Exits non-zero on the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$(cd ../.. && pwd)"
+export DRIVEROS_PYTHON="${DRIVEROS_PYTHON:-$ROOT/.venv/bin/python}"
+export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
+
+stage() { printf '\n== vscode: %s\n' "$*" >&2; }
+
+stage "npm ci"
+if [[ ! -f node_modules/.package-lock.json ]] || ! cmp -s package-lock.json node_modules/.ci-lock; then
+  npm ci --no-audit --no-fund --loglevel=error
+  cp package-lock.json node_modules/.ci-lock
+fi
+
+stage "lint";       npm run -s lint
+stage "typecheck";  npm run -s typecheck
+stage "unit tests"; npm run -s test:unit
+stage "package";    npm run -s build && npm run -s package
+

@@ -1,0 +1,126 @@
+/**
+ * The shapes the server sends, as the client reads them. The event schema itself is owned by
+ * core/driveros/agent/_events.py (docs/events.md); the client is tolerant: an unknown event type
+ * or a missing optional field is shown generically, never an error.
+ */
+
+export interface Usage {
+  input_tokens?: number;
+  output_tokens?: number;
+  total_tokens?: number;
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+  reasoning_tokens?: number;
+}
+
+export interface DiagnosticItem {
+  path: string;
+  line?: number;
+  column?: number;
+  severity?: string;
+  code?: string | null;
+  source?: string;
+  message: string;
+}
+
+export interface ProposalFile {
+  path: string;
+  action?: "create" | "modify" | "delete" | "rename";
+  old_path?: string | null;
+  diff?: string;
+}
+
+/** One agent event; `type` discriminates, other fields depend on it. */
+export interface TraceEvent {
+  type: string;
+  run_id: string;
+  seq?: number;
+  ts?: number;
+  turn?: number;
+  task?: string;
+  provider?: string;
+  model?: string;
+  sandbox?: string;
+  text?: string;
+  delta?: boolean;
+  call_id?: string;
+  name?: string;
+  arguments?: Record<string, unknown>;
+  ok?: boolean;
+  output?: string;
+  duration_ms?: number;
+  observed?: boolean;
+  truncated?: boolean;
+  total?: number;
+  new?: DiagnosticItem[];
+  fixed?: DiagnosticItem[];
+  unchanged?: number;
+  action?: string;
+  count?: number;
+  detail?: string;
+  decision?: string;
+  reason?: string;
+  detector?: string;
+  evidence?: string[];
+  path?: string;
+  usage?: Usage;
+  files?: ProposalFile[];
+  rationale?: string;
+  outcome?: string;
+  exit_code?: number;
+  answer?: string;
+  verified?: boolean;
+  turns?: number;
+  error?: string | null;
+}
+
+/** Params of the `driveros/trace` notification. */
+export interface TraceParams {
+  runId: string;
+  event: TraceEvent;
+}
+
+/** A file of a `driveros/proposal` notification; `content` is the sandbox version when sent. */
+export interface ProposalFileParams {
+  path: string;
+  uri?: string;
+  action?: string;
+  oldPath?: string | null;
+  old_path?: string | null;
+  diff?: string;
+  /** The sandbox version of the file (servers may name it `after`, `content` or `newText`). */
+  after?: string | null;
+  content?: string | null;
+  newText?: string | null;
+  before?: string | null;
+  binary?: boolean;
+}
+
+/** Params of the `driveros/proposal` notification. */
+export interface ProposalParams {
+  runId: string;
+  files: ProposalFileParams[];
+  rationale?: string;
+}
+
+/** What the run-starting commands answer at once. */
+export interface StartResult {
+  runId: string;
+}
+
+export function isTraceParams(value: unknown): value is TraceParams {
+  if (typeof value !== "object" || value === null) {
+    return false;
+  }
+  const v = value as Record<string, unknown>;
+  const ev = v["event"] as Record<string, unknown> | undefined;
+  return typeof v["runId"] === "string" && typeof ev === "object" && ev !== null && typeof ev["type"] === "string";
+}
+
+export function isProposalParams(value: unknown): value is ProposalParams {
+  if (typeof value !== "object" || value === null) {
+    return false;
+  }
+  const v = value as Record<string, unknown>;
+  return typeof v["runId"] === "string" && Array.isArray(v["files"]);
+}

@@ -1,0 +1,53 @@
+/**
+ * Custom LSP names of driveros, mirrored from server/driveros_lsp/protocol.py (the source of
+ * truth) and documented in docs/protocol.md. test/unit/protocol.test.ts parses the Python file
+ * and fails when a name or value here drifts from it: change both at once.
+ */
+
+export const SERVER_NAME = "driveros-lsp";
+
+// workspace/executeCommand commands
+export const CMD_AGENT_START = "driveros.agent.start";
+export const CMD_AGENT_FIX = "driveros.agent.fix";
+export const CMD_AGENT_CANCEL = "driveros.agent.cancel";
+export const CMD_AGENT_LIST = "driveros.agent.list";
+export const CMD_REVIEW_ACCEPT = "driveros.review.accept";
+export const CMD_REVIEW_REJECT = "driveros.review.reject";
+export const CMD_MEMORY_RECALL = "driveros.memory.recall";
+export const CMD_MEMORY_FORGET = "driveros.memory.forget";
+
+export const COMMANDS: readonly string[] = [
+  CMD_AGENT_START,
+  CMD_AGENT_FIX,
+  CMD_AGENT_CANCEL,
+  CMD_AGENT_LIST,
+  CMD_REVIEW_ACCEPT,
+  CMD_REVIEW_REJECT,
+  CMD_MEMORY_RECALL,
+  CMD_MEMORY_FORGET,
+];
+
+// server -> client notifications
+export const NOTIFY_TRACE = "driveros/trace";
+export const NOTIFY_PROPOSAL = "driveros/proposal";
+
+export const NOTIFICATIONS: readonly string[] = [NOTIFY_TRACE, NOTIFY_PROPOSAL];
+
+// code action titles (prefixes) and kinds
+export const ACTION_FIX_PREFIX = "Ask agent to fix: ";
+export const ACTION_FIX_ALL = "Ask agent to fix all in file";
+export const ACTION_ACCEPT = "Accept agent proposal";
+export const ACTION_REJECT = "Reject agent proposal";
+
+// the source name of diagnostics the server publishes for a run
+export const DIAGNOSTIC_SOURCE = "driveros";
+
+// the settings section (workspace/configuration, didChangeConfiguration {"driveros": {...}})
+export const SETTINGS_SECTION = "driveros";
+
+// a client that handles driveros/trace says so in ClientCapabilities.experimental:
+// {"experimental": {"driverosTrace": true}}
+export const EXPERIMENTAL_TRACE = "driverosTrace";
+
+// $/progress tokens the server creates for runs are this prefix + the run id
+export const PROGRESS_TOKEN_PREFIX = "driveros/run/";

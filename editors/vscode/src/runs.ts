@@ -1,0 +1,314 @@
+/**
+ * The client's view of the agent runs: folds the `driveros/trace` events and
+ * `driveros/proposal` notifications of each run into a state the trace view, the status bar and
+ * the pickers read. No agent logic: it only records what the server reported.
+ */
+
+import type { ProposalFileParams, TraceEvent, Usage } from "./events";
+
+export type RunStatus = "running" | "finished";
+
+export interface ToolItem {
+  kind: "tool";
+  call: TraceEvent;
+  result?: TraceEvent;
+}
+
+export interface StreamItem {
+  kind: "thinking" | "text";
+  text: string;
+}
+
+export interface EventItem {
+  kind: "event";
+  event: TraceEvent;
+}
+
+export type TurnItem = ToolItem | StreamItem | EventItem;
+
+export interface TurnState {
+  turn: number;
+  items: TurnItem[];
+  finished?: TraceEvent;
+}
+
+export interface RunState {
+  id: string;
+  task: string;
+  status: RunStatus;
+  provider: string;
+  model: string;
+  startedAt?: number;
+  updatedAt?: number;
+  turns: TurnState[];
+  /** Events that belong to no turn (memory recall/store, unknown kinds). */
+  notes: TraceEvent[];
+  usage: Usage;
+  result?: TraceEvent;
+  proposal?: ProposalFileParams[];
+  rationale?: string;
+  /** True from a proposal until the user accepted or rejected it. */
+  proposalPending: boolean;
+  /** The server's state of the run (running, proposed, accepted, rejected, …) when known. */
+  serverState?: string;
+  /** Number of events folded in: lets views skip work when nothing changed. */
+  version: number;
+}
+
+/** One item of the `driveros.agent.list` answer. */
+export interface RunSummary {
+  runId: string;
+  task?: string;
+  state?: string;
+  outcome?: string | null;
+  files?: string[];
+  conflicts?: string[];
+  startedAt?: number;
+  error?: string | null;
+}
+
+type Listener = (run: RunState | undefined) => void;
+
+function addUsage(a: Usage, b: Usage | undefined): Usage {
+  if (b === undefined) {
+    return a;
+  }
+  const sum = (x: number | undefined, y: number | undefined): number => (x ?? 0) + (y ?? 0);
+  return {
+    input_tokens: sum(a.input_tokens, b.input_tokens),
+    output_tokens: sum(a.output_tokens, b.output_tokens),
+    total_tokens: sum(a.total_tokens, b.total_tokens),
+    cache_read_tokens: sum(a.cache_read_tokens, b.cache_read_tokens),
+    cache_write_tokens: sum(a.cache_write_tokens, b.cache_write_tokens),
+    reasoning_tokens: sum(a.reasoning_tokens, b.reasoning_tokens),
+  };
+}
+
+export class RunStore {
+  private readonly runs = new Map<string, RunState>();
+  private readonly listeners = new Set<Listener>();
+
+  /** Subscribe to changes; the argument is the run that changed (undefined: all of them). */
+  onDidChange(listener: Listener): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  get(runId: string): RunState | undefined {
+    return this.runs.get(runId);
+  }
+
+  /** Every run, newest first. */
+  all(): RunState[] {
+    return [...this.runs.values()].reverse();
+  }
+
+  running(): RunState[] {
+    return this.all().filter((r) => r.status === "running");
+  }
+
+  pendingProposals(): RunState[] {
+    return this.all().filter((r) => r.proposalPending);
+  }
+
+  /** Record a run the client started before its first event arrives. */
+  started(runId: string, task: string): RunState {
+    const run = this.ensure(runId);
+    if (run.task === "") {
+      run.task = task;
+    }
+    this.fire(run);
+    return run;
+  }
+
+  /** Fold one trace event into its run. */
+  apply(runId: string, event: TraceEvent): RunState {
+    const run = this.ensure(runId);
+    run.version += 1;
+    if (typeof event.ts === "number") {
+      run.startedAt ??= event.ts;
+      run.updatedAt = event.ts;
+    }
+    if (run.status === "finished" && (event.type === "run_started" || event.type === "turn_started")) {
+      // A proposal rejected with feedback resumes the same run.
+      run.status = "running";
+      run.result = undefined;
+      run.proposalPending = false;
+    }
+    switch (event.type) {
+      case "run_started":
+        run.task = event.task ?? run.task;
+        run.provider = event.provider ?? "";
+        run.model = event.model ?? "";
+        break;
+      case "turn_started":
+        this.turn(run, event.turn ?? run.turns.length + 1);
+        break;
+      case "thinking":
+      case "text":
+        this.stream(run, event);
+        break;
+      case "tool_call":
+        this.turn(run, event.turn).items.push({ kind: "tool", call: event });
+        break;
+      case "tool_result":
+        this.toolResult(run, event);
+        break;
+      case "turn_finished": {
+        const turn = this.turn(run, event.turn);
+        turn.finished = event;
+        run.usage = addUsage(run.usage, event.usage);
+        break;
+      }
+      case "proposal":
+        run.proposal = (event.files ?? []).map((f) => ({
+          path: f.path,
+          action: f.action,
+          oldPath: f.old_path ?? null,
+          diff: f.diff,
+        }));
+        run.rationale = event.rationale;
+        run.proposalPending = run.proposal.length > 0;
+        break;
+      case "result":
+        run.result = event;
+        run.status = "finished";
+        if (event.usage !== undefined) {
+          run.usage = event.usage;
+        }
+        break;
+      default:
+        if (typeof event.turn === "number") {
+          this.turn(run, event.turn).items.push({ kind: "event", event });
+        } else {
+          run.notes.push(event);
+        }
+    }
+    this.fire(run);
+    return run;
+  }
+
+  /** Record a `driveros/proposal` notification (it carries the sandbox contents when sent). */
+  proposal(runId: string, files: ProposalFileParams[], rationale?: string): RunState {
+    const run = this.ensure(runId);
+    run.proposal = files;
+    if (rationale !== undefined) {
+      run.rationale = rationale;
+    }
+    run.proposalPending = files.length > 0;
+    run.version += 1;
+    this.fire(run);
+    return run;
+  }
+
+  /** Align with the server's `driveros.agent.list` answer (the truth on states and pending files). */
+  sync(summaries: readonly RunSummary[]): void {
+    for (const s of summaries) {
+      const run = this.ensure(s.runId);
+      if (run.task === "" && typeof s.task === "string") {
+        run.task = s.task;
+      }
+      if (s.state !== undefined) {
+        run.serverState = s.state;
+        if (s.state !== "running" && run.status === "running") {
+          run.status = "finished";
+        }
+        run.proposalPending = s.state === "proposed" && (s.files?.length ?? run.proposal?.length ?? 0) > 0;
+      }
+      run.version += 1;
+    }
+    this.fire(undefined);
+  }
+
+  /** The user accepted or rejected the proposal of a run. */
+  settled(runId: string): void {
+    const run = this.runs.get(runId);
+    if (run !== undefined) {
+      run.proposalPending = false;
+      run.version += 1;
+      this.fire(run);
+    }
+  }
+
+  /** The server went away: runs it did not finish will never finish. */
+  serverStopped(): void {
+    for (const run of this.runs.values()) {
+      if (run.status === "running") {
+        run.status = "finished";
+        run.result ??= { type: "result", run_id: run.id, outcome: "canceled", error: "server stopped" };
+        run.version += 1;
+      }
+    }
+    this.fire(undefined);
+  }
+
+  clearFinished(): void {
+    for (const [id, run] of this.runs) {
+      if (run.status === "finished" && !run.proposalPending) {
+        this.runs.delete(id);
+      }
+    }
+    this.fire(undefined);
+  }
+
+  private ensure(runId: string): RunState {
+    let run = this.runs.get(runId);
+    if (run === undefined) {
+      run = {
+        id: runId,
+        task: "",
+        status: "running",
+        provider: "",
+        model: "",
+        turns: [],
+        notes: [],
+        usage: {},
+        proposalPending: false,
+        version: 0,
+      };
+      this.runs.set(runId, run);
+    }
+    return run;
+  }
+
+  private turn(run: RunState, n: number | undefined): TurnState {
+    const number = n ?? Math.max(1, run.turns.length);
+    let turn = run.turns.find((t) => t.turn === number);
+    if (turn === undefined) {
+      turn = { turn: number, items: [] };
+      run.turns.push(turn);
+      run.turns.sort((a, b) => a.turn - b.turn);
+    }
+    return turn;
+  }
+
+  private stream(run: RunState, event: TraceEvent): void {
+    const kind = event.type === "thinking" ? "thinking" : "text";
+    const turn = this.turn(run, event.turn);
+    const last = turn.items[turn.items.length - 1];
+    // Streamed fragments are coalesced into the item they continue.
+    if (event.delta !== false && last !== undefined && last.kind === kind) {
+      last.text += event.text ?? "";
+    } else {
+      turn.items.push({ kind, text: event.text ?? "" });
+    }
+  }
+
+  private toolResult(run: RunState, event: TraceEvent): void {
+    for (const turn of [...run.turns].reverse()) {
+      for (const item of turn.items) {
+        if (item.kind === "tool" && item.call.call_id === event.call_id && item.result === undefined) {
+          item.result = event;
+          return;
+        }
+      }
+    }
+    this.turn(run, event.turn).items.push({ kind: "tool", call: { ...event, type: "tool_call" }, result: event });
+  }
+
+  private fire(run: RunState | undefined): void {
+    for (const listener of this.listeners) {
+      listener(run);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Maps the server's settings JSON Schema (driveros_lsp settings_json_schema(), camelCase wire
+ * names) to package.json `contributes.configuration.properties`. scripts/sync-settings.mjs writes
+ * package.json with it and test/unit/settings.test.ts fails when the two drift.
+ */
+
+import { SETTINGS_SECTION } from "./protocol";
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+/** Settings only the client reads; they are never sent to the server. */
+export const CLIENT_ONLY_SECTIONS: readonly string[] = ["server", "trace"];
+
+const COPIED = ["type", "default", "description", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "pattern"];
+
+function isObject(v: Json | undefined): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function property(schema: JsonObject): JsonObject {
+  let base: JsonObject = schema;
+  let nullable = false;
+  const anyOf = schema["anyOf"];
+  if (Array.isArray(anyOf)) {
+    const parts = anyOf.filter(isObject);
+    const nonNull = parts.filter((p) => p["type"] !== "null");
+    nullable = nonNull.length < parts.length;
+    if (nonNull.length !== 1 || nonNull[0] === undefined) {
+      throw new Error(`unsupported settings schema: ${JSON.stringify(schema)}`);
+    }
+    base = { ...nonNull[0], ...Object.fromEntries(Object.entries(schema).filter(([k]) => k !== "anyOf")) };
+  }
+  const out: JsonObject = {};
+  for (const key of COPIED) {
+    const value = base[key];
+    if (value !== undefined) {
+      out[key] = value;
+    }
+  }
+  if (nullable) {
+    out["type"] = [base["type"] ?? "string", "null"];
+    const values = out["enum"];
+    if (Array.isArray(values)) {
+      out["enum"] = [...values, null];
+    }
+  }
+  return out;
+}
+
+/** The package.json configuration properties for a server settings schema. */
+export function configurationProperties(schema: JsonObject): JsonObject {
+  const props = schema["properties"];
+  if (!isObject(props)) {
+    throw new Error("settings schema has no properties");
+  }
+  const out: JsonObject = {};
+  // Sorted: the CLI prints the schema with sorted keys, and VS Code lists settings by name.
+  for (const name of Object.keys(props).sort()) {
+    const sub = props[name];
+    if (!isObject(sub)) {
+      throw new Error(`settings schema property ${name} is not an object`);
+    }
+    out[`${SETTINGS_SECTION}.${name}`] = property(sub);
+  }
+  return out;
+}
+
+/** Whether a package.json configuration key is client-only (not part of the server schema). */
+export function isClientOnly(key: string): boolean {
+  return CLIENT_ONLY_SECTIONS.some((s) => key.startsWith(`${SETTINGS_SECTION}.${s}.`));
+}

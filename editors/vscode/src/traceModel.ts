@@ -1,0 +1,231 @@
+/**
+ * Turns a run's state into a plain tree of display nodes. Kept free of the `vscode` module so
+ * the shape of the trace view is unit-tested; src/traceView.ts maps nodes to TreeItems.
+ */
+
+import type { DiagnosticItem, TraceEvent } from "./events";
+import { firstLine, formatArguments, formatDuration, formatTokens } from "./format";
+import type { RunState, TurnItem, TurnState } from "./runs";
+
+export type NodeIcon =
+  | "run"
+  | "running"
+  | "ok"
+  | "warning"
+  | "error"
+  | "turn"
+  | "thinking"
+  | "text"
+  | "tool"
+  | "diagnostics"
+  | "added"
+  | "removed"
+  | "memory"
+  | "approval"
+  | "stuck"
+  | "edit"
+  | "proposal"
+  | "file"
+  | "line";
+
+export interface TraceNode {
+  /** Stable across updates so the tree keeps its expansion state. */
+  id: string;
+  label: string;
+  description?: string;
+  tooltip?: string;
+  icon: NodeIcon;
+  children: TraceNode[];
+  /** Expanded by default (a running run, its last turn). */
+  expanded?: boolean;
+  /** Drives the context menus: "run.running", "run.finished", "run.proposal", "proposalFile". */
+  contextValue?: string;
+  runId?: string;
+  path?: string;
+}
+
+const OUTPUT_LINES = 40;
+
+function lines(id: string, text: string | undefined, max = OUTPUT_LINES): TraceNode[] {
+  const all = (text ?? "").replace(/\s+$/, "").split("\n");
+  const shown = all.slice(0, max).map((l, i) => ({ id: `${id}/${i}`, label: l === "" ? " " : l, icon: "line" as const, children: [] }));
+  if (all.length > max) {
+    shown.push({ id: `${id}/more`, label: `… ${all.length - max} more lines`, icon: "line", children: [] });
+  }
+  return all.length === 1 && all[0] === "" ? [] : shown;
+}
+
+function diagnosticLabel(d: DiagnosticItem): string {
+  const where = d.line !== undefined ? `${d.path}:${d.line + 1}` : d.path;
+  return `${where} ${d.message}`;
+}
+
+function toolNode(id: string, item: Extract<TurnItem, { kind: "tool" }>): TraceNode {
+  const name = item.call.name ?? "tool";
+  const args = formatArguments(item.call.arguments);
+  const r = item.result;
+  let description = "running…";
+  let icon: NodeIcon = "tool";
+  if (r !== undefined) {
+    description = `${r.ok === false ? "failed" : "ok"} · ${formatDuration(r.duration_ms)}${r.truncated === true ? " · truncated" : ""}`;
+    icon = r.ok === false ? "error" : "tool";
+  }
+  const children: TraceNode[] = [];
+  if (item.call.arguments !== undefined && Object.keys(item.call.arguments).length > 0) {
+    children.push({
+      id: `${id}/args`,
+      label: "arguments",
+      icon: "line",
+      children: lines(`${id}/args`, JSON.stringify(item.call.arguments, null, 2)),
+    });
+  }
+  if (r !== undefined) {
+    children.push({ id: `${id}/out`, label: "result", description: firstLine(r.output, 60), icon: "line", children: lines(`${id}/out`, r.output) });
+  }
+  return { id, label: args === "" ? name : `${name} ${args}`, description, icon, children, tooltip: r?.output };
+}
+
+function eventNode(id: string, e: TraceEvent): TraceNode {
+  switch (e.type) {
+    case "diagnostics": {
+      const added = e.new ?? [];
+      const fixed = e.fixed ?? [];
+      return {
+        id,
+        label: "diagnostics",
+        description: `${e.total ?? 0} total · ${added.length} new · ${fixed.length} fixed`,
+        icon: "diagnostics",
+        children: [
+          ...added.map((d, i) => ({ id: `${id}/n${i}`, label: diagnosticLabel(d), description: "new", icon: "added" as const, children: [] })),
+          ...fixed.map((d, i) => ({ id: `${id}/f${i}`, label: diagnosticLabel(d), description: "fixed", icon: "removed" as const, children: [] })),
+        ],
+      };
+    }
+    case "approval":
+      return { id, label: `${e.name ?? "action"} ${e.decision ?? ""}`, description: e.reason, icon: "approval", children: [] };
+    case "stuck":
+      return {
+        id,
+        label: `stuck: ${e.detector ?? ""}`,
+        description: e.detail,
+        icon: "stuck",
+        children: (e.evidence ?? []).map((l, i) => ({ id: `${id}/${i}`, label: l, icon: "line" as const, children: [] })),
+      };
+    case "edit":
+      return { id, label: `${e.action ?? "modify"} ${e.path ?? ""}`, icon: "edit", children: [] };
+    case "memory":
+      return { id, label: `memory ${e.action ?? ""}`, description: `${e.count ?? 0}${e.detail ? ` · ${e.detail}` : ""}`, icon: "memory", children: [] };
+    default:
+      return { id, label: e.type, description: firstLine(JSON.stringify(e), 60), icon: "line", children: [] };
+  }
+}
+
+function turnNode(run: RunState, turn: TurnState, last: boolean): TraceNode {
+  const id = `${run.id}/t${turn.turn}`;
+  const children = turn.items.map((item, i): TraceNode => {
+    const itemId = `${id}/${i}`;
+    switch (item.kind) {
+      case "thinking":
+      case "text":
+        return {
+          id: itemId,
+          label: item.kind === "thinking" ? "thinking" : "text",
+          description: firstLine(item.text),
+          tooltip: item.text,
+          icon: item.kind,
+          children: lines(itemId, item.text).length > 1 ? lines(itemId, item.text) : [],
+        };
+      case "tool":
+        return toolNode(itemId, item);
+      case "event":
+        return eventNode(itemId, item.event);
+    }
+  });
+  const tools = turn.items.filter((i) => i.kind === "tool").length;
+  const parts = [`${tools} tool call${tools === 1 ? "" : "s"}`];
+  if (turn.finished !== undefined) {
+    parts.push(formatTokens(turn.finished.usage?.total_tokens), formatDuration(turn.finished.duration_ms));
+  } else if (run.status === "running") {
+    parts.push("running…");
+  }
+  return { id, label: `Turn ${turn.turn}`, description: parts.join(" · "), icon: "turn", children, expanded: last && run.status === "running" };
+}
+
+function outcomeIcon(outcome: string | undefined): NodeIcon {
+  if (outcome === "answered") {
+    return "ok";
+  }
+  if (outcome === "unverified" || outcome === "canceled" || outcome === "resource_cap") {
+    return "warning";
+  }
+  return "error";
+}
+
+/** The elapsed time of a run: the result's duration, else the span of its events. */
+export function runDuration(run: RunState): number | undefined {
+  if (run.result?.duration_ms !== undefined) {
+    return run.result.duration_ms;
+  }
+  if (run.startedAt !== undefined && run.updatedAt !== undefined) {
+    return (run.updatedAt - run.startedAt) * 1000;
+  }
+  return undefined;
+}
+
+export function runNode(run: RunState): TraceNode {
+  const children: TraceNode[] = run.notes.map((e, i) => eventNode(`${run.id}/note${i}`, e));
+  run.turns.forEach((t, i) => children.push(turnNode(run, t, i === run.turns.length - 1)));
+  if (run.proposal !== undefined && run.proposal.length > 0) {
+    children.push({
+      id: `${run.id}/proposal`,
+      label: "proposal",
+      description: `${run.proposal.length} file${run.proposal.length === 1 ? "" : "s"}${run.proposalPending ? " · awaiting review" : ""}`,
+      tooltip: run.rationale,
+      icon: "proposal",
+      expanded: run.proposalPending,
+      contextValue: run.proposalPending ? "proposal.pending" : "proposal",
+      runId: run.id,
+      children: run.proposal.map((f) => ({
+        id: `${run.id}/proposal/${f.path}`,
+        label: f.path,
+        description: f.action ?? "modify",
+        icon: "file" as const,
+        contextValue: "proposalFile",
+        runId: run.id,
+        path: f.path,
+        children: [],
+      })),
+    });
+  }
+  const r = run.result;
+  if (r !== undefined) {
+    const verdict = `${r.outcome ?? "finished"}${r.verified === true ? " · verified" : ""}`;
+    children.push({
+      id: `${run.id}/outcome`,
+      label: `outcome: ${verdict}`,
+      description: `${r.turns ?? run.turns.length} turns · ${formatTokens(run.usage.total_tokens)} · ${formatDuration(runDuration(run))}`,
+      tooltip: r.error ?? r.answer,
+      icon: outcomeIcon(r.outcome),
+      children: lines(`${run.id}/answer`, r.error ?? r.answer),
+    });
+  }
+  const status =
+    run.status === "running"
+      ? `running · turn ${run.turns.length} · ${formatTokens(run.usage.total_tokens)}`
+      : `${r?.outcome ?? "finished"} · ${formatTokens(run.usage.total_tokens)} · ${formatDuration(runDuration(run))}`;
+  let context = run.status === "running" ? "run.running" : "run.finished";
+  if (run.proposalPending) {
+    context += ".proposal";
+  }
+  return {
+    id: run.id,
+    label: firstLine(run.task, 60) || run.id,
+    description: status,
+    tooltip: [run.task, run.model ? `${run.provider} ${run.model}` : "", `run ${run.id}`].filter((s) => s !== "").join("\n"),
+    icon: run.status === "running" ? "running" : outcomeIcon(r?.outcome),
+    children,
+    expanded: run.status === "running" || run.proposalPending,
+    contextValue: context,
+    runId: run.id,
+  };
+}

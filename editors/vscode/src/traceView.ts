@@ -1,0 +1,106 @@
+/** The live trace: a tree view in the panel rendering each run from the RunStore. */
+
+import * as vscode from "vscode";
+
+import type { RunStore } from "./runs";
+import { type NodeIcon, type TraceNode, runNode } from "./traceModel";
+
+const ICONS: Record<NodeIcon, [string, string?]> = {
+  run: ["hubot"],
+  running: ["loading~spin"],
+  ok: ["pass", "testing.iconPassed"],
+  warning: ["warning", "list.warningForeground"],
+  error: ["error", "list.errorForeground"],
+  turn: ["comment-discussion"],
+  thinking: ["lightbulb"],
+  text: ["comment"],
+  tool: ["tools"],
+  diagnostics: ["checklist"],
+  added: ["diff-added", "gitDecoration.addedResourceForeground"],
+  removed: ["diff-removed", "gitDecoration.deletedResourceForeground"],
+  memory: ["database"],
+  approval: ["shield"],
+  stuck: ["debug-pause", "list.warningForeground"],
+  edit: ["edit"],
+  proposal: ["git-pull-request"],
+  file: ["file"],
+  line: [""],
+};
+
+export const TRACE_VIEW_ID = "driveros.trace";
+
+export class TraceTreeProvider implements vscode.TreeDataProvider<TraceNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<TraceNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private readonly parents = new Map<string, TraceNode | undefined>();
+  private roots: TraceNode[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly subscription: { dispose(): void };
+
+  constructor(private readonly store: RunStore) {
+    this.rebuild();
+    // Events stream fast; redraw at most every 100 ms.
+    this.subscription = store.onDidChange(() => {
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        this.rebuild();
+        this.changed.fire(undefined);
+      }, 100);
+    });
+  }
+
+  private rebuild(): void {
+    this.roots = this.store.all().map(runNode);
+    this.parents.clear();
+    const walk = (node: TraceNode, parent: TraceNode | undefined): void => {
+      this.parents.set(node.id, parent);
+      node.children.forEach((c) => walk(c, node));
+    };
+    this.roots.forEach((r) => walk(r, undefined));
+  }
+
+  /** The current root node of a run (for TreeView.reveal). */
+  runRoot(runId: string): TraceNode | undefined {
+    return this.roots.find((r) => r.runId === runId);
+  }
+
+  getChildren(node?: TraceNode): TraceNode[] {
+    return node === undefined ? this.roots : node.children;
+  }
+
+  getParent(node: TraceNode): TraceNode | undefined {
+    return this.parents.get(node.id);
+  }
+
+  getTreeItem(node: TraceNode): vscode.TreeItem {
+    let state = vscode.TreeItemCollapsibleState.None;
+    if (node.children.length > 0) {
+      state = node.expanded === true ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed;
+    }
+    const item = new vscode.TreeItem(node.label, state);
+    item.id = node.id;
+    item.description = node.description;
+    if (node.tooltip !== undefined && node.tooltip !== "") {
+      const md = new vscode.MarkdownString();
+      md.appendCodeblock(node.tooltip.length > 4000 ? `${node.tooltip.slice(0, 4000)}\n…` : node.tooltip, "text");
+      item.tooltip = md;
+    }
+    const [icon, color] = ICONS[node.icon];
+    if (icon !== "") {
+      item.iconPath = new vscode.ThemeIcon(icon, color !== undefined ? new vscode.ThemeColor(color) : undefined);
+    }
+    item.contextValue = node.contextValue;
+    if (node.contextValue === "proposalFile" && node.runId !== undefined && node.path !== undefined) {
+      item.command = { command: "driveros.showProposalDiff", title: "Show Diff", arguments: [node] };
+    }
+    return item;
+  }
+
+  dispose(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+    }
+    this.subscription.dispose();
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { RunStore } from "../../src/runs";
+import { scriptedRun } from "./fixtures";
+
+test("test_run_store_folds_a_scripted_run", () => {
+  const store = new RunStore();
+  for (const e of scriptedRun()) {
+    store.apply("r1", e);
+  }
+  const run = store.get("r1");
+  assert.ok(run !== undefined);
+  assert.equal(run.status, "finished");
+  assert.equal(run.task, "Fix the NameError in app.py");
+  assert.deepEqual(
+    run.turns.map((t) => t.items.map((i) => (i.kind === "tool" ? `tool:${i.call.name}:${i.result?.ok}` : i.kind === "event" ? i.event.type : `${i.kind}:${i.text}`))),
+    [["thinking:The name is misspelled.", "tool:edit_file:true", "diagnostics"], ["text:Fixed the typo."]],
+  );
+  assert.equal(run.usage.total_tokens, 1200);
+  assert.equal(run.proposalPending, true);
+  assert.deepEqual(store.pendingProposals().map((r) => r.id), ["r1"]);
+  assert.deepEqual(store.running(), []);
+});
+
+test("test_run_store_sums_turn_usage_while_running", () => {
+  const store = new RunStore();
+  for (const e of scriptedRun().slice(0, 11)) {
+    store.apply("r1", e);
+  }
+  assert.equal(store.get("r1")?.usage.total_tokens, 1200);
+  assert.equal(store.running().length, 1);
+});
+
+test("test_run_store_keeps_non_delta_text_separate", () => {
+  const store = new RunStore();
+  store.apply("r", { type: "text", run_id: "r", turn: 1, text: "a", delta: false });
+  store.apply("r", { type: "text", run_id: "r", turn: 1, text: "b", delta: false });
+  assert.equal(store.get("r")?.turns[0]?.items.length, 2);
+});
+
+test("test_run_store_resumes_after_feedback", () => {
+  const store = new RunStore();
+  scriptedRun().forEach((e) => store.apply("r1", e));
+  store.apply("r1", { type: "turn_started", run_id: "r1", turn: 3 });
+  const run = store.get("r1");
+  assert.equal(run?.status, "running");
+  assert.equal(run?.result, undefined);
+  assert.equal(run?.proposalPending, false);
+});
+
+test("test_run_store_sync_follows_server_states", () => {
+  const store = new RunStore();
+  scriptedRun().forEach((e) => store.apply("r1", e));
+  store.started("r2", "second");
+  store.sync([
+    { runId: "r1", state: "accepted", files: [] },
+    { runId: "r2", state: "canceled" },
+    { runId: "r3", task: "from another window", state: "running" },
+  ]);
+  assert.deepEqual(store.pendingProposals(), []);
+  assert.deepEqual(store.running().map((r) => r.id), ["r3"]);
+  assert.equal(store.get("r3")?.task, "from another window");
+});
+
+test("test_run_store_marks_runs_canceled_when_server_stops", () => {
+  const store = new RunStore();
+  store.started("r9", "t");
+  let fired = 0;
+  store.onDidChange(() => (fired += 1));
+  store.serverStopped();
+  assert.equal(store.get("r9")?.result?.outcome, "canceled");
+  assert.equal(fired, 1);
+});
+
+test("test_run_store_proposal_notification_carries_contents", () => {
+  const store = new RunStore();
+  store.proposal("r1", [{ path: "a.py", action: "modify", after: "x = 1\n" }], "why");
+  assert.equal(store.get("r1")?.proposal?.[0]?.after, "x = 1\n");
+  store.settled("r1");
+  assert.equal(store.get("r1")?.proposalPending, false);
+});

@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { RunStore } from "../../src/runs";
+import { type TraceNode, runNode } from "../../src/traceModel";
+import { scriptedRun } from "./fixtures";
+
+/** label [description] and children, indented: a readable whole-tree snapshot. */
+function outline(node: TraceNode, depth = 0, maxDepth = 2): string[] {
+  const line = `${"  ".repeat(depth)}${node.label}${node.description !== undefined ? ` [${node.description}]` : ""}`;
+  return depth >= maxDepth ? [line] : [line, ...node.children.flatMap((c) => outline(c, depth + 1, maxDepth))];
+}
+
+test("test_trace_tree_of_a_finished_run", () => {
+  const store = new RunStore();
+  scriptedRun().forEach((e) => store.apply("r1", e));
+  const run = store.get("r1");
+  assert.ok(run !== undefined);
+  assert.deepEqual(outline(runNode(run)), [
+    "Fix the NameError in app.py [answered · 1.2k tok · 2.1 s]",
+    "  Turn 1 [1 tool call · 900 tok · 1.5 s]",
+    "    thinking [The name is misspelled.]",
+    "    edit_file app.py [ok · 12 ms]",
+    "    diagnostics [0 total · 0 new · 1 fixed]",
+    "  Turn 2 [0 tool calls · 300 tok · 500 ms]",
+    "    text [Fixed the typo.]",
+    "  proposal [1 file · awaiting review]",
+    "    app.py [modify]",
+    "  outcome: answered · verified [2 turns · 1.2k tok · 2.1 s]",
+    "    Fixed the typo.",
+  ]);
+  assert.equal(runNode(run).contextValue, "run.finished.proposal");
+});
+
+test("test_trace_tree_tool_call_children_hold_arguments_and_result", () => {
+  const store = new RunStore();
+  scriptedRun().forEach((e) => store.apply("r1", e));
+  const run = store.get("r1");
+  assert.ok(run !== undefined);
+  const tool = runNode(run).children[0]?.children[1];
+  assert.ok(tool !== undefined);
+  assert.deepEqual(
+    tool.children.map((c) => [c.label, c.children.map((g) => g.label)]),
+    [
+      ["arguments", ["{", '  "path": "app.py",', '  "old_string": "pritn",', '  "new_string": "print"', "}"]],
+      ["result", ["edited app.py"]],
+    ],
+  );
+});
+
+test("test_trace_tree_of_a_running_run_expands_the_last_turn", () => {
+  const store = new RunStore();
+  scriptedRun().slice(0, 5).forEach((e) => store.apply("r1", e));
+  const run = store.get("r1");
+  assert.ok(run !== undefined);
+  const node = runNode(run);
+  assert.equal(node.description, "running · turn 1 · 0 tok");
+  assert.equal(node.contextValue, "run.running");
+  assert.equal(node.expanded, true);
+  assert.equal(node.children[0]?.expanded, true);
+  assert.equal(node.children[0]?.children[1]?.description, "running…");
+});
+
+test("test_trace_tree_stuck_and_failed_tool", () => {
+  const store = new RunStore();
+  store.apply("r", { type: "tool_call", run_id: "r", turn: 1, call_id: "c", name: "run", arguments: { command: "make" } });
+  store.apply("r", { type: "tool_result", run_id: "r", turn: 1, call_id: "c", name: "run", ok: false, output: "boom", duration_ms: 2500 });
+  store.apply("r", { type: "stuck", run_id: "r", turn: 1, detector: "repeat", detail: "same call 3 times", evidence: ["run make"] });
+  store.apply("r", { type: "result", run_id: "r", outcome: "stuck", exit_code: 4, turns: 1 });
+  const run = store.get("r");
+  assert.ok(run !== undefined);
+  assert.deepEqual(outline(runNode(run), 0, 3), [
+    "r [stuck · 0 tok · 0 ms]",
+    "  Turn 1 [1 tool call]",
+    "    run make [failed · 2.5 s]",
+    "      arguments",
+    "      result [boom]",
+    "    stuck: repeat [same call 3 times]",
+    "      run make",
+    "  outcome: stuck [1 turns · 0 tok · 0 ms]",
+  ]);
+  assert.equal(runNode(run).icon, "error");
+});
