@@ -32,11 +32,16 @@ def calc_repo(tmp_path: Path) -> Path:
     return repo
 
 
+def sandbox_env() -> dict[str, str]:
+    """What commands in a test sandbox see: the venv's tools first on PATH."""
+    bin_dir = str(Path(sys.executable).parent)
+    return {"PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": "/tmp"}
+
+
 def environ_for(
     server: ScriptedModelServer, wire: Literal["openai", "anthropic"], **extra: str
 ) -> dict[str, str]:
-    bin_dir = str(Path(sys.executable).parent)
-    base = {"PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": "/tmp"}
+    base = sandbox_env()
     if wire == "openai":
         base |= {
             "OPENAI_API_KEY": SECRET,

@@ -1,0 +1,105 @@
+"""Diagnostics feed (driveros.intel) and memory (driveros.memory) plugged into real runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from driveros.agent import DiagnosticItem
+from driveros.intel import DiagnosticsFeed
+from driveros.sandbox import LocalSandbox
+from driveros.testing import ToolCallSpec, Turn
+
+from .conftest import run_scripted, sandbox_env
+
+
+@pytest.fixture
+def checked_repo(calc_repo: Path) -> Path:
+    """The calc repository configured so the feed runs its tests (not just collects them)."""
+    (calc_repo / ".driveros.toml").write_text('[diagnostics]\npytest = "run"\n')
+    return calc_repo
+
+
+async def _baseline(repo: Path) -> list[DiagnosticItem]:
+    async with LocalSandbox(repo, base_env=sandbox_env()) as sandbox:
+        before = await DiagnosticsFeed(sandbox).snapshot()
+    targets = [d for d in before.items if d.severity == "error"]
+    assert targets, f"the fixture's failing test should be a diagnostic: {before}"
+    return targets
+
+
+FIX = ToolCallSpec("edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
+
+
+async def test_diagnostics_delta_after_edits_and_targets_fixed(checked_repo: Path) -> None:
+    targets = await _baseline(checked_repo)
+    turns = [
+        Turn(tool_calls=[ToolCallSpec("read_file", {"path": "calc.py"})]),
+        Turn(tool_calls=[FIX]),
+        Turn(text="Fixed."),
+    ]
+    out = await run_scripted(turns, checked_repo, diagnostics=True, targets=targets)
+    (event,) = out.of("diagnostics")
+    assert event.turn == 2 and len(event.fixed) >= 1 and event.new == []
+    sent = [m for m in out.server.requests[2]["messages"] if m["role"] == "tool"][-1]
+    assert "[build diagnostics after this turn's edits:" in sent["content"]
+    assert "fixed" in sent["content"]
+    first_prompt = out.server.requests[0]["messages"][1]["content"]
+    assert "Diagnostics to fix:" in first_prompt
+    assert out.report.result.targets_fixed is True
+    assert out.report.result.outcome == "answered"
+
+
+async def test_targets_not_fixed_when_the_answer_is_premature(checked_repo: Path) -> None:
+    targets = await _baseline(checked_repo)
+    out = await run_scripted([Turn(text="Done!")], checked_repo, diagnostics=True, targets=targets)
+    assert out.report.result.targets_fixed is False
+
+
+async def test_memory_stores_verified_answers_and_recalls_them_labelled(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    environ = {"DRIVEROS_MEMORY_PATH": str(tmp_path / "memory.db")}
+    extraction = json.dumps({"facts": ["calc.py defines add(a, b) in the repository root"]})
+    first = await run_scripted(
+        [
+            Turn(tool_calls=[ToolCallSpec("read_file", {"path": "calc.py"})]),
+            Turn(text="calc.py defines add."),
+            Turn(text=extraction),  # the memory layer's extraction call
+        ],
+        calc_repo,
+        memory=True,
+        environ=environ,
+        task="what does calc.py define?",
+    )
+    assert [(e.action, e.count) for e in first.of("memory")] == [("recall", 0), ("store", 1)]
+    second = await run_scripted(
+        [Turn(text="It defines add.")],
+        calc_repo,
+        memory=True,
+        environ=environ,
+        task="what does calc.py define?",
+    )
+    assert [e.action for e in second.of("memory")] == ["recall", "skipped"]
+    prompt = second.server.requests[0]["messages"][1]["content"]
+    assert "possibly stale — verify with tools" in prompt
+    assert "calc.py defines add(a, b)" in prompt
+
+
+async def test_memory_failure_is_reported_and_the_run_goes_on(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    environ = {"DRIVEROS_MEMORY_PATH": str(blocker / "memory.db")}
+    out = await run_scripted(
+        [Turn(tool_calls=[ToolCallSpec("list_files", {})]), Turn(text="ok")],
+        calc_repo,
+        memory=True,
+        environ=environ,
+    )
+    (event,) = out.of("memory")
+    assert event.action == "error" and "memory unavailable" in event.detail
+    assert out.report.result.outcome == "answered"
