@@ -8,13 +8,15 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import Self
 
+from driveros.sandbox._channel import Channel, LocalChannel
 from driveros.sandbox._env import base_environment, command_environment
 from driveros.sandbox._files import DEFAULT_MAX_READ, HostFiles
 from driveros.sandbox._hostproc import run_host_command
+from driveros.sandbox._processes import BackgroundProcess, ProcessHost
 from driveros.sandbox._protocol import (
     DEFAULT_OUTPUT_CAP,
     DirEntry,
@@ -23,6 +25,7 @@ from driveros.sandbox._protocol import (
     SandboxClosedError,
     SearchMatch,
 )
+from driveros.sandbox._session import ShellSession
 from driveros.sandbox._watchdog import Watchdog
 
 log = logging.getLogger(__name__)
@@ -63,6 +66,8 @@ class LocalSandbox:
         self._watchdog = Watchdog()
         self._closed = False
         self._start_lock = asyncio.Lock()
+        self._sessions: list[ShellSession] = []
+        self._processes = ProcessHost(self._open_command, output_cap=output_cap)
 
     @property
     def workspace(self) -> Path:
@@ -124,6 +129,61 @@ class LocalSandbox:
             watchdog=self._watchdog,
         )
 
+    # -- sessions and background processes ---------------------------------------------
+
+    async def _open_command(
+        self, command: str, cwd: str, env: Mapping[str, str] | None
+    ) -> LocalChannel:
+        await self.start()
+        workdir = await self._files.host_dir(cwd)
+        return await LocalChannel.start(
+            [self.shell, "-c", command],
+            cwd=workdir,
+            env=command_environment(self._env, env),
+            watchdog=self._watchdog,
+        )
+
+    def _pwd_to_rel(self, pwd: str) -> str | None:
+        path = PurePosixPath(pwd)
+        root = PurePosixPath(self.workspace)
+        if path == root:
+            return "."
+        return path.relative_to(root).as_posix() if root in path.parents else None
+
+    async def open_session(
+        self, *, cwd: str = ".", env: Mapping[str, str] | None = None
+    ) -> ShellSession:
+        """A persistent shell: cwd and exports carry over between its commands."""
+        self._check_open()
+        self._files.split(cwd)
+        extra = dict(env or {})
+
+        async def opener(rel: str) -> Channel:
+            return await self._open_command(f"exec {self.shell}", rel, extra)
+
+        session = ShellSession(
+            opener,
+            self._pwd_to_rel,
+            cwd=cwd,
+            default_timeout=self.default_timeout,
+            output_cap=self.output_cap,
+        )
+        self._sessions.append(session)
+        return session
+
+    async def start_process(
+        self, command: str, *, cwd: str = ".", env: Mapping[str, str] | None = None
+    ) -> BackgroundProcess:
+        """Start a long-lived process; read its output with ``read()``, end it with ``stop()``."""
+        self._check_open()
+        return await self._processes.start(command, cwd=cwd, env=dict(env) if env else None)
+
+    def get_process(self, process_id: str) -> BackgroundProcess:
+        return self._processes.get(process_id)
+
+    def processes(self) -> list[BackgroundProcess]:
+        return self._processes.list()
+
     # -- files (host-side through the fence) --------------------------------------------
 
     async def read_file(self, path: str) -> str:
@@ -171,6 +231,9 @@ class LocalSandbox:
         if self._closed:
             return
         self._closed = True
+        sessions, self._sessions = self._sessions, []
+        await asyncio.gather(*(s.aclose() for s in sessions), return_exceptions=True)
+        await self._processes.aclose()
         await self._watchdog.aclose()
         if self._home is not None:
             await asyncio.to_thread(shutil.rmtree, self._home, True)

@@ -1,0 +1,143 @@
+"""A channel: one started process group with piped stdio, the same shape on every tier.
+
+Sessions, the process host and the docker tier's ``run()`` are written once against
+:class:`Channel`; :class:`LocalChannel` backs it with a host subprocess, the docker tier
+with an exec in its container.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol
+
+from driveros.sandbox._hostproc import shell_exit_code
+from driveros.sandbox._watchdog import Watchdog, kill_group
+
+STDOUT = 1
+STDERR = 2
+
+
+class Channel(Protocol):
+    """A running process group: feed stdin, read tagged output, signal the whole group."""
+
+    async def write(self, data: bytes) -> None: ...
+
+    async def close_stdin(self) -> None: ...
+
+    async def read(self) -> tuple[int, bytes] | None:
+        """The next output chunk as ``(STDOUT|STDERR, data)``; None once both streams ended."""
+        ...
+
+    async def signal(self, signum: int) -> None:
+        """Send ``signum`` to the channel's whole process group (gone already is fine)."""
+        ...
+
+    async def wait(self) -> int:
+        """The exit code (shell convention: 128+N for death by signal N)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Kill the group if still running and release everything; idempotent."""
+        ...
+
+
+class LocalChannel:
+    """A host subprocess in its own session, tracked by the sandbox's watchdog."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, watchdog: Watchdog) -> None:
+        self._proc = proc
+        self._watchdog = watchdog
+        self._queue: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
+        self._open_streams = 2
+        self._closed = False
+        assert proc.stdout is not None and proc.stderr is not None
+        self._pumps = [
+            asyncio.ensure_future(self._pump(proc.stdout, STDOUT)),
+            asyncio.ensure_future(self._pump(proc.stderr, STDERR)),
+        ]
+        watchdog.track_group(proc.pid)
+
+    @classmethod
+    async def start(
+        cls, argv: list[str], *, cwd: Path, env: Mapping[str, str], watchdog: Watchdog
+    ) -> LocalChannel:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        return cls(proc, watchdog)
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    async def _pump(self, reader: asyncio.StreamReader, tag: int) -> None:
+        try:
+            while chunk := await reader.read(64 * 1024):
+                self._queue.put_nowait((tag, chunk))
+        finally:
+            self._open_streams -= 1
+            if self._open_streams == 0:
+                self._queue.put_nowait(None)
+
+    async def write(self, data: bytes) -> None:
+        stdin = self._proc.stdin
+        assert stdin is not None
+        stdin.write(data)
+        await stdin.drain()
+
+    async def close_stdin(self) -> None:
+        stdin = self._proc.stdin
+        if stdin is not None and not stdin.is_closing():
+            stdin.close()
+
+    async def read(self) -> tuple[int, bytes] | None:
+        item = await self._queue.get()
+        if item is None:
+            self._queue.put_nowait(None)  # later readers see the end too
+        return item
+
+    async def signal(self, signum: int) -> None:
+        if self._closed:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, signum)
+
+    async def wait(self) -> int:
+        return shell_exit_code(await self._proc.wait())
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        kill_group(self._proc.pid)
+        self._closed = True
+        with contextlib.suppress(ProcessLookupError):
+            self._proc.kill()
+        await self._proc.wait()
+        for task in self._pumps:
+            task.cancel()
+        await asyncio.gather(*self._pumps, return_exceptions=True)
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        self._watchdog.untrack_group(self._proc.pid)
+
+
+async def stop_gracefully(channel: Channel, grace: float) -> int:
+    """SIGTERM the group, SIGKILL it after ``grace`` seconds; the exit code."""
+    await channel.signal(signal.SIGTERM)
+    try:
+        async with asyncio.timeout(grace):
+            return await channel.wait()
+    except TimeoutError:
+        await channel.signal(signal.SIGKILL)
+        return await channel.wait()
