@@ -1,0 +1,61 @@
+"""Code intelligence: the build-diagnostics feed and diagnostics-driven stuck detection.
+
+    feed = DiagnosticsFeed(sandbox)            # detects ruff/mypy/pytest/tsc/go/cargo ...
+    before = await feed.snapshot()
+    ...                                        # the agent edits files
+    after = await feed.snapshot(changed=["src/app.py"])
+    delta = diff_snapshots(before, after)      # new / fixed / unchanged
+    targets_fixed(after, targets)              # "fix this diagnostic", verified
+
+``BuildDiagnosticsDetector`` judges a run stuck from the snapshots after edit turns.
+See docs/intel.md for the configuration schema and the detector's rules.
+"""
+
+from driveros.intel._compare import (
+    SnapshotDelta,
+    diff_snapshots,
+    fingerprint,
+    format_item,
+    item_key,
+    normalize_message,
+    remaining_targets,
+    render_snapshot,
+    targets_fixed,
+)
+from driveros.intel._config import (
+    CheckSpec,
+    IntelConfig,
+    IntelConfigError,
+    ParserName,
+    load_config,
+    parse_config,
+)
+from driveros.intel._detector import BuildDiagnosticsDetector
+from driveros.intel._feed import CheckRun, DiagnosticsFeed
+from driveros.intel._parse_common import ParseResult, PathContext
+from driveros.intel._parsers import get_parser, parse_output
+
+__all__ = [
+    "BuildDiagnosticsDetector",
+    "CheckRun",
+    "CheckSpec",
+    "DiagnosticsFeed",
+    "IntelConfig",
+    "IntelConfigError",
+    "ParseResult",
+    "ParserName",
+    "PathContext",
+    "SnapshotDelta",
+    "diff_snapshots",
+    "fingerprint",
+    "format_item",
+    "get_parser",
+    "item_key",
+    "load_config",
+    "normalize_message",
+    "parse_config",
+    "parse_output",
+    "remaining_targets",
+    "render_snapshot",
+    "targets_fixed",
+]

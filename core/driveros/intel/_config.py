@@ -1,0 +1,150 @@
+"""The workspace's diagnostics configuration: ``[tool.driveros.diagnostics]`` in pyproject.toml
+or ``[diagnostics]`` in ``.driveros.toml`` (which wins when both exist).
+
+Every field is optional; an empty configuration means "detect the toolchains and run their
+usual checks". The schema is documented in docs/intel.md.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from driveros._errors import ConfigError
+
+ParserName = Literal[
+    "ruff",
+    "mypy",
+    "pyright",
+    "compileall",
+    "pytest",
+    "tsc",
+    "eslint",
+    "go",
+    "cargo",
+    "gnu",
+    "raw",
+]
+
+#: Files that hold diagnostics configuration; a change to one re-reads the configuration.
+CONFIG_FILES = ("pyproject.toml", ".driveros.toml")
+
+
+class IntelConfigError(ConfigError):
+    """The workspace's diagnostics configuration is invalid (``context['origin']`` says where)."""
+
+
+class CheckSpec(BaseModel):
+    """One check: a shell command run in the sandbox and the parser for its output."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    command: str = Field(min_length=1)
+    parser: ParserName = "gnu"
+    #: Seconds; ``None`` uses the configuration's default timeout.
+    timeout: float | None = Field(default=None, gt=0)
+    #: Globs of the files whose content the result depends on (empty: every scanned file).
+    #: A pattern without "/" matches a file name at any depth; "**" spans directories.
+    triggers: tuple[str, ...] = ()
+    #: Directory the command runs in, workspace-relative.
+    cwd: str = "."
+    #: Optional command to check only some files: ``{files}`` becomes the quoted paths
+    #: (relative to ``cwd``). Used after an edit that touched only files matching ``per_file``.
+    files_command: str | None = None
+    per_file: tuple[str, ...] = ()
+    #: Run instead when the primary command is rejected as unknown usage (old tool versions).
+    fallback_command: str | None = None
+    #: The ``source`` recorded on each diagnostic; defaults to ``name``.
+    source: str | None = None
+
+    @field_validator("files_command")
+    @classmethod
+    def _files_placeholder(cls, value: str | None) -> str | None:
+        if value is not None and "{files}" not in value:
+            raise ValueError("files_command must contain the {files} placeholder")
+        return value
+
+    @property
+    def label(self) -> str:
+        return self.source or self.name
+
+
+class IntelConfig(BaseModel):
+    """The diagnostics feed's configuration (every field has a default)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: Also run the checks detected from the workspace's files (false: only ``checks``).
+    auto: bool = True
+    #: Default per-check timeout in seconds.
+    timeout: float = Field(default=120.0, gt=0)
+    #: Names of detected checks to skip ("mypy", "pytest", ...).
+    disable: tuple[str, ...] = ()
+    #: Extra globs of files and directories to leave out of scanning.
+    exclude: tuple[str, ...] = ()
+    #: pytest: collect only (cheap, catches import errors), run the tests, or not at all.
+    pytest: Literal["collect", "run", "off"] = "collect"
+    #: Python type checker: auto prefers pyright when the project configures it, else mypy.
+    type_checker: Literal["auto", "mypy", "pyright", "off"] = "auto"
+    #: How many checks run at once.
+    max_parallel: int = Field(default=2, ge=1, le=16)
+    #: Explicit checks; one named like a detected check replaces it.
+    checks: tuple[CheckSpec, ...] = ()
+
+
+def parse_config(data: Mapping[str, Any], *, origin: str = "<config>") -> IntelConfig:
+    """Validate a configuration table; raise :class:`IntelConfigError` naming what is wrong."""
+    try:
+        return IntelConfig.model_validate(dict(data))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(table)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise IntelConfigError(
+            f"invalid diagnostics configuration in {origin}: {problems}", origin=origin
+        ) from exc
+
+
+def config_table(text: str, *, origin: str) -> Mapping[str, Any] | None:
+    """The diagnostics table of one TOML file's text, or None when it has none.
+
+    ``origin`` decides where the table lives: ``pyproject.toml`` keeps it under
+    ``[tool.driveros.diagnostics]``, ``.driveros.toml`` under ``[diagnostics]``.
+    """
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise IntelConfigError(f"{origin} is not valid TOML: {exc}", origin=origin) from exc
+    node: Any = doc
+    path = (
+        ("tool", "driveros", "diagnostics")
+        if origin.endswith("pyproject.toml")
+        else ("diagnostics",)
+    )
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    if not isinstance(node, dict):
+        raise IntelConfigError(f"{origin}: {'.'.join(path)} must be a table", origin=origin)
+    return node
+
+
+def load_config(files: Mapping[str, str]) -> IntelConfig:
+    """The configuration from the text of the workspace's config files (name → text).
+
+    ``.driveros.toml`` wins over pyproject.toml; no table anywhere gives the defaults.
+    """
+    for name in (".driveros.toml", "pyproject.toml"):
+        text = files.get(name)
+        if text is None:
+            continue
+        table = config_table(text, origin=name)
+        if table is not None:
+            return parse_config(table, origin=name)
+    return IntelConfig()

@@ -1,0 +1,392 @@
+"""DiagnosticsFeed: the project's own checks, run in the sandbox, as one snapshot per call.
+
+Each snapshot rescans the workspace (stat, hash only what changed), then for every planned
+check either reuses a cached result (its relevant files hash the same as a previous run),
+re-runs it on just the changed files (checks with a ``files_command``, e.g. ruff), or runs
+it whole. Checks run concurrently (``max_parallel``), each under its own timeout: a timed-out
+check is reported as a warning and keeps its last known diagnostics, it never fails the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import posixpath
+import re
+import shlex
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from driveros._errors import SandboxError
+from driveros.agent._events import DiagnosticItem
+from driveros.agent._hooks import DiagnosticsSnapshot
+from driveros.intel._compare import fingerprint
+from driveros.intel._config import (
+    CONFIG_FILES,
+    CheckSpec,
+    IntelConfig,
+    IntelConfigError,
+    load_config,
+)
+from driveros.intel._detect import (
+    Probe,
+    detect_checks,
+    detection_inputs,
+    detection_markers,
+    parse_probe,
+    probe_candidates,
+    probe_script,
+)
+from driveros.intel._parse_common import PathContext, make_item
+from driveros.intel._parsers import parse_output
+from driveros.intel._scan import FileIndex, glob_match
+from driveros.sandbox import RunResult, Sandbox
+
+_log = logging.getLogger(__name__)
+
+#: Results kept per check, keyed by the content hash of its relevant files.
+_CACHE_PER_CHECK = 8
+#: More changed files than this and a per-file check runs whole instead.
+_MAX_PER_FILE = 64
+#: Unparsed output kept per check (the rest is counted, not silently dropped).
+_RAW_CAP = 4000
+_USAGE_ERROR = re.compile(
+    r"unrecognized arguments?|no such option|unknown option|unexpected argument|"
+    r"invalid choice|unknown flag",
+    re.IGNORECASE,
+)
+
+
+class CheckRun(BaseModel):
+    """How one check was satisfied for the latest snapshot."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    mode: Literal["full", "files", "cached"]
+    duration_ms: float = 0.0
+    timed_out: bool = False
+    exit_code: int | None = None
+    files: tuple[str, ...] = Field(default=(), description="paths re-checked in files mode")
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    items: tuple[DiagnosticItem, ...]
+    raw: str
+    hashes: dict[str, str]
+    timed_out: bool = False
+
+
+class DiagnosticsFeed:
+    """The build-diagnostics feed over one sandbox (implements ``DiagnosticsSource``).
+
+    ``config=None`` reads the workspace's own configuration (``.driveros.toml`` or
+    ``[tool.driveros.diagnostics]`` in pyproject.toml); an invalid one is reported in the
+    snapshot (a warning item and raw text) and the defaults are used.
+    """
+
+    def __init__(self, sandbox: Sandbox, *, config: IntelConfig | None = None) -> None:
+        self._sandbox = sandbox
+        self._given = config
+        self._config = config or IntelConfig()
+        self._config_problem: str | None = None
+        self._index = FileIndex(sandbox, exclude=self._config.exclude)
+        self._plan: tuple[CheckSpec, ...] = ()
+        self._plan_signature: tuple[str, ...] | None = None
+        self._probe = Probe()
+        self._cache: dict[str, OrderedDict[str, _Result]] = {}
+        self._latest: dict[str, _Result] = {}
+        self._fallback: set[str] = set()
+        self._lock = asyncio.Lock()
+        self._last: DiagnosticsSnapshot | None = None
+        self._runs: tuple[CheckRun, ...] = ()
+        digest = hashlib.blake2b(str(sandbox.workspace).encode(), digest_size=6).hexdigest()
+        self._cache_dir = f"${{TMPDIR:-/tmp}}/driveros-intel/{digest}"
+
+    @property
+    def last(self) -> DiagnosticsSnapshot | None:
+        """The most recent snapshot, if any."""
+        return self._last
+
+    @property
+    def runs(self) -> tuple[CheckRun, ...]:
+        """How each check was satisfied (full run, changed files only, cache) last time."""
+        return self._runs
+
+    @property
+    def checks(self) -> tuple[CheckSpec, ...]:
+        """The current plan (empty before the first snapshot)."""
+        return self._plan
+
+    async def snapshot(
+        self, *, changed: Sequence[str] = (), full: bool = False
+    ) -> DiagnosticsSnapshot:
+        """Run what the workspace's state calls for and return what the tools said.
+
+        ``changed`` names files the caller just edited (they are rehashed even if their
+        size and mtime look the same); ``full`` ignores every cache and runs all checks
+        over the whole workspace.
+        """
+        async with self._lock:
+            hashes = await self._index.refresh(changed=changed)
+            await self._refresh_plan(sorted(hashes), hashes)
+            sem = asyncio.Semaphore(self._config.max_parallel)
+            outcomes: dict[str, tuple[_Result, CheckRun]] = {}
+
+            async def one(spec: CheckSpec) -> None:
+                async with sem:
+                    outcomes[spec.name] = await self._check(spec, hashes, full=full)
+
+            async with asyncio.TaskGroup() as tg:
+                for spec in self._plan:
+                    tg.create_task(one(spec))
+            return self._assemble(outcomes)
+
+    def _assemble(self, outcomes: Mapping[str, tuple[_Result, CheckRun]]) -> DiagnosticsSnapshot:
+        items: list[DiagnosticItem] = []
+        raw: list[str] = []
+        if self._config_problem:
+            items.append(
+                make_item(
+                    path=".driveros.toml"
+                    if "driveros.toml" in self._config_problem
+                    else "pyproject.toml",
+                    severity="warning",
+                    code="config",
+                    source="driveros",
+                    message=self._config_problem,
+                )
+            )
+            raw.append(f"[driveros] {self._config_problem}")
+        for spec in self._plan:
+            result, _run = outcomes[spec.name]
+            items.extend(result.items)
+            if result.raw:
+                raw.append(result.raw)
+        items.sort(key=lambda i: (i.path, i.line, i.column, i.source, i.code or "", i.message))
+        checks = tuple(spec.name for spec in self._plan)
+        snap = DiagnosticsSnapshot(
+            fingerprint=fingerprint(items, checks),
+            items=tuple(items),
+            checks=checks,
+            raw="\n\n".join(raw),
+        )
+        self._runs = tuple(outcomes[s.name][1] for s in self._plan)
+        self._last = snap
+        return snap
+
+    async def _refresh_plan(self, files: list[str], hashes: Mapping[str, str]) -> None:
+        inputs = detection_inputs(files)
+        signature = (*detection_markers(files), *(f"{p}={hashes[p]}" for p in inputs))
+        if signature == self._plan_signature:
+            return
+        texts: dict[str, str] = {}
+        for path in inputs:
+            try:
+                texts[path] = await self._sandbox.read_file(path)
+            except SandboxError:
+                continue
+        if self._given is None:
+            try:
+                self._config = load_config({n: texts[n] for n in CONFIG_FILES if n in texts})
+                self._config_problem = None
+            except IntelConfigError as exc:
+                self._config = IntelConfig()
+                self._config_problem = f"{exc}; using the defaults"
+                _log.warning("%s", self._config_problem)
+            self._index = _rebuild_index(self._index, self._sandbox, self._config.exclude)
+        result = await self._sandbox.run(probe_script(probe_candidates(files)), timeout=30)
+        self._probe = parse_probe(result.stdout)
+        self._plan = detect_checks(files, texts, self._probe, self._config, cache=self._cache_dir)
+        self._plan_signature = signature
+        _log.debug("diagnostics plan: %s", [c.name for c in self._plan])
+
+    def _context(self, spec: CheckSpec) -> PathContext:
+        roots = (*self._probe.roots, str(self._sandbox.workspace))
+        cwd = "" if spec.cwd in (".", "") else posixpath.normpath(spec.cwd)
+        return PathContext(roots=roots, cwd=cwd)
+
+    async def _check(
+        self, spec: CheckSpec, hashes: Mapping[str, str], *, full: bool
+    ) -> tuple[_Result, CheckRun]:
+        relevant = {
+            p: h for p, h in hashes.items() if not spec.triggers or glob_match(p, spec.triggers)
+        }
+        key = _key(spec, relevant)
+        cache = self._cache.setdefault(spec.name, OrderedDict())
+        if not full and key in cache:
+            cache.move_to_end(key)
+            self._latest[spec.name] = cache[key]
+            return cache[key], CheckRun(name=spec.name, mode="cached")
+        prev = self._latest.get(spec.name)
+        touched = _touched(prev.hashes, relevant) if prev is not None else None
+        if (
+            not full
+            and prev is not None
+            and touched
+            and not prev.timed_out
+            and spec.files_command
+            and len(touched) <= _MAX_PER_FILE
+            and all(glob_match(p, spec.per_file) for p in touched)
+        ):
+            return await self._run_files(spec, key, prev, relevant, touched)
+        return await self._run_full(spec, key, relevant)
+
+    async def _run_full(
+        self, spec: CheckSpec, key: str, relevant: dict[str, str]
+    ) -> tuple[_Result, CheckRun]:
+        command = spec.fallback_command if spec.name in self._fallback else spec.command
+        res = await self._execute(spec, command or spec.command)
+        if (
+            spec.fallback_command
+            and spec.name not in self._fallback
+            and res.exit_code != 0
+            and _USAGE_ERROR.search(res.stderr + res.stdout)
+        ):
+            self._fallback.add(spec.name)
+            res = await self._execute(spec, spec.fallback_command)
+        return self._record(spec, key, relevant, res, keep=(), files=())
+
+    async def _run_files(
+        self,
+        spec: CheckSpec,
+        key: str,
+        prev: _Result,
+        relevant: dict[str, str],
+        touched: set[str],
+    ) -> tuple[_Result, CheckRun]:
+        present = sorted(p for p in touched if p in relevant)
+        kept = tuple(i for i in prev.items if i.path not in touched)
+        if not present:  # only deletions: drop their diagnostics, nothing to run
+            result = _Result(key=key, items=kept, raw="", hashes=relevant)
+            self._store(spec.name, result)
+            return result, CheckRun(name=spec.name, mode="files")
+        base = "" if spec.cwd in (".", "") else posixpath.normpath(spec.cwd)
+        args = " ".join(shlex.quote(posixpath.relpath(p, base) if base else p) for p in present)
+        assert spec.files_command is not None
+        res = await self._execute(spec, spec.files_command.replace("{files}", args))
+        return self._record(spec, key, relevant, res, keep=kept, files=tuple(present))
+
+    async def _execute(self, spec: CheckSpec, command: str) -> RunResult:
+        timeout = spec.timeout or self._config.timeout
+        command = command.replace("{cache}", self._cache_dir)
+        try:
+            # the sandbox enforces the timeout; this bound only guards against a stuck sandbox
+            async with asyncio.timeout(timeout + 30):
+                return await self._sandbox.run(command, cwd=spec.cwd, timeout=timeout)
+        except TimeoutError:
+            return RunResult(
+                stdout="", stderr="", exit_code=-1, duration_ms=timeout * 1000, timed_out=True
+            )
+        except SandboxError as exc:
+            return RunResult(
+                stdout="", stderr=f"could not run: {exc}", exit_code=-1, duration_ms=0.0
+            )
+
+    def _record(
+        self,
+        spec: CheckSpec,
+        key: str,
+        relevant: dict[str, str],
+        res: RunResult,
+        *,
+        keep: tuple[DiagnosticItem, ...],
+        files: tuple[str, ...],
+    ) -> tuple[_Result, CheckRun]:
+        mode: Literal["full", "files"] = "files" if files else "full"
+        run = CheckRun(
+            name=spec.name,
+            mode=mode,
+            duration_ms=res.duration_ms,
+            timed_out=res.timed_out,
+            exit_code=res.exit_code,
+            files=files,
+        )
+        if res.timed_out:
+            timeout = spec.timeout or self._config.timeout
+            prev = self._latest.get(spec.name)
+            stale = tuple(i for i in prev.items if i.code != "timeout") if prev else ()
+            note = make_item(
+                path=".",
+                severity="warning",
+                code="timeout",
+                source=spec.label,
+                message=f"check {spec.name} timed out after {timeout:g}s; last known results kept",
+            )
+            result = _Result(
+                key=key,
+                items=(*stale, note),
+                raw=f"[{spec.name}] timed out after {timeout:g}s",
+                hashes=prev.hashes if prev else {},
+                timed_out=True,
+            )
+            self._latest[spec.name] = result  # never cached: the next snapshot retries
+            return result, run
+        parsed = parse_output(
+            spec.parser, res.stdout, res.stderr, self._context(spec), source=spec.label
+        )
+        items = list(keep) + parsed.items
+        if res.exit_code in (126, 127) or (res.exit_code == -1 and not parsed.items):
+            items.append(
+                make_item(
+                    path=".",
+                    severity="warning",
+                    code="check-failed",
+                    source=spec.label,
+                    message=f"check {spec.name} could not run (exit {res.exit_code})",
+                )
+            )
+        result = _Result(
+            key=key,
+            items=tuple(items),
+            raw=_raw_section(spec, res, parsed.unparsed),
+            hashes=relevant,
+        )
+        self._store(spec.name, result)
+        return result, run
+
+    def _store(self, name: str, result: _Result) -> None:
+        cache = self._cache.setdefault(name, OrderedDict())
+        cache[result.key] = result
+        cache.move_to_end(result.key)
+        while len(cache) > _CACHE_PER_CHECK:
+            cache.popitem(last=False)
+        self._latest[name] = result
+
+
+def _rebuild_index(index: FileIndex, sandbox: Sandbox, exclude: Sequence[str]) -> FileIndex:
+    if tuple(exclude) == index.exclude:
+        return index
+    return FileIndex(sandbox, exclude=exclude)
+
+
+def _key(spec: CheckSpec, relevant: Mapping[str, str]) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{spec.command}\0{spec.cwd}\0{spec.parser}\0{spec.files_command}\0".encode())
+    for path in sorted(relevant):
+        h.update(f"{path}\0{relevant[path]}\n".encode())
+    return h.hexdigest()
+
+
+def _touched(before: Mapping[str, str], after: Mapping[str, str]) -> set[str]:
+    return {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+
+
+def _raw_section(spec: CheckSpec, res: RunResult, unparsed: Sequence[str]) -> str:
+    notes = []
+    if res.stdout_truncated or res.stderr_truncated:
+        notes.append("output was truncated at the sandbox's cap; diagnostics may be incomplete")
+    if not unparsed and not notes:
+        return ""
+    text = "\n".join(unparsed)
+    if len(text) > _RAW_CAP:
+        text = f"{text[:_RAW_CAP]}\n... ({len(text) - _RAW_CAP} more characters not shown)"
+    header = f"[{spec.name}] exit {res.exit_code}"
+    return "\n".join([header, *notes, text]).rstrip()

@@ -1,0 +1,54 @@
+"""The parser registry: a CheckSpec's ``parser`` name → the function reading its output."""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from driveros.intel._config import ParserName
+from driveros.intel._parse_common import ParseResult, PathContext, parse_gnu, parse_raw
+from driveros.intel._parse_native import parse_cargo, parse_eslint, parse_go, parse_tsc
+from driveros.intel._parse_python import (
+    parse_compileall,
+    parse_mypy,
+    parse_pyright,
+    parse_pytest,
+    parse_ruff,
+)
+
+
+class Parser(Protocol):
+    def __call__(
+        self, stdout: str, stderr: str, ctx: PathContext, *, source: str
+    ) -> ParseResult: ...
+
+
+def get_parser(name: ParserName) -> Parser:
+    """The parser called ``name`` (one of :data:`ParserName`)."""
+    parsers: dict[str, Parser] = {
+        "ruff": parse_ruff,
+        "mypy": parse_mypy,
+        "pyright": parse_pyright,
+        "compileall": parse_compileall,
+        "pytest": parse_pytest,
+        "tsc": parse_tsc,
+        "eslint": parse_eslint,
+        "go": parse_go,
+        "cargo": parse_cargo,
+        "gnu": parse_gnu,
+        "raw": parse_raw,
+    }
+    return parsers[name]
+
+
+def parse_output(
+    parser: ParserName, stdout: str, stderr: str, ctx: PathContext, *, source: str
+) -> ParseResult:
+    """Parse one run's output; a parser that crashes on garbage loses nothing (all raw)."""
+    try:
+        return get_parser(parser)(stdout, stderr, ctx, source=source)
+    except Exception:  # a parser bug must not hide the tool's output
+        logging.getLogger(__name__).warning(
+            "parser %s failed; output kept raw", parser, exc_info=True
+        )
+        return parse_raw(stdout, stderr, ctx, source=source)

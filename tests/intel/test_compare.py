@@ -1,0 +1,125 @@
+"""Fingerprints, deltas and verified target fixes."""
+
+from __future__ import annotations
+
+import pytest
+
+import driveros.intel as intel
+from driveros.agent._events import DiagnosticItem
+from driveros.agent._hooks import DiagnosticsSnapshot
+from driveros.intel import (
+    SnapshotDelta,
+    diff_snapshots,
+    fingerprint,
+    remaining_targets,
+    render_snapshot,
+    targets_fixed,
+)
+
+
+def item(path: str, line: int, code: str | None, message: str, **kw: object) -> DiagnosticItem:
+    return DiagnosticItem.model_validate(
+        {
+            "path": path,
+            "line": line,
+            "column": 1,
+            "code": code,
+            "source": "mypy",
+            "message": message,
+        }
+        | kw
+    )
+
+
+def snap(
+    *items: DiagnosticItem, checks: tuple[str, ...] = ("mypy",), raw: str = ""
+) -> DiagnosticsSnapshot:
+    return DiagnosticsSnapshot(
+        fingerprint=fingerprint(items, checks), items=items, checks=checks, raw=raw
+    )
+
+
+A = item("a.py", 3, "assignment", "Incompatible types in assignment")
+B = item("b.py", 10, "return-value", "Incompatible return value type")
+C = item("a.py", 20, "name-defined", 'Name "x" is not defined')
+
+
+def test_intel_public_all_is_sorted_and_importable() -> None:
+    assert list(intel.__all__) == sorted(intel.__all__)
+    for name in intel.__all__:
+        assert hasattr(intel, name)
+
+
+def test_fingerprint_is_order_independent_and_ignores_positions_and_raw() -> None:
+    moved = A.model_copy(update={"line": 40, "column": 9, "end_line": 41})
+    assert fingerprint([A, B, C]) == fingerprint([C, A, B])
+    assert fingerprint([A, B]) == fingerprint([moved, B])
+    assert snap(A, raw="took 1.2s").fingerprint == snap(A, raw="took 9s").fingerprint
+
+
+def test_fingerprint_ignores_volatile_message_parts() -> None:
+    one = item("a.py", 1, None, "object at 0x7f00aa12 failed after 1.5s")
+    two = item("a.py", 1, None, "object at 0x7f99bb34 failed after 12 ms")
+    assert fingerprint([one]) == fingerprint([two])
+
+
+def test_fingerprint_changes_with_content_counts_and_checks() -> None:
+    base = fingerprint([A, B])
+    assert fingerprint([A]) != base
+    assert fingerprint([A, A, B]) != base  # a duplicate is one more problem
+    assert fingerprint([A, B.model_copy(update={"severity": "warning"})]) != base
+    assert fingerprint([A, B], ["mypy", "ruff"]) != fingerprint([A, B], ["mypy"])
+
+
+def test_diff_snapshots_reports_new_fixed_unchanged() -> None:
+    prev = snap(A, B)
+    cur = snap(A.model_copy(update={"line": 5}), C)
+    assert diff_snapshots(prev, cur) == SnapshotDelta(
+        new=(C,), fixed=(B,), unchanged=(A.model_copy(update={"line": 5}),)
+    )
+
+
+def test_diff_snapshots_pairs_duplicates_by_count() -> None:
+    second = A.model_copy(update={"line": 30})
+    delta = diff_snapshots(snap(A), snap(A, second))
+    assert (delta.new, delta.fixed, delta.unchanged) == ((second,), (), (A,))
+    assert diff_snapshots(None, snap(A)).new == (A,)
+    assert not diff_snapshots(snap(A, B), snap(B, A)).changed
+
+
+def test_targets_fixed_true_only_when_gone() -> None:
+    assert not targets_fixed(snap(A, B), [A])
+    assert targets_fixed(snap(B), [A])
+    assert not targets_fixed(snap(B), [])  # nothing targeted: nothing verified
+
+
+def test_targets_fixed_follows_a_shifted_line_but_not_another_error() -> None:
+    shifted = A.model_copy(update={"line": A.line + 12})  # imports added above it
+    assert not targets_fixed(snap(shifted), [A])
+    reworded = A.model_copy(update={"message": "Incompatible types (now phrased differently)"})
+    assert not targets_fixed(snap(reworded.model_copy(update={"line": A.line + 1})), [A])
+    assert targets_fixed(snap(reworded.model_copy(update={"line": A.line + 15})), [A])
+    other_file = A.model_copy(update={"path": "z.py"})
+    assert targets_fixed(snap(other_file), [A])
+
+
+def test_targets_fixed_accepts_editor_spellings_of_paths_and_sources() -> None:
+    editor = A.model_copy(update={"path": "./a.py", "source": "Pylance", "code": None})
+    assert not targets_fixed(snap(A, checks=("pyright",)), [editor])
+    assert targets_fixed(snap(B, checks=("pyright",)), [editor])
+
+
+def test_targets_fixed_is_false_when_no_check_could_see_the_target() -> None:
+    from_eslint = item("w.js", 1, "no-undef", "x is not defined", source="eslint")
+    assert not targets_fixed(snap(B, checks=("mypy",)), [from_eslint])
+    assert remaining_targets(snap(B, checks=("mypy",)), [from_eslint]) == (from_eslint,)
+
+
+@pytest.mark.parametrize("limit", [1, 50])
+def test_render_snapshot_names_counts_delta_and_raw(limit: int) -> None:
+    prev, cur = snap(A, B), snap(A, C, raw="[mypy] exit 2\nstrange line")
+    text = render_snapshot(cur, diff_snapshots(prev, cur), limit=limit)
+    assert "2 errors" in text and cur.fingerprint in text
+    assert "1 new, 1 fixed, 1 unchanged" in text
+    assert "strange line" in text
+    assert "b.py:10:1: error [mypy return-value]" in text

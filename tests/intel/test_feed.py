@@ -1,0 +1,266 @@
+"""DiagnosticsFeed with real tools on real small projects, through a real LocalSandbox."""
+
+from __future__ import annotations
+
+from driveros.agent._hooks import DiagnosticsSource, ToolObservation, TurnObservation
+from driveros.intel import (
+    BuildDiagnosticsDetector,
+    CheckSpec,
+    DiagnosticsFeed,
+    IntelConfig,
+    diff_snapshots,
+    targets_fixed,
+)
+from tests.intel import _projects as P
+from tests.intel.conftest import OpenProject, require_tool
+
+
+def _where(snapshot_items: object) -> set[tuple[str, int, str | None, str]]:
+    return {(i.path, i.line, i.code, i.source) for i in snapshot_items}  # type: ignore[attr-defined]
+
+
+async def test_feed_python_project_reports_ruff_and_mypy(open_project: OpenProject) -> None:
+    async with open_project(P.PYTHON) as sandbox:
+        feed = DiagnosticsFeed(sandbox)
+        assert isinstance(feed, DiagnosticsSource)
+        snap = await feed.snapshot()
+    assert snap.checks == ("ruff", "mypy")
+    assert _where(snap.items) == {
+        ("pkg/core.py", 1, "F401", "ruff"),
+        ("pkg/core.py", 8, "F821", "ruff"),
+        ("pkg/core.py", 5, "return-value", "mypy"),
+        ("pkg/core.py", 8, "name-defined", "mypy"),
+    }
+    assert snap.errors == 3  # F401 is a warning
+    assert snap.raw == ""
+    # nothing leaked into the workspace: tool caches live outside it
+    assert not (sandbox.workspace / ".mypy_cache").exists()
+    assert not (sandbox.workspace / ".ruff_cache").exists()
+
+
+async def test_feed_incremental_reruns_only_what_an_edit_can_affect(
+    open_project: OpenProject,
+) -> None:
+    # a check that only .go files trigger: a Python edit must not rerun it
+    counter = CheckSpec(
+        name="gofiles", command="ls *.go 2>/dev/null | wc -l", parser="raw", triggers=("*.go",)
+    )
+    async with open_project(P.PYTHON) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=IntelConfig(checks=(counter,)))
+        first = await feed.snapshot()
+        assert {r.name: r.mode for r in feed.runs} == {
+            "ruff": "full",
+            "mypy": "full",
+            "gofiles": "full",
+        }
+
+        original = await sandbox.read_file("pkg/core.py")
+        await sandbox.write_file(
+            "pkg/core.py", original.replace("return x * 2", "return str(x * 2)")
+        )
+        second = await feed.snapshot(changed=["pkg/core.py"])
+        runs = {r.name: r for r in feed.runs}
+        assert runs["ruff"].mode == "files" and runs["ruff"].files == ("pkg/core.py",)
+        assert runs["mypy"].mode == "full"
+        assert runs["gofiles"].mode == "cached"
+        delta = diff_snapshots(first, second)
+        assert [(i.code, i.line) for i in delta.fixed] == [("return-value", 5)]
+        assert delta.new == ()
+
+        # reverting the edit is answered from the content-hash cache, no tool runs
+        await sandbox.write_file("pkg/core.py", original)
+        third = await feed.snapshot(changed=["pkg/core.py"])
+        assert {r.mode for r in feed.runs} == {"cached"}
+        assert third.fingerprint == first.fingerprint
+
+        # a full snapshot ignores every cache and agrees with the incremental one
+        full = await feed.snapshot(full=True)
+        assert {r.mode for r in feed.runs} == {"full"}
+        assert full.fingerprint == third.fingerprint
+
+
+async def test_feed_per_file_merge_drops_deleted_files(open_project: OpenProject) -> None:
+    async with open_project(P.PYTHON) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=IntelConfig(type_checker="off"))
+        await feed.snapshot()
+        await sandbox.remove("pkg/core.py")
+        snap = await feed.snapshot()
+        assert snap.items == ()
+        assert {r.name: r.mode for r in feed.runs} == {"ruff": "files"}
+
+
+async def test_feed_timeout_is_reported_not_fatal(open_project: OpenProject) -> None:
+    slow = CheckSpec(name="slow", command="sleep 30", parser="raw", timeout=0.5)
+    quick = CheckSpec(name="quick", command="echo 'a.py:2:3: error: boom [E1]'", parser="gnu")
+    async with open_project({"a.py": "x = 1\n"}) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=IntelConfig(auto=False, checks=(slow, quick)))
+        snap = await feed.snapshot()
+    by_code = {i.code: i for i in snap.items}
+    assert by_code["E1"].path == "a.py" and by_code["E1"].line == 2
+    assert by_code["timeout"].severity == "warning" and by_code["timeout"].source == "slow"
+    assert "timed out" in snap.raw
+    assert {r.name: r.timed_out for r in feed.runs} == {"slow": True, "quick": False}
+
+
+async def test_feed_keeps_unknown_output_as_raw(open_project: OpenProject) -> None:
+    noisy = CheckSpec(
+        name="noisy",
+        command=(
+            "echo 'src/x.c:4:1: warning: odd'; echo 'internal tool panic: 0xdeadbeef' >&2; exit 3"
+        ),
+        parser="gnu",
+    )
+    async with open_project({"src/x.c": "int main(void) { return 0; }\n"}) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=IntelConfig(auto=False, checks=(noisy,)))
+        snap = await feed.snapshot()
+    assert [(i.path, i.line, i.severity) for i in snap.items] == [("src/x.c", 4, "warning")]
+    assert "[noisy] exit 3" in snap.raw and "internal tool panic: 0xdeadbeef" in snap.raw
+
+
+async def test_feed_reads_workspace_config_and_reports_a_bad_one(open_project: OpenProject) -> None:
+    files = {
+        "a.py": "x = 1\n",
+        ".driveros.toml": (
+            "[diagnostics]\nauto = false\n[[diagnostics.checks]]\nname = 'todo'\n"
+            "command = \"grep -rn TODO --include=*.txt . | sed 's/TODO/warning: TODO/'\"\n"
+            "parser = 'gnu'\n"
+        ),
+        "notes.txt": "first\nTODO write docs\n",
+    }
+    async with open_project(files) as sandbox:
+        feed = DiagnosticsFeed(sandbox)
+        snap = await feed.snapshot()
+        assert snap.checks == ("todo",)
+        assert [(i.path, i.line, i.severity) for i in snap.items if i.path == "notes.txt"] == [
+            ("notes.txt", 2, "warning")
+        ]
+        await sandbox.write_file(".driveros.toml", "[diagnostics]\ntimeout = 'soon'\n")
+        bad = await feed.snapshot()
+    (problem,) = [i for i in bad.items if i.source == "driveros"]
+    assert problem.code == "config" and "timeout" in problem.message
+    assert bad.checks == ("ruff", "mypy")  # the defaults took over
+
+
+async def test_feed_compileall_is_the_floor(open_project: OpenProject) -> None:
+    async with open_project(P.PYTHON_SYNTAX) as sandbox:
+        cfg = IntelConfig(disable=("ruff",), type_checker="off")
+        snap = await DiagnosticsFeed(sandbox, config=cfg).snapshot()
+        assert not any(p.name == "__pycache__" for p in sandbox.workspace.rglob("*"))
+    assert snap.checks == ("compileall",)
+    assert [(i.path, i.line, i.code) for i in snap.items] == [("broken.py", 1, "SyntaxError")]
+
+
+async def test_feed_pytest_collection_and_run_modes(open_project: OpenProject) -> None:
+    async with open_project(P.PYTEST) as sandbox:
+        cfg = IntelConfig(disable=("ruff",), type_checker="off")
+        collect = await DiagnosticsFeed(sandbox, config=cfg).snapshot()
+        assert [(i.path, i.code) for i in collect.items if i.source == "pytest"] == [
+            ("tests/test_broken.py", "collection-error")
+        ]
+        await sandbox.remove("tests/test_broken.py")
+        run = await DiagnosticsFeed(
+            sandbox, config=cfg.model_copy(update={"pytest": "run"})
+        ).snapshot()
+    assert [(i.path, i.line, i.code) for i in run.items if i.source == "pytest"] == [
+        ("tests/test_calc.py", 5, "test-failure")
+    ]
+
+
+async def test_feed_cargo_fix_is_verified(open_project: OpenProject) -> None:
+    require_tool("cargo")
+    async with open_project(P.RUST) as sandbox:
+        feed = DiagnosticsFeed(sandbox)
+        before = await feed.snapshot()
+        targets = [i for i in before.items if i.code == "E0308"]
+        assert [(t.path, t.line, t.column) for t in targets] == [("src/main.rs", 2, 18)]
+        assert not targets_fixed(before, targets)
+        await sandbox.edit("src/main.rs", 'let x: i32 = "s";', "let x: i32 = 7;")
+        after = await feed.snapshot(changed=["src/main.rs"])
+    assert targets_fixed(after, targets)
+    assert after.errors == 0
+    assert any(i.code == "unused_variables" for i in after.items)
+
+
+async def test_feed_go_build_and_vet(open_project: OpenProject) -> None:
+    require_tool("go")
+    async with open_project(P.GO) as sandbox:
+        feed = DiagnosticsFeed(sandbox)
+        snap = await feed.snapshot()
+        assert [(i.path, i.line, i.column) for i in snap.items] == [("main.go", 6, 14)]
+        await sandbox.edit("main.go", 'var x int = "s"', "var x int = 1")
+        fixed = await feed.snapshot()
+    assert [(i.path, i.line) for i in fixed.items] == [("lib/lib.go", 5)]  # vet runs once it builds
+
+
+async def test_feed_typescript_tsc(open_project: OpenProject) -> None:
+    require_tool("tsc")
+    async with open_project(P.TYPESCRIPT) as sandbox:
+        snap = await DiagnosticsFeed(sandbox).snapshot()
+    assert {(i.path, i.line, i.code) for i in snap.items} >= {("src/a.ts", 1, "TS2322")}
+
+
+async def test_feed_eslint_when_configured(open_project: OpenProject) -> None:
+    require_tool("eslint")
+    async with open_project(P.ESLINT) as sandbox:
+        snap = await DiagnosticsFeed(sandbox).snapshot()
+    assert {(i.path, i.line, i.code, i.severity) for i in snap.items} == {
+        ("src/a.js", 1, "no-unused-vars", "error"),
+        ("src/a.js", 2, "no-undef", "warning"),
+    }
+
+
+async def test_feed_pyright_when_it_runs_offline(open_project: OpenProject) -> None:
+    require_tool("pyright")
+    async with open_project(P.PYTHON) as sandbox:
+        probe = await sandbox.run("pyright --version", timeout=60)
+        if not probe.ok:
+            import pytest
+
+            pytest.skip(f"pyright cannot start here: {probe.stderr.strip()[:200]}")
+        snap = await DiagnosticsFeed(sandbox, config=IntelConfig(type_checker="pyright")).snapshot()
+    assert snap.checks == ("ruff", "pyright")
+    assert ("pkg/core.py", 5, "reportReturnType", "pyright") in _where(snap.items)
+
+
+def _edit_turn(turn: int, feed_snapshot: object, path: str) -> TurnObservation:
+    call = ToolObservation(
+        call_id=str(turn), name="write_file", arguments={"path": path}, ok=True, output=""
+    )
+    return TurnObservation(turn=turn, edited=True, tool_calls=(call,), diagnostics=feed_snapshot)  # type: ignore[arg-type]
+
+
+async def test_detector_on_real_snapshots_oscillation_fires_progress_does_not(
+    open_project: OpenProject,
+) -> None:
+    states = [
+        "a = undefined_one\n",
+        "a = undefined_two\n",  # fixes one, breaks two
+        "a = undefined_one\n",  # and back: oscillation
+    ]
+    progress = [
+        "a = undefined_one\nb = undefined_two\n",
+        "a = undefined_one\nb = 2\n",
+        "a = 1\nb = 2\n",
+    ]
+    async with open_project({"pyproject.toml": P.RUFF_CONFIG, "m.py": "a = 1\n"}) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=IntelConfig(type_checker="off"))
+        baseline = await feed.snapshot()
+
+        detector = BuildDiagnosticsDetector(k=3, baseline=baseline)
+        verdicts = []
+        for turn, text in enumerate(states, 1):
+            await sandbox.write_file("m.py", text)
+            snap = await feed.snapshot(changed=["m.py"])
+            verdicts.append(detector.observe(_edit_turn(turn, snap, "m.py")))
+        assert verdicts[:2] == [None, None]
+        assert verdicts[2] is not None and verdicts[2].detail.startswith("oscillation")
+        assert verdicts[2].evidence == (
+            "m.py:1:5: error [ruff F821] Undefined name `undefined_one`",
+        )
+
+        calm = BuildDiagnosticsDetector(k=2, baseline=baseline)
+        for turn, text in enumerate(progress, 1):
+            await sandbox.write_file("m.py", text)
+            snap = await feed.snapshot(changed=["m.py"])
+            assert calm.observe(_edit_turn(turn, snap, "m.py")) is None
+        assert snap.items == ()

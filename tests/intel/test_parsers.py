@@ -1,0 +1,261 @@
+"""Parsers against recorded real tool output (tests/intel/data, made by tests/intel/record.py),
+against version drift and against garbage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from driveros.agent._events import DiagnosticItem
+from driveros.intel import PathContext, get_parser, parse_output
+
+DATA = Path(__file__).resolve().parent / "data"
+CASES = sorted(
+    p.name.removesuffix(".json") for p in DATA.glob("*.json") if ".expected" not in p.name
+)
+CTX = PathContext(roots=("/WORKSPACE",))
+GARBAGE = [
+    "\x1b[31mwarning: something odd happened\x1b[0m",
+    "{not json at all",
+    "Segmentation fault (core dumped)",
+]
+
+
+def _load(case: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    record = json.loads((DATA / f"{case}.json").read_text())
+    expected = json.loads((DATA / f"{case}.expected.json").read_text())
+    return record, expected
+
+
+def test_recorded_cases_cover_every_toolchain() -> None:
+    parsers = {json.loads((DATA / f"{c}.json").read_text())["parser"] for c in CASES}
+    assert parsers >= {
+        "ruff",
+        "mypy",
+        "pyright",
+        "compileall",
+        "pytest",
+        "tsc",
+        "eslint",
+        "go",
+        "cargo",
+    }
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_parser_recorded_output_matches_expected(case: str) -> None:
+    record, expected = _load(case)
+    parsed = parse_output(record["parser"], record["stdout"], record["stderr"], CTX, source=case)
+    got = [i.model_dump(mode="json") | {"source": ""} for i in parsed.items]
+    want = [i | {"source": ""} for i in expected["items"]]
+    assert got == want
+    assert parsed.unparsed == expected["unparsed"]
+    assert parsed.items, "every recorded case holds at least one real diagnostic"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_parser_garbage_is_kept_not_fatal(case: str) -> None:
+    record, expected = _load(case)
+    noisy_err = "\n".join([*GARBAGE, record["stderr"]])
+    parsed = parse_output(record["parser"], record["stdout"], noisy_err, CTX, source=case)
+    assert [i.model_dump(mode="json") | {"source": ""} for i in parsed.items] == [
+        i | {"source": ""} for i in expected["items"]
+    ]
+    for line in GARBAGE:
+        assert line in parsed.unparsed
+
+
+JSON_DOCUMENT_CASES = [c for c in CASES if _load(c)[0]["parser"] in ("ruff", "pyright", "eslint")]
+
+
+@pytest.mark.parametrize("case", JSON_DOCUMENT_CASES)
+def test_json_parser_truncated_document_is_kept_raw(case: str) -> None:
+    record, _ = _load(case)
+    cut = record["stdout"][: len(record["stdout"]) // 2]
+    parsed = parse_output(record["parser"], cut, "", CTX, source=case)
+    assert parsed.items == []
+    assert parsed.unparsed == [ln.rstrip() for ln in cut.splitlines() if ln.strip()]
+
+
+def test_ruff_old_versions_without_severity_or_code() -> None:
+    out = json.dumps(
+        [
+            {
+                "code": None,
+                "message": "SyntaxError: Expected an expression",
+                "filename": "/WORKSPACE/a.py",
+                "location": {"row": 3, "column": 5},
+                "end_location": None,
+            },
+            {
+                "code": "E501",
+                "message": "Line too long",
+                "filename": "b.py",
+                "location": {"row": "7"},
+            },
+        ]
+    )
+    items = get_parser("ruff")(out, "", CTX, source="ruff").items
+    assert [(i.path, i.line, i.column, i.severity, i.code) for i in items] == [
+        ("a.py", 3, 5, "error", None),
+        ("b.py", 7, 0, "warning", "E501"),
+    ]
+
+
+def test_mypy_text_form_with_notes_and_summary() -> None:
+    out = (
+        "src/m.py:3:5: error: Incompatible types in assignment  [assignment]\n"
+        "src/m.py:3:5: note: Revealed type is int\n"
+        "src/m.py:9: error: Missing return statement  [return]\n"
+        "Found 2 errors in 1 file (checked 3 source files)\n"
+    )
+    items = get_parser("mypy")(out, "", CTX, source="mypy").items
+    assert [(i.line, i.column, i.severity, i.code) for i in items] == [
+        (3, 5, "error", "assignment"),
+        (3, 5, "information", None),
+        (9, 0, "error", "return"),
+    ]
+
+
+def test_mypy_json_hint_joins_message_and_columns_are_one_based() -> None:
+    line = json.dumps(
+        {
+            "file": "a.py",
+            "line": 2,
+            "column": 0,
+            "message": "Bad",
+            "hint": "Try this",
+            "code": "misc",
+            "severity": "error",
+        }
+    )
+    (item,) = get_parser("mypy")(line, "", CTX, source="mypy").items
+    assert (item.column, item.message) == (1, "Bad\nTry this")
+
+
+def test_tsc_continuation_lines_and_global_errors() -> None:
+    out = (
+        "src/a.ts(4,3): error TS2345: Argument of type 'string' is not assignable.\n"
+        "  Type 'string' is not assignable to type 'number'.\n"
+        "error TS5083: Cannot read file '/WORKSPACE/tsconfig.base.json'.\n"
+    )
+    items = get_parser("tsc")(out, "", CTX, source="tsc").items
+    assert items[0].message.endswith("\nType 'string' is not assignable to type 'number'.")
+    assert (items[1].path, items[1].code) == (".", "TS5083")
+
+
+def test_go_vet_prefix_and_package_headers() -> None:
+    err = (
+        "# example.com/x\nvet: ./cmd/main.go:3:2: undefined: y\n"
+        "go: downloading example.com/dep v1\n"
+    )
+    ctx = PathContext(roots=("/WORKSPACE",), cwd="svc")
+    items = get_parser("go")("", err, ctx, source="go")
+    assert [(i.path, i.line, i.column, i.message) for i in items.items] == [
+        ("svc/cmd/main.go", 3, 2, "undefined: y")
+    ]
+    assert items.unparsed == []
+
+
+def test_cargo_ignores_artifacts_and_keeps_foreign_lines() -> None:
+    lines = [
+        json.dumps({"reason": "compiler-artifact", "target": {}}),
+        "not json",
+        json.dumps(
+            {
+                "reason": "compiler-message",
+                "message": {
+                    "message": "unused variable: `y`",
+                    "level": "warning",
+                    "code": {"code": "unused_variables"},
+                    "spans": [
+                        {
+                            "file_name": "src/lib.rs",
+                            "line_start": 3,
+                            "column_start": 9,
+                            "line_end": 3,
+                            "column_end": 10,
+                            "is_primary": True,
+                        }
+                    ],
+                },
+            }
+        ),
+        json.dumps({"reason": "build-finished", "success": True}),
+    ]
+    parsed = get_parser("cargo")("\n".join(lines), "   Compiling x v0.1.0\n", CTX, source="cargo")
+    assert [(i.path, i.line, i.severity, i.code) for i in parsed.items] == [
+        ("src/lib.rs", 3, "warning", "unused_variables")
+    ]
+    assert parsed.unparsed == ["not json"]
+
+
+def test_pyright_entry_without_range_is_kept() -> None:
+    out = json.dumps(
+        {
+            "generalDiagnostics": [
+                {"file": "/elsewhere/x.py", "severity": "warning", "message": "m"}
+            ],
+            "summary": {},
+        }
+    )
+    (item,) = get_parser("pyright")(out, "", CTX, source="pyright").items
+    assert (item.path, item.line, item.severity) == ("/elsewhere/x.py", 0, "warning")
+
+
+def test_gnu_parser_reads_codes_and_keeps_the_rest() -> None:
+    parsed = get_parser("gnu")(
+        "lib/x.c:10:4: warning: shadowed [W12]\nrandom text\n", "", CTX, source="cc"
+    )
+    assert parsed.items == [
+        DiagnosticItem(
+            path="lib/x.c",
+            line=10,
+            column=4,
+            severity="warning",
+            code="W12",
+            source="cc",
+            message="shadowed",
+        )
+    ]
+    assert parsed.unparsed == ["random text"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "cwd", "want"),
+    [
+        ("/WORKSPACE/src/a.py", "", "src/a.py"),
+        ("file:///WORKSPACE/src/a.py", "", "src/a.py"),
+        ("./a.go", "svc", "svc/a.go"),
+        ("../shared/b.ts", "web", "shared/b.ts"),
+        ("/usr/lib/python3/x.py", "", "/usr/lib/python3/x.py"),
+        ("/WORKSPACE", "", "."),
+    ],
+)
+def test_path_context_normalizes_workspace_relative(raw: str, cwd: str, want: str) -> None:
+    assert PathContext(roots=("/WORKSPACE/",), cwd=cwd).normalize(raw) == want
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ruff",
+        "mypy",
+        "pyright",
+        "compileall",
+        "pytest",
+        "tsc",
+        "eslint",
+        "go",
+        "cargo",
+        "gnu",
+        "raw",
+    ],
+)
+def test_parser_survives_binary_noise(name: str) -> None:
+    noise = "\x00\xff\ufffd[{]}\n" * 3 + "{" * 50
+    parsed = get_parser(name)(noise, noise, CTX, source=name)  # type: ignore[arg-type]
+    assert parsed.unparsed, "noise is kept as raw text"
