@@ -89,6 +89,8 @@ class RunHub:
             self.send_proposal(run)
             if self._server.traits.annotations:
                 self._spawn(self.review(run, None))
+        elif run.state == "canceled" and run.outcome is not None:
+            self.send_proposal(run)  # a discarded proposal: no files left
 
     # -- the proposal ------------------------------------------------------------------
     def proposal_payload(self, run: Run) -> dict[str, Any]:

@@ -89,3 +89,13 @@ def parse(command: str, model: type[P], arguments: Sequence[Any]) -> P:
             for err in exc.errors()
         )
         raise JsonRpcInvalidParams(f"{command}: invalid params: {problems}") from exc
+
+
+class RecallParams(_Params):
+    query: str = Field(min_length=1)
+    limit: int = Field(default=8, ge=1, le=100)
+
+
+class ForgetParams(_Params):
+    id: int = Field(ge=1)
+    why: str = "forgotten by user"

@@ -93,7 +93,14 @@ class DriverosLanguageServer(LanguageServer):
 
 def create_server(*, runner_factory: RunnerFactory | None = None) -> DriverosLanguageServer:
     """A new, fully wired server. ``runner_factory`` replaces the agent (tests, benchmarks)."""
-    from driveros_lsp.features import code_actions, commands, configuration, documents, lifecycle
+    from driveros_lsp.features import (
+        code_actions,
+        commands,
+        configuration,
+        documents,
+        lifecycle,
+        memory,
+    )
 
     server = DriverosLanguageServer(runner_factory=runner_factory)
     for setup in (
@@ -102,6 +109,7 @@ def create_server(*, runner_factory: RunnerFactory | None = None) -> DriverosLan
         documents.setup,
         code_actions.setup,
         commands.setup,
+        memory.setup,
     ):
         setup(server)
     return server

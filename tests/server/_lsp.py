@@ -148,6 +148,10 @@ class Editor:
             for v in values
         ]
 
+    def progress_ended(self, run_id: str) -> bool:
+        values = self.progress(run_id)
+        return bool(values) and isinstance(values[-1], lsp.WorkDoneProgressEnd)
+
     def last_proposal(self, run_id: str) -> dict[str, Any] | None:
         found = [p for p in self.proposals if p["runId"] == run_id]
         return found[-1] if found else None
@@ -245,7 +249,8 @@ async def editor_session(
             initialization_options=settings,
         )
     )
-    encoding = str(getattr(result.capabilities.position_encoding, "value", None) or "utf-16")
+    chosen = result.capabilities.position_encoding
+    encoding = str(getattr(chosen, "value", chosen) or "utf-16")
     editor = Editor(client, root, encoding)
     editor.initialize_result = result  # type: ignore[attr-defined]
 

@@ -23,16 +23,21 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-ModelFactory = Callable[..., AbstractAsyncContextManager[dict[str, str]]]
+def model_env(model: ScriptedModelServer) -> dict[str, str]:
+    """The server environment that points the openai provider at ``model``."""
+    return {"OPENAI_BASE_URL": model.openai_base_url, "OPENAI_API_KEY": "test-key"}
+
+
+ModelFactory = Callable[..., AbstractAsyncContextManager[ScriptedModelServer]]
 
 
 @pytest.fixture
 def scripted_model() -> ModelFactory:
-    """``async with scripted_model(turns) as env:`` gives the server env for that model."""
+    """``async with scripted_model(turns) as model:`` a loopback model playing ``turns``."""
 
     @asynccontextmanager
-    async def start(turns: list[Turn], **kwargs: Any) -> AsyncIterator[dict[str, str]]:
+    async def start(turns: list[Turn], **kwargs: Any) -> AsyncIterator[ScriptedModelServer]:
         async with ScriptedModelServer(turns, **kwargs) as srv:
-            yield {"OPENAI_BASE_URL": srv.openai_base_url, "OPENAI_API_KEY": "test-key"}
+            yield srv
 
     return start

@@ -1,0 +1,81 @@
+"""driveros.memory.recall / driveros.memory.forget over the workspace's memory store.
+
+Registered only when ``driveros.memory`` is installed; the store is opened per command (it is
+a SQLite file shared with runs and the CLI) and closed before the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from driveros_lsp._params import ForgetParams, RecallParams, parse
+from driveros_lsp.features.commands import RequestFailed
+from driveros_lsp.protocol import CMD_MEMORY_FORGET, CMD_MEMORY_RECALL
+
+if TYPE_CHECKING:
+    from driveros.memory import Fact, MemoryStore
+    from driveros_lsp._server import DriverosLanguageServer
+
+
+def available() -> bool:
+    return importlib.util.find_spec("driveros.memory") is not None
+
+
+def _fact(fact: Fact) -> dict[str, Any]:
+    return {
+        "id": fact.id,
+        "text": fact.text,
+        "status": fact.status,
+        "task": fact.task,
+        "createdAt": fact.created_at,
+        "updatedAt": fact.updated_at,
+    }
+
+
+async def _open(server: DriverosLanguageServer) -> MemoryStore:
+    from driveros.config import load_environment
+    from driveros.memory import open_memory_store
+
+    try:
+        root = server.workspace_root()
+    except LookupError as exc:
+        raise RequestFailed(str(exc)) from exc
+    env = await asyncio.to_thread(load_environment, cwd=Path(root))
+    try:
+        return await open_memory_store(root, env)
+    except Exception as exc:
+        raise RequestFailed(f"memory unavailable: {exc}") from exc
+
+
+def setup(server: DriverosLanguageServer) -> None:
+    if not available():
+        return
+
+    @server.command(CMD_MEMORY_RECALL)
+    async def recall(ls: Any, *args: Any) -> dict[str, Any]:
+        p = parse(CMD_MEMORY_RECALL, RecallParams, args)
+        store = await _open(server)
+        try:
+            facts = await store.search(p.query, p.limit)
+        finally:
+            await store.aclose()
+        return {"facts": [_fact(f) for f in facts]}
+
+    @server.command(CMD_MEMORY_FORGET)
+    async def forget(ls: Any, *args: Any) -> dict[str, Any]:
+        from driveros import MemoryStoreError
+
+        p = parse(CMD_MEMORY_FORGET, ForgetParams, args)
+        store = await _open(server)
+        try:
+            fact = await store.forget(p.id, why=p.why)
+        except MemoryStoreError as exc:
+            raise JsonRpcInvalidParams(f"{CMD_MEMORY_FORGET}: {exc}") from exc
+        finally:
+            await store.aclose()
+        return {"fact": _fact(fact)}
