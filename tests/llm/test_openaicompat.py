@@ -388,3 +388,110 @@ def test_ollama_host_forms() -> None:
 def test_presets_require_a_key() -> None:
     with pytest.raises(llm.ConfigError, match="X_AI_API_KEY"):
         openaicompat.xai()
+
+
+async def test_openrouter_cache_stream_request_matches_recording(cassette: Cassette) -> None:
+    [item] = cassette("openrouter/pydanticai__test_openrouter_cache_streaming_e2e.yaml")
+    replay = Replay([item], seed=11)
+    provider = openaicompat.openrouter(
+        "anthropic/claude-sonnet-4.6", api_key="k", http_client=replay.client()
+    )
+    recorded = item.request_body["messages"]
+    req = llm.Request(
+        messages=[
+            llm.system(recorded[0]["content"][0]["text"]),
+            llm.user("Say hello in one word."),
+        ],
+        cache=True,
+        cache_ttl="5m",
+    )
+    _, resp = await _stream(provider, req)
+    assert resp.text() == "Hello!"
+    assert replay.sent_json(0)["messages"] == recorded
+    assert resp.usage.cost_usd == pytest.approx(0.000837)
+
+
+async def test_openrouter_cache_write_then_read(cassette: Cassette) -> None:
+    turns = cassette(
+        "openrouter/pydanticai__test_openrouter_cache_messages_anthropic_real_api.yaml"
+    )
+    replay = Replay(turns)
+    provider = openaicompat.openrouter(
+        "anthropic/claude-sonnet-4.6", api_key="k", http_client=replay.client()
+    )
+    routing = {"provider": {"allow_fallbacks": False, "order": ["anthropic"]}}
+    question = turns[0].request_body["messages"][1]["content"][0]["text"]
+    first = await provider.generate(
+        llm.Request(
+            messages=[llm.system("You are a helpful assistant."), llm.user(question, cache=True)],
+            cache_ttl="5m",
+            extra=routing,
+        )
+    )
+    assert first.stop_reason is llm.StopReason.MAX_TOKENS
+    assert replay.sent_json(0)["messages"] == turns[0].request_body["messages"]
+    history = [
+        llm.system("You are a helpful assistant."),
+        llm.user(question),
+        first.message(),
+        llm.user("Can you summarize that in one sentence?", cache=True),
+    ]
+    second = await provider.generate(llm.Request(messages=history, cache_ttl="5m", extra=routing))
+    assert replay.sent_json(1)["messages"] == turns[1].request_body["messages"]
+    assert (second.usage.cache_read_tokens, second.usage.cache_write_tokens) == (3211, 115)
+    assert second.usage.input_tokens == 3329
+
+
+async def test_openai_reasoning_effort_request_matches_recording(cassette: Cassette) -> None:
+    item = cassette("openai/pydanticai__test_openai_model_thinking_part.yaml")[1]
+    replay = Replay([item])
+    provider = openaicompat.openai("o3-mini", api_key="k", http_client=replay.client())
+    recorded = item.request_body["messages"]
+    history = [
+        llm.user(recorded[0]["content"]),
+        llm.assistant(recorded[1]["content"]),
+        llm.user(recorded[2]["content"]),
+    ]
+    resp = await provider.generate(llm.Request(messages=history, effort="high"))
+    assert resp.usage.reasoning_tokens == 1792
+    sent = replay.sent_json(0)
+    assert sent == {k: v for k, v in item.request_body.items() if k != "stream"}
+
+
+async def test_openrouter_non_stream_tool_call(cassette: Cassette) -> None:
+    replay = Replay(cassette("openrouter/pydanticai__test_openrouter_tool_calling.yaml"))
+    provider = openaicompat.openrouter(
+        "mistralai/mistral-small", api_key="k", http_client=replay.client()
+    )
+    resp = await provider.generate(_ask("divide"))
+    [call] = resp.tool_calls
+    assert call.name == "divide"
+    assert call.arguments == {"numerator": 123, "denominator": 456, "on_inf": "infinity"}
+
+
+async def test_openrouter_stream_routing_options_and_cached_tokens(cassette: Cassette) -> None:
+    [item] = cassette("openrouter/pydanticai__test_openrouter_stream_with_native_options.yaml")
+    replay = Replay([item], seed=8)
+    provider = openaicompat.openrouter(
+        "google/gemini-2.0-flash-exp:free", api_key="k", http_client=replay.client()
+    )
+    extra = {k: item.request_body[k] for k in ("models", "provider", "transforms")}
+    events, resp = await _stream(provider, _ask("Who are you", extra=extra))
+    assert resp.model != "google/gemini-2.0-flash-exp:free"  # the fallback model answered
+    assert resp.text()
+    assert any(isinstance(e, llm.UsageDelta) for e in events)
+    sent = replay.sent_json(0)
+    for key, value in extra.items():
+        assert sent[key] == value
+
+
+async def test_openrouter_non_stream_reasoning_with_signature(cassette: Cassette) -> None:
+    replay = Replay(cassette("openrouter/pydanticai__test_openrouter_map_messages_reasoning.yaml"))
+    provider = openaicompat.openrouter(
+        "anthropic/claude-3.7-sonnet:thinking", api_key="k", http_client=replay.client()
+    )
+    resp = await provider.generate(_ask("Who are you. Think about it."))
+    [thinking] = resp.thinking
+    assert thinking.text.startswith("This question is asking me about my identity.")
+    assert thinking.details and thinking.details[0]["type"] == "reasoning.text"
+    assert resp.text().startswith("I am Claude")
