@@ -65,3 +65,76 @@ def workspace(tmp_path: Path) -> Path:
 async def local(workspace: Path) -> AsyncIterator[LocalSandbox]:
     async with LocalSandbox(workspace) as sandbox:
         yield sandbox
+
+
+def docker_problem(image: str = "driveros-sandbox:latest") -> str | None:
+    """Why the docker tier cannot be tested here, or None when it can."""
+    try:
+        import docker
+        from docker.errors import DockerException, ImageNotFound
+    except ImportError:  # pragma: no cover - docker is a dependency
+        return "the docker SDK is not installed"
+    try:
+        client = docker.from_env()
+    except DockerException as exc:
+        return f"no Docker daemon answers: {exc}"
+    try:
+        client.ping()
+        client.api.inspect_image(image)
+    except ImageNotFound:
+        return f"the sandbox image {image} is missing (run `make sandbox-image`)"
+    except DockerException as exc:
+        return f"no Docker daemon answers: {exc}"
+    finally:
+        client.close()
+    return None
+
+
+def require_docker() -> None:
+    """Skip with the reason when docker is unusable, or fail when CI requires it."""
+    problem = docker_problem()
+    if problem is None:
+        return
+    if os.environ.get("DRIVEROS_REQUIRE_DOCKER") == "1":
+        pytest.fail(f"DRIVEROS_REQUIRE_DOCKER=1 but {problem}")
+    pytest.skip(problem)
+
+
+def daemon_runtimes() -> set[str]:
+    import docker
+
+    client = docker.from_env()
+    try:
+        return set(client.api.info().get("Runtimes") or {})
+    finally:
+        client.close()
+
+
+def labelled_containers() -> set[str]:
+    """Ids of every driveros sandbox container the daemon knows."""
+    import docker
+
+    client = docker.from_env()
+    try:
+        return {
+            c["Id"]
+            for c in client.api.containers(all=True, filters={"label": "driveros.sandbox=1"})
+        }
+    finally:
+        client.close()
+
+
+#: The uid:gid docker tests give their workspaces, so the container user is not root.
+SANDBOX_UID = 1000
+
+
+def make_workspace(base: Path) -> Path:
+    """A workspace owned by SANDBOX_UID (when we are root), with a couple of files."""
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "hello.txt").write_text("hello world\n")
+    (base / "src").mkdir(exist_ok=True)
+    (base / "src" / "app.py").write_text("def main():\n    return 42\n")
+    if os.geteuid() == 0:
+        for path in [base, *base.rglob("*")]:
+            os.chown(path, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
+    return base

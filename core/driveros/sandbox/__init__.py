@@ -1,12 +1,15 @@
 """Sandboxes: one async protocol, three isolation tiers (local, docker runc, docker runsc).
 
-``LocalSandbox`` runs host subprocesses behind a symlink-safe path fence. See
-docs/sandbox.md for the guarantees of each tier.
+``LocalSandbox`` runs host subprocesses behind a symlink-safe path fence; ``DockerSandbox``
+runs commands in one locked-down container per sandbox (importing it does not import the
+docker SDK). Both also offer shell sessions and a process host. See docs/sandbox.md.
 """
 
 from driveros._errors import SandboxError
+from driveros.sandbox._docker import DEFAULT_IMAGE, DockerSandbox
 from driveros.sandbox._env import scrub as scrub_env
 from driveros.sandbox._local import LocalSandbox
+from driveros.sandbox._processes import BackgroundProcess, ProcessOutput
 from driveros.sandbox._protocol import (
     DEFAULT_OUTPUT_CAP,
     CommandTimeoutError,
@@ -30,12 +33,16 @@ from driveros.sandbox._protocol import (
     SpecialFileError,
     WrongKindError,
 )
+from driveros.sandbox._session import ShellSession
 
 __all__ = [
+    "DEFAULT_IMAGE",
     "DEFAULT_OUTPUT_CAP",
+    "BackgroundProcess",
     "CommandTimeoutError",
     "ConcurrentChangeError",
     "DirEntry",
+    "DockerSandbox",
     "EditError",
     "FileStat",
     "FileTooLargeError",
@@ -46,6 +53,7 @@ __all__ = [
     "PathEscapeError",
     "PolicyError",
     "ProcessNotFoundError",
+    "ProcessOutput",
     "RunResult",
     "RuntimeMissingError",
     "Sandbox",
@@ -53,6 +61,7 @@ __all__ = [
     "SandboxError",
     "SearchError",
     "SearchMatch",
+    "ShellSession",
     "SpecialFileError",
     "WrongKindError",
     "scrub_env",

@@ -11,11 +11,14 @@ import asyncio
 import contextlib
 import os
 import signal
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
-from driveros.sandbox._hostproc import shell_exit_code
+from driveros.sandbox._hostproc import TIMEOUT_EXIT, shell_exit_code
+from driveros.sandbox._output import CappedBuffer
+from driveros.sandbox._protocol import RunResult
 from driveros.sandbox._watchdog import Watchdog, kill_group
 
 STDOUT = 1
@@ -141,3 +144,53 @@ async def stop_gracefully(channel: Channel, grace: float) -> int:
     except TimeoutError:
         await channel.signal(signal.SIGKILL)
         return await channel.wait()
+
+
+async def run_on_channel(
+    channel: Channel, *, stdin: bytes | None, timeout: float | None, cap: int
+) -> RunResult:
+    """Feed ``stdin``, collect capped output until the channel ends; kill it on timeout.
+
+    The channel is closed (its group killed) when this returns or raises.
+    """
+    started = time.monotonic()
+    out, err = CappedBuffer(cap), CappedBuffer(cap)
+
+    async def feed() -> None:
+        with contextlib.suppress(OSError):
+            if stdin:
+                await channel.write(stdin)
+            await channel.close_stdin()
+
+    async def collect() -> None:
+        while (item := await channel.read()) is not None:
+            tag, data = item
+            (out if tag == STDOUT else err).write(data)
+
+    timed_out = False
+    feeder = asyncio.ensure_future(feed())
+    try:
+        try:
+            async with asyncio.timeout(timeout):
+                await collect()
+        except TimeoutError:
+            timed_out = True
+            await channel.signal(signal.SIGKILL)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(5):
+                    await collect()
+        code = await channel.wait()
+    finally:
+        feeder.cancel()
+        await asyncio.gather(feeder, return_exceptions=True)
+        await channel.aclose()
+    return RunResult(
+        stdout=out.text(),
+        stderr=err.text(),
+        exit_code=TIMEOUT_EXIT if timed_out else code,
+        duration_ms=(time.monotonic() - started) * 1000,
+        timed_out=timed_out,
+        stdout_truncated=out.truncated,
+        stderr_truncated=err.truncated,
+        output_cap=cap,
+    )

@@ -1,0 +1,401 @@
+"""Tiers 2 and 3: one locked-down, long-lived container per sandbox (runc or gVisor runsc).
+
+Commands run as ``exec`` in the container; file operations run host-side through the same
+fence on the bind-mounted workspace (fast, and symlink-safe exactly like the local tier).
+The docker SDK is imported lazily and every call to it runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+from typing import Any, Literal, Self
+
+from driveros._errors import SandboxError
+from driveros.sandbox._channel import Channel, run_on_channel
+from driveros.sandbox._docker_exec import DockerChannel
+from driveros.sandbox._docker_reaper import owner_labels, reap_orphans
+from driveros.sandbox._env import DEFAULT_PATH, NON_INTERACTIVE, command_environment, scrub
+from driveros.sandbox._files import DEFAULT_MAX_READ, HostFiles
+from driveros.sandbox._processes import BackgroundProcess, ProcessHost
+from driveros.sandbox._protocol import (
+    DEFAULT_OUTPUT_CAP,
+    DirEntry,
+    FileStat,
+    PolicyError,
+    RunResult,
+    RuntimeMissingError,
+    SandboxClosedError,
+    SearchMatch,
+)
+from driveros.sandbox._session import ShellSession
+from driveros.sandbox._watchdog import Watchdog
+
+log = logging.getLogger(__name__)
+
+DEFAULT_IMAGE = "driveros-sandbox:latest"
+#: Where the workspace appears inside the container.
+CONTAINER_WORKSPACE = "/workspace"
+DEFAULT_TIMEOUT = 600.0
+
+RUNSC_HELP = (
+    "the Docker daemon has no 'runsc' (gVisor) runtime, which untrusted code requires; "
+    "refusing to start. Install it (Debian/Ubuntu: `apt-get install runsc`, otherwise "
+    "https://gvisor.dev/docs/user_guide/install/), register it in /etc/docker/daemon.json "
+    'as {"runtimes": {"runsc": {"path": "/usr/bin/runsc"}}} and reload the daemon '
+    "(`kill -HUP $(pidof dockerd)` or `systemctl reload docker`)"
+)
+
+
+class DockerSandbox:
+    """A container per sandbox: no network, read-only root, only the workspace writable.
+
+    ``runtime="runc"`` isolates processes (for code that is not hostile); ``untrusted=True``
+    always uses gVisor (``runsc``) and fails closed, before any command, when the daemon
+    lacks it. Commands run as the workspace owner's uid:gid so files stay theirs.
+    ``extra_mounts`` maps host paths to container paths, mounted read-only.
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        runtime: Literal["runc", "runsc"] | None = None,
+        untrusted: bool = False,
+        network: bool = False,
+        image: str = DEFAULT_IMAGE,
+        extra_mounts: Mapping[str | os.PathLike[str], str] | None = None,
+        memory: str = "2g",
+        cpus: float = 2.0,
+        pids_limit: int = 512,
+        tmp_size: str = "1g",
+        base_env: Mapping[str, str] | None = None,
+        default_timeout: float | None = DEFAULT_TIMEOUT,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+        max_read: int = DEFAULT_MAX_READ,
+        user: str | None = None,
+        base_url: str | None = None,
+    ) -> None:
+        self._files = HostFiles(Path(workspace), max_read=max_read)
+        if untrusted and runtime == "runc":
+            log.info("untrusted=True: using gVisor (runsc) instead of the requested runc")
+        self.runtime: str = "runsc" if untrusted else (runtime or "runc")
+        self.untrusted = untrusted
+        self.network = network
+        self.image = image
+        self.memory = memory
+        self.cpus = cpus
+        self.pids_limit = pids_limit
+        self.tmp_size = tmp_size
+        self.default_timeout = default_timeout
+        self.output_cap = output_cap
+        self._mounts = self._check_mounts(extra_mounts or {})
+        if user is None:
+            owner = self._files.root.stat()
+            user = f"{owner.st_uid}:{owner.st_gid}"
+        self.user = user
+        self._env = {
+            "PATH": DEFAULT_PATH,
+            "HOME": "/tmp",  # noqa: S108 - the container's private tmpfs
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+        }
+        self._env.update(
+            {k: v for k, v in scrub(base_env or {}).items() if k not in ("PATH", "HOME")}
+        )
+        self._env.update(NON_INTERACTIVE)
+        self._base_url = base_url
+        self._client: Any = None
+        self._container_id: str | None = None
+        self._watchdog = Watchdog()
+        self._start_lock = asyncio.Lock()
+        self._closed = False
+        self._sessions: list[ShellSession] = []
+        self._processes = ProcessHost(self._open_command, output_cap=output_cap)
+
+    @property
+    def tier(self) -> str:
+        return f"docker-{self.runtime}"
+
+    @property
+    def workspace(self) -> Path:
+        return self._files.root
+
+    @property
+    def container_id(self) -> str | None:
+        return self._container_id
+
+    def _check_mounts(self, mounts: Mapping[str | os.PathLike[str], str]) -> dict[str, str]:
+        checked: dict[str, str] = {}
+        for source, target in mounts.items():
+            host = os.path.realpath(source)
+            pure = PurePosixPath(target)
+            ws = PurePosixPath(CONTAINER_WORKSPACE)
+            if not pure.is_absolute() or pure == PurePosixPath("/") or ".." in pure.parts:
+                raise PolicyError(f"extra mount target {target!r} must be an absolute path")
+            if pure == ws or ws in pure.parents or pure in ws.parents or pure.parts[1] == "tmp":
+                raise PolicyError(f"extra mount target {target!r} overlaps /workspace or /tmp")
+            if not Path(host).exists():
+                raise SandboxError(f"extra mount source {str(source)!r} does not exist")
+            checked[host] = str(pure)
+        return checked
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SandboxClosedError("this sandbox was closed", workspace=str(self.workspace))
+
+    async def start(self) -> None:
+        """Check the daemon, runtime and image, reap orphans, start the container."""
+        self._check_open()
+        async with self._start_lock:
+            if self._container_id is not None:
+                return
+            self._client = await asyncio.to_thread(self._connect)
+            await asyncio.to_thread(self._preflight)
+            await self._watchdog.start()
+            try:
+                container = await asyncio.to_thread(self._create_container)
+                self._watchdog.track_container(container.id, self._client.api.base_url)
+                await asyncio.to_thread(self._start_container, container)
+            except BaseException:
+                await self._watchdog.aclose()
+                raise
+            self._container_id = str(container.id)
+
+    def _connect(self) -> Any:
+        import docker
+        from docker.errors import DockerException
+
+        try:
+            client = (
+                docker.DockerClient(base_url=self._base_url)
+                if self._base_url
+                else (docker.from_env())
+            )
+            client.ping()
+        except DockerException as exc:
+            raise RuntimeMissingError(
+                f"cannot reach the Docker daemon ({exc}); start it (`dockerd`) or use the "
+                "local sandbox",
+            ) from exc
+        return client
+
+    def _preflight(self) -> None:
+        from docker.errors import ImageNotFound
+
+        api = self._client.api
+        runtimes = api.info().get("Runtimes") or {}
+        if self.runtime not in runtimes:
+            if self.runtime == "runsc":
+                raise RuntimeMissingError(RUNSC_HELP, runtime="runsc")
+            raise RuntimeMissingError(
+                f"the Docker daemon has no {self.runtime!r} runtime", runtime=self.runtime
+            )
+        try:
+            api.inspect_image(self.image)
+        except ImageNotFound as exc:
+            raise RuntimeMissingError(
+                f"sandbox image {self.image!r} not found; build it with `make sandbox-image`",
+                image=self.image,
+            ) from exc
+        reap_orphans(api)
+
+    def _create_container(self) -> Any:
+        volumes = {str(self.workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}
+        volumes.update({src: {"bind": dst, "mode": "ro"} for src, dst in self._mounts.items()})
+        container = self._client.containers.create(
+            self.image,
+            command=["sleep", "infinity"],
+            init=True,
+            user=self.user,
+            working_dir=CONTAINER_WORKSPACE,
+            environment=self._env,
+            network_mode="bridge" if self.network else "none",
+            read_only=True,
+            tmpfs={"/tmp": f"rw,nosuid,nodev,size={self.tmp_size},mode=1777"},  # noqa: S108
+            volumes=volumes,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges:true"],
+            pids_limit=self.pids_limit,
+            mem_limit=self.memory,
+            memswap_limit=self.memory,
+            nano_cpus=int(self.cpus * 1e9),
+            runtime=self.runtime,
+            labels=owner_labels(),
+            hostname="sandbox",
+        )
+        return container
+
+    def _start_container(self, container: Any) -> None:
+        try:
+            container.start()
+        except Exception as exc:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+            raise SandboxError(
+                f"the sandbox container did not start ({self.runtime}): {exc}",
+                runtime=self.runtime,
+            ) from exc
+
+    async def aclose(self) -> None:
+        """Stop sessions and processes, remove the container; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        sessions, self._sessions = self._sessions, []
+        await asyncio.gather(*(s.aclose() for s in sessions), return_exceptions=True)
+        await self._processes.aclose()
+        cid, self._container_id = self._container_id, None
+        if cid is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self._client.api.remove_container, cid, force=True)
+            self._watchdog.untrack_container(cid)
+        await self._watchdog.aclose()
+        if self._client is not None:
+            await asyncio.to_thread(self._client.close)
+
+    # -- commands -----------------------------------------------------------------------
+
+    async def _workdir(self, cwd: str) -> str:
+        await self._files.host_dir(cwd)  # exists, is a directory, reachable through the fence
+        parts = self._files.split(cwd)
+        return str(PurePosixPath(CONTAINER_WORKSPACE, *parts))
+
+    async def _open_command(
+        self, command: str, cwd: str, env: Mapping[str, str] | None
+    ) -> DockerChannel:
+        await self.start()
+        self._check_open()
+        assert self._container_id is not None
+        return await DockerChannel.start(
+            self._client.api,
+            self._container_id,
+            ["/bin/sh", "-c", command],
+            workdir=await self._workdir(cwd),
+            env=command_environment(self._env, env),
+            user=self.user,
+        )
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: str = ".",
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        stdin: bytes | None = None,
+    ) -> RunResult:
+        """Run ``command`` with ``/bin/sh -c`` as an exec in the sandbox container."""
+        self._check_open()
+        channel = await self._open_command(command, cwd, env)
+        return await run_on_channel(
+            channel,
+            stdin=stdin,
+            timeout=self.default_timeout if timeout is None else timeout,
+            cap=self.output_cap,
+        )
+
+    def _pwd_to_rel(self, pwd: str) -> str | None:
+        path, root = PurePosixPath(pwd), PurePosixPath(CONTAINER_WORKSPACE)
+        if path == root:
+            return "."
+        return path.relative_to(root).as_posix() if root in path.parents else None
+
+    async def open_session(
+        self, *, cwd: str = ".", env: Mapping[str, str] | None = None
+    ) -> ShellSession:
+        """A persistent shell in the container: cwd and exports carry over."""
+        self._check_open()
+        self._files.split(cwd)
+        extra = dict(env or {})
+
+        async def opener(rel: str) -> Channel:
+            return await self._open_command("exec /bin/sh", rel, extra)
+
+        session = ShellSession(
+            opener,
+            self._pwd_to_rel,
+            cwd=cwd,
+            default_timeout=self.default_timeout,
+            output_cap=self.output_cap,
+        )
+        self._sessions.append(session)
+        return session
+
+    async def start_process(
+        self, command: str, *, cwd: str = ".", env: Mapping[str, str] | None = None
+    ) -> BackgroundProcess:
+        """Start a long-lived process in the container (read with ``read()``, ``stop()``)."""
+        self._check_open()
+        return await self._processes.start(command, cwd=cwd, env=dict(env) if env else None)
+
+    def get_process(self, process_id: str) -> BackgroundProcess:
+        return self._processes.get(process_id)
+
+    def processes(self) -> list[BackgroundProcess]:
+        return self._processes.list()
+
+    # -- files (host-side through the fence, on the bind-mounted workspace) -------------
+
+    async def read_file(self, path: str) -> str:
+        self._check_open()
+        return await self._files.read_file(path)
+
+    async def read_bytes(self, path: str) -> bytes:
+        self._check_open()
+        return await self._files.read_bytes(path)
+
+    async def write_file(self, path: str, content: str) -> None:
+        self._check_open()
+        await self._files.write_file(path, content)
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        self._check_open()
+        await self._files.write_bytes(path, data)
+
+    async def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
+        self._check_open()
+        return await self._files.edit(path, old, new, replace_all=replace_all)
+
+    async def list_dir(self, path: str = ".") -> list[DirEntry]:
+        self._check_open()
+        return await self._files.list_dir(path)
+
+    async def search(
+        self, pattern: str, *, path: str = ".", glob: str | None = None, max_results: int = 200
+    ) -> list[SearchMatch]:
+        self._check_open()
+        return await self._files.search(
+            pattern,
+            path=path,
+            glob=glob,
+            max_results=max_results,
+            env={"PATH": DEFAULT_PATH, "LANG": "C.UTF-8"},
+        )
+
+    async def stat(self, path: str) -> FileStat:
+        self._check_open()
+        return await self._files.stat(path)
+
+    async def remove(self, path: str) -> None:
+        self._check_open()
+        await self._files.remove(path)
