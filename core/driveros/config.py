@@ -68,6 +68,11 @@ class Environment(BaseModel):
     providers: dict[str, ProviderEnv] = Field(default_factory=dict)
     embed_model: str | None = None
     memory_path: str | None = None
+    #: The dogfood corpus file (DRIVEROS_CORPUS); default: .driveros/corpus.jsonl in the repo.
+    corpus_path: str | None = None
+    #: GitHub access for ``driveros issue-bot --github`` (GITHUB_TOKEN, GITHUB_API_URL).
+    github_token: SecretStr | None = None
+    github_api_url: str = "https://api.github.com"
     secrets: tuple[SecretStr, ...] = ()
     raw: dict[str, str] = Field(default_factory=dict, repr=False, exclude=True)
 
@@ -125,6 +130,9 @@ def load_environment(
         providers=providers,
         embed_model=merged.get("MNEME_EMBED_MODEL") or None,
         memory_path=merged.get("DRIVEROS_MEMORY_PATH") or None,
+        corpus_path=merged.get("DRIVEROS_CORPUS") or None,
+        github_token=SecretStr(merged["GITHUB_TOKEN"]) if merged.get("GITHUB_TOKEN") else None,
+        github_api_url=merged.get("GITHUB_API_URL") or "https://api.github.com",
         secrets=secrets,
         raw=dict(merged),
     )

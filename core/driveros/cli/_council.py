@@ -1,0 +1,154 @@
+"""``driveros council review|consult``: several models review an artifact or answer a question."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from driveros._errors import ConfigError, ProviderError
+from driveros.cli._parser import ArgumentParser
+
+
+def configure(parser: ArgumentParser) -> None:
+    parser.add_argument("--corpus", type=Path, help="corpus file (default .driveros/corpus.jsonl)")
+    parser.add_argument("--no-record", action="store_true", help="do not record to the corpus")
+    sub = parser.add_subparsers(
+        dest="council_command", metavar="ACTION", parser_class=ArgumentParser
+    )
+    rev = sub.add_parser("review", help="critic, author response and referee verdict")
+    rev.add_argument("artifact", nargs="?", default="-", help="a file, or - for stdin")
+    rev.add_argument("--staged", action="store_true", help="review `git diff --cached`")
+    rev.add_argument("--kind", default="diff", help="diff, plan, answer, ... (default diff)")
+    rev.add_argument("--author", help="provider[:model] of the author")
+    rev.add_argument("--critic", help="provider[:model] of the critic")
+    rev.add_argument("--referee", action="append", default=[], help="provider[:model] (repeat)")
+    rev.add_argument("--rounds", type=int, default=2)
+    rev.add_argument("--check", action="store_true", help="exit 2 unless the verdict is approve")
+    rev.add_argument("--format", choices=("text", "json"), default="text")
+    con = sub.add_parser("consult", help="several models answer; the referee synthesizes")
+    con.add_argument("question", help="the question, or - for stdin")
+    con.add_argument("--member", action="append", default=[], help="provider[:model] (repeat)")
+    con.add_argument("--referee", action="append", default=[], help="provider[:model] (repeat)")
+    con.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _read(source: str) -> str:
+    if source == "-":
+        if sys.stdin.isatty():
+            raise ConfigError("nothing to read: pass a file, pipe the artifact in, or --staged")
+        return sys.stdin.read()
+    try:
+        return Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {source}: {exc}") from exc
+
+
+async def run(args: argparse.Namespace) -> int:
+    from driveros.cli._common import open_corpus, provider_from_spec
+    from driveros.config import load_environment
+    from driveros.council import CouncilError, consult, review, seat_council
+    from driveros.evals import CorpusRecord
+    from driveros.llm import Provider, Registry
+
+    env = load_environment()
+    opened: list[Provider] = []
+    try:
+        if args.council_command == "review":
+            if args.staged:
+                from driveros.dogfood import staged_diff
+
+                artifact = await staged_diff(Path.cwd())
+            else:
+                artifact = _read(args.artifact)
+            if not artifact.strip():
+                raise ConfigError("the artifact to review is empty")
+            if args.critic or args.author or args.referee:
+                critic = provider_from_spec(args.critic, env)
+                author = provider_from_spec(args.author, env) if args.author else None
+                referees = [provider_from_spec(s, env) for s in args.referee] or [critic]
+                opened += [critic, *referees, *([author] if author else [])]
+            else:
+                registry = await Registry.from_env(env)
+                opened += [registry.must_get(n) for n in registry.names()]
+                author_seat, critic, referees = seat_council(opened)
+                author = author_seat
+            verdict = await review(
+                artifact,
+                critic=critic,
+                referees=referees,
+                author=author,
+                kind=args.kind,
+                max_rounds=max(1, args.rounds),
+            )
+            if args.format == "json":
+                sys.stdout.write(verdict.model_dump_json() + "\n")
+            else:
+                sys.stdout.write(f"verdict: {verdict.verdict} (referee {verdict.referee})\n")
+                sys.stdout.write(f"{verdict.summary}\n")
+                for issue in verdict.issues:
+                    sys.stdout.write(f"- [{issue.severity}] {issue.description}\n")
+                    if issue.evidence:
+                        sys.stdout.write(f"    evidence: {issue.evidence}\n")
+                for note in verdict.fallbacks:
+                    sys.stderr.write(f"referee fallback: {note}\n")
+            if not args.no_record:
+                await open_corpus(env, args.corpus).add(
+                    CorpusRecord(
+                        kind="council",
+                        input=artifact,
+                        output=verdict.model_dump_json(),
+                        model=verdict.referee,
+                        provider=verdict.referee.split(":", 1)[0],
+                        meta={"mode": "review", "verdict": verdict.verdict},
+                    )
+                )
+            return 2 if args.check and verdict.verdict != "approve" else 0
+        if args.council_command == "consult":
+            question = _read(args.question) if args.question == "-" else args.question
+            if args.member:
+                members = [provider_from_spec(s, env) for s in args.member]
+            else:
+                registry = await Registry.from_env(env)
+                members = [registry.must_get(n) for n in registry.names()]
+            if not members:
+                raise ConfigError("no provider is configured for the consultation")
+            refs = [provider_from_spec(s, env) for s in args.referee] or [*members]
+            opened += [*members, *refs]
+            result = await consult(question, members=members, referees=refs)
+            if args.format == "json":
+                sys.stdout.write(result.model_dump_json() + "\n")
+            else:
+                sys.stdout.write(result.synthesis.strip() + "\n")
+                if result.agreements:
+                    sys.stdout.write("\nAgreements:\n")
+                    sys.stdout.writelines(f"- {a}\n" for a in result.agreements)
+                if result.disagreements:
+                    sys.stdout.write("\nDisagreements:\n")
+                    sys.stdout.writelines(f"- {d}\n" for d in result.disagreements)
+                for answer in result.answers:
+                    if answer.error:
+                        sys.stderr.write(f"{answer.member} failed: {answer.error}\n")
+            if not args.no_record:
+                await open_corpus(env, args.corpus).add(
+                    CorpusRecord(
+                        kind="council",
+                        input=question,
+                        output=result.model_dump_json(),
+                        model=result.referee,
+                        provider=result.referee.split(":", 1)[0],
+                        meta={"mode": "consult"},
+                    )
+                )
+            return 0
+    except (CouncilError, ProviderError) as exc:
+        sys.stderr.write(f"driveros council: {exc}\n")
+        return 5
+    finally:
+        seen: set[int] = set()
+        for provider in opened:
+            if id(provider) not in seen:
+                seen.add(id(provider))
+                await provider.aclose()
+    sys.stderr.write("usage: driveros council {review,consult} ...\n")
+    return 1
