@@ -218,3 +218,52 @@ async def test_owned_client_closed_and_passed_client_left_open() -> None:
             await provider.generate(REQ)
             await provider.aclose()
             assert not client.is_closed
+
+
+async def test_fault_200_with_error_body_is_typed() -> None:
+    body = json.dumps(
+        {"error": {"code": 429, "message": "Rate limit exceeded: free tier"}}
+    ).encode()
+    async with _setup([Fault(body=body)], retry=llm.RetryPolicy(max_retries=0)) as (_srv, provider):
+        with pytest.raises(llm.RateLimitError, match="free tier"):
+            await provider.generate(REQ)
+
+
+async def test_fault_200_with_non_json_body_is_stream_error() -> None:
+    fault = Fault(body=b"<html>gateway</html>", content_type="text/html")
+    async with _setup([fault], retry=llm.RetryPolicy(max_retries=0)) as (_srv, provider):
+        with pytest.raises(llm.StreamError, match="not JSON"):
+            await provider.generate(REQ)
+
+
+async def test_fault_anthropic_overloaded_then_stream() -> None:
+    from driveros.llm import anthropic
+
+    sse = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1",'
+        b'"model":"m","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        b'"content_block":{"type":"text","text":""}}\n\n'
+        b'event: ping\ndata: {"type": "ping"}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"hi"}}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},'
+        b'"usage":{"output_tokens":2}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    )
+    overloaded = json.dumps(
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    )
+    faults = [
+        Fault(kind="status", status=529, body=overloaded.encode(), headers={"retry-after": "0"}),
+        Fault(body=sse, content_type="text/event-stream"),
+    ]
+    async with FaultServer(faults) as srv:
+        provider = anthropic.claude("m", api_key="k", base_url=srv.url, retry=FAST)
+        events = [e async for e in provider.stream(REQ)]
+        await provider.aclose()
+    assert isinstance(events[-1], llm.StreamDone)
+    assert events[-1].response.text() == "hi"
+    assert events[-1].response.usage.output_tokens == 2
+    assert len(srv.requests) == 2
+    assert srv.requests[1]["headers"]["anthropic-version"] == "2023-06-01"
