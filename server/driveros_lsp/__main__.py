@@ -14,7 +14,10 @@ import asyncio
 import json
 import logging
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from driveros_lsp._server import RunnerFactory
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, *, runner_factory: RunnerFactory | None = None) -> None:
+    """The console script. ``runner_factory`` replaces the agent (tests, benchmarks)."""
     args = build_parser().parse_args(argv)
     if args.print_settings_schema:
         from driveros_lsp._settings import settings_json_schema
@@ -69,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
     from driveros_lsp._serve import serve_stdio, serve_tcp
     from driveros_lsp._server import create_server
 
-    server = create_server()
+    server = create_server(runner_factory=runner_factory)
     if fds is not None:
         asyncio.run(serve_stdio(server, fds))
     else:

@@ -82,17 +82,41 @@ class Runner(Protocol):
     ) -> Awaitable[RunOutcome]: ...
 
 
+_RUN_MODULES = (
+    "driveros.agent",
+    "driveros.llm",
+    "driveros.llm.openaicompat",
+    "driveros.llm.anthropic",
+    "driveros.review",
+    "driveros.sandbox",
+    "driveros.intel",
+    "httpx",
+)
+
+
+def _warm_imports(memory: bool) -> None:
+    import importlib
+    import importlib.util
+
+    for name in (*_RUN_MODULES, *(("driveros.memory",) if memory else ())):
+        try:
+            if importlib.util.find_spec(name) is not None:
+                importlib.import_module(name)
+        except ImportError:  # an optional part that is not installed
+            continue
+
+
 class AgentRunner:
     """The production runner: ``driveros.agent.execute_run`` on a scratch copy (review mode)."""
 
     async def __call__(
         self, request: RunRequest, *, on_event: EventSink, resume: RunOutcome | None
     ) -> RunOutcome:
-        import importlib
         from pathlib import Path
 
-        # The first run imports the agent (and the LLM stack): do it off the event loop.
-        await asyncio.to_thread(importlib.import_module, "driveros.agent")
+        # The first run imports the agent and everything it loads lazily (the LLM stack, the
+        # sandbox, the diagnostics feed): do that off the event loop, once.
+        await asyncio.to_thread(_warm_imports, request.settings.memory)
         from driveros.agent import DiagnosticItem, Event, RunSpec, execute_run
         from driveros.config import load_environment
 

@@ -26,7 +26,11 @@ def processes_with(marker: str) -> list[int]:
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             state = next(
-                (ln for ln in (entry / "status").read_text().splitlines() if ln.startswith("State:")),
+                (
+                    ln
+                    for ln in (entry / "status").read_text().splitlines()
+                    if ln.startswith("State:")
+                ),
                 "",
             )
         except OSError:
