@@ -151,3 +151,17 @@ async def test_write_times_out_when_another_process_holds_the_lock(tmp_path: Pat
         assert await s.list_facts() == []
         await s.apply(adds=["unblocked"], provenance=PROV)
         assert [f.text for f in await s.list_facts()] == ["unblocked"]
+
+
+async def test_search_keeps_rare_words_and_drops_common_ones(store: MemoryStore) -> None:
+    store.posting_budget = 3
+    await store.apply(
+        adds=[f"service {i} listens on a port" for i in range(5)] + ["service zeta uses redis"],
+        provenance=PROV,
+    )
+    # "service" is in every fact; "redis" in one: only the rare word decides.
+    hits = await store.search("which service uses redis", 3)
+    assert [h.text for h in hits] == ["service zeta uses redis"]
+    # Only common words: BM25 runs over the newest facts (past the budget) containing them.
+    hits = await store.search("service port", 10)
+    assert {h.text for h in hits} == {"service 3 listens on a port", "service 4 listens on a port"}

@@ -20,8 +20,14 @@ _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression: every meaningful word quoted, OR-ed (BM25 ranks them)."""
+#: Posting budget of one lexical query. BM25 scores every row the MATCH yields, so common
+#: words (which carry almost no BM25 weight anyway) are left out once the rarer words of the
+#: query already reach this many rows.
+POSTING_BUDGET = 3000
+
+
+def query_words(text: str) -> list[str]:
+    """The meaningful words of a query, lowercased, in order, without repeats."""
     seen: dict[str, None] = {}
     for word in _WORD.findall(text.lower()):
         if len(word) < 2 or word in _STOPWORDS:
@@ -29,9 +35,28 @@ def fts_query(text: str) -> str | None:
         seen.setdefault(word, None)
         if len(seen) >= _MAX_TERMS:
             break
-    if not seen:
-        return None
-    return " OR ".join(f'"{w}"' for w in seen)
+    return list(seen)
+
+
+def fts_query(words: Sequence[str]) -> str | None:
+    """An FTS5 MATCH expression: every word quoted (so it is never an operator), OR-ed."""
+    return " OR ".join(f'"{w}"' for w in words) or None
+
+
+def select_words(costs: Sequence[tuple[str, int]], budget: int = POSTING_BUDGET) -> list[str]:
+    """The rarest words whose postings fit ``budget`` (always at least the rarest one).
+
+    ``costs`` pairs each word with how many indexed rows contain it; unknown words (0) can
+    match nothing and are dropped.
+    """
+    chosen: list[str] = []
+    total = 0
+    for word, cost in sorted((c for c in costs if c[1] > 0), key=lambda c: c[1]):
+        if chosen and total + cost > budget:
+            break
+        chosen.append(word)
+        total += cost
+    return chosen
 
 
 def pack(vector: Sequence[float]) -> bytes:
@@ -48,14 +73,28 @@ def normalized(vector: Sequence[float]) -> npt.NDArray[np.float32]:
     return v / norm if norm > 0 else v
 
 
+#: Above this many vectors, a sign-bit (Hamming) pass picks candidates before exact cosine.
+EXACT_LIMIT = 20_000
+#: Candidates kept by the Hamming pass per requested result (then re-scored exactly).
+OVERSAMPLE = 64
+
+
 @dataclass(frozen=True)
 class VectorIndex:
-    """Unit vectors of the active facts of one scope, for one model, at one ``gen``."""
+    """Unit vectors of the active facts of one scope, for one model, at one ``gen``.
+
+    Up to ``EXACT_LIMIT`` vectors, cosine similarity is computed against all of them. Beyond,
+    the float matrix no longer fits the latency budget (it is read whole per query), so one
+    bit per dimension is compared first (Hamming distance, 32x less memory to read) and the
+    best ``OVERSAMPLE * k`` candidates are re-scored exactly: approximate, as stated in
+    docs/memory.md.
+    """
 
     gen: int
     model: str
     ids: npt.NDArray[np.int64]
     matrix: npt.NDArray[np.float32]
+    bits: npt.NDArray[np.uint64] | None = None
 
     @classmethod
     def build(cls, gen: int, model: str, rows: Iterable[tuple[int, bytes]]) -> VectorIndex:
@@ -64,12 +103,15 @@ class VectorIndex:
         for fact_id, blob in rows:
             ids.append(fact_id)
             vecs.append(unpack(blob))
-        if not vecs:
+        dims = {v.shape[0] for v in vecs}
+        if not vecs or len(dims) != 1:
             return cls(gen, model, np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
         matrix = np.vstack(vecs).astype(np.float32, copy=False)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        return cls(gen, model, np.asarray(ids, np.int64), matrix / norms)
+        matrix = matrix / norms
+        bits = _sign_bits(matrix) if len(ids) > EXACT_LIMIT else None
+        return cls(gen, model, np.asarray(ids, np.int64), matrix, bits)
 
     def top(self, query: Sequence[float], k: int) -> list[int]:
         """Fact ids by cosine similarity to ``query``, best first."""
@@ -78,11 +120,29 @@ class VectorIndex:
         q = normalized(query)
         if q.shape[0] != self.matrix.shape[1]:
             return []
-        scores = self.matrix @ q
+        rows: npt.NDArray[np.intp] | None = None
+        if self.bits is not None and len(self.ids) > OVERSAMPLE * k:
+            qbits = _sign_bits(q[None, :])[0]
+            distance = np.bitwise_count(self.bits ^ qbits).sum(axis=1, dtype=np.int32)
+            rows = np.argpartition(distance, OVERSAMPLE * k)[: OVERSAMPLE * k]
+            scores = self.matrix[rows] @ q
+        else:
+            scores = self.matrix @ q
         k = min(k, len(scores))
         best = np.argpartition(-scores, k - 1)[:k]
         best = best[np.argsort(-scores[best], kind="stable")]
+        if rows is not None:
+            best = rows[best]
         return [int(i) for i in self.ids[best]]
+
+
+def _sign_bits(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.uint64]:
+    """One bit per dimension (positive or not), padded to whole 64-bit words."""
+    packed = np.packbits(matrix > 0, axis=1)
+    pad = (-packed.shape[1]) % 8
+    if pad:
+        packed = np.pad(packed, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(packed).view(np.uint64)
 
 
 def fuse(rankings: Sequence[Sequence[int]], limit: int) -> list[int]:

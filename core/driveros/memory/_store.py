@@ -25,7 +25,15 @@ from driveros._errors import MemoryStoreError
 from driveros.memory._db import BUSY_MS, begin_immediate, prepare, rollback
 from driveros.memory._embed import Embedder
 from driveros.memory._models import Fact, MemoryStats, Provenance
-from driveros.memory._search import VectorIndex, fts_query, fuse, pack
+from driveros.memory._search import (
+    POSTING_BUDGET,
+    VectorIndex,
+    fts_query,
+    fuse,
+    pack,
+    query_words,
+    select_words,
+)
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +88,8 @@ class MemoryStore:
         self.timeout = timeout
         self._lock = asyncio.Lock()
         self._index: VectorIndex | None = None
+        #: See ``POSTING_BUDGET``; an attribute so tests can exercise the cut-off cheaply.
+        self.posting_budget = POSTING_BUDGET
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -203,15 +213,9 @@ class MemoryStore:
         async with self._op("search"):
             wide = max(limit * 4, 20)
             rankings: list[list[int]] = []
-            match = fts_query(query)
-            if match is not None:
-                rows = await self._fetch(
-                    "SELECT f.id FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
-                    "WHERE facts_fts MATCH ? AND f.scope = ? AND f.status = 'active' "
-                    "ORDER BY bm25(facts_fts) LIMIT ?",
-                    (match, self.scope, wide),
-                )
-                rankings.append([int(r[0]) for r in rows])
+            words = query_words(query)
+            if words:
+                rankings.append(await self._lexical(words, wide))
             if self.embedder is not None and await self._check_pin(self.embedder) is not None:
                 index = await self._vector_index(self.embedder.model)
                 if len(index.ids):
@@ -220,6 +224,62 @@ class MemoryStore:
             ids = fuse(rankings, limit)
             facts = await self._facts_by_id(ids)
             return [facts[i] for i in ids if i in facts]
+
+    async def _lexical(self, words: list[str], wide: int) -> list[int]:
+        """BM25 over the rarer query words; a query of only very common words looks at the
+        newest facts that contain them (see ``POSTING_BUDGET``)."""
+        await self._conn.execute("DELETE FROM temp.query_terms")
+        await self._conn.executemany(
+            "INSERT INTO temp.query_terms (rowid, text) VALUES (?, ?)", list(enumerate(words))
+        )
+        instances = await self._fetch("SELECT doc, term FROM temp.query_instances")
+        dfs: dict[str, int] = {}
+        for _, term in instances:
+            if term not in dfs:
+                found = await self._fetch("SELECT doc FROM temp.fact_terms WHERE term = ?", (term,))
+                dfs[term] = int(found[0][0]) if found else 0
+        costs: dict[str, int] = {}
+        for index, term in instances:
+            word = words[int(index)]
+            costs[word] = costs.get(word, 0) + dfs[term]
+        chosen = select_words(list(costs.items()), self.posting_budget)
+        match = fts_query(chosen)
+        if match is None:
+            return []
+        newest = 0
+        if sum(costs[w] for w in chosen) > self.posting_budget:
+            floor = await self._fetch(
+                "SELECT id FROM facts WHERE scope = ? AND status = 'active' "
+                "ORDER BY id DESC LIMIT 1 OFFSET ?",
+                (self.scope, self.posting_budget),
+            )
+            newest = int(floor[0][0]) if floor else 0
+        if await self._single_scope():
+            # Only active facts are indexed, and all are ours: no join needed.
+            rows = await self._fetch(
+                "SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? AND rowid > ? "
+                "ORDER BY bm25(facts_fts) LIMIT ?",
+                (match, newest, wide),
+            )
+        else:
+            rows = await self._fetch(
+                "SELECT f.id FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+                "WHERE facts_fts MATCH ? AND facts_fts.rowid > ? AND f.scope = ? "
+                "AND f.status = 'active' ORDER BY bm25(facts_fts) LIMIT ?",
+                (match, newest, self.scope, wide),
+            )
+        return [int(r[0]) for r in rows]
+
+    async def _single_scope(self) -> bool:
+        """True when every fact in the file belongs to this scope (the usual case)."""
+        for op in ("<", ">"):
+            rows = await self._fetch(
+                f"SELECT 1 FROM facts WHERE scope {op} ? LIMIT 1",  # noqa: S608
+                (self.scope,),
+            )
+            if rows:
+                return False
+        return True
 
     async def _vector_index(self, model: str) -> VectorIndex:
         gen = int(await self._meta("gen") or 0)
