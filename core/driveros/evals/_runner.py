@@ -19,7 +19,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -245,6 +245,7 @@ class CaseRunner:
                     agent = Agent(
                         provider,
                         sandbox,
+                        **_intel_options(case, sandbox),
                         config=config,
                         approval=approval_from_name(
                             self.suite.defaults.approve, workspace=workspace
@@ -339,6 +340,20 @@ class CaseRunner:
             base_url=server.openai_base_url,
             http_client=client,
         )
+
+
+def _intel_options(case: Case, sandbox: Sandbox) -> dict[str, Any]:
+    """The build-diagnostics feed, its detector and target matching, when the case wants it."""
+    if not (case.targets or case.diagnostics):
+        return {}
+    from driveros import intel
+
+    return {
+        "diagnostics": intel.DiagnosticsFeed(sandbox),
+        "extra_detectors": [intel.BuildDiagnosticsDetector()],
+        "targets": list(case.targets),
+        "targets_judge": intel.targets_fixed,
+    }
 
 
 def _write_events(path: Path, events: Sequence[Event]) -> None:

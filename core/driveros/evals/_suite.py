@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from driveros._errors import ConfigError
+from driveros.agent._events import DiagnosticItem
 
 
 class _Strict(BaseModel):
@@ -112,6 +113,10 @@ class Case(_Strict):
     max_wall_s: float | None = None
     #: The human verdict on this case's expected behaviour, for the verdict scorer.
     verdict: Literal["accepted", "edited", "rejected"] | None = None
+    #: Diagnostics the task must make disappear (checked in the sandbox at the end). Setting
+    #: them, or ``diagnostics: true``, attaches the build-diagnostics feed to the run.
+    targets: tuple[DiagnosticItem, ...] = ()
+    diagnostics: bool = False
     #: Scripted model turns used only when (re)recording the suite's cassettes offline.
     scripted: list[dict[str, Any]] | None = None
     tags: tuple[str, ...] = ()
