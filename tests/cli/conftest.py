@@ -1,0 +1,119 @@
+"""Helpers for CLI tests: run the real ``driveros`` executable against a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from driveros.testing import ScriptedModelServer
+
+DRIVEROS = Path(sys.executable).parent / "driveros"
+SECRET = "sk-live-zyxwvutsrqponm9876"
+
+CALC = "def add(a, b):\n    return a - b\n"
+TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+@pytest.fixture
+def calc_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(TEST_CALC)
+    return repo
+
+
+@pytest.fixture
+def git_repo(calc_repo: Path) -> Path:
+    """The calc repository as a git repository with one commit."""
+    (calc_repo / ".gitignore").write_text("__pycache__/\n")
+    git = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com"]
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=calc_repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=calc_repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "initial"], cwd=calc_repo, check=True)
+    return calc_repo
+
+
+def cli_environ(
+    server: ScriptedModelServer | None, wire: Literal["openai", "anthropic"] = "openai"
+) -> dict[str, str]:
+    bin_dir = str(Path(sys.executable).parent)
+    env = {
+        "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "LANG": "C.UTF-8",
+        # pytest runs inside the sandbox start much faster without the venv's plugins
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "GIT_AUTHOR_NAME": "Test",
+        "GIT_AUTHOR_EMAIL": "test@example.com",
+        "GIT_COMMITTER_NAME": "Test",
+        "GIT_COMMITTER_EMAIL": "test@example.com",
+    }
+    if server is None:
+        return env
+    if wire == "openai":
+        env |= {
+            "OPENAI_API_KEY": SECRET,
+            "OPENAI_BASE_URL": server.openai_base_url,
+            "OPENAI_MODEL": "scripted",
+        }
+    else:
+        env |= {
+            "ANTHROPIC_API_KEY": SECRET,
+            "ANTHROPIC_BASE_URL": server.anthropic_base_url,
+            "ANTHROPIC_MODEL": "scripted",
+        }
+    return env
+
+
+@dataclass
+class CliRun:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    def lines(self) -> list[Any]:
+        return [json.loads(line) for line in self.stdout.splitlines()]
+
+
+async def start_cli(
+    *args: str, env: dict[str, str], cwd: Path, stdin: bool = False
+) -> asyncio.subprocess.Process:
+    """Start ``driveros agent`` in its own session: it has no controlling terminal."""
+    return await asyncio.create_subprocess_exec(
+        str(DRIVEROS),
+        "agent",
+        *args,
+        stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+    )
+
+
+async def run_cli(
+    *args: str,
+    server: ScriptedModelServer | None,
+    cwd: Path,
+    wire: Literal["openai", "anthropic"] = "openai",
+    stdin: str | None = None,
+    extra_env: dict[str, str] | None = None,
+) -> CliRun:
+    env = cli_environ(server, wire) | (extra_env or {})
+    proc = await start_cli(*args, env=env, cwd=cwd, stdin=stdin is not None)
+    out, err = await proc.communicate(stdin.encode() if stdin is not None else None)
+    assert proc.returncode is not None
+    return CliRun(proc.returncode, out.decode(), err.decode())
