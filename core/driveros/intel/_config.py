@@ -58,6 +58,9 @@ class CheckSpec(BaseModel):
     per_file: tuple[str, ...] = ()
     #: Run instead when the primary command is rejected as unknown usage (old tool versions).
     fallback_command: str | None = None
+    #: Skip the check when every changed file is a Python module that no test file
+    #: (test_*.py, *_test.py, conftest.py) imports, directly or not (pytest's view).
+    pytest_closure: bool = False
     #: The ``source`` recorded on each diagnostic; defaults to ``name``.
     source: str | None = None
 

@@ -110,16 +110,16 @@ def parse_probe(stdout: str) -> Probe:
     return Probe(roots=tuple(dict.fromkeys(roots)), found=found)
 
 
-def _has_tests(files: Sequence[str]) -> bool:
-    return any(
-        f.endswith(".py")
-        and (
-            posixpath.basename(f).startswith("test_")
-            or f.endswith("_test.py")
-            or posixpath.basename(f) == "conftest.py"
-        )
-        for f in files
+def is_test_file(path: str) -> bool:
+    """Whether pytest would import ``path`` on its own (a test module or a conftest)."""
+    name = posixpath.basename(path)
+    return path.endswith(".py") and (
+        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
     )
+
+
+def _has_tests(files: Sequence[str]) -> bool:
+    return any(is_test_file(f) for f in files)
 
 
 def _tool(probe: Probe, name: str) -> str | None:
@@ -187,7 +187,9 @@ def _python_checks(
                 name="pytest",
                 command=f"PYTHONDONTWRITEBYTECODE=1 {pytest} -q -p no:cacheprovider {flags}",
                 parser="pytest",
-                triggers=(*triggers, "pytest.ini"),
+                # a test run may read any file; collection only Python and its config
+                triggers=(*triggers, "pytest.ini") if config.pytest == "collect" else (),
+                pytest_closure=True,
                 timeout=max(config.timeout, 300.0) if config.pytest == "run" else None,
             )
         )

@@ -37,10 +37,12 @@ from driveros.intel._detect import (
     detect_checks,
     detection_inputs,
     detection_markers,
+    is_test_file,
     parse_probe,
     probe_candidates,
     probe_script,
 )
+from driveros.intel._imports import ImportGraph
 from driveros.intel._parse_common import PathContext, make_item
 from driveros.intel._parsers import parse_output
 from driveros.intel._scan import FileIndex, glob_match
@@ -67,7 +69,7 @@ class CheckRun(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    mode: Literal["full", "files", "cached"]
+    mode: Literal["full", "files", "cached", "unaffected"]
     duration_ms: float = 0.0
     timed_out: bool = False
     exit_code: int | None = None
@@ -105,6 +107,8 @@ class DiagnosticsFeed:
         self._latest: dict[str, _Result] = {}
         self._fallback: set[str] = set()
         self._lock = asyncio.Lock()
+        self._graph = ImportGraph()
+        self._graph_lock = asyncio.Lock()
         self._last: DiagnosticsSnapshot | None = None
         self._runs: tuple[CheckRun, ...] = ()
         digest = hashlib.blake2b(str(sandbox.workspace).encode(), digest_size=6).hexdigest()
@@ -232,12 +236,33 @@ class DiagnosticsFeed:
             and prev is not None
             and touched
             and not prev.timed_out
+            and spec.pytest_closure
+            and await self._outside_tests(touched, hashes)
+        ):
+            result = _Result(key=key, items=prev.items, raw=prev.raw, hashes=relevant)
+            self._store(spec.name, result)
+            return result, CheckRun(name=spec.name, mode="unaffected")
+        if (
+            not full
+            and prev is not None
+            and touched
+            and not prev.timed_out
             and spec.files_command
             and len(touched) <= _MAX_PER_FILE
             and all(glob_match(p, spec.per_file) for p in touched)
         ):
             return await self._run_files(spec, key, prev, relevant, touched)
         return await self._run_full(spec, key, relevant)
+
+    async def _outside_tests(self, touched: set[str], hashes: Mapping[str, str]) -> bool:
+        """Whether every touched file is an existing Python module no test imports."""
+        if any(p not in hashes or not p.endswith(".py") or is_test_file(p) for p in touched):
+            return False
+        async with self._graph_lock:
+            if not await self._graph.update(self._sandbox, hashes):
+                return False
+            closure = self._graph.closure(p for p in hashes if is_test_file(p))
+        return closure is not None and not (closure & touched)
 
     async def _run_full(
         self, spec: CheckSpec, key: str, relevant: dict[str, str]

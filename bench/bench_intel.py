@@ -1,0 +1,116 @@
+"""Diagnostics feed: time to a fresh snapshot after a one-line edit, full re-run vs incremental.
+
+A generated Python project of ~200 files (modules importing each other, a few real errors,
+a tests/ directory) is checked with the real tools of this venv (ruff, mypy, pytest
+collection) through a LocalSandbox. Each round makes a one-line edit and takes a snapshot:
+once with ``full=True`` (every check over the whole workspace, as a harness without an
+incremental feed would) and once incrementally (``changed=[path]``). Reported: the medians
+and their ratio. Not a pass/fail test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from driveros.intel import DiagnosticsFeed
+from driveros.sandbox import LocalSandbox
+
+MODULES = 190
+TESTS = 10
+ROUNDS = 3
+
+
+def generate(root: Path) -> None:
+    pkg = root / "app"
+    pkg.mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "bench"\nversion = "0"\n\n[tool.ruff.lint]\nselect = ["E", "F"]\n'
+        '\n[tool.pytest.ini_options]\npythonpath = ["."]\n'
+    )
+    (pkg / "__init__.py").write_text("")
+    for n in range(MODULES):
+        dep = f"from app.mod_{n - 1:03d} import value_{n - 1:03d}\n" if n else ""
+        base = f"value_{n - 1:03d}(x)" if n else "x"
+        body = [
+            dep,
+            "\n",
+            f"def value_{n:03d}(x: int) -> int:\n",
+            f"    return {base} + {n}\n",
+            "\n\n",
+            f"class Thing{n:03d}:\n",
+            "    def __init__(self, name: str) -> None:\n",
+            "        self.name = name\n",
+            "\n",
+            "    def label(self) -> str:\n",
+            f'        return f"{{self.name}}-{n}"\n',
+        ]
+        if n % 40 == 7:  # a few real problems for the tools to find
+            body.append(f"\n\nBROKEN_{n}: int = 'not an int'\n")
+        (pkg / f"mod_{n:03d}.py").write_text("".join(body))
+    tests = root / "tests"
+    tests.mkdir()
+    for n in range(TESTS):
+        (tests / f"test_mod_{n:02d}.py").write_text(
+            f"from app.mod_{n * 10:03d} import value_{n * 10:03d}\n\n\n"
+            f"def test_value_{n}() -> None:\n    assert value_{n * 10:03d}(0) >= 0\n"
+        )
+
+
+async def measure() -> None:
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    with tempfile.TemporaryDirectory(prefix="bench-intel-") as tmp:
+        root = Path(tmp) / "ws"
+        generate(root)
+        files = sum(1 for _ in root.rglob("*.py"))
+        async with LocalSandbox(root, base_env=env) as sandbox:
+            feed = DiagnosticsFeed(sandbox)
+            t0 = time.perf_counter()
+            first = await feed.snapshot()
+            cold = time.perf_counter() - t0
+            print(f"project: {files} Python files; checks: {', '.join(first.checks)}")
+            print(f"first snapshot (cold tool caches): {cold:.2f}s, {len(first.items)} diagnostics")
+
+            target = "app/mod_100.py"
+            original = await sandbox.read_file(target)
+            full_times: list[float] = []
+            inc_times: list[float] = []
+            edits = 0
+            for r in range(ROUNDS):
+                for mode, times in (("full", full_times), ("incremental", inc_times)):
+                    edits += 1  # every edit is new content: no cache can answer it
+                    edited = original.replace("+ 100\n", f"+ 100 + {edits}\n")
+                    await sandbox.write_file(target, edited)
+                    t0 = time.perf_counter()
+                    if mode == "full":
+                        await feed.snapshot(full=True)
+                    else:
+                        await feed.snapshot(changed=[target])
+                    times.append(time.perf_counter() - t0)
+                    detail = ", ".join(
+                        f"{c.name}:{c.mode} {c.duration_ms / 1000:.2f}s" for c in feed.runs
+                    )
+                    print(f"  round {r + 1} {mode:<11} {times[-1]:.3f}s  ({detail})")
+            t0 = time.perf_counter()
+            await feed.snapshot()
+            noop = time.perf_counter() - t0
+    full = statistics.median(full_times)
+    inc = statistics.median(inc_times)
+    print(f"one-line edit, full re-run:   median {full:.3f}s")
+    print(f"one-line edit, incremental:   median {inc:.3f}s")
+    print(f"nothing changed (all cached): {noop:.3f}s")
+    print(f"ratio full/incremental: {full / inc:.2f}x")
+
+
+def main() -> None:
+    asyncio.run(measure())
+
+
+if __name__ == "__main__":
+    main()
