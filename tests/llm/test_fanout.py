@@ -43,7 +43,7 @@ async def test_compare_returns_every_result() -> None:
 async def test_race_fast_failure_never_wins_and_losers_are_closed() -> None:
     async with (
         ScriptedModelServer([Turn(error=ScriptedError(status=500))]) as failing,
-        ScriptedModelServer([Turn(text="winner", delay_s=0.1)]) as slow_ok,
+        ScriptedModelServer([Turn(text="winner", delay_s=0.5)]) as slow_ok,
         FaultServer([Fault(delay=30.0, body=b"{}")]) as hanging,
     ):
         providers = [
@@ -53,6 +53,7 @@ async def test_race_fast_failure_never_wins_and_losers_are_closed() -> None:
         ]
         result = await llm.race(providers, REQ)
         assert result.name == "slow_ok"
+        assert len(hanging.requests) == 1  # the loser was mid-request when it lost
         assert result.response is not None and result.response.text() == "winner"
         # The loser was cancelled and its connection closed.
         await asyncio.wait_for(hanging.closed.wait(), 5)

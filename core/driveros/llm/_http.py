@@ -62,6 +62,7 @@ class HTTPProvider(ABC):
         self._owns_client = http_client is None
         self._timeout = timeout
         self.retry = retry or RetryPolicy()
+        self._client_lock = asyncio.Lock()
 
     # ------------------------------------------------------------------ adapter hooks
 
@@ -120,19 +121,24 @@ class HTTPProvider(ABC):
 
     # ------------------------------------------------------------------ internals
 
-    def _http(self) -> httpx.AsyncClient:
+    async def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            import httpx
-
-            t = DEFAULT_TIMEOUT if self._timeout is None else None
-            timeout = (
-                httpx.Timeout(self._timeout)
-                if t is None
-                else httpx.Timeout(t["connect"], read=t["read"], write=t["write"], pool=t["pool"])
-            )
-            self._client = httpx.AsyncClient(timeout=timeout)
-            self._owns_client = True
+            async with self._client_lock:
+                if self._client is None:
+                    # Building a client loads the CA bundle from disk: keep it off the loop.
+                    self._client = await asyncio.to_thread(self._new_client)
+                    self._owns_client = True
         return self._client
+
+    def _new_client(self) -> httpx.AsyncClient:
+        import httpx
+
+        if self._timeout is not None:
+            timeout = httpx.Timeout(self._timeout)
+        else:
+            t = DEFAULT_TIMEOUT
+            timeout = httpx.Timeout(t["connect"], read=t["read"], write=t["write"], pool=t["pool"])
+        return httpx.AsyncClient(timeout=timeout)
 
     def _request_headers(self, *, stream: bool) -> dict[str, str]:
         headers = {
@@ -145,7 +151,7 @@ class HTTPProvider(ABC):
     async def _generate_once(self, content: bytes) -> Response:
         import httpx
 
-        client = self._http()
+        client = await self._http()
         url = self._base_url + self._path()
         try:
             resp = await client.post(
@@ -194,7 +200,7 @@ class HTTPProvider(ABC):
     async def _stream_once(self, content: bytes) -> AsyncIterator[StreamEvent]:
         import httpx
 
-        client = self._http()
+        client = await self._http()
         url = self._base_url + self._path()
         headers = self._request_headers(stream=True)
         try:
