@@ -146,7 +146,11 @@ class DiagnosticsFeed:
 
             async def one(spec: CheckSpec) -> None:
                 async with sem:
-                    outcomes[spec.name] = await self._check(spec, hashes, full=full)
+                    try:
+                        outcomes[spec.name] = await self._check(spec, hashes, full=full)
+                    except Exception as exc:  # one broken check must not sink the others
+                        _log.warning("check %s failed", spec.name, exc_info=True)
+                        outcomes[spec.name] = self._broken(spec, exc)
 
             async with asyncio.TaskGroup() as tg:
                 for spec in self._plan:
@@ -376,6 +380,17 @@ class DiagnosticsFeed:
         )
         self._store(spec.name, result)
         return result, run
+
+    def _broken(self, spec: CheckSpec, exc: Exception) -> tuple[_Result, CheckRun]:
+        note = make_item(
+            path=".",
+            severity="warning",
+            code="check-failed",
+            source=spec.label,
+            message=f"check {spec.name} failed inside driveros: {type(exc).__name__}: {exc}",
+        )
+        result = _Result(key="", items=(note,), raw=f"[{spec.name}] {exc!r}", hashes={})
+        return result, CheckRun(name=spec.name, mode="full")
 
     def _store(self, name: str, result: _Result) -> None:
         cache = self._cache.setdefault(name, OrderedDict())
