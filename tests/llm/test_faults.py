@@ -136,7 +136,7 @@ async def test_fault_stream_without_terminator_is_stream_error() -> None:
 
 
 async def test_fault_slow_first_byte_times_out_as_transport_error() -> None:
-    async with _setup([Fault(delay=5.0, body=b"{}"), ok_json()], timeout=0.2) as (srv, provider):
+    async with _setup([Fault(delay=5.0, body=b"{}"), ok_json()], timeout=0.5) as (srv, provider):
         resp = await provider.generate(REQ)
     # The first attempt timed out (TransportError, retryable); the retry answered.
     assert resp.text() == "Hello"
@@ -146,7 +146,7 @@ async def test_fault_slow_first_byte_times_out_as_transport_error() -> None:
 async def test_fault_slow_first_byte_no_retry_raises() -> None:
     async with FaultServer([Fault(delay=5.0, body=b"{}")]) as srv:
         policy = llm.RetryPolicy(max_retries=0)
-        async with _provider(srv, timeout=0.2, retry=policy) as provider:
+        async with _provider(srv, timeout=0.5, retry=policy) as provider:
             with pytest.raises(llm.TransportError, match="Timeout"):
                 await provider.generate(REQ)
 
