@@ -110,6 +110,7 @@ class DockerSandbox:
         )
         self._env.update(NON_INTERACTIVE)
         self._base_url = base_url
+        self._daemon_url = ""
         self._client: Any = None
         self._container_id: str | None = None
         self._watchdog = Watchdog()
@@ -174,7 +175,7 @@ class DockerSandbox:
             await self._watchdog.start()
             try:
                 container = await asyncio.to_thread(self._create_container)
-                self._watchdog.track_container(container.id, self._client.api.base_url)
+                self._watchdog.track_container(container.id, self._daemon_url)
                 await asyncio.to_thread(self._start_container, container)
             except BaseException:
                 await self._watchdog.aclose()
@@ -183,13 +184,20 @@ class DockerSandbox:
 
     def _connect(self) -> Any:
         import docker
+        from docker.constants import DEFAULT_UNIX_SOCKET
         from docker.errors import DockerException
+        from docker.utils import kwargs_from_env
 
+        # Like the docker CLI: an explicit base_url, else DOCKER_HOST, else the local socket.
+        # The watchdog needs the real address (client.api.base_url is a placeholder).
+        self._daemon_url = (
+            self._base_url or kwargs_from_env().get("base_url") or DEFAULT_UNIX_SOCKET
+        )
         try:
             client = (
                 docker.DockerClient(base_url=self._base_url)
                 if self._base_url
-                else (docker.from_env())
+                else docker.from_env()
             )
             client.ping()
         except DockerException as exc:

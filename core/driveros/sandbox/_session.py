@@ -1,15 +1,17 @@
 """Stateful shell sessions: one long-lived ``sh`` whose cwd and exports persist.
 
 Framing: each command travels to the shell octal-escaped (``printf %b``) and runs under
-``command eval`` with its own stdin, so no quoting in it can swallow what follows. After it
-the shell prints ``__DRV_<token> <status> <pwd>\\0`` on stdout and ``__DRV_<token>\\0`` on
-stderr; the token is random per command, so output that is binary, lacks a final newline
-or mimics a marker cannot end a command early. Output before the marker is the command's.
+``eval`` in a shell function with its own stdin, so no quoting in it can swallow what
+follows. After it the shell prints ``__DRV_<token> <status> <pwd>\\0`` on stdout and
+``__DRV_<token>\\0`` on stderr; the token is random per command, so output that is binary,
+lacks a final newline or mimics a marker cannot end a command early. Output before the
+marker is the command's.
 
-Interrupts send SIGINT to the session's process group; the shell traps it and survives,
-the command does not. A command that outlives its timeout and the SIGINT grace is killed
-with the whole shell; the next command then starts a fresh shell in the last known cwd
-(exports are lost, and the timed-out result says so).
+Interrupts send SIGINT to the session's process group; the shell traps it, abandons the
+rest of the command (exit code 130) and survives. A command that outlives its timeout and
+the SIGINT grace (it ignores SIGINT) is killed with the whole shell; the next command then
+starts a fresh shell in the last known cwd (exports are lost, and the timed-out result
+says so).
 """
 
 from __future__ import annotations
@@ -34,6 +36,14 @@ from driveros.sandbox._protocol import (
 INTERRUPT_GRACE = 1.0
 _SAFE = frozenset(
     b'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-+=.,:/@#$&*()[]{};<>|!?~^"`'
+)
+
+#: Sent once to every session shell. A command runs inside ``__drv_run`` so that SIGINT
+#: (the trap's ``return``) abandons the rest of it, as ^C does at a prompt, while the shell
+#: and its cwd/exports survive. Outside a command the trap does nothing.
+_PRELUDE = (
+    b'__drv_run() { __drv_busy=1; __drv_c=$1; shift; command eval "$__drv_c"; }\n'
+    b"trap '[ \"${__drv_busy:-}\" = 1 ] && { __drv_busy=; return 130; }; :' INT\n"
 )
 
 #: Opens the shell for a session in a workspace-relative cwd.
@@ -113,7 +123,7 @@ class ShellSession:
             raise SandboxClosedError("this shell session was closed")
         if self._channel is None:
             self._channel = await self._opener(self._cwd)
-            await self._channel.write(b"trap : INT\n")
+            await self._channel.write(_PRELUDE)
         return self._channel
 
     async def run(
@@ -150,8 +160,8 @@ class ShellSession:
             )
             source = '"$__drv_tmp/in"'
         script.append(
-            f'command eval "$(printf %b {shell_bytes(command.encode())})" < {source}\n'
-            "__drv_s=$?\n"
+            f'__drv_run "$(printf %b {shell_bytes(command.encode())})" < {source}\n'
+            "__drv_s=$?; __drv_busy=\n"
             f'printf \'%s %d %s\\000\' __DRV_{token.decode()} "$__drv_s" "$PWD"\n'
             f"printf '%s\\000' __DRV_{token.decode()} >&2\n"
         )

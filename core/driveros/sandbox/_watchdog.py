@@ -45,7 +45,7 @@ class Watchdog:
             __file__,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
+            stderr=None,  # inherited: only a failure to clean up would print anything
             env={"PATH": "/usr/bin:/bin"},
             start_new_session=True,
         )
@@ -93,8 +93,12 @@ def _remove_containers(base_url: str | None, ids: set[str]) -> None:
     client = docker.DockerClient(base_url=base_url)
     try:
         for cid in ids:
-            with contextlib.suppress(Exception):
+            try:
                 client.api.remove_container(cid, force=True)
+            except docker.errors.NotFound:
+                pass
+            except Exception as exc:
+                sys.stderr.write(f"driveros watchdog: could not remove {cid[:12]}: {exc}\n")
     finally:
         client.close()
 

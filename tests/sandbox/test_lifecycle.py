@@ -1,0 +1,122 @@
+"""Nothing a sandbox started outlives it: aclose, and a real SIGKILL of the owning process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from driveros.sandbox import LocalSandbox, ProcessNotFoundError
+from tests.sandbox.conftest import (
+    labelled_containers,
+    make_workspace,
+    process_alive,
+    require_docker,
+)
+
+LOCAL_OWNER = """
+import asyncio, json, sys
+from driveros.sandbox import LocalSandbox
+
+async def main():
+    ws = sys.argv[1]
+    sandbox = LocalSandbox(ws)
+    await sandbox.start()
+    leak = await sandbox.run("echo LEAKED-TO-STDOUT; echo LEAKED-TO-STDERR >&2")
+    assert leak.stdout == "LEAKED-TO-STDOUT\\n", leak
+    await sandbox.start_process("echo $$ > proc.pid; exec sleep 901")
+    session = await sandbox.open_session()
+    await session.run("sleep 902 >/dev/null 2>&1 & echo $! > session.pid")
+    asyncio.ensure_future(sandbox.run("echo $$ > run.pid; sleep 903"))
+    print(json.dumps({"watchdog": sandbox._watchdog.pid}), flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+DOCKER_OWNER = """
+import asyncio, json, sys
+from driveros.sandbox import DockerSandbox
+
+async def main():
+    sandbox = DockerSandbox(sys.argv[1])
+    await sandbox.start()
+    await sandbox.start_process("sleep 905")
+    print(json.dumps({"container": sandbox.container_id}), flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+async def poll(predicate: object, what: str) -> None:
+    assert callable(predicate)
+    for _ in range(600):
+        if predicate():
+            return
+        await asyncio.sleep(0.05)
+    pytest.fail(f"gave up waiting for {what}")
+
+
+def start_owner(script: str, workspace: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
+    owner = subprocess.Popen(
+        [sys.executable, "-c", script, str(workspace)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert owner.stdout is not None
+    line = owner.stdout.readline()
+    if not line:
+        owner.wait()
+        assert owner.stderr is not None
+        pytest.fail(f"the owner process died: {owner.stderr.read().decode()}")
+    return owner, json.loads(line)
+
+
+async def test_local_owner_killed_leaves_no_process(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    owner, info = start_owner(LOCAL_OWNER, workspace)
+    names = ("proc.pid", "session.pid", "run.pid")
+    await poll(lambda: all((workspace / n).exists() for n in names), "the owner's processes")
+    await asyncio.sleep(0.1)  # the pid files are written just before the sleeps exec
+    pids = [int((workspace / n).read_text()) for n in names]
+    assert all(process_alive(p) for p in pids)
+    owner.send_signal(signal.SIGKILL)
+    owner.wait()
+    await poll(lambda: not any(process_alive(p) for p in pids), "every process to die")
+    await poll(lambda: not process_alive(int(info["watchdog"])), "the watchdog to exit")
+    assert owner.stdout is not None and owner.stderr is not None
+    assert b"LEAKED" not in owner.stdout.read() + owner.stderr.read()  # never inherited
+
+
+async def test_local_aclose_stops_processes_and_sessions(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    sandbox = LocalSandbox(workspace)
+    proc = await sandbox.start_process("echo $$ > p.pid; exec sleep 911")
+    assert sandbox.get_process(proc.id) is proc
+    session = await sandbox.open_session()
+    await session.run("sleep 912 >/dev/null 2>&1 & echo $! > s.pid")
+    await poll(lambda: (workspace / "p.pid").exists(), "the process to start")
+    pids = [int((workspace / n).read_text()) for n in ("p.pid", "s.pid")]
+    await sandbox.aclose()
+    await poll(lambda: not any(process_alive(p) for p in pids), "every process to die")
+    with pytest.raises(ProcessNotFoundError):
+        sandbox.get_process(proc.id)
+
+
+@pytest.mark.docker
+async def test_docker_owner_killed_leaves_no_container(tmp_path: Path) -> None:
+    require_docker()
+    workspace = make_workspace(tmp_path / "ws")
+    owner, info = start_owner(DOCKER_OWNER, workspace)
+    assert info["container"] in labelled_containers()
+    owner.send_signal(signal.SIGKILL)
+    owner.wait()
+    await poll(lambda: info["container"] not in labelled_containers(), "the container to go")
