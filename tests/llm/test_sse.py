@@ -62,3 +62,13 @@ def test_sse_decoder_keeps_unterminated_last_event_on_flush() -> None:
 def test_sse_decoder_strips_only_one_leading_space() -> None:
     decoder = SSEDecoder()
     assert decoder.feed(b"data:  two spaces\ndata:none\n\n") == [SSEvent(data=" two spaces\nnone")]
+
+
+def test_sse_decoder_long_line_in_tiny_chunks() -> None:
+    payload = "x" * 200_000
+    raw = f"data: {payload}\n\n".encode()
+    decoder = SSEDecoder()
+    events: list[SSEvent] = []
+    for i in range(0, len(raw), 3):
+        events.extend(decoder.feed(raw[i : i + 3]))
+    assert events == [SSEvent(data=payload)]

@@ -25,11 +25,12 @@ class SSEvent:
 class SSEDecoder:
     """Stateful byte-stream to :class:`SSEvent` decoder. Not thread-safe; one per stream."""
 
-    __slots__ = ("_buf", "_data", "_event", "_id", "_pending_cr", "_retry", "_text")
+    __slots__ = ("_buf", "_data", "_event", "_id", "_parts", "_pending_cr", "_retry", "_text")
 
     def __init__(self) -> None:
         self._text = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._buf = ""
+        self._parts: list[str] = []
         self._pending_cr = False
         self._data: list[str] = []
         self._event = ""
@@ -46,6 +47,14 @@ class SSEDecoder:
             self._pending_cr = False
             if text.startswith("\n"):
                 text = text[1:]
+        if "\n" not in text and "\r" not in text:
+            # No line ends here: park the piece (a long line in tiny chunks stays linear).
+            self._parts.append(text)
+            return []
+        if self._parts:
+            self._parts.append(text)
+            text = "".join(self._parts)
+            self._parts = []
         buf = self._buf + text
         events: list[SSEvent] = []
         start = 0
@@ -76,8 +85,9 @@ class SSEDecoder:
         The spec discards such an event; servers that omit the final blank line are common
         enough that we keep it (callers still detect truncation by the missing terminator).
         """
-        buf = self._buf + self._text.decode(b"", final=True)
+        buf = self._buf + "".join(self._parts) + self._text.decode(b"", final=True)
         self._buf = ""
+        self._parts = []
         if buf:
             self._line(buf)
         return [self._dispatch()] if self._data else []
