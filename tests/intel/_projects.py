@@ -98,6 +98,8 @@ def tool_env(*extra_bin: str) -> dict[str, str]:
     for name in list(env):
         if name.startswith(("PYTEST_", "COV_")):
             del env[name]  # an inner pytest must not see the outer one's state
+    # the sample projects need no plugins; loading this venv's (lsp, asyncio...) is slow
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return env
 
 
