@@ -31,3 +31,20 @@ def require_tool(name: str) -> None:
     """Skip, naming the reason, when a toolchain is not installed here."""
     if which(name, tool_env()) is None:
         pytest.skip(f"{name} is not installed in this environment")
+
+
+def require_docker_image(image: str = "driveros-sandbox:latest") -> None:
+    """Skip, naming the reason, when the docker tier cannot run here."""
+    import docker
+    from docker.errors import DockerException
+
+    try:
+        client = docker.from_env()
+    except DockerException as exc:
+        pytest.skip(f"no Docker daemon answers: {exc}")
+    try:
+        client.api.inspect_image(image)
+    except DockerException as exc:
+        pytest.skip(f"the sandbox image {image} is not usable (make sandbox-image): {exc}")
+    finally:
+        client.close()
