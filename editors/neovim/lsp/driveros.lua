@@ -12,6 +12,10 @@ return {
     return vim.lsp.rpc.start(cmd, dispatchers)
   end,
   root_markers = { '.git', 'pyproject.toml', 'package.json', 'go.mod', 'Cargo.toml' },
+  -- ask for the live trace notifications (docs/protocol.md, Initialization)
+  capabilities = vim.tbl_deep_extend('force', vim.lsp.protocol.make_client_capabilities(), {
+    experimental = { [protocol.EXPERIMENTAL_TRACE] = true },
+  }),
   settings = {},
   init_options = {},
   handlers = {

@@ -14,3 +14,14 @@ end, {
     return require('driveros.commands').complete(arglead, cmdline, pos)
   end,
 })
+
+-- Code actions: Neovim sends a client only its own diagnostics; driveros fixes everyone's.
+vim.api.nvim_create_autocmd('LspAttach', {
+  group = vim.api.nvim_create_augroup('driveros.attach', { clear = true }),
+  callback = function(args)
+    local client = vim.lsp.get_client_by_id(args.data.client_id)
+    if client and client.name == 'driveros' then
+      require('driveros.attach').on_attach(client, args.buf)
+    end
+  end,
+})

@@ -43,26 +43,6 @@ function M.run(task)
   end
 end
 
----The LSP form of a vim.diagnostic entry (the original when the server published it).
----@param d vim.Diagnostic
----@return table
-local function to_lsp(d)
-  local lsp = d.user_data and d.user_data.lsp
-  if lsp then
-    return lsp
-  end
-  return {
-    range = {
-      start = { line = d.lnum, character = d.col },
-      ['end'] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col },
-    },
-    severity = d.severity,
-    message = d.message,
-    source = d.source,
-    code = d.code,
-  }
-end
-
 ---Ask the agent to fix the diagnostics under the cursor (all in the buffer with `all`).
 ---@param all boolean
 function M.fix(all)
@@ -77,9 +57,13 @@ function M.fix(all)
       vim.log.levels.WARN)
     return
   end
-  local lsp_diags = vim.tbl_map(to_lsp, diags)
+  local lsp_diags = vim.lsp.diagnostic.from(diags)
   local task = all and ('Fix all diagnostics in ' .. vim.fn.expand('%:t')) or diags[1].message
-  server.exec(protocol.CMD_AGENT_FIX, { uri = vim.uri_from_bufnr(bufnr), diagnostics = lsp_diags },
+  local arg = { uri = vim.uri_from_bufnr(bufnr), diagnostics = lsp_diags }
+  if all then
+    arg.all = true
+  end
+  server.exec(protocol.CMD_AGENT_FIX, arg,
     function(err, result)
       if not err and result and result.runId then
         started(result.runId, task)

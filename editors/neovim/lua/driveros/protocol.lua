@@ -24,5 +24,8 @@ M.ACTION_ACCEPT = 'Accept agent proposal'
 M.ACTION_REJECT = 'Reject agent proposal'
 
 M.DIAGNOSTIC_SOURCE = 'driveros'
+M.SETTINGS_SECTION = 'driveros'
+M.EXPERIMENTAL_TRACE = 'driverosTrace'
+M.PROGRESS_TOKEN_PREFIX = 'driveros/run/'
 
 return M

@@ -28,9 +28,13 @@ function M.on_proposal(_, params, _)
   end
   local run = runs.ensure(params.runId)
   run.proposal = params.files or {}
+  vim.api.nvim_exec_autocmds('User', { pattern = 'DriverOSProposal', data = params })
+  if #run.proposal == 0 then
+    run.proposal = nil -- settled: every file was accepted or rejected
+    return
+  end
   vim.notify(('DriverOS: run %s proposes changes to %d file(s) — :DriverOS review'):format(params.runId, #run.proposal),
     vim.log.levels.INFO)
-  vim.api.nvim_exec_autocmds('User', { pattern = 'DriverOSProposal', data = params })
   if require('driveros').options.review.auto_open then
     vim.schedule(function()
       M.start(params.runId)
@@ -52,7 +56,7 @@ local function show(run_id, file)
   vim.cmd('tabnew')
   local tab = vim.api.nvim_get_current_tabpage()
   local after = file.after or file.newText
-  local path = file.path and vim.fs.normalize(file.path) or nil
+  local path = file.uri and vim.uri_to_fname(file.uri) or (file.path and vim.fs.normalize(file.path))
   if after and path and file.action ~= 'delete' and vim.uv.fs_stat(path) then
     vim.cmd('edit ' .. vim.fn.fnameescape(path))
     vim.cmd('diffthis')

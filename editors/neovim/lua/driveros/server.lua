@@ -55,6 +55,9 @@ function M.exec(command, argument, callback, bufnr)
       .. '(vim.lsp.enable("driveros") and open a file)', vim.log.levels.ERROR)
     return
   end
+  if next(argument) == nil then
+    argument = vim.empty_dict() -- an empty Lua table would be sent as a JSON array
+  end
   client:request('workspace/executeCommand', { command = command, arguments = { argument } },
     function(err, result)
       if err then

@@ -138,11 +138,14 @@ local function flush(view)
     local b = view.blocks[i]
     view.line_of[i] = line
     for _, l in ipairs(b.lines) do
-      table.insert(lines, l)
-      if b.hl then
-        table.insert(hls, { line, b.hl })
+      -- fields such as the task or an error may span lines: never hand nvim a newline
+      for _, part in ipairs(vim.split(l, '\n', { plain = true })) do
+        table.insert(lines, part)
+        if b.hl then
+          table.insert(hls, { line, b.hl })
+        end
+        line = line + 1
       end
-      line = line + 1
     end
   end
   vim.bo[view.bufnr].modifiable = true
@@ -211,6 +214,12 @@ function M.on_trace(_, params, _)
     run.proposal = ev.files
   end
   local view = views[params.runId]
+  if not view and ev.type == 'run_started' and require('driveros').options.trace.auto_open then
+    -- runs started from a code action open their trace too
+    vim.schedule(function()
+      M.open(params.runId)
+    end)
+  end
   if view and vim.api.nvim_buf_is_valid(view.bufnr) then
     add_event(view, ev)
     schedule(view)

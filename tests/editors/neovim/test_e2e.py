@@ -1,0 +1,127 @@
+"""The whole Neovim flow against the real driveros-lsp and the scripted model server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.editors.neovim._nvim import run_nvim
+
+CALC = "def add(a, b):\n    return a - b\n"
+UTIL = "def double(x):\n    return x * 2\n"
+
+SCRIPT = [
+    {"tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
+    {
+        "tool_calls": [
+            {
+                "name": "edit_file",
+                "arguments": {
+                    "path": "calc.py",
+                    "old_string": "return a - b",
+                    "new_string": "return a + b",
+                },
+            }
+        ]
+    },
+    {
+        "tool_calls": [
+            {
+                "name": "edit_file",
+                "arguments": {
+                    "path": "util.py",
+                    "old_string": "return x * 2",
+                    "new_string": "return x + x",
+                },
+            }
+        ]
+    },
+    {"text": "add() subtracted; it adds now. I also simplified double()."},
+    {"text": "This project adds numbers.", "delay_s": 30},
+]
+
+
+@pytest.fixture
+def scripted_model(tmp_path: Path) -> Iterator[str]:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "driveros.testing.scripted", "--script", str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        yield json.loads(line)["openai_base_url"]
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+
+
+def _repo(path: Path) -> Path:
+    path.mkdir()
+    (path / "calc.py").write_text(CALC)
+    (path / "util.py").write_text(UTIL)
+    (path / ".gitignore").write_text("__pycache__/\n")
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init"],
+    ):
+        subprocess.run(cmd, cwd=path, check=True, capture_output=True)
+    return path
+
+
+@pytest.mark.e2e
+def test_neovim_fix_review_undo_and_cancel(tmp_path: Path, scripted_model: str) -> None:
+    repo = _repo(tmp_path / "repo")
+    lsp = str(Path(sys.executable).with_name("driveros-lsp"))
+    out = run_nvim(
+        "e2e_fix.lua",
+        cwd=repo,
+        env={
+            "DRIVEROS_LSP": lsp,
+            "OPENAI_API_KEY": "test-key",
+            "OPENAI_BASE_URL": scripted_model,
+            "OPENAI_MODEL": "scripted-model",
+        },
+        timeout=180,
+    )
+    assert "error" not in out, json.dumps(
+        [out.get("error"), out.get("notes"), out["_stderr"][-3000:]], indent=1
+    )
+    assert out["trace_capability"] is True
+    # the code action came from a diagnostic another tool published
+    assert "Ask agent to fix: add() subtracts instead of adding" in out["titles"]
+    # the trace buffer filled and opened by itself
+    lines = out["trace_lines"]
+    assert lines[0].startswith("# Run ")
+    assert any(line.startswith("  ▶ edit_file") for line in lines)
+    assert any(line.startswith("= answered (exit 0) · verified: yes") for line in lines)
+    assert out["trace_windows"] == 1
+    assert sorted(out["proposal"]) == ["calc.py", "util.py"]
+    # accept calc.py: the buffer changed (undoable), the disk did not
+    assert out["calc_buffer"] == ["def add(a, b):", "    return a + b"]
+    assert out["calc_modified"] is True
+    assert out["calc_disk"] == ["def add(a, b):", "    return a - b"]
+    assert out["calc_after_undo"] == ["def add(a, b):", "    return a - b"]
+    assert out["calc_after_redo"] == ["def add(a, b):", "    return a + b"]
+    # reject util.py: untouched everywhere
+    assert out["util_disk"] == ["def double(x):", "    return x * 2"]
+    assert not out["util_loaded"]
+    assert (repo / "calc.py").read_text() == CALC and (repo / "util.py").read_text() == UTIL
+    # the second run was canceled for real
+    states = {r["runId"]: r["state"] for r in out["runs"]}
+    assert sorted(states.values()) == ["accepted", "canceled"] or sorted(states.values()) == [
+        "canceled",
+        "rejected",
+    ]
