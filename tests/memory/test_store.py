@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -165,3 +166,28 @@ async def test_search_keeps_rare_words_and_drops_common_ones(store: MemoryStore)
     # Only common words: BM25 runs over the newest facts (past the budget) containing them.
     hits = await store.search("service port", 10)
     assert {h.text for h in hits} == {"service 3 listens on a port", "service 4 listens on a port"}
+
+
+async def test_store_open_concurrently_migrates_once(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.db"
+    stores = await asyncio.gather(*(MemoryStore.open(path, scope=f"s{i}") for i in range(4)))
+    try:
+        for s in stores:
+            await s.apply(adds=[f"fact from {s.scope}"], provenance=PROV)
+        assert len(await stores[0].list_facts(all_scopes=True)) == 4
+    finally:
+        for s in stores:
+            await s.aclose()
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        con.close()
+
+
+def test_memory_public_names_are_sorted_and_importable() -> None:
+    import driveros.memory as memory
+
+    assert list(memory.__all__) == sorted(memory.__all__, key=lambda n: (not n.isupper(), n))
+    for name in memory.__all__:
+        assert hasattr(memory, name), name

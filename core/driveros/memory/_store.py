@@ -14,7 +14,6 @@ import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -25,6 +24,14 @@ from driveros._errors import MemoryStoreError
 from driveros.memory._db import BUSY_MS, begin_immediate, prepare, rollback
 from driveros.memory._embed import Embedder
 from driveros.memory._models import Fact, MemoryStats, Provenance
+from driveros.memory._rows import (
+    FACT_COLUMNS,
+    fact_from_row,
+    insert_fact,
+    normalize_text,
+    pin,
+    set_status,
+)
 from driveros.memory._search import (
     POSTING_BUDGET,
     VectorIndex,
@@ -36,24 +43,6 @@ from driveros.memory._search import (
 )
 
 log = logging.getLogger(__name__)
-
-_FACT_COLUMNS = (
-    "id, scope, text, status, run_id, model, task, source, created_at, updated_at, "
-    "superseded_by, why"
-)
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def normalize_text(text: str) -> str:
-    """The form used to tell two facts are the same statement."""
-    return " ".join(text.lower().split()).rstrip(".")
-
-
-def _fact(row: Sequence[Any]) -> Fact:
-    return Fact(**dict(zip(_FACT_COLUMNS.split(", "), row, strict=True)))
 
 
 class ApplyResult:
@@ -183,10 +172,10 @@ class MemoryStore:
             return {}
         marks = ",".join("?" * len(ids))
         rows = await self._fetch(
-            f"SELECT {_FACT_COLUMNS} FROM facts WHERE id IN ({marks})",  # noqa: S608
+            f"SELECT {FACT_COLUMNS} FROM facts WHERE id IN ({marks})",  # noqa: S608
             ids,
         )
-        return {int(r[0]): _fact(r) for r in rows}
+        return {int(r[0]): fact_from_row(r) for r in rows}
 
     async def _check_pin(self, embedder: Embedder) -> str | None:
         """The pinned model; raises when ``embedder`` is a different one."""
@@ -313,14 +302,14 @@ class MemoryStore:
         if status != "all":
             where.append("status = ?")
             params.append(status)
-        sql = f"SELECT {_FACT_COLUMNS} FROM facts"  # noqa: S608 (fixed column list)
+        sql = f"SELECT {FACT_COLUMNS} FROM facts"  # noqa: S608 (fixed column list)
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY id DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         async with self._op("list"):
-            return [_fact(r) for r in await self._fetch(sql, params)]
+            return [fact_from_row(r) for r in await self._fetch(sql, params)]
 
     async def stats(self) -> MemoryStats:
         async with self._op("stats"):
@@ -382,16 +371,21 @@ class MemoryStore:
             vec_by_text = dict(zip(texts, vectors, strict=False))
             batch = uuid.uuid4().hex
             result = ApplyResult()
+            model = self.embedder.model if self.embedder is not None else None
             async with self._write() as db:
                 if self.embedder is not None and vectors:
-                    await self._pin(db, self.embedder.model, len(vectors[0]))
+                    await pin(db, self.embedder.model, len(vectors[0]))
                 active = await self._active_among([i for i, _ in updates] + [i for i, _ in retires])
                 for text in adds:
                     result.added.append(
-                        await self._insert(db, batch, text, provenance, vec_by_text.get(text))
+                        await insert_fact(
+                            db, batch, self.scope, text, provenance, vec_by_text.get(text), model
+                        )
                     )
                 for old_id, text in updates:
-                    new_id = await self._insert(db, batch, text, provenance, vec_by_text.get(text))
+                    new_id = await insert_fact(
+                        db, batch, self.scope, text, provenance, vec_by_text.get(text), model
+                    )
                     if old_id in active:
                         why = f"replaced by #{new_id} in run {provenance.run_id or '-'}"
                         await self._retire(
@@ -437,7 +431,7 @@ class MemoryStore:
                         raise MemoryStoreError(f"no fact #{fact_id} in {self.path}")
                     if found[fact_id].active:
                         raise MemoryStoreError(f"fact #{fact_id} is already active")
-                    await self._set_status(
+                    await set_status(
                         db,
                         batch,
                         "undo",
@@ -470,9 +464,9 @@ class MemoryStore:
         for fid, before_status, before_sup, before_why in changes:
             fact = (await self._facts_by_id([int(fid)]))[int(fid)]
             if before_status is None:
-                await self._set_status(db, batch, "undo", fact, "forgotten", None, "undone")
+                await set_status(db, batch, "undo", fact, "forgotten", None, "undone")
             else:
-                await self._set_status(
+                await set_status(
                     db,
                     batch,
                     "undo",
@@ -514,7 +508,7 @@ class MemoryStore:
                 await db.execute("DELETE FROM vectors")
                 await db.execute("DELETE FROM meta WHERE key IN ('embed_model', 'embed_dim')")
                 if vectors:
-                    await self._pin(db, embedder.model, len(vectors[0][1]))
+                    await pin(db, embedder.model, len(vectors[0][1]))
                 await db.executemany(
                     "INSERT INTO vectors (fact_id, model, dim, vec) VALUES (?, ?, ?, ?)",
                     [(i, embedder.model, len(v), pack(v)) for i, v in vectors],
@@ -525,62 +519,9 @@ class MemoryStore:
         self.embedder = embedder
         return len(vectors)
 
-    # ------------------------------------------------------------------ write helpers
-
-    async def _pin(self, db: aiosqlite.Connection, model: str, dim: int) -> None:
-        await db.execute(
-            "INSERT OR IGNORE INTO meta (key, value) VALUES ('embed_model', ?), ('embed_dim', ?)",
-            (model, str(dim)),
-        )
-        pinned = await self._meta("embed_model")
-        if pinned != model:  # another process pinned a different model since we checked
-            raise MemoryStoreError(
-                f"memory is pinned to embedding model {pinned!r}, not {model!r}; run "
-                "`driveros memory reembed`",
-                pinned=pinned,
-                configured=model,
-            )
-
     async def _active_among(self, ids: Sequence[int]) -> set[int]:
         facts = await self._facts_by_id(list(set(ids)))
         return {i for i, f in facts.items() if f.active and f.scope == self.scope}
-
-    async def _insert(
-        self,
-        db: aiosqlite.Connection,
-        batch: str,
-        text: str,
-        prov: Provenance,
-        vector: Sequence[float] | None,
-    ) -> int:
-        at = now_iso()
-        cur = await db.execute(
-            "INSERT INTO facts (scope, text, status, run_id, model, task, source, created_at, "
-            "updated_at, why) VALUES (?, ?, 'active', ?, ?, ?, ?, ?, ?, ?)",
-            (
-                self.scope,
-                text,
-                prov.run_id,
-                prov.model,
-                prov.task,
-                prov.source,
-                at,
-                at,
-                f"{prov.source} in run {prov.run_id or '-'}",
-            ),
-        )
-        fact_id = int(cur.lastrowid or 0)
-        if vector is not None and self.embedder is not None:
-            await db.execute(
-                "INSERT INTO vectors (fact_id, model, dim, vec) VALUES (?, ?, ?, ?)",
-                (fact_id, self.embedder.model, len(vector), pack(vector)),
-            )
-        await db.execute(
-            "INSERT INTO changes (batch, at, scope, op, fact_id, before_status, after_status, "
-            "run_id) VALUES (?, ?, ?, ?, ?, NULL, 'active', ?)",
-            (batch, at, self.scope, prov.source, fact_id, prov.run_id),
-        )
-        return fact_id
 
     async def _retire(
         self,
@@ -595,37 +536,4 @@ class MemoryStore:
     ) -> None:
         fact = (await self._facts_by_id([fact_id]))[fact_id]
         op = "forget" if status == "forgotten" else prov.source
-        await self._set_status(db, batch, op, fact, status, superseded_by, why, prov.run_id)
-
-    async def _set_status(
-        self,
-        db: aiosqlite.Connection,
-        batch: str,
-        op: str,
-        fact: Fact,
-        status: str,
-        superseded_by: int | None,
-        why: str,
-        run_id: str = "",
-    ) -> None:
-        at = now_iso()
-        await db.execute(
-            "UPDATE facts SET status = ?, superseded_by = ?, why = ?, updated_at = ? WHERE id = ?",
-            (status, superseded_by, why, at, fact.id),
-        )
-        await db.execute(
-            "INSERT INTO changes (batch, at, scope, op, fact_id, before_status, after_status, "
-            "before_superseded_by, before_why, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                batch,
-                at,
-                fact.scope,
-                op,
-                fact.id,
-                fact.status,
-                status,
-                fact.superseded_by,
-                fact.why,
-                run_id,
-            ),
-        )
+        await set_status(db, batch, op, fact, status, superseded_by, why, prov.run_id)
