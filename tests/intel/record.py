@@ -65,6 +65,9 @@ async def record(case: str, env: Mapping[str, str]) -> bool:
             command = spec.fallback_command if fallback else spec.command
             assert command is not None
             result = await sandbox.run(command, cwd=spec.cwd, timeout=300)
+            tool = command.split()[0] if "=" not in command.split()[0] else command.split()[1]
+            flag = "version" if tool.endswith("go") else "--version"  # go has no --version
+            version = await sandbox.run(f"{tool} {flag}", cwd=spec.cwd, timeout=60)
         roots = sorted({str(root), os.path.realpath(root)}, key=len, reverse=True)
 
         def scrub(text: str) -> str:
@@ -76,6 +79,7 @@ async def record(case: str, env: Mapping[str, str]) -> bool:
             "case": case,
             "parser": spec.parser,
             "command": scrub(command),
+            "version": (version.stdout or version.stderr).strip().splitlines()[0:1],
             "exit_code": result.exit_code,
             "stdout": scrub(result.stdout),
             "stderr": scrub(result.stderr),
