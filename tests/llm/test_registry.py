@@ -77,15 +77,22 @@ async def test_registry_from_env_documented_order(tmp_path: Path) -> None:
     await reg.aclose()
 
 
-async def test_registry_from_env_probes_local_ollama(tmp_path: Path) -> None:
+async def test_registry_from_env_probes_local_ollama(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
+    monkeypatch.setattr("driveros.llm._registry.OLLAMA_PROBE", ("127.0.0.1", port))
+    env = load_environment(cwd=tmp_path, environ={})
     try:
         assert await ollama_answers("127.0.0.1", port)
+        reg = await llm.Registry.from_env(env)
+        assert reg.names() == ["ollama"]
+        assert reg.must_get("ollama").model == openaicompat.DEFAULT_MODELS["ollama"]
+        await reg.aclose()
+        assert (await llm.Registry.from_env(env, probe_ollama=False)).names() == []
     finally:
         server.close()
         await server.wait_closed()
     assert not await ollama_answers("127.0.0.1", port)
-    env = load_environment(cwd=tmp_path, environ={})
-    reg = await llm.Registry.from_env(env, probe_ollama=False)
-    assert reg.names() == []
+    assert (await llm.Registry.from_env(env)).names() == []

@@ -127,7 +127,7 @@ class Registry:
             settings = env.provider(name)
             if name == "ollama":
                 if not settings.base_url and not (
-                    probe_ollama and await ollama_answers(timeout=probe_timeout)
+                    probe_ollama and await ollama_answers(*OLLAMA_PROBE, timeout=probe_timeout)
                 ):
                     continue
             elif settings.api_key is None:
