@@ -394,3 +394,25 @@ def test_adaptive_thinking_support_by_model() -> None:
     assert not anthropic.supports_adaptive_thinking("claude-sonnet-4-5-20250929")
     assert not anthropic.supports_adaptive_thinking("claude-3-7-sonnet-20250219")
     assert not anthropic.supports_adaptive_thinking("claude-haiku-4-5")
+
+
+async def test_anthropic_multi_turn_thinking_request_matches_recording(cassette: Cassette) -> None:
+    turns = cassette("anthropic/pydanticai__test_anthropic_model_thinking_part.yaml")
+    replay = Replay(turns)
+    provider = _claude(replay, "claude-sonnet-4-5")
+    first_q = llm.user("How do I cross the street?")
+    resp = await provider.generate(
+        llm.Request(messages=[first_q], thinking_budget=1024, max_tokens=4096)
+    )
+    follow = llm.user(
+        "Considering the way to cross the street, analogously, how do I cross the river?"
+    )
+    resp2 = await provider.generate(
+        llm.Request(
+            messages=[first_q, resp.message(), follow], thinking_budget=1024, max_tokens=4096
+        )
+    )
+    assert resp2.thinking[0].signature
+    for index, item in enumerate(turns):
+        expected = {k: v for k, v in item.request_body.items() if k != "stream"}
+        assert replay.sent_json(index) == expected

@@ -173,8 +173,9 @@ def build_body(req: Request, *, model: str, stream: bool) -> dict[str, Any]:
         else:
             budget = req.thinking_budget or DEFAULT_THINKING_BUDGET
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-            # The budget must fit inside max_tokens.
-            max_tokens = max(max_tokens or 0, budget + DEFAULT_MAX_TOKENS)
+            # The budget counts inside max_tokens: keep room for the answer itself.
+            if max_tokens is None or max_tokens <= budget:
+                max_tokens = budget + (max_tokens or DEFAULT_MAX_TOKENS)
     body["max_tokens"] = max_tokens or DEFAULT_MAX_TOKENS
     if req.effort:
         body["output_config"] = {"effort": req.effort}
