@@ -68,6 +68,7 @@ class Editor:
         self.buffers: dict[str, tuple[int, str]] = {}
         self.apply_mode: ApplyMode = "apply"
         self.held: list[asyncio.Future[Any]] = []
+        self.published: list[lsp.PublishDiagnosticsParams] = []
 
     # -- documents ---------------------------------------------------------------------
     def uri(self, rel: str) -> str:
@@ -261,6 +262,13 @@ async def editor_session(
     @client.feature("driveros/proposal")
     def on_proposal(params: Any) -> None:
         editor.proposals.append(_plain(params))
+
+    client.protocol.fm.features.pop(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, None)
+
+    @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(params: lsp.PublishDiagnosticsParams) -> None:
+        editor.published.append(params)
+        client.diagnostics[params.uri] = params.diagnostics
 
     @client.feature(lsp.WORKSPACE_APPLY_EDIT)
     async def on_apply(params: lsp.ApplyWorkspaceEditParams) -> Any:

@@ -85,7 +85,7 @@ async def test_session_event_loop_never_blocks(
     workspace: Path, scripted_model, tmp_path: Path
 ) -> None:
     log = tmp_path / "slow.log"
-    command = [sys.executable, str(HERE / "_watchdog_server.py"), "0.25", str(log)]
+    command = [sys.executable, str(HERE / "_watchdog_server.py"), "0.2", str(log)]
     async with (
         scripted_model(FIX_TURNS) as model,
         editor_session(workspace, env=model_env(model), settings=SETTINGS, command=command) as ed,
@@ -100,5 +100,4 @@ async def test_session_event_loop_never_blocks(
         )["runId"]
         await wait_state(ed, run_id, "accepted")
         assert "return a + b" in ed.text("calc.py")
-    slow = [line for line in log.read_text().splitlines() if "Executing" in line]
-    assert slow == []
+    assert not log.exists() or log.read_text() == ""
