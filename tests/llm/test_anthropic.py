@@ -416,3 +416,34 @@ async def test_anthropic_multi_turn_thinking_request_matches_recording(cassette:
     for index, item in enumerate(turns):
         expected = {k: v for k, v in item.request_body.items() if k != "stream"}
         assert replay.sent_json(index) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "model", "knobs"),
+    [
+        (
+            "anthropic/llm-anthropic__test_sonnet_46_effort_without_thinking.yaml",
+            "claude-sonnet-4-6",
+            {"effort": "low", "temperature": 1.0},
+        ),
+        (
+            "anthropic/llm-anthropic__test_opus_46_adaptive_thinking.yaml",
+            "claude-opus-4-6",
+            {"thinking": True},
+        ),
+    ],
+)
+async def test_anthropic_stream_request_matches_llm_anthropic_recording(
+    cassette: Cassette, path: str, model: str, knobs: dict[str, Any]
+) -> None:
+    [item] = cassette(path)
+    replay = Replay([item], seed=21)
+    req = _ask("Two names for a pet pelican, be brief", max_tokens=8192, **knobs)
+    _, resp = await _stream(_claude(replay, model), req)
+    assert resp.text()
+    sent = replay.sent_json(0)
+    expected = dict(item.request_body)
+    if knobs.get("thinking"):
+        expected.pop("temperature")  # thinking runs at the default temperature: not sent
+        assert [p.kind for p in resp.parts if p.kind == "thinking"] == ["thinking"]
+    assert sent == expected
