@@ -274,7 +274,7 @@ async def test_agent_context_budget_trims_old_tool_outputs(calc_repo: Path) -> N
         env = load_environment(cwd=calc_repo, environ=environ_for(server, "openai"))
         provider = provider_from_env("openai", env)
         async with LocalSandbox(calc_repo) as sandbox:
-            agent = Agent(provider, sandbox, config=AgentConfig(context_budget=1500))
+            agent = Agent(provider, sandbox, config=AgentConfig(context_budget=2000))
             run = await agent.run("read big.txt twice")
         await provider.aclose()
         last = server.requests[-1]["messages"]

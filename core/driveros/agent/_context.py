@@ -19,34 +19,59 @@ CHARS_PER_TOKEN = 4
 TRIMMED = "[output trimmed to save context; run the tool again if you need it]"
 
 
+def message_chars(message: Message) -> int:
+    chars = 8  # role and framing
+    for part in message.parts:
+        match part:
+            case TextPart():
+                chars += len(part.text)
+            case ThinkingPart():
+                chars += len(part.text) + len(part.signature or "") + len(part.redacted or "")
+            case ToolCallPart():
+                chars += len(part.name) + len(json.dumps(part.arguments))
+            case ToolResultPart():
+                chars += len(part.content)
+    return chars
+
+
+def tools_chars(tools: Sequence[ToolSpec]) -> int:
+    return sum(len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in tools)
+
+
 def estimate_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec] = ()) -> int:
-    chars = 0
-    for message in messages:
-        for part in message.parts:
-            match part:
-                case TextPart():
-                    chars += len(part.text)
-                case ThinkingPart():
-                    chars += len(part.text) + len(part.signature or "") + len(part.redacted or "")
-                case ToolCallPart():
-                    chars += len(part.name) + len(json.dumps(part.arguments))
-                case ToolResultPart():
-                    chars += len(part.content)
-        chars += 8  # role and framing
-    for tool in tools:
-        chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
+    chars = sum(message_chars(m) for m in messages) + tools_chars(tools)
     return chars // CHARS_PER_TOKEN + 1
 
 
+class ContextMeter:
+    """Incremental token estimate of a growing history (each message is measured once)."""
+
+    def __init__(self, tools: Sequence[ToolSpec] = (), fixed: str = "") -> None:
+        self._base = tools_chars(tools) + len(fixed)
+        self._seen: dict[int, tuple[Message, int]] = {}
+
+    def estimate(self, messages: Sequence[Message]) -> int:
+        chars = self._base
+        seen: dict[int, tuple[Message, int]] = {}
+        for message in messages:
+            entry = self._seen.get(id(message))
+            if entry is None or entry[0] is not message:
+                entry = (message, message_chars(message))
+            seen[id(message)] = entry
+            chars += entry[1]
+        self._seen = seen
+        return chars // CHARS_PER_TOKEN + 1
+
+
 def trim_tool_outputs(
-    messages: list[Message], *, budget: int, tools: Sequence[ToolSpec] = (), keep_last: int = 1
+    messages: list[Message], *, budget: int, meter: ContextMeter, keep_last: int = 1
 ) -> int:
     """Replace the oldest tool outputs with a short marker until the estimate fits ``budget``.
 
     The last ``keep_last`` tool messages are never trimmed. Returns the new estimate; the
     list is modified in place.
     """
-    estimate = estimate_tokens(messages, tools)
+    estimate = meter.estimate(messages)
     tool_indexes = [i for i, m in enumerate(messages) if m.role == "tool"]
     candidates = tool_indexes[:-keep_last] if keep_last else tool_indexes
     for index in candidates:
@@ -59,5 +84,5 @@ def trim_tool_outputs(
                 part = part.model_copy(update={"content": TRIMMED})
             parts.append(part)
         messages[index] = Message(role=message.role, parts=tuple(parts))
-        estimate = estimate_tokens(messages, tools)
+        estimate = meter.estimate(messages)
     return estimate

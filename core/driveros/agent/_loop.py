@@ -20,7 +20,7 @@ from driveros._errors import ConfigError, ProviderError, StreamError
 from driveros.agent import _events as ev
 from driveros.agent import _memory
 from driveros.agent._approval import ApprovalPolicy, ApprovalRequest, approval_policy
-from driveros.agent._context import estimate_tokens, trim_tool_outputs
+from driveros.agent._context import ContextMeter, trim_tool_outputs
 from driveros.agent._diagnostics import DiagnosticsTracker, targets_remaining
 from driveros.agent._hooks import (
     DiagnosticsSnapshot,
@@ -150,6 +150,7 @@ class Agent:
         self.partial_result: ev.Result | None = None
         self._tracker = DiagnosticsTracker(diagnostics) if diagnostics is not None else None
         self._tools = tool_specs()
+        self._meter = ContextMeter(self._tools, self.config.system_prompt)
         self._toolbox = ToolBox(
             sandbox,
             diagnostics=self._tracker.current if self._tracker else None,
@@ -266,10 +267,9 @@ class Agent:
 
     def _fit_context(self, state: _State) -> None:
         budget = self.config.context_budget
-        messages = [user(self.config.system_prompt), *state.history]
-        if estimate_tokens(messages, self._tools) <= budget:
+        if self._meter.estimate(state.history) <= budget:
             return
-        estimate = trim_tool_outputs(state.history, budget=budget, tools=self._tools)
+        estimate = trim_tool_outputs(state.history, budget=budget, meter=self._meter)
         if estimate > budget:
             raise _Finish("resource_cap", error=f"context budget of about {budget} tokens exceeded")
 

@@ -1,0 +1,204 @@
+"""Agent harness overhead per turn, side by side with pydantic-ai's agent loop.
+
+Both loops run against the same scripted model (``driveros.testing.scripted``) served from a
+separate process on loopback, so the model answers at once and its CPU is not ours. Every
+turn is one ``read_file`` tool call on a different file, then a final text answer. Reported:
+
+- ms/turn end to end (model request + response parsing + tool + loop bookkeeping) for both;
+- for driveros, ms/turn *excluding the model call* (everything but ``provider.stream``): the
+  harness itself (events, approval, tool dispatch through the sandbox, redaction, stuck
+  detectors, context budget);
+- the ratio driveros / pydantic-ai (below 1.0 means driveros is faster).
+
+pydantic-ai (``pydantic-ai-slim[openai]``) is optional: without it the comparison prints
+"not installed". Its tool reads the file directly (no sandbox), and it uses its own
+non-streaming request; driveros streams. Not a pass/fail test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from driveros.agent import Agent, AgentConfig, Event
+from driveros.llm import Provider, Request, StreamEvent
+from driveros.llm.openaicompat import openai
+from driveros.review import AllowAllApproval
+from driveros.sandbox import LocalSandbox
+
+TURNS = 100
+ROUNDS = 3
+
+
+def script(turns: int) -> list[dict[str, Any]]:
+    calls = [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": f"f{i:03d}.txt"}}]}
+        for i in range(turns)
+    ]
+    return [*calls, {"text": "done"}]
+
+
+class _TimedProvider:
+    """Wraps a provider and adds up the time spent inside ``stream()``."""
+
+    def __init__(self, inner: Provider) -> None:
+        self._inner = inner
+        self.model_s = 0.0
+        self.model_cpu_s = 0.0
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def model(self) -> str:
+        return self._inner.model
+
+    async def generate(self, req: Request) -> Any:
+        return await self._inner.generate(req)
+
+    async def stream(self, req: Request) -> AsyncIterator[StreamEvent]:
+        started, cpu = time.perf_counter(), time.process_time()
+        try:
+            async for event in self._inner.stream(req):
+                yield event
+        finally:
+            self.model_s += time.perf_counter() - started
+            self.model_cpu_s += time.process_time() - cpu
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def _serve(script_path: Path) -> tuple[asyncio.subprocess.Process, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "driveros.testing.scripted",
+        "--script",
+        str(script_path),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    info = json.loads(await proc.stdout.readline())
+    return proc, str(info["openai_base_url"])
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    proc.terminate()
+    await proc.wait()
+
+
+async def run_driveros(workspace: Path, script_path: Path) -> tuple[float, float, float]:
+    """ms/turn: end to end, wall time excluding the model call, CPU time excluding it."""
+    proc, url = await _serve(script_path)
+    try:
+        provider = _TimedProvider(openai("scripted", api_key="bench", base_url=url))
+        events = 0
+
+        async def on_event(event: Event) -> None:
+            nonlocal events
+            events += 1
+
+        async with LocalSandbox(workspace) as sandbox:
+            agent = Agent(
+                provider,
+                sandbox,
+                config=AgentConfig(max_iterations=TURNS + 5),
+                approval=AllowAllApproval(),
+                on_event=on_event,
+            )
+            started, cpu = time.perf_counter(), time.process_time()
+            run = await agent.run("read every file")
+            wall = time.perf_counter() - started
+            cpu = time.process_time() - cpu
+        await provider.aclose()
+        assert run.result.outcome == "answered", run.result
+        turns = run.result.turns
+        return (
+            wall * 1000 / turns,
+            (wall - provider.model_s) * 1000 / turns,
+            (cpu - provider.model_cpu_s) * 1000 / turns,
+        )
+    finally:
+        await _stop(proc)
+
+
+async def run_pydantic_ai(workspace: Path, script_path: Path) -> float | None:
+    """ms/turn end to end, or None when pydantic-ai is not installed."""
+    try:
+        from pydantic_ai import Agent as PaiAgent
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+        from pydantic_ai.usage import UsageLimits
+    except ImportError:
+        return None
+    proc, url = await _serve(script_path)
+    try:
+        model = OpenAIChatModel("scripted", provider=OpenAIProvider(base_url=url, api_key="bench"))
+        agent = PaiAgent(model)
+
+        @agent.tool_plain
+        def read_file(path: str) -> str:
+            """Read a text file of the workspace."""
+            return (workspace / path).read_text()
+
+        started = time.perf_counter()
+        result = await agent.run(
+            "read every file", usage_limits=UsageLimits(request_limit=TURNS + 5)
+        )
+        wall = time.perf_counter() - started
+        assert result.output == "done", result.output
+        return wall * 1000 / (TURNS + 1)
+    finally:
+        await _stop(proc)
+
+
+async def amain() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        workspace = root / "ws"
+        workspace.mkdir()
+        for i in range(TURNS):
+            (workspace / f"f{i:03d}.txt").write_text(f"file {i}\n" * 20)
+        script_path = root / "script.json"
+        script_path.write_text(json.dumps(script(TURNS)))
+        ours_total: list[float] = []
+        ours_harness: list[float] = []
+        ours_cpu: list[float] = []
+        theirs: list[float] = []
+        for _ in range(ROUNDS):
+            total, harness, cpu = await run_driveros(workspace, script_path)
+            ours_total.append(total)
+            ours_harness.append(harness)
+            ours_cpu.append(cpu)
+            other = await run_pydantic_ai(workspace, script_path)
+            if other is not None:
+                theirs.append(other)
+    total = statistics.median(ours_total)
+    harness = statistics.median(ours_harness)
+    print(f"turns per run: {TURNS + 1}, rounds: {ROUNDS} (medians)")
+    print(f"driveros    end to end: {total:7.2f} ms/turn")
+    print(f"driveros    harness only (excluding the model call): {harness:7.2f} ms/turn wall")
+    print(f"driveros    harness only, CPU time: {statistics.median(ours_cpu):7.2f} ms/turn")
+    if theirs:
+        other = statistics.median(theirs)
+        print(f"pydantic-ai end to end: {other:7.2f} ms/turn")
+        print(f"ratio driveros/pydantic-ai (end to end): {total / other:.2f}")
+    else:
+        print("pydantic-ai: not installed (pip install 'pydantic-ai-slim[openai]')")
+
+
+def main() -> None:
+    asyncio.run(amain())
+
+
+if __name__ == "__main__":
+    main()
