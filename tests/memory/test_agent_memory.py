@@ -222,3 +222,40 @@ async def test_recall_returns_labelled_lines(tmp_path: Path) -> None:
         await provider.aclose()
     assert len(lines) == 1
     assert lines[0].startswith(f"go.mod declares module example.com/demo (memory #{fid}, verified ")
+
+
+async def test_open_agent_memory_from_environment_is_hybrid_and_redacts(tmp_path: Path) -> None:
+    from driveros.config import load_environment
+    from driveros.memory import open_agent_memory
+    from tests.memory._embedserver import EmbeddingServer
+    from tests.memory.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    with EmbeddingServer() as embed:
+        env = load_environment(
+            cwd=tmp_path,
+            environ={
+                "MNEME_EMBED_MODEL": "ollama:embed-a",
+                "OLLAMA_HOST": embed.base_url.removesuffix("/v1"),
+                "DRIVEROS_MEMORY_PATH": "state/memory.db",
+                "DEPLOY_TOKEN": "tok-abcdef-123456",
+            },
+        )
+        turns = [facts("the rows live in SQLite", "deploys use tok-abcdef-123456")]
+        async with ScriptedModelServer(turns) as server:
+            provider = openaicompat.openai("m", base_url=server.openai_base_url, api_key="k")
+            memory = await open_agent_memory(repo, env, provider)
+            try:
+                written = await memory.store(
+                    task=TASK, answer="a", transcript=transcript(), verified=True, run_id="r9"
+                )
+                assert written == 1
+                assert [
+                    line.split(" (memory #")[0] for line in await memory.recall("which database")
+                ] == ["the rows live in SQLite"]
+                stats = await memory.memory.stats()
+                assert stats.embed_model == "ollama:embed-a" and stats.vectors == 1
+                assert stats.path == str(repo / "state" / "memory.db")
+            finally:
+                await memory.aclose()
+                await provider.aclose()
