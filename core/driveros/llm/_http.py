@@ -13,7 +13,7 @@ import json
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from driveros._errors import ProviderError, StreamError, TransportError
 from driveros.llm._httperrors import error_from_status
@@ -98,7 +98,7 @@ class HTTPProvider(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self._name!r}, model={self._model!r})"
 
-    async def __aenter__(self) -> HTTPProvider:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
