@@ -182,7 +182,10 @@ class HostFiles:
 
     async def host_dir(self, path: str) -> Path:
         """The verified host path of directory ``path`` (for a command's cwd)."""
-        return await asyncio.to_thread(self.fence.host_path, self.split(path))
+        parts = self.split(path)
+        if not parts:
+            return self.root  # the common case needs no walk (and no thread hop)
+        return await asyncio.to_thread(self.fence.host_path, parts)
 
     # -- search -------------------------------------------------------------------------
 

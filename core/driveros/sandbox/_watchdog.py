@@ -16,6 +16,10 @@ import contextlib
 import os
 import signal
 import sys
+from pathlib import Path
+
+#: The watchdog program itself: stdlib only, so it starts in milliseconds.
+_SCRIPT = Path(__file__).with_name("_watchdog_proc.py")
 
 
 def kill_group(pgid: int) -> None:
@@ -42,7 +46,7 @@ class Watchdog:
         self._proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-I",
-            __file__,
+            str(_SCRIPT),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=None,  # inherited: only a failure to clean up would print anything
@@ -83,52 +87,3 @@ class Watchdog:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             await proc.wait()
-
-
-def _remove_containers(base_url: str | None, ids: set[str]) -> None:
-    if not ids or base_url is None:
-        return
-    import docker  # lazy: only a watchdog that holds containers pays for it
-
-    client = docker.DockerClient(base_url=base_url)
-    try:
-        for cid in ids:
-            try:
-                client.api.remove_container(cid, force=True)
-            except docker.errors.NotFound:
-                pass
-            except Exception as exc:
-                sys.stderr.write(f"driveros watchdog: could not remove {cid[:12]}: {exc}\n")
-    finally:
-        client.close()
-
-
-def main() -> int:
-    """Run the watchdog: read the owner's lines until EOF, then clean up what is left."""
-    groups: set[int] = set()
-    containers: set[str] = set()
-    base_url: str | None = None
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        for raw in sys.stdin.buffer:
-            op, _, arg = raw.decode("utf-8", "replace").strip().partition(" ")
-            if op == "+pg":
-                groups.add(int(arg))
-            elif op == "-pg":
-                groups.discard(int(arg))
-            elif op == "+ct":
-                containers.add(arg)
-            elif op == "-ct":
-                containers.discard(arg)
-            elif op == "docker":
-                base_url = arg
-    finally:
-        for pgid in groups:
-            kill_group(pgid)
-        _remove_containers(base_url, containers)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
