@@ -328,3 +328,11 @@ def test_agent_tool_names_are_stable() -> None:
     assert schemas["run"]["required"] == ["command"]
     assert schemas["edit_file"]["required"] == ["path", "old_string", "new_string"]
     assert schemas["diagnostics"]["properties"] == {}
+
+
+async def test_agent_model_refusal_ends_refused(calc_repo: Path) -> None:
+    turns = [Turn(text="I can't help with that.", stop_reason="refusal")]
+    out = await run_scripted(turns, calc_repo, wire="anthropic")
+    result = out.report.result
+    assert (result.outcome, result.exit_code) == ("refused", 6)
+    assert result.answer == "I can't help with that."

@@ -88,11 +88,16 @@ class CliRun:
 
 
 async def start_cli(
-    *args: str, env: dict[str, str], cwd: Path, stdin: bool = False
+    *args: str,
+    env: dict[str, str],
+    cwd: Path,
+    stdin: bool = False,
+    global_args: tuple[str, ...] = (),
 ) -> asyncio.subprocess.Process:
     """Start ``driveros agent`` in its own session: it has no controlling terminal."""
     return await asyncio.create_subprocess_exec(
         str(DRIVEROS),
+        *global_args,
         "agent",
         *args,
         stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
@@ -111,9 +116,12 @@ async def run_cli(
     wire: Literal["openai", "anthropic"] = "openai",
     stdin: str | None = None,
     extra_env: dict[str, str] | None = None,
+    global_args: tuple[str, ...] = (),
 ) -> CliRun:
     env = cli_environ(server, wire) | (extra_env or {})
-    proc = await start_cli(*args, env=env, cwd=cwd, stdin=stdin is not None)
+    proc = await start_cli(
+        *args, env=env, cwd=cwd, stdin=stdin is not None, global_args=global_args
+    )
     out, err = await proc.communicate(stdin.encode() if stdin is not None else None)
     assert proc.returncode is not None
     return CliRun(proc.returncode, out.decode(), err.decode())

@@ -195,17 +195,27 @@ async def test_cli_secrets_never_reach_stdout_or_stderr(calc_repo: Path) -> None
     turns = [
         Turn(
             text=f"The key is {SECRET}",
-            tool_calls=[ToolCallSpec("read_file", {"path": "leak.txt"})],
+            thinking=f"I could use {SECRET}",
+            tool_calls=[
+                ToolCallSpec("read_file", {"path": "leak.txt"}),
+                ToolCallSpec("run", {"command": f"echo {SECRET}"}),
+            ],
         ),
         Turn(text=f"Found {SECRET}."),
     ]
-    for fmt in ("text", "ndjson"):
+    for fmt in ("text", "json", "ndjson"):
         async with ScriptedModelServer(turns) as server:
             run = await run_cli(
-                "-v", "-v", "--task", "t", "--format", fmt, server=server, cwd=calc_repo
+                "--task",
+                "t",
+                "--format",
+                fmt,
+                server=server,
+                cwd=calc_repo,
+                global_args=("-v", "-v"),
             )
-        # "-v" flags belong to the dispatcher, before the subcommand
-        assert run.code in (0, 1)
+        assert run.code == 0, run.stderr
+        assert "[REDACTED]" in run.stdout
         assert SECRET not in run.stdout and SECRET not in run.stderr
 
 

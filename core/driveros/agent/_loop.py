@@ -283,20 +283,19 @@ class Agent:
             thinking=self.config.thinking,
         )
         response: Response | None = None
+        text_guard = self.sink.redactor.stream()
+        thinking_guard = self.sink.redactor.stream()
         stream = self.provider.stream(request)
         try:
             async for event in stream:
                 match event:
                     case TextDelta():
-                        if event.text:
-                            await self.sink.emit(ev.Text, turn=turn, text=event.text)
+                        await self._emit_text(turn, text_guard.push(event.text))
                     case ThinkingDelta():
-                        if event.text or event.signature:
+                        text = thinking_guard.push(event.text)
+                        if text or event.signature:
                             await self.sink.emit(
-                                ev.Thinking,
-                                turn=turn,
-                                text=event.text,
-                                signed=bool(event.signature),
+                                ev.Thinking, turn=turn, text=text, signed=bool(event.signature)
                             )
                     case StreamDone():
                         response = event.response
@@ -304,11 +303,18 @@ class Agent:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+        if rest := thinking_guard.flush():
+            await self.sink.emit(ev.Thinking, turn=turn, text=rest)
+        await self._emit_text(turn, text_guard.flush())
         if response is None:
             raise StreamError(
                 "the model stream ended without a final response", provider=self.provider.name
             )
         return response
+
+    async def _emit_text(self, turn: int, text: str) -> None:
+        if text:
+            await self.sink.emit(ev.Text, turn=turn, text=text)
 
     # ------------------------------------------------------------------ act
 

@@ -27,6 +27,10 @@ class Redactor:
     def __bool__(self) -> bool:
         return bool(self._secrets)
 
+    def stream(self) -> StreamGuard:
+        """A guard for one stream of text fragments (a secret may be split across them)."""
+        return StreamGuard(self)
+
     def text(self, value: str) -> str:
         for secret in self._secrets:
             if secret in value:
@@ -43,6 +47,36 @@ class Redactor:
         for escaped in self._escaped:
             raw = raw.replace(escaped, MASK)
         return event_adapter().validate_json(raw)
+
+
+class StreamGuard:
+    """Redacts a text stream fragment by fragment.
+
+    A fragment's tail that could be the beginning of a secret is held back until the next
+    fragment shows whether it is one; :meth:`flush` releases what is left at the end.
+    """
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._secrets = redactor._secrets
+        self._held = ""
+
+    def push(self, fragment: str) -> str:
+        if not self._secrets:
+            return fragment
+        text = self._redactor.text(self._held + fragment)
+        keep = 0
+        for size in range(min(len(text), len(self._secrets[0]) - 1), 0, -1):
+            tail = text[-size:]
+            if any(secret.startswith(tail) for secret in self._secrets):
+                keep = size
+                break
+        self._held = text[len(text) - keep :] if keep else ""
+        return text[: len(text) - keep]
+
+    def flush(self) -> str:
+        held, self._held = self._held, ""
+        return self._redactor.text(held)
 
 
 class RedactingFilter(logging.Filter):
