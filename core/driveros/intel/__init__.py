@@ -31,9 +31,10 @@ from driveros.intel._config import (
     parse_config,
 )
 from driveros.intel._detector import BuildDiagnosticsDetector
-from driveros.intel._feed import CheckRun, DiagnosticsFeed
+from driveros.intel._feed import DiagnosticsFeed
 from driveros.intel._parse_common import ParseResult, PathContext
 from driveros.intel._parsers import get_parser, parse_output
+from driveros.intel._results import CheckRun
 
 __all__ = [
     "BuildDiagnosticsDetector",

@@ -19,8 +19,6 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from driveros._errors import SandboxError
 from driveros.agent._events import DiagnosticItem
 from driveros.agent._hooks import DiagnosticsSnapshot
@@ -45,6 +43,7 @@ from driveros.intel._detect import (
 from driveros.intel._imports import ImportGraph
 from driveros.intel._parse_common import PathContext, make_item
 from driveros.intel._parsers import parse_output
+from driveros.intel._results import CheckResult, CheckRun, raw_section, result_key, touched_paths
 from driveros.intel._scan import FileIndex, glob_match
 from driveros.sandbox import RunResult, Sandbox
 
@@ -54,36 +53,11 @@ _log = logging.getLogger(__name__)
 _CACHE_PER_CHECK = 8
 #: More changed files than this and a per-file check runs whole instead.
 _MAX_PER_FILE = 64
-#: Unparsed output kept per check (the rest is counted, not silently dropped).
-_RAW_CAP = 4000
 _USAGE_ERROR = re.compile(
     r"unrecognized arguments?|no such option|unknown option|unexpected argument|"
     r"invalid choice|unknown flag",
     re.IGNORECASE,
 )
-
-
-class CheckRun(BaseModel):
-    """How one check was satisfied for the latest snapshot."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    mode: Literal["full", "files", "cached", "unaffected"]
-    duration_ms: float = 0.0
-    timed_out: bool = False
-    exit_code: int | None = None
-    files: tuple[str, ...] = Field(default=(), description="paths re-checked in files mode")
-
-
-class _Result(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    key: str
-    items: tuple[DiagnosticItem, ...]
-    raw: str
-    hashes: dict[str, str]
-    timed_out: bool = False
 
 
 class DiagnosticsFeed:
@@ -103,8 +77,8 @@ class DiagnosticsFeed:
         self._plan: tuple[CheckSpec, ...] = ()
         self._plan_signature: tuple[str, ...] | None = None
         self._probe = Probe()
-        self._cache: dict[str, OrderedDict[str, _Result]] = {}
-        self._latest: dict[str, _Result] = {}
+        self._cache: dict[str, OrderedDict[str, CheckResult]] = {}
+        self._latest: dict[str, CheckResult] = {}
         self._fallback: set[str] = set()
         self._lock = asyncio.Lock()
         self._graph = ImportGraph()
@@ -142,7 +116,7 @@ class DiagnosticsFeed:
             hashes = await self._index.refresh(changed=changed)
             await self._refresh_plan(sorted(hashes), hashes)
             sem = asyncio.Semaphore(self._config.max_parallel)
-            outcomes: dict[str, tuple[_Result, CheckRun]] = {}
+            outcomes: dict[str, tuple[CheckResult, CheckRun]] = {}
 
             async def one(spec: CheckSpec) -> None:
                 async with sem:
@@ -157,7 +131,9 @@ class DiagnosticsFeed:
                     tg.create_task(one(spec))
             return self._assemble(outcomes)
 
-    def _assemble(self, outcomes: Mapping[str, tuple[_Result, CheckRun]]) -> DiagnosticsSnapshot:
+    def _assemble(
+        self, outcomes: Mapping[str, tuple[CheckResult, CheckRun]]
+    ) -> DiagnosticsSnapshot:
         items: list[DiagnosticItem] = []
         raw: list[str] = []
         if self._config_problem:
@@ -223,18 +199,18 @@ class DiagnosticsFeed:
 
     async def _check(
         self, spec: CheckSpec, hashes: Mapping[str, str], *, full: bool
-    ) -> tuple[_Result, CheckRun]:
+    ) -> tuple[CheckResult, CheckRun]:
         relevant = {
             p: h for p, h in hashes.items() if not spec.triggers or glob_match(p, spec.triggers)
         }
-        key = _key(spec, relevant)
+        key = result_key(spec, relevant)
         cache = self._cache.setdefault(spec.name, OrderedDict())
         if not full and key in cache:
             cache.move_to_end(key)
             self._latest[spec.name] = cache[key]
             return cache[key], CheckRun(name=spec.name, mode="cached")
         prev = self._latest.get(spec.name)
-        touched = _touched(prev.hashes, relevant) if prev is not None else None
+        touched = touched_paths(prev.hashes, relevant) if prev is not None else None
         if (
             not full
             and prev is not None
@@ -243,7 +219,7 @@ class DiagnosticsFeed:
             and spec.pytest_closure
             and await self._outside_tests(touched, hashes)
         ):
-            result = _Result(key=key, items=prev.items, raw=prev.raw, hashes=relevant)
+            result = CheckResult(key=key, items=prev.items, raw=prev.raw, hashes=relevant)
             self._store(spec.name, result)
             return result, CheckRun(name=spec.name, mode="unaffected")
         if (
@@ -270,7 +246,7 @@ class DiagnosticsFeed:
 
     async def _run_full(
         self, spec: CheckSpec, key: str, relevant: dict[str, str]
-    ) -> tuple[_Result, CheckRun]:
+    ) -> tuple[CheckResult, CheckRun]:
         command = spec.fallback_command if spec.name in self._fallback else spec.command
         res = await self._execute(spec, command or spec.command)
         if (
@@ -287,14 +263,14 @@ class DiagnosticsFeed:
         self,
         spec: CheckSpec,
         key: str,
-        prev: _Result,
+        prev: CheckResult,
         relevant: dict[str, str],
         touched: set[str],
-    ) -> tuple[_Result, CheckRun]:
+    ) -> tuple[CheckResult, CheckRun]:
         present = sorted(p for p in touched if p in relevant)
         kept = tuple(i for i in prev.items if i.path not in touched)
         if not present:  # only deletions: drop their diagnostics, nothing to run
-            result = _Result(key=key, items=kept, raw="", hashes=relevant)
+            result = CheckResult(key=key, items=kept, raw="", hashes=relevant)
             self._store(spec.name, result)
             return result, CheckRun(name=spec.name, mode="files")
         base = "" if spec.cwd in (".", "") else posixpath.normpath(spec.cwd)
@@ -328,7 +304,7 @@ class DiagnosticsFeed:
         *,
         keep: tuple[DiagnosticItem, ...],
         files: tuple[str, ...],
-    ) -> tuple[_Result, CheckRun]:
+    ) -> tuple[CheckResult, CheckRun]:
         mode: Literal["full", "files"] = "files" if files else "full"
         run = CheckRun(
             name=spec.name,
@@ -349,7 +325,7 @@ class DiagnosticsFeed:
                 source=spec.label,
                 message=f"check {spec.name} timed out after {timeout:g}s; last known results kept",
             )
-            result = _Result(
+            result = CheckResult(
                 key=key,
                 items=(*stale, note),
                 raw=f"[{spec.name}] timed out after {timeout:g}s",
@@ -372,16 +348,16 @@ class DiagnosticsFeed:
                     message=f"check {spec.name} could not run (exit {res.exit_code})",
                 )
             )
-        result = _Result(
+        result = CheckResult(
             key=key,
             items=tuple(items),
-            raw=_raw_section(spec, res, parsed.unparsed),
+            raw=raw_section(spec, res, parsed.unparsed),
             hashes=relevant,
         )
         self._store(spec.name, result)
         return result, run
 
-    def _broken(self, spec: CheckSpec, exc: Exception) -> tuple[_Result, CheckRun]:
+    def _broken(self, spec: CheckSpec, exc: Exception) -> tuple[CheckResult, CheckRun]:
         note = make_item(
             path=".",
             severity="warning",
@@ -389,10 +365,10 @@ class DiagnosticsFeed:
             source=spec.label,
             message=f"check {spec.name} failed inside driveros: {type(exc).__name__}: {exc}",
         )
-        result = _Result(key="", items=(note,), raw=f"[{spec.name}] {exc!r}", hashes={})
+        result = CheckResult(key="", items=(note,), raw=f"[{spec.name}] {exc!r}", hashes={})
         return result, CheckRun(name=spec.name, mode="full")
 
-    def _store(self, name: str, result: _Result) -> None:
+    def _store(self, name: str, result: CheckResult) -> None:
         cache = self._cache.setdefault(name, OrderedDict())
         cache[result.key] = result
         cache.move_to_end(result.key)
@@ -405,28 +381,3 @@ def _rebuild_index(index: FileIndex, sandbox: Sandbox, exclude: Sequence[str]) -
     if tuple(exclude) == index.exclude:
         return index
     return FileIndex(sandbox, exclude=exclude)
-
-
-def _key(spec: CheckSpec, relevant: Mapping[str, str]) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    h.update(f"{spec.command}\0{spec.cwd}\0{spec.parser}\0{spec.files_command}\0".encode())
-    for path in sorted(relevant):
-        h.update(f"{path}\0{relevant[path]}\n".encode())
-    return h.hexdigest()
-
-
-def _touched(before: Mapping[str, str], after: Mapping[str, str]) -> set[str]:
-    return {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
-
-
-def _raw_section(spec: CheckSpec, res: RunResult, unparsed: Sequence[str]) -> str:
-    notes = []
-    if res.stdout_truncated or res.stderr_truncated:
-        notes.append("output was truncated at the sandbox's cap; diagnostics may be incomplete")
-    if not unparsed and not notes:
-        return ""
-    text = "\n".join(unparsed)
-    if len(text) > _RAW_CAP:
-        text = f"{text[:_RAW_CAP]}\n... ({len(text) - _RAW_CAP} more characters not shown)"
-    header = f"[{spec.name}] exit {res.exit_code}"
-    return "\n".join([header, *notes, text]).rstrip()
