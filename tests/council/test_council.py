@@ -141,3 +141,26 @@ def test_extract_json_object_tolerates_prose_and_fences() -> None:
     assert extract_json_object('{broken {"d": 3}') == {"d": 3}
     with pytest.raises(StructuredOutputError):
         extract_json_object("no json here")
+
+
+async def test_review_proposal_seats_a_provider_other_than_the_author() -> None:
+    from driveros.config import load_environment
+    from driveros.council import review_proposal
+
+    critic = [Turn(text=as_json({"summary": "fine", "issues": []}))]
+    referee = [Turn(text=as_json({"verdict": "approve", "summary": "small and tested"}))]
+    async with ScriptedModelServer(critic + referee) as other, ScriptedModelServer([]) as author:
+        env = load_environment(
+            environ={
+                "ANTHROPIC_API_KEY": "k1",
+                "ANTHROPIC_BASE_URL": author.anthropic_base_url,
+                "OPENAI_API_KEY": "k2",
+                "OPENAI_BASE_URL": other.openai_base_url,
+            }
+        )
+        verdict = await review_proposal("+x = 1\n", env=env, task="set x", exclude=["anthropic"])
+        assert author.requests == []  # the author never judged its own change
+    assert verdict.verdict == "approve"
+    assert verdict.referee.startswith("anthropic:") is False
+    with pytest.raises(CouncilError, match="no diff"):
+        await review_proposal("  ", env=env)

@@ -1,6 +1,7 @@
 """The adversarial council: author, critic and referee models review an artifact."""
 
 from driveros.council._council import consult, review, seat_council, seat_name
+from driveros.council._gate import review_proposal
 from driveros.council._models import (
     ConsultResult,
     CouncilError,
@@ -22,6 +23,7 @@ __all__ = [
     "consult",
     "extract_json_object",
     "review",
+    "review_proposal",
     "seat_council",
     "seat_name",
 ]
