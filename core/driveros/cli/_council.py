@@ -8,6 +8,8 @@ from pathlib import Path
 
 from driveros._errors import ConfigError, ProviderError
 from driveros.cli._parser import ArgumentParser
+from driveros.config import Environment
+from driveros.llm import Provider
 
 
 def configure(parser: ArgumentParser) -> None:
@@ -44,111 +46,147 @@ def _read(source: str) -> str:
         raise ConfigError(f"cannot read {source}: {exc}") from exc
 
 
-async def run(args: argparse.Namespace) -> int:
-    from driveros.cli._common import open_corpus, provider_from_spec
-    from driveros.config import load_environment
-    from driveros.council import CouncilError, consult, review, seat_council
+async def _record(
+    args: argparse.Namespace,
+    env: Environment,
+    *,
+    text: str,
+    output: str,
+    referee: str,
+    meta: dict[str, str],
+) -> None:
+    if args.no_record:
+        return
+    from driveros.cli._common import open_corpus
     from driveros.evals import CorpusRecord
-    from driveros.llm import Provider, Registry
 
-    env = load_environment()
+    record = CorpusRecord(
+        kind="council",
+        input=text,
+        output=output,
+        model=referee,
+        provider=referee.split(":", 1)[0],
+        meta=meta,
+    )
+    await open_corpus(env, args.corpus).add(record)
+
+
+async def _configured(env: Environment) -> list[Provider]:
+    from driveros.llm import Registry
+
+    registry = await Registry.from_env(env)
+    return [registry.must_get(n) for n in registry.names()]
+
+
+async def _review(args: argparse.Namespace, env: Environment, opened: list[Provider]) -> int:
+    from driveros.cli._common import provider_from_spec
+    from driveros.council import review, seat_council
+
+    if args.staged:
+        from driveros.dogfood import staged_diff
+
+        artifact = await staged_diff(Path.cwd())
+    else:
+        artifact = _read(args.artifact)
+    if not artifact.strip():
+        raise ConfigError("the artifact to review is empty")
+    author: Provider | None
+    if args.critic or args.author or args.referee:
+        critic = provider_from_spec(args.critic, env)
+        author = provider_from_spec(args.author, env) if args.author else None
+        referees = [provider_from_spec(s, env) for s in args.referee] or [critic]
+        opened += [critic, *referees, *([author] if author else [])]
+    else:
+        opened += await _configured(env)
+        author, critic, referees = seat_council(opened)
+    verdict = await review(
+        artifact,
+        critic=critic,
+        referees=referees,
+        author=author,
+        kind=args.kind,
+        max_rounds=max(1, args.rounds),
+    )
+    if args.format == "json":
+        sys.stdout.write(verdict.model_dump_json() + "\n")
+    else:
+        sys.stdout.write(f"verdict: {verdict.verdict} (referee {verdict.referee})\n")
+        sys.stdout.write(f"{verdict.summary}\n")
+        for issue in verdict.issues:
+            sys.stdout.write(f"- [{issue.severity}] {issue.description}\n")
+            if issue.evidence:
+                sys.stdout.write(f"    evidence: {issue.evidence}\n")
+    for note in verdict.fallbacks:
+        sys.stderr.write(f"referee fallback: {note}\n")
+    await _record(
+        args,
+        env,
+        text=artifact,
+        output=verdict.model_dump_json(),
+        referee=verdict.referee,
+        meta={"mode": "review", "verdict": verdict.verdict},
+    )
+    return 2 if args.check and verdict.verdict != "approve" else 0
+
+
+async def _consult(args: argparse.Namespace, env: Environment, opened: list[Provider]) -> int:
+    from driveros.cli._common import provider_from_spec
+    from driveros.council import consult
+
+    question = _read(args.question) if args.question == "-" else args.question
+    if args.member:
+        members = [provider_from_spec(s, env) for s in args.member]
+    else:
+        members = await _configured(env)
+    opened += members
+    if not members:
+        raise ConfigError("no provider is configured for the consultation")
+    referees = [provider_from_spec(s, env) for s in args.referee] or [*members]
+    opened += referees
+    result = await consult(question, members=members, referees=referees)
+    if args.format == "json":
+        sys.stdout.write(result.model_dump_json() + "\n")
+    else:
+        sys.stdout.write(result.synthesis.strip() + "\n")
+        for title, items in (
+            ("Agreements", result.agreements),
+            ("Disagreements", result.disagreements),
+        ):
+            if items:
+                sys.stdout.write(f"\n{title}:\n")
+                sys.stdout.writelines(f"- {item}\n" for item in items)
+    for answer in result.answers:
+        if answer.error:
+            sys.stderr.write(f"{answer.member} failed: {answer.error}\n")
+    await _record(
+        args,
+        env,
+        text=question,
+        output=result.model_dump_json(),
+        referee=result.referee,
+        meta={"mode": "consult"},
+    )
+    return 0
+
+
+async def run(args: argparse.Namespace) -> int:
+    from driveros.config import load_environment
+    from driveros.council import CouncilError
+
+    actions = {"review": _review, "consult": _consult}
+    action = actions.get(args.council_command)
+    if action is None:
+        sys.stderr.write("usage: driveros council {review,consult} ...\n")
+        return 1
     opened: list[Provider] = []
     try:
-        if args.council_command == "review":
-            if args.staged:
-                from driveros.dogfood import staged_diff
-
-                artifact = await staged_diff(Path.cwd())
-            else:
-                artifact = _read(args.artifact)
-            if not artifact.strip():
-                raise ConfigError("the artifact to review is empty")
-            if args.critic or args.author or args.referee:
-                critic = provider_from_spec(args.critic, env)
-                author = provider_from_spec(args.author, env) if args.author else None
-                referees = [provider_from_spec(s, env) for s in args.referee] or [critic]
-                opened += [critic, *referees, *([author] if author else [])]
-            else:
-                registry = await Registry.from_env(env)
-                opened += [registry.must_get(n) for n in registry.names()]
-                author_seat, critic, referees = seat_council(opened)
-                author = author_seat
-            verdict = await review(
-                artifact,
-                critic=critic,
-                referees=referees,
-                author=author,
-                kind=args.kind,
-                max_rounds=max(1, args.rounds),
-            )
-            if args.format == "json":
-                sys.stdout.write(verdict.model_dump_json() + "\n")
-            else:
-                sys.stdout.write(f"verdict: {verdict.verdict} (referee {verdict.referee})\n")
-                sys.stdout.write(f"{verdict.summary}\n")
-                for issue in verdict.issues:
-                    sys.stdout.write(f"- [{issue.severity}] {issue.description}\n")
-                    if issue.evidence:
-                        sys.stdout.write(f"    evidence: {issue.evidence}\n")
-                for note in verdict.fallbacks:
-                    sys.stderr.write(f"referee fallback: {note}\n")
-            if not args.no_record:
-                await open_corpus(env, args.corpus).add(
-                    CorpusRecord(
-                        kind="council",
-                        input=artifact,
-                        output=verdict.model_dump_json(),
-                        model=verdict.referee,
-                        provider=verdict.referee.split(":", 1)[0],
-                        meta={"mode": "review", "verdict": verdict.verdict},
-                    )
-                )
-            return 2 if args.check and verdict.verdict != "approve" else 0
-        if args.council_command == "consult":
-            question = _read(args.question) if args.question == "-" else args.question
-            if args.member:
-                members = [provider_from_spec(s, env) for s in args.member]
-            else:
-                registry = await Registry.from_env(env)
-                members = [registry.must_get(n) for n in registry.names()]
-            if not members:
-                raise ConfigError("no provider is configured for the consultation")
-            refs = [provider_from_spec(s, env) for s in args.referee] or [*members]
-            opened += [*members, *refs]
-            result = await consult(question, members=members, referees=refs)
-            if args.format == "json":
-                sys.stdout.write(result.model_dump_json() + "\n")
-            else:
-                sys.stdout.write(result.synthesis.strip() + "\n")
-                if result.agreements:
-                    sys.stdout.write("\nAgreements:\n")
-                    sys.stdout.writelines(f"- {a}\n" for a in result.agreements)
-                if result.disagreements:
-                    sys.stdout.write("\nDisagreements:\n")
-                    sys.stdout.writelines(f"- {d}\n" for d in result.disagreements)
-                for answer in result.answers:
-                    if answer.error:
-                        sys.stderr.write(f"{answer.member} failed: {answer.error}\n")
-            if not args.no_record:
-                await open_corpus(env, args.corpus).add(
-                    CorpusRecord(
-                        kind="council",
-                        input=question,
-                        output=result.model_dump_json(),
-                        model=result.referee,
-                        provider=result.referee.split(":", 1)[0],
-                        meta={"mode": "consult"},
-                    )
-                )
-            return 0
+        return await action(args, load_environment(), opened)
     except (CouncilError, ProviderError) as exc:
         sys.stderr.write(f"driveros council: {exc}\n")
         return 5
     finally:
-        seen: set[int] = set()
+        closed: set[int] = set()
         for provider in opened:
-            if id(provider) not in seen:
-                seen.add(id(provider))
+            if id(provider) not in closed:
+                closed.add(id(provider))
                 await provider.aclose()
-    sys.stderr.write("usage: driveros council {review,consult} ...\n")
-    return 1
