@@ -174,7 +174,7 @@ class DockerSandbox:
             await asyncio.to_thread(self._preflight)
             await self._watchdog.start()
             try:
-                container = await asyncio.to_thread(self._create_container)
+                container = await self._create_uncancellably()
                 self._watchdog.track_container(container.id, self._daemon_url)
                 await asyncio.to_thread(self._start_container, container)
             except BaseException:
@@ -226,6 +226,17 @@ class DockerSandbox:
                 image=self.image,
             ) from exc
         reap_orphans(api)
+
+    async def _create_uncancellably(self) -> Any:
+        """Create the container; if canceled meanwhile, remove it before re-raising."""
+        task = asyncio.ensure_future(asyncio.to_thread(self._create_container))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                container = await task
+                await asyncio.to_thread(container.remove, force=True)
+            raise
 
     def _create_container(self) -> Any:
         volumes = {str(self.workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}
