@@ -176,3 +176,16 @@ def test_detector_edits_through_run_count_as_touching_everything() -> None:
 def test_detector_rejects_nonsense_settings(bad: dict[str, int]) -> None:
     with pytest.raises(ValueError):
         BuildDiagnosticsDetector(**bad)
+
+
+def test_detector_set_baseline_after_construction() -> None:
+    legacy = err("legacy/old.py", "ancient problem")
+    det = BuildDiagnosticsDetector(k=2)
+    det.set_baseline(snap(legacy))
+    # the baseline is the reference: the first edit turn already counts
+    turns = [edit_turn(t, snap(legacy), path="legacy/old.py") for t in (1, 2)]
+    assert [t for t, _ in feed(det, turns)] == [2]
+    det.set_baseline(snap())  # too late: ignored
+    assert [
+        t for t, _ in feed(det, [edit_turn(t, snap(legacy), "legacy/old.py") for t in (3, 4)])
+    ] == [4]

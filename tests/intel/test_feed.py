@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from driveros.agent._hooks import DiagnosticsSource, ToolObservation, TurnObservation
 from driveros.intel import (
     BuildDiagnosticsDetector,
@@ -263,3 +265,17 @@ async def test_detector_on_real_snapshots_oscillation_fires_progress_does_not(
             snap = await feed.snapshot(changed=["m.py"])
             assert calm.observe(_edit_turn(turn, snap, "m.py")) is None
         assert snap.items == ()
+
+
+async def test_feed_changed_hint_catches_edits_stat_cannot_see(open_project: OpenProject) -> None:
+    cfg = IntelConfig(type_checker="off")
+    async with open_project({"pyproject.toml": P.RUFF_CONFIG, "m.py": "a = 1\n"}) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=cfg)
+        assert (await feed.snapshot()).items == ()
+        path = sandbox.workspace / "m.py"
+        before = path.stat()
+        path.write_text("a = b\n")  # same size; then the old mtime put back
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert (await feed.snapshot()).items == ()  # size and mtime look unchanged
+        hinted = await feed.snapshot(changed=[str(path)])  # absolute paths are accepted
+    assert [(i.path, i.code) for i in hinted.items] == [("m.py", "F821")]

@@ -86,6 +86,14 @@ class BuildDiagnosticsDetector:
     def name(self) -> str:
         return "build_diagnostics"
 
+    def set_baseline(self, snapshot: DiagnosticsSnapshot) -> None:
+        """Give the pre-edit snapshot when it is taken after construction.
+
+        Ignored once an edit turn has been observed (the run already has a reference)."""
+        if self._prev is None:
+            self._prev = snapshot
+            self._baseline = {item_key(i) for i in _errors(snapshot)}
+
     @property
     def k(self) -> int:
         return self._k

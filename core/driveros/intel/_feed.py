@@ -113,7 +113,8 @@ class DiagnosticsFeed:
         over the whole workspace.
         """
         async with self._lock:
-            hashes = await self._index.refresh(changed=changed)
+            ctx = PathContext(roots=(str(self._sandbox.workspace), *self._probe.roots))
+            hashes = await self._index.refresh(changed=[ctx.normalize(p) for p in changed])
             await self._refresh_plan(sorted(hashes), hashes)
             sem = asyncio.Semaphore(self._config.max_parallel)
             outcomes: dict[str, tuple[CheckResult, CheckRun]] = {}
