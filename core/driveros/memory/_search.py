@@ -123,17 +123,29 @@ class VectorIndex:
         rows: npt.NDArray[np.intp] | None = None
         if self.bits is not None and len(self.ids) > OVERSAMPLE * k:
             qbits = _sign_bits(q[None, :])[0]
-            distance = np.bitwise_count(self.bits ^ qbits).sum(axis=1, dtype=np.int32)
+            counts = np.bitwise_count(self.bits ^ qbits)
+            # Column by column: numpy reduces a short inner axis far slower than it adds.
+            distance = counts[:, 0].astype(np.int32)
+            for word in range(1, counts.shape[1]):
+                distance += counts[:, word]
             rows = np.argpartition(distance, OVERSAMPLE * k)[: OVERSAMPLE * k]
-            scores = self.matrix[rows] @ q
+            scores = _dot(self.matrix[rows], q)
         else:
-            scores = self.matrix @ q
+            scores = _dot(self.matrix, q)
         k = min(k, len(scores))
         best = np.argpartition(-scores, k - 1)[:k]
         best = best[np.argsort(-scores[best], kind="stable")]
         if rows is not None:
             best = rows[best]
         return [int(i) for i in self.ids[best]]
+
+
+def _dot(matrix: npt.NDArray[np.float32], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Matrix-vector product without BLAS: OpenBLAS spreads even small products over threads,
+    which on a busy machine costs far more than the arithmetic (measured: 30 ms vs 0.3 ms for
+    2,048 x 256)."""
+    out: npt.NDArray[np.float32] = np.einsum("ij,j->i", matrix, q)
+    return out
 
 
 def _sign_bits(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.uint64]:
