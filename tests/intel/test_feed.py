@@ -279,3 +279,28 @@ async def test_feed_changed_hint_catches_edits_stat_cannot_see(open_project: Ope
         assert (await feed.snapshot()).items == ()  # size and mtime look unchanged
         hinted = await feed.snapshot(changed=[str(path)])  # absolute paths are accepted
     assert [(i.path, i.code) for i in hinted.items] == [("m.py", "F821")]
+
+
+def _lint_config(word: str) -> str:
+    loop = f'do echo "$f:1: warning: {word}"; done'
+    return (
+        "[diagnostics]\nauto = false\n[[diagnostics.checks]]\nname = 'lint'\nparser = 'gnu'\n"
+        f"command = 'for f in *.py; {loop}'\n"
+        f"files_command = 'for f in {{files}}; {loop}'\n"
+        "per_file = ['*.py']\ntriggers = ['*.py']\n"
+    )
+
+
+async def test_feed_changed_check_config_reruns_whole(open_project: OpenProject) -> None:
+    files = {".driveros.toml": _lint_config("seen"), "a.py": "a = 1\n", "b.py": "b = 1\n"}
+    async with open_project(files) as sandbox:
+        feed = DiagnosticsFeed(sandbox)
+        await feed.snapshot()
+        await sandbox.write_file("a.py", "a = 2\n")
+        await feed.snapshot()
+        assert [(r.mode, r.files) for r in feed.runs] == [("files", ("a.py",))]
+        await sandbox.write_file(".driveros.toml", _lint_config("again"))
+        await sandbox.write_file("a.py", "a = 3\n")
+        snap = await feed.snapshot()
+    assert [r.mode for r in feed.runs] == ["full"]
+    assert [(i.path, i.message) for i in snap.items] == [("a.py", "again"), ("b.py", "again")]

@@ -43,7 +43,14 @@ from driveros.intel._detect import (
 from driveros.intel._imports import ImportGraph
 from driveros.intel._parse_common import PathContext, make_item
 from driveros.intel._parsers import parse_output
-from driveros.intel._results import CheckResult, CheckRun, raw_section, result_key, touched_paths
+from driveros.intel._results import (
+    CheckResult,
+    CheckRun,
+    raw_section,
+    result_key,
+    spec_digest,
+    touched_paths,
+)
 from driveros.intel._scan import FileIndex, glob_match
 from driveros.sandbox import RunResult, Sandbox
 
@@ -211,6 +218,8 @@ class DiagnosticsFeed:
             self._latest[spec.name] = cache[key]
             return cache[key], CheckRun(name=spec.name, mode="cached")
         prev = self._latest.get(spec.name)
+        if prev is not None and prev.spec != spec_digest(spec):
+            prev = None  # the check itself changed (new config): nothing to build on
         touched = touched_paths(prev.hashes, relevant) if prev is not None else None
         if (
             not full
@@ -220,7 +229,9 @@ class DiagnosticsFeed:
             and spec.pytest_closure
             and await self._outside_tests(touched, hashes)
         ):
-            result = CheckResult(key=key, items=prev.items, raw=prev.raw, hashes=relevant)
+            result = CheckResult(
+                key=key, items=prev.items, raw=prev.raw, hashes=relevant, spec=prev.spec
+            )
             self._store(spec.name, result)
             return result, CheckRun(name=spec.name, mode="unaffected")
         if (
@@ -271,7 +282,7 @@ class DiagnosticsFeed:
         present = sorted(p for p in touched if p in relevant)
         kept = tuple(i for i in prev.items if i.path not in touched)
         if not present:  # only deletions: drop their diagnostics, nothing to run
-            result = CheckResult(key=key, items=kept, raw="", hashes=relevant)
+            result = CheckResult(key=key, items=kept, raw="", hashes=relevant, spec=prev.spec)
             self._store(spec.name, result)
             return result, CheckRun(name=spec.name, mode="files")
         base = "" if spec.cwd in (".", "") else posixpath.normpath(spec.cwd)
@@ -332,6 +343,7 @@ class DiagnosticsFeed:
                 raw=f"[{spec.name}] timed out after {timeout:g}s",
                 hashes=prev.hashes if prev else {},
                 timed_out=True,
+                spec=spec_digest(spec),
             )
             self._latest[spec.name] = result  # never cached: the next snapshot retries
             return result, run
@@ -354,6 +366,7 @@ class DiagnosticsFeed:
             items=tuple(items),
             raw=raw_section(spec, res, parsed.unparsed),
             hashes=relevant,
+            spec=spec_digest(spec),
         )
         self._store(spec.name, result)
         return result, run

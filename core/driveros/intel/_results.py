@@ -37,11 +37,18 @@ class CheckResult(BaseModel):
     raw: str
     hashes: dict[str, str]
     timed_out: bool = False
+    #: spec_digest() of the check that produced it: results of another spec are not merged.
+    spec: str = ""
+
+
+def spec_digest(spec: CheckSpec) -> str:
+    return hashlib.blake2b(spec.model_dump_json().encode(), digest_size=16).hexdigest()
 
 
 def result_key(spec: CheckSpec, relevant: Mapping[str, str]) -> str:
+    """The cache key: the whole spec plus the content hashes of its relevant files."""
     h = hashlib.blake2b(digest_size=16)
-    h.update(f"{spec.command}\0{spec.cwd}\0{spec.parser}\0{spec.files_command}\0".encode())
+    h.update(spec_digest(spec).encode())
     for path in sorted(relevant):
         h.update(f"{path}\0{relevant[path]}\n".encode())
     return h.hexdigest()
