@@ -77,6 +77,7 @@ class MemoryStore:
         self.timeout = timeout
         self._lock = asyncio.Lock()
         self._index: VectorIndex | None = None
+        self._single_scope_at: tuple[int, bool] | None = None
         #: See ``POSTING_BUDGET``; an attribute so tests can exercise the cut-off cheaply.
         self.posting_budget = POSTING_BUDGET
 
@@ -180,7 +181,12 @@ class MemoryStore:
     async def _check_pin(self, embedder: Embedder) -> str | None:
         """The pinned model; raises when ``embedder`` is a different one."""
         pinned = await self._meta("embed_model")
-        if pinned is not None and pinned != embedder.model:
+        if pinned is not None:
+            self._refuse_other_model(pinned, embedder)
+        return pinned
+
+    def _refuse_other_model(self, pinned: str, embedder: Embedder) -> None:
+        if pinned != embedder.model:
             raise MemoryStoreError(
                 f"memory {self.path} is pinned to embedding model {pinned!r} but "
                 f"{embedder.model!r} is configured; run `driveros memory reembed` to switch "
@@ -189,7 +195,6 @@ class MemoryStore:
                 pinned=pinned,
                 configured=embedder.model,
             )
-        return pinned
 
     # ------------------------------------------------------------------ recall
 
@@ -201,12 +206,18 @@ class MemoryStore:
         """
         async with self._op("search"):
             wide = max(limit * 4, 20)
+            [(gen_text, pinned)] = await self._fetch(
+                "SELECT (SELECT value FROM meta WHERE key = 'gen'), "
+                "(SELECT value FROM meta WHERE key = 'embed_model')"
+            )
+            gen = int(gen_text or 0)
             rankings: list[list[int]] = []
             words = query_words(query)
             if words:
-                rankings.append(await self._lexical(words, wide))
-            if self.embedder is not None and await self._check_pin(self.embedder) is not None:
-                index = await self._vector_index(self.embedder.model)
+                rankings.append(await self._lexical(words, wide, gen))
+            if self.embedder is not None and pinned is not None:
+                self._refuse_other_model(str(pinned), self.embedder)
+                index = await self._vector_index(self.embedder.model, gen)
                 if len(index.ids):
                     [qvec] = await self.embedder.embed([query])
                     rankings.append(index.top(qvec, wide))
@@ -214,7 +225,7 @@ class MemoryStore:
             facts = await self._facts_by_id(ids)
             return [facts[i] for i in ids if i in facts]
 
-    async def _lexical(self, words: list[str], wide: int) -> list[int]:
+    async def _lexical(self, words: list[str], wide: int, gen: int) -> list[int]:
         """BM25 over the rarer query words; a query of only very common words looks at the
         newest facts that contain them (see ``POSTING_BUDGET``)."""
         await self._conn.execute("DELETE FROM temp.query_terms")
@@ -222,11 +233,14 @@ class MemoryStore:
             "INSERT INTO temp.query_terms (rowid, text) VALUES (?, ?)", list(enumerate(words))
         )
         instances = await self._fetch("SELECT doc, term FROM temp.query_instances")
-        dfs: dict[str, int] = {}
-        for _, term in instances:
-            if term not in dfs:
-                found = await self._fetch("SELECT doc FROM temp.fact_terms WHERE term = ?", (term,))
-                dfs[term] = int(found[0][0]) if found else 0
+        terms = sorted({str(t) for _, t in instances})
+        dfs: dict[str, int] = dict.fromkeys(terms, 0)
+        if terms:
+            # One equality lookup per term (fts5vocab answers those from the index directly).
+            lookup = " UNION ALL ".join(
+                ["SELECT term, doc FROM temp.fact_terms WHERE term = ?"] * len(terms)
+            )
+            dfs.update((str(t), int(d)) for t, d in await self._fetch(lookup, terms))
         costs: dict[str, int] = {}
         for index, term in instances:
             word = words[int(index)]
@@ -243,7 +257,7 @@ class MemoryStore:
                 (self.scope, self.posting_budget),
             )
             newest = int(floor[0][0]) if floor else 0
-        if await self._single_scope():
+        if await self._single_scope(gen):
             # Only active facts are indexed, and all are ours: no join needed.
             rows = await self._fetch(
                 "SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? AND rowid > ? "
@@ -259,19 +273,18 @@ class MemoryStore:
             )
         return [int(r[0]) for r in rows]
 
-    async def _single_scope(self) -> bool:
+    async def _single_scope(self, gen: int) -> bool:
         """True when every fact in the file belongs to this scope (the usual case)."""
-        for op in ("<", ">"):
-            rows = await self._fetch(
-                f"SELECT 1 FROM facts WHERE scope {op} ? LIMIT 1",  # noqa: S608
+        if self._single_scope_at is None or self._single_scope_at[0] != gen:
+            [[other]] = await self._fetch(
+                "SELECT EXISTS (SELECT 1 FROM facts WHERE scope < ?1) "
+                "OR EXISTS (SELECT 1 FROM facts WHERE scope > ?1)",
                 (self.scope,),
             )
-            if rows:
-                return False
-        return True
+            self._single_scope_at = (gen, not other)
+        return self._single_scope_at[1]
 
-    async def _vector_index(self, model: str) -> VectorIndex:
-        gen = int(await self._meta("gen") or 0)
+    async def _vector_index(self, model: str, gen: int) -> VectorIndex:
         if self._index is not None and self._index.gen == gen and self._index.model == model:
             return self._index
         rows = await self._fetch(
