@@ -304,3 +304,21 @@ async def test_feed_changed_check_config_reruns_whole(open_project: OpenProject)
         snap = await feed.snapshot()
     assert [r.mode for r in feed.runs] == ["full"]
     assert [(i.path, i.message) for i in snap.items] == [("a.py", "again"), ("b.py", "again")]
+
+
+async def test_feed_falls_back_when_a_tool_rejects_its_flags(open_project: OpenProject) -> None:
+    old_tool = CheckSpec(
+        name="typecheck",
+        command="echo 'usage: mypy ... error: unrecognized arguments: -O' >&2; exit 2",
+        fallback_command="echo 'a.py:3:1: error: Bad thing  [misc]'; exit 1",
+        parser="mypy",
+        triggers=("*.py",),
+    )
+    async with open_project({"a.py": "x = 1\n"}) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=IntelConfig(auto=False, checks=(old_tool,)))
+        first = await feed.snapshot()
+        await sandbox.write_file("a.py", "x = 2\n")
+        second = await feed.snapshot()
+    for snap in (first, second):
+        assert [(i.path, i.line, i.code) for i in snap.items] == [("a.py", 3, "misc")]
+        assert snap.raw == ""  # the rejected attempt is not reported as unparsed output
