@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from driveros.agent._hooks import DiagnosticsSource, ToolObservation, TurnObservation
 from driveros.intel import (
     BuildDiagnosticsDetector,
@@ -213,10 +215,8 @@ async def test_feed_eslint_when_configured(open_project: OpenProject) -> None:
 async def test_feed_pyright_when_it_runs_offline(open_project: OpenProject) -> None:
     require_tool("pyright")
     async with open_project(P.PYTHON) as sandbox:
-        probe = await sandbox.run("pyright --version", timeout=60)
+        probe = await sandbox.run("pyright --version", timeout=30)
         if not probe.ok:
-            import pytest
-
             pytest.skip(f"pyright cannot start here: {probe.stderr.strip()[:200]}")
         snap = await DiagnosticsFeed(sandbox, config=IntelConfig(type_checker="pyright")).snapshot()
     assert snap.checks == ("ruff", "pyright")
