@@ -123,3 +123,25 @@ def test_render_snapshot_names_counts_delta_and_raw(limit: int) -> None:
     assert "1 new, 1 fixed, 1 unchanged" in text
     assert "strange line" in text
     assert "b.py:10:1: error [mypy return-value]" in text
+
+
+def test_identity_of_a_failing_test_is_its_node_id() -> None:
+    def failing(detail: str) -> DiagnosticItem:
+        return item(
+            "tests/t.py", 5, "test-failure", f"tests/t.py::test_add: {detail}", source="pytest"
+        )
+
+    assert fingerprint([failing("assert 0 == 4")]) == fingerprint([failing("assert 3 == 4")])
+    other = item(
+        "tests/t.py", 9, "test-failure", "tests/t.py::test_sub: assert 1 == 2", source="pytest"
+    )
+    assert fingerprint([failing("assert 0 == 4")]) != fingerprint([other])
+    delta = diff_snapshots(snap(failing("assert 0 == 4")), snap(failing("assert 3 == 4")))
+    assert not delta.changed
+
+
+def test_targets_fixed_follows_a_failing_test_by_node_id() -> None:
+    target = item("tests/t.py", 5, "test-failure", "tests/t.py::test_add: assert 0 == 4")
+    moved = item("tests/t.py", 60, "test-failure", "tests/t.py::test_add: assert 3 == 4")
+    assert not targets_fixed(snap(moved), [target])
+    assert targets_fixed(snap(), [target])
