@@ -99,14 +99,14 @@ class VectorIndex:
     @classmethod
     def build(cls, gen: int, model: str, rows: Iterable[tuple[int, bytes]]) -> VectorIndex:
         ids: list[int] = []
-        vecs: list[npt.NDArray[np.float32]] = []
+        blobs: list[bytes] = []
         for fact_id, blob in rows:
             ids.append(fact_id)
-            vecs.append(unpack(blob))
-        dims = {v.shape[0] for v in vecs}
-        if not vecs or len(dims) != 1:
+            blobs.append(blob)
+        if not blobs or len({len(b) for b in blobs}) != 1 or len(blobs[0]) % 4:
             return cls(gen, model, np.zeros(0, np.int64), np.zeros((0, 0), np.float32))
-        matrix = np.vstack(vecs).astype(np.float32, copy=False)
+        # One buffer for all rows: much faster than stacking 100k small arrays.
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         matrix = matrix / norms
