@@ -388,3 +388,34 @@ async def test_docker_fault_fork_bomb_is_bounded(jail: DockerSandbox) -> None:
         await asyncio.sleep(0.2)
     count = await jail.run("ps -e --no-headers | wc -l")
     assert int(count.stdout) < 10
+
+
+async def test_escape_workspace_root_swapped_for_a_link(local: LocalSandbox, outside: Path) -> None:
+    ws = local.workspace
+    ws.rename(ws.with_name("ws-moved"))
+    ws.symlink_to(outside)
+    before = snapshot(outside)
+    await assert_refused(local.read_file("secret.txt"), PathEscapeError, outside, before)
+    await assert_refused(local.write_file("secret.txt", "x"), PathEscapeError, outside, before)
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        lambda s: s.run("echo \x00 nul"),
+        lambda s: s.run("echo \udcff"),
+        lambda s: s.run("x" * 3_000_000),
+        lambda s: s.run("true", env={"BAD=NAME": "x"}),
+        lambda s: s.write_file("text.txt", "lone \udcff surrogate"),
+        lambda s: s.edit("hello.txt", "hello", "\udcff"),
+        lambda s: s.search("(", path="."),
+    ],
+    ids=["nul", "surrogate", "too-long", "env-name", "write-surrogate", "edit-surrogate", "regex"],
+)
+async def test_fault_bad_input_gets_a_typed_error(
+    local: LocalSandbox, outside: Path, attempt: Attempt
+) -> None:
+    before = snapshot(outside)
+    await assert_refused(attempt(local), SandboxError, outside, before)
+    assert (local.workspace / "hello.txt").read_text() == "hello world\n"
+    assert not (local.workspace / "text.txt").exists()

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
-from driveros.sandbox._hostproc import TIMEOUT_EXIT, shell_exit_code
+from driveros.sandbox._hostproc import TIMEOUT_EXIT, shell_exit_code, spawn_error
 from driveros.sandbox._output import CappedBuffer
 from driveros.sandbox._protocol import RunResult
 from driveros.sandbox._watchdog import Watchdog, kill_group
@@ -69,15 +69,18 @@ class LocalChannel:
     async def start(
         cls, argv: list[str], *, cwd: Path, env: Mapping[str, str], watchdog: Watchdog
     ) -> LocalChannel:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=cwd,
+                env=dict(env),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise spawn_error(argv, exc) from exc
         return cls(proc, watchdog)
 
     @property

@@ -20,7 +20,13 @@ from driveros._errors import SandboxError
 from driveros.sandbox._channel import Channel, run_on_channel
 from driveros.sandbox._docker_exec import DockerChannel
 from driveros.sandbox._docker_reaper import owner_labels, reap_orphans
-from driveros.sandbox._env import DEFAULT_PATH, NON_INTERACTIVE, command_environment, scrub
+from driveros.sandbox._env import (
+    DEFAULT_PATH,
+    NON_INTERACTIVE,
+    check_command,
+    command_environment,
+    scrub,
+)
 from driveros.sandbox._files import DEFAULT_MAX_READ, HostFiles
 from driveros.sandbox._processes import BackgroundProcess, ProcessHost
 from driveros.sandbox._protocol import (
@@ -325,6 +331,7 @@ class DockerSandbox:
     ) -> RunResult:
         """Run ``command`` with ``/bin/sh -c`` as an exec in the sandbox container."""
         self._check_open()
+        check_command(command)
         channel = await self._open_command(command, cwd, env)
         return await run_on_channel(
             channel,
@@ -365,6 +372,7 @@ class DockerSandbox:
     ) -> BackgroundProcess:
         """Start a long-lived process in the container (read with ``read()``, ``stop()``)."""
         self._check_open()
+        check_command(command)
         return await self._processes.start(command, cwd=cwd, env=dict(env) if env else None)
 
     def get_process(self, process_id: str) -> BackgroundProcess:

@@ -71,3 +71,15 @@ def command_environment(base: Mapping[str, str], extra: Mapping[str, str] | None
                 raise PolicyError(f"invalid environment variable name or value: {key!r}")
             env[key] = value
     return env
+
+
+def check_command(command: str) -> None:
+    """Refuse a command no shell could be given: NUL bytes, lone surrogates, not a str."""
+    if not isinstance(command, str):
+        raise PolicyError(f"a command must be a string, not {type(command).__name__}")
+    if "\x00" in command:
+        raise PolicyError("the command contains a NUL byte")
+    try:
+        command.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise PolicyError(f"the command is not valid Unicode text (position {exc.start})") from exc

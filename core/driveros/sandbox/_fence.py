@@ -63,6 +63,8 @@ class Fence:
         if not real.is_dir():
             raise NotFoundError(f"workspace {str(root)!r} is not a directory", workspace=str(root))
         self.root = real
+        info = real.stat()
+        self._root_id = (info.st_dev, info.st_ino)
 
     # -- resolution ---------------------------------------------------------------------
 
@@ -79,6 +81,12 @@ class Fence:
         """
         stack = [_Step(os.open(self.root, _DIR & ~os.O_NOFOLLOW), "")]
         try:
+            here_id = os.fstat(stack[0].fd)
+            if (here_id.st_dev, here_id.st_ino) != self._root_id:
+                raise PathEscapeError(
+                    f"the workspace {str(self.root)!r} was replaced; refusing to continue",
+                    workspace=str(self.root),
+                )
             pending = list(parts)
             hops = 0
             while pending:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import os
 import stat as st
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar
 
+from driveros._errors import SandboxError
 from driveros.sandbox._fence import Fence, kind_of
 from driveros.sandbox._paths import is_safe_name, split_path
 from driveros.sandbox._protocol import (
@@ -26,6 +28,19 @@ from driveros.sandbox._protocol import (
     WrongKindError,
 )
 from driveros.sandbox._search import find_ripgrep, search_python, search_ripgrep
+
+_T = TypeVar("_T")
+
+
+def encode_text(text: str, path: str) -> bytes:
+    """``text`` as UTF-8; lone surrogates are refused rather than half-written."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise NotTextError(
+            f"content for {path!r} is not valid Unicode text (position {exc.start})", path=path
+        ) from exc
+
 
 #: Default largest file ``read_file``/``read_bytes``/``edit`` will load.
 DEFAULT_MAX_READ = 16 * 1024 * 1024
@@ -41,6 +56,19 @@ class HostFiles:
     @property
     def root(self) -> Path:
         return self.fence.root
+
+    async def _off(self, path: str, fn: Callable[..., _T], *args: Any) -> _T:
+        """Run blocking ``fn`` in a worker thread; an OSError becomes a SandboxError."""
+        try:
+            return await asyncio.to_thread(fn, *args)
+        except FileNotFoundError as exc:
+            raise NotFoundError(f"{path!r} does not exist", path=path) from exc
+        except (IsADirectoryError, NotADirectoryError) as exc:
+            raise WrongKindError(f"{path!r}: {exc.strerror}", path=path) from exc
+        except OSError as exc:
+            raise SandboxError(
+                f"{path!r}: {exc.strerror or exc}", path=path, errno=exc.errno
+            ) from exc
 
     def split(self, path: str) -> tuple[str, ...]:
         return split_path(path, root=PurePosixPath(self.fence.root))
@@ -67,7 +95,7 @@ class HostFiles:
         return data
 
     async def read_bytes(self, path: str) -> bytes:
-        return await asyncio.to_thread(self._read_bytes, self.split(path))
+        return await self._off(path, self._read_bytes, self.split(path))
 
     async def read_file(self, path: str) -> str:
         data = await self.read_bytes(path)
@@ -89,10 +117,10 @@ class HostFiles:
 
     async def write_bytes(self, path: str, data: bytes) -> None:
         """Atomically create or replace ``path`` (parents created); never a partial file."""
-        await asyncio.to_thread(self._write, self.split(path), bytes(data))
+        await self._off(path, self._write, self.split(path), bytes(data))
 
     async def write_file(self, path: str, content: str) -> None:
-        await self.write_bytes(path, content.encode("utf-8"))
+        await self.write_bytes(path, encode_text(content, path))
 
     def _edit(self, parts: tuple[str, ...], old: str, new: str, replace_all: bool) -> int:
         shown = "/".join(parts)
@@ -120,12 +148,12 @@ class HostFiles:
                     count=count,
                 )
             updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-            self.fence.replace_file(dir_fd, name, updated.encode("utf-8"), existing, parts)
+            self.fence.replace_file(dir_fd, name, encode_text(updated, shown), existing, parts)
             return count if replace_all else 1
 
     async def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
         """Replace exact text; returns how many occurrences were replaced."""
-        return await asyncio.to_thread(self._edit, self.split(path), old, new, replace_all)
+        return await self._off(path, self._edit, self.split(path), old, new, replace_all)
 
     # -- directories and metadata -------------------------------------------------------
 
@@ -151,7 +179,7 @@ class HostFiles:
         return sorted(entries, key=lambda e: e.name)
 
     async def list_dir(self, path: str = ".") -> list[DirEntry]:
-        return await asyncio.to_thread(self._list, self.split(path))
+        return await self._off(path, self._list, self.split(path))
 
     def _stat(self, parts: tuple[str, ...]) -> FileStat:
         with self.fence.parent(parts, follow_final=False) as (dir_fd, name, _):
@@ -174,18 +202,18 @@ class HostFiles:
 
     async def stat(self, path: str) -> FileStat:
         """Metadata of ``path`` itself (a symlink is reported as one, not followed)."""
-        return await asyncio.to_thread(self._stat, self.split(path))
+        return await self._off(path, self._stat, self.split(path))
 
     async def remove(self, path: str) -> None:
         """Remove a file, a symlink (never its target) or a directory tree."""
-        await asyncio.to_thread(self.fence.remove, self.split(path))
+        await self._off(path, self.fence.remove, self.split(path))
 
     async def host_dir(self, path: str) -> Path:
         """The verified host path of directory ``path`` (for a command's cwd)."""
         parts = self.split(path)
         if not parts:
             return self.root  # the common case needs no walk (and no thread hop)
-        return await asyncio.to_thread(self.fence.host_path, parts)
+        return await self._off(path, self.fence.host_path, parts)
 
     # -- search -------------------------------------------------------------------------
 
@@ -199,13 +227,13 @@ class HostFiles:
         env: Mapping[str, str],
     ) -> list[SearchMatch]:
         parts = self.split(path)
-        fd = await asyncio.to_thread(self.fence.open_dir, parts)
+        fd = await self._off(path, self.fence.open_dir, parts)
         try:
-            prefix = await asyncio.to_thread(self._logical, parts)
+            prefix = await self._off(path, self._logical, parts)
             rg = find_ripgrep(env.get("PATH"))
             if rg is not None:
                 return await search_ripgrep(rg, fd, prefix, pattern, glob, max_results, env)
-            return await asyncio.to_thread(search_python, fd, prefix, pattern, glob, max_results)
+            return await self._off(path, search_python, fd, prefix, pattern, glob, max_results)
         finally:
             os.close(fd)
 

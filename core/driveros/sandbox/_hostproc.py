@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from driveros._errors import SandboxError
 from driveros.sandbox._output import CappedBuffer, pump
 from driveros.sandbox._protocol import RunResult
 from driveros.sandbox._watchdog import Watchdog, kill_group
@@ -16,6 +17,13 @@ from driveros.sandbox._watchdog import Watchdog, kill_group
 DRAIN_GRACE = 0.2
 #: Exit code reported for a command killed by its timeout (as coreutils ``timeout``).
 TIMEOUT_EXIT = 124
+
+
+def spawn_error(argv: list[str], exc: OSError) -> SandboxError:
+    """A process that could not start (shell missing, command too long, no memory)."""
+    return SandboxError(
+        f"could not start {argv[0]!r}: {exc.strerror or exc}", errno=exc.errno, argv0=argv[0]
+    )
 
 
 def shell_exit_code(returncode: int) -> int:
@@ -48,15 +56,18 @@ async def run_host_command(
     says ``timed_out``; on cancellation the group is killed and CancelledError re-raised.
     """
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=dict(env),
-        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise spawn_error(argv, exc) from exc
     pgid = proc.pid
     watchdog.track_group(pgid)
     assert proc.stdout is not None and proc.stderr is not None

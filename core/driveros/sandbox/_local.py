@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Self
 
 from driveros.sandbox._channel import Channel, LocalChannel
-from driveros.sandbox._env import base_environment, command_environment
+from driveros.sandbox._env import base_environment, check_command, command_environment
 from driveros.sandbox._files import DEFAULT_MAX_READ, HostFiles
 from driveros.sandbox._hostproc import run_host_command
 from driveros.sandbox._processes import BackgroundProcess, ProcessHost
@@ -117,6 +117,7 @@ class LocalSandbox:
         ``timeout`` defaults to ``default_timeout``; ``env`` adds to (and may override) the
         base environment; ``stdin`` is fed then closed (None: stdin is /dev/null).
         """
+        check_command(command)
         await self.start()
         workdir = await self._files.host_dir(cwd)
         return await run_host_command(
@@ -176,6 +177,7 @@ class LocalSandbox:
     ) -> BackgroundProcess:
         """Start a long-lived process; read its output with ``read()``, end it with ``stop()``."""
         self._check_open()
+        check_command(command)
         return await self._processes.start(command, cwd=cwd, env=dict(env) if env else None)
 
     def get_process(self, process_id: str) -> BackgroundProcess:

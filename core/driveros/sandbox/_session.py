@@ -23,6 +23,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 
 from driveros.sandbox._channel import STDOUT, Channel
+from driveros.sandbox._env import check_command
 from driveros.sandbox._hostproc import TIMEOUT_EXIT
 from driveros.sandbox._output import CappedBuffer
 from driveros.sandbox._protocol import (
@@ -135,6 +136,7 @@ class ShellSession:
         env: Mapping[str, str] | None = None,
     ) -> RunResult:
         """Run ``command`` in the session; ``env`` is exported and persists like ``export``."""
+        check_command(command)
         async with self._lock:
             channel = await self._ensure()
             return await self._run(channel, command, timeout, stdin, env)
