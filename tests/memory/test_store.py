@@ -191,3 +191,14 @@ def test_memory_public_names_are_sorted_and_importable() -> None:
     assert list(memory.__all__) == sorted(memory.__all__, key=lambda n: (not n.isupper(), n))
     for name in memory.__all__:
         assert hasattr(memory, name), name
+
+
+async def test_store_open_on_a_file_that_is_not_a_database_is_a_memory_error(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "mem.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(MemoryStoreError, match="cannot open memory") as info:
+        await MemoryStore.open(path, scope="s")
+    assert info.value.context["op"] == "open"
+    assert path.read_bytes() == b"this is not sqlite" * 100
