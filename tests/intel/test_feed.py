@@ -311,6 +311,8 @@ async def test_feed_falls_back_when_a_tool_rejects_its_flags(open_project: OpenP
         name="typecheck",
         command="echo 'usage: mypy ... error: unrecognized arguments: -O' >&2; exit 2",
         fallback_command="echo 'a.py:3:1: error: Bad thing  [misc]'; exit 1",
+        files_command="echo 'new syntax the old tool rejects' {files}",
+        per_file=("*.py",),
         parser="mypy",
         triggers=("*.py",),
     )
@@ -319,6 +321,7 @@ async def test_feed_falls_back_when_a_tool_rejects_its_flags(open_project: OpenP
         first = await feed.snapshot()
         await sandbox.write_file("a.py", "x = 2\n")
         second = await feed.snapshot()
+        assert [r.mode for r in feed.runs] == ["full"]  # not files: that is the new syntax
     for snap in (first, second):
         assert [(i.path, i.line, i.code) for i in snap.items] == [("a.py", 3, "misc")]
         assert snap.raw == ""  # the rejected attempt is not reported as unparsed output

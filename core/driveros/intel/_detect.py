@@ -158,6 +158,8 @@ def _python_checks(
             CheckSpec(
                 name="ruff",
                 command=f"{base} .",
+                # ruff before 0.1 spelled it --format and had no `check` subcommand
+                fallback_command=f"{ruff} --format json --no-cache --exit-zero --force-exclude .",
                 files_command=f"{base} {{files}}",
                 per_file=PY_SOURCES,
                 parser="ruff",

@@ -240,6 +240,7 @@ class DiagnosticsFeed:
             and touched
             and not prev.timed_out
             and spec.files_command
+            and spec.name not in self._fallback  # files_command speaks the new syntax
             and len(touched) <= _MAX_PER_FILE
             and all(glob_match(p, spec.per_file) for p in touched)
         ):
