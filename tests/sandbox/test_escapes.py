@@ -419,3 +419,13 @@ async def test_fault_bad_input_gets_a_typed_error(
     await assert_refused(attempt(local), SandboxError, outside, before)
     assert (local.workspace / "hello.txt").read_text() == "hello world\n"
     assert not (local.workspace / "text.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "target", ["relative/dir", "/", "/workspace", "/workspace/sub", "/tmp/cache", "/opt/../etc"]
+)
+async def test_escape_extra_mount_targets_are_checked(outside: Path, target: str) -> None:
+    before = snapshot(outside)
+    with pytest.raises(PolicyError):
+        DockerSandbox(outside.parent, extra_mounts={outside: target})
+    assert snapshot(outside) == before

@@ -240,3 +240,12 @@ async def test_search_with_ripgrep_and_fallback(workspace: Path) -> None:
         assert sorted((m.path, m.line, m.text) for m in found) == expected
         with pytest.raises(SearchError):
             await fallback.search("(unclosed")
+
+
+def test_import_is_cheap_and_lazy_about_docker() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, driveros.sandbox; print('docker' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
