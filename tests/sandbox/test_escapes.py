@@ -225,11 +225,14 @@ async def test_escape_hard_link_to_outside_file(local: LocalSandbox, outside: Pa
 async def test_escape_device_files_and_fifos(local: LocalSandbox, outside: Path) -> None:
     ws = local.workspace
     os.mkfifo(ws / "pipe")
-    if os.geteuid() == 0:
+    specials = ["pipe"]
+    try:  # a character device like /dev/null; needs root outside a restricted container
         os.mknod(ws / "null-dev", 0o666 | 0o020000, os.makedev(1, 3))
+        specials.append("null-dev")
+    except PermissionError:
+        pass
     (ws / "zero-link").symlink_to("/dev/zero")
     before = snapshot(outside)
-    specials = ["pipe", "null-dev"] if os.geteuid() == 0 else ["pipe"]
     for name in specials:
         await assert_refused(local.read_file(name), SpecialFileError, outside, before)
         await assert_refused(local.write_file(name, "x"), SpecialFileError, outside, before)
