@@ -13,11 +13,11 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 from driveros._errors import SandboxError
-from driveros.sandbox._channel import Channel, run_on_channel
+from driveros.sandbox._base import SandboxBase
+from driveros.sandbox._channel import run_on_channel
 from driveros.sandbox._docker_exec import DockerChannel
 from driveros.sandbox._docker_reaper import owner_labels, reap_orphans
 from driveros.sandbox._env import (
@@ -27,20 +27,13 @@ from driveros.sandbox._env import (
     command_environment,
     scrub,
 )
-from driveros.sandbox._files import DEFAULT_MAX_READ, HostFiles
-from driveros.sandbox._processes import BackgroundProcess, ProcessHost
+from driveros.sandbox._files import DEFAULT_MAX_READ
 from driveros.sandbox._protocol import (
     DEFAULT_OUTPUT_CAP,
-    DirEntry,
-    FileStat,
     PolicyError,
     RunResult,
     RuntimeMissingError,
-    SandboxClosedError,
-    SearchMatch,
 )
-from driveros.sandbox._session import ShellSession
-from driveros.sandbox._watchdog import Watchdog
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +51,7 @@ RUNSC_HELP = (
 )
 
 
-class DockerSandbox:
+class DockerSandbox(SandboxBase):
     """A container per sandbox: no network, read-only root, only the workspace writable.
 
     ``runtime="runc"`` isolates processes (for code that is not hostile); ``untrusted=True``
@@ -87,7 +80,9 @@ class DockerSandbox:
         user: str | None = None,
         base_url: str | None = None,
     ) -> None:
-        self._files = HostFiles(Path(workspace), max_read=max_read)
+        super().__init__(
+            workspace, default_timeout=default_timeout, output_cap=output_cap, max_read=max_read
+        )
         if untrusted and runtime == "runc":
             log.info("untrusted=True: using gVisor (runsc) instead of the requested runc")
         self.runtime: str = "runsc" if untrusted else (runtime or "runc")
@@ -98,8 +93,6 @@ class DockerSandbox:
         self.cpus = cpus
         self.pids_limit = pids_limit
         self.tmp_size = tmp_size
-        self.default_timeout = default_timeout
-        self.output_cap = output_cap
         self._mounts = self._check_mounts(extra_mounts or {})
         if user is None:
             owner = self._files.root.stat()
@@ -119,19 +112,10 @@ class DockerSandbox:
         self._daemon_url = ""
         self._client: Any = None
         self._container_id: str | None = None
-        self._watchdog = Watchdog()
-        self._start_lock = asyncio.Lock()
-        self._closed = False
-        self._sessions: list[ShellSession] = []
-        self._processes = ProcessHost(self._open_command, output_cap=output_cap)
 
     @property
     def tier(self) -> str:
         return f"docker-{self.runtime}"
-
-    @property
-    def workspace(self) -> Path:
-        return self._files.root
 
     @property
     def container_id(self) -> str | None:
@@ -153,22 +137,6 @@ class DockerSandbox:
         return checked
 
     # -- lifecycle ----------------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise SandboxClosedError("this sandbox was closed", workspace=str(self.workspace))
 
     async def start(self) -> None:
         """Check the daemon, runtime and image, reap orphans, start the container."""
@@ -286,9 +254,7 @@ class DockerSandbox:
         if self._closed:
             return
         self._closed = True
-        sessions, self._sessions = self._sessions, []
-        await asyncio.gather(*(s.aclose() for s in sessions), return_exceptions=True)
-        await self._processes.aclose()
+        await self._close_children()
         cid, self._container_id = self._container_id, None
         if cid is not None:
             with contextlib.suppress(Exception):
@@ -346,83 +312,5 @@ class DockerSandbox:
             return "."
         return path.relative_to(root).as_posix() if root in path.parents else None
 
-    async def open_session(
-        self, *, cwd: str = ".", env: Mapping[str, str] | None = None
-    ) -> ShellSession:
-        """A persistent shell in the container: cwd and exports carry over."""
-        self._check_open()
-        self._files.split(cwd)
-        extra = dict(env or {})
-
-        async def opener(rel: str) -> Channel:
-            return await self._open_command("exec /bin/sh", rel, extra)
-
-        session = ShellSession(
-            opener,
-            self._pwd_to_rel,
-            cwd=cwd,
-            default_timeout=self.default_timeout,
-            output_cap=self.output_cap,
-        )
-        self._sessions.append(session)
-        return session
-
-    async def start_process(
-        self, command: str, *, cwd: str = ".", env: Mapping[str, str] | None = None
-    ) -> BackgroundProcess:
-        """Start a long-lived process in the container (read with ``read()``, ``stop()``)."""
-        self._check_open()
-        check_command(command)
-        return await self._processes.start(command, cwd=cwd, env=dict(env) if env else None)
-
-    def get_process(self, process_id: str) -> BackgroundProcess:
-        return self._processes.get(process_id)
-
-    def processes(self) -> list[BackgroundProcess]:
-        return self._processes.list()
-
-    # -- files (host-side through the fence, on the bind-mounted workspace) -------------
-
-    async def read_file(self, path: str) -> str:
-        self._check_open()
-        return await self._files.read_file(path)
-
-    async def read_bytes(self, path: str) -> bytes:
-        self._check_open()
-        return await self._files.read_bytes(path)
-
-    async def write_file(self, path: str, content: str) -> None:
-        self._check_open()
-        await self._files.write_file(path, content)
-
-    async def write_bytes(self, path: str, data: bytes) -> None:
-        self._check_open()
-        await self._files.write_bytes(path, data)
-
-    async def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
-        self._check_open()
-        return await self._files.edit(path, old, new, replace_all=replace_all)
-
-    async def list_dir(self, path: str = ".") -> list[DirEntry]:
-        self._check_open()
-        return await self._files.list_dir(path)
-
-    async def search(
-        self, pattern: str, *, path: str = ".", glob: str | None = None, max_results: int = 200
-    ) -> list[SearchMatch]:
-        self._check_open()
-        return await self._files.search(
-            pattern,
-            path=path,
-            glob=glob,
-            max_results=max_results,
-            env={"PATH": DEFAULT_PATH, "LANG": "C.UTF-8"},
-        )
-
-    async def stat(self, path: str) -> FileStat:
-        self._check_open()
-        return await self._files.stat(path)
-
-    async def remove(self, path: str) -> None:
-        self._check_open()
-        await self._files.remove(path)
+    def _search_env(self) -> Mapping[str, str]:
+        return {"PATH": DEFAULT_PATH, "LANG": "C.UTF-8"}

@@ -1,0 +1,169 @@
+"""What both tiers share: fenced host-side files, sessions, the process host, lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from driveros.sandbox._channel import Channel
+from driveros.sandbox._env import check_command
+from driveros.sandbox._files import HostFiles
+from driveros.sandbox._processes import BackgroundProcess, ProcessHost
+from driveros.sandbox._protocol import DirEntry, FileStat, SandboxClosedError, SearchMatch
+from driveros.sandbox._session import ShellSession
+from driveros.sandbox._watchdog import Watchdog
+
+
+class SandboxBase:
+    """The tier-independent half of a sandbox; subclasses start things and run commands."""
+
+    #: The shell a session runs (inside the tier: on the host or in the container).
+    session_shell = "/bin/sh"
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        default_timeout: float | None,
+        output_cap: int,
+        max_read: int,
+    ) -> None:
+        self._files = HostFiles(Path(workspace), max_read=max_read)
+        self.default_timeout = default_timeout
+        self.output_cap = output_cap
+        self._watchdog = Watchdog()
+        self._start_lock = asyncio.Lock()
+        self._closed = False
+        self._sessions: list[ShellSession] = []
+        self._processes = ProcessHost(self._open_command, output_cap=output_cap)
+
+    # -- what a tier provides -----------------------------------------------------------
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    async def _open_command(self, command: str, cwd: str, env: Mapping[str, str] | None) -> Channel:
+        """Start ``/bin/sh -c command`` in the workspace-relative ``cwd`` as a channel."""
+        raise NotImplementedError
+
+    def _pwd_to_rel(self, pwd: str) -> str | None:
+        """A shell's ``$PWD`` as a workspace-relative path (None: outside the workspace)."""
+        raise NotImplementedError
+
+    def _search_env(self) -> Mapping[str, str]:
+        """The environment host-side ripgrep runs with (its PATH decides whether it exists)."""
+        raise NotImplementedError
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    @property
+    def workspace(self) -> Path:
+        return self._files.root
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SandboxClosedError("this sandbox was closed", workspace=str(self.workspace))
+
+    async def _close_children(self) -> None:
+        """End every session and background process (the first step of ``aclose()``)."""
+        sessions, self._sessions = self._sessions, []
+        await asyncio.gather(*(s.aclose() for s in sessions), return_exceptions=True)
+        await self._processes.aclose()
+
+    # -- sessions and background processes ---------------------------------------------
+
+    async def open_session(
+        self, *, cwd: str = ".", env: Mapping[str, str] | None = None
+    ) -> ShellSession:
+        """A persistent shell: cwd and exports carry over between its commands."""
+        self._check_open()
+        self._files.split(cwd)
+        extra = dict(env or {})
+
+        async def opener(rel: str) -> Channel:
+            return await self._open_command(f"exec {self.session_shell}", rel, extra)
+
+        session = ShellSession(
+            opener,
+            self._pwd_to_rel,
+            cwd=cwd,
+            default_timeout=self.default_timeout,
+            output_cap=self.output_cap,
+        )
+        self._sessions.append(session)
+        return session
+
+    async def start_process(
+        self, command: str, *, cwd: str = ".", env: Mapping[str, str] | None = None
+    ) -> BackgroundProcess:
+        """Start a long-lived process; read its output with ``read()``, end it with ``stop()``."""
+        self._check_open()
+        check_command(command)
+        return await self._processes.start(command, cwd=cwd, env=dict(env) if env else None)
+
+    def get_process(self, process_id: str) -> BackgroundProcess:
+        return self._processes.get(process_id)
+
+    def processes(self) -> list[BackgroundProcess]:
+        return self._processes.list()
+
+    # -- files (host-side through the fence) --------------------------------------------
+
+    async def read_file(self, path: str) -> str:
+        self._check_open()
+        return await self._files.read_file(path)
+
+    async def read_bytes(self, path: str) -> bytes:
+        self._check_open()
+        return await self._files.read_bytes(path)
+
+    async def write_file(self, path: str, content: str) -> None:
+        self._check_open()
+        await self._files.write_file(path, content)
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        self._check_open()
+        await self._files.write_bytes(path, data)
+
+    async def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
+        self._check_open()
+        return await self._files.edit(path, old, new, replace_all=replace_all)
+
+    async def list_dir(self, path: str = ".") -> list[DirEntry]:
+        self._check_open()
+        return await self._files.list_dir(path)
+
+    async def search(
+        self, pattern: str, *, path: str = ".", glob: str | None = None, max_results: int = 200
+    ) -> list[SearchMatch]:
+        self._check_open()
+        return await self._files.search(
+            pattern, path=path, glob=glob, max_results=max_results, env=self._search_env()
+        )
+
+    async def stat(self, path: str) -> FileStat:
+        self._check_open()
+        return await self._files.stat(path)
+
+    async def remove(self, path: str) -> None:
+        self._check_open()
+        await self._files.remove(path)
