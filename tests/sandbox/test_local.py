@@ -62,7 +62,7 @@ async def test_run_uses_cwd_inside_workspace(local: LocalSandbox, workspace: Pat
 
 
 async def test_run_timeout_kills_the_whole_group(local: LocalSandbox, workspace: Path) -> None:
-    result = await local.run("sleep 60 & echo $! > bg.pid; sleep 60", timeout=0.5)
+    result = await local.run("sleep 60 & echo $! > bg.pid; sleep 60", timeout=1.5)
     assert result.timed_out and result.exit_code == 124
     background = int((workspace / "bg.pid").read_text())
     await wait_for(lambda: not process_alive(background), "the background sleep to die")
