@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from driveros_lsp._runner import Runner, RunOutcome, RunRequest
+if TYPE_CHECKING:
+    from driveros_lsp._runner import Runner, RunOutcome, RunRequest
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ class RunObserver(Protocol):
 
 
 def new_run_id() -> str:
-    return secrets.token_hex(6)
+    return os.urandom(6).hex()
 
 
 class RunManager:

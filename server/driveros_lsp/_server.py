@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from driveros_lsp._runner import Runner
 from driveros_lsp._runs import RunManager
-from driveros_lsp._settings import Settings
 from driveros_lsp._text import Encoding
 from driveros_lsp.protocol import EXPERIMENTAL_TRACE, SERVER_NAME
 
-logger = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from driveros_lsp._runner import Runner
+    from driveros_lsp._settings import Settings
 
-RunnerFactory = Callable[[], Runner]
+    RunnerFactory = Callable[[], Runner]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -61,12 +64,34 @@ class DriverosLanguageServer(LanguageServer):
         from driveros import __version__
 
         super().__init__(SERVER_NAME, __version__)
-        self.settings = Settings()
+        self._settings: Settings | None = None
+        #: Parses the initializationOptions after ``initialize`` has been answered.
+        self.settings_task: asyncio.Task[None] | None = None
         self.traits = ClientTraits()
         from driveros_lsp._hub import RunHub
 
         self.hub = RunHub(self)
         self.runs = RunManager(runner_factory or _default_runner_factory, self.hub)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in force (all defaults until the client sent some)."""
+        if self._settings is None:
+            from driveros_lsp._settings import Settings
+
+            self._settings = Settings()
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: Settings) -> None:
+        self._settings = value
+
+    async def current_settings(self) -> Settings:
+        """The settings, once the initializationOptions have been read."""
+        task = self.settings_task
+        if task is not None and not task.done():
+            await asyncio.shield(task)
+        return self.settings
 
     def workspace_root(self) -> Path:
         """The root folder of the workspace (the first folder when there are several)."""

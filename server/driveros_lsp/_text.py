@@ -7,7 +7,6 @@ counted in the encoding's code units (utf-16 by default, utf-8 for Neovim, utf-3
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -48,6 +47,8 @@ def _end_of(lines: list[str], index: int, encoding: Encoding) -> Pos:
 
 def line_hunks(before: str, after: str, encoding: Encoding) -> list[Hunk]:
     """Minimal whole-line hunks that turn ``before`` into ``after``."""
+    import difflib  # lazily: the server imports this module at startup
+
     old = before.splitlines(keepends=True)
     new = after.splitlines(keepends=True)
     hunks: list[Hunk] = []

@@ -113,17 +113,19 @@ class TraceChannel:
         self._targets = targets
         self._sender = sender
         self._interval = interval
-        self._pending: list[Any] = []
+        #: Queued events; a delta carries the texts merged into it (joined once, at flush).
+        self._pending: list[tuple[Any, list[str]]] = []
         self._line: str | None = None
         self._end_message: str | None = None
         self._wake = asyncio.Event()
+        self._finishing = asyncio.Event()
         self._task = asyncio.create_task(self._flusher(), name=f"driveros-trace-{run_id}")
         #: Total notifications sent (driveros/trace + $/progress reports), for tests/bench.
         self.sent = 0
 
     def push(self, event: Any) -> None:
         """Queue one event; merges a delta into the previous one of the same stream."""
-        last = self._pending[-1] if self._pending else None
+        last = self._pending[-1][0] if self._pending else None
         kind = getattr(event, "type", "")
         if (
             kind in _DELTA_TYPES
@@ -133,9 +135,9 @@ class TraceChannel:
             and getattr(last, "delta", False)
             and getattr(last, "turn", None) == getattr(event, "turn", None)
         ):
-            self._pending[-1] = last.model_copy(update={"text": last.text + event.text})
+            self._pending[-1][1].append(event.text)
         else:
-            self._pending.append(event)
+            self._pending.append((event, []))
         line = describe(event)
         if line is not None:
             self._line = line
@@ -144,6 +146,7 @@ class TraceChannel:
     def finish(self, message: str) -> None:
         """Flush what is left, end the progress with ``message``; the flusher then stops."""
         self._end_message = message
+        self._finishing.set()
         self._wake.set()
 
     async def wait_closed(self) -> None:
@@ -178,7 +181,9 @@ class TraceChannel:
             await self._wake.wait()
             self._wake.clear()
             pending, self._pending = self._pending, []
-            for event in pending:
+            for event, more in pending:
+                if more:
+                    event = event.model_copy(update={"text": event.text + "".join(more)})
                 self._send_event(event)
             if progress_ok and self._line is not None and self._line != sent_line:
                 sent_line = self._line
@@ -190,7 +195,9 @@ class TraceChannel:
                         self._token, {"kind": "end", "message": self._end_message}
                     )
                 return
-            await asyncio.sleep(self._interval)
+            # Rate limit: wait out the interval, unless the run ends meanwhile.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._finishing.wait(), self._interval)
 
     def _send_event(self, event: Any) -> None:
         if self._targets.trace:

@@ -13,16 +13,6 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from driveros_lsp._params import (
-    AcceptParams,
-    Diagnostic,
-    FixParams,
-    ListParams,
-    RejectParams,
-    RunRef,
-    StartParams,
-    parse,
-)
 from driveros_lsp._runs import Run, RunError, new_run_id
 from driveros_lsp.features.documents import relative_path, snapshot
 from driveros_lsp.protocol import (
@@ -37,6 +27,7 @@ from driveros_lsp.protocol import (
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from driveros_lsp._params import Diagnostic, RunRef, StartParams
     from driveros_lsp._server import DriverosLanguageServer
 
 #: LSP 3.17 ``RequestFailed``: the request was valid but could not be carried out.
@@ -100,24 +91,23 @@ def _selection(server: DriverosLanguageServer, p: StartParams, rel: str) -> str:
     )
 
 
-def _launch(
+async def _launch(
     server: DriverosLanguageServer, root: Path, task: str, targets: list[dict[str, Any]]
 ) -> dict[str, Any]:
     from driveros_lsp._runner import RunRequest
 
+    settings = await server.current_settings()
     overlays, versions = snapshot(server, root)
     request = RunRequest(
         run_id=new_run_id(),
         task=task,
         workspace=str(root),
-        settings=server.settings,
+        settings=settings,
         overlays=overlays,
         targets=targets,
     )
     try:
-        run = server.runs.start(
-            request, base_versions=versions, limit=server.settings.max_concurrent_runs
-        )
+        run = server.runs.start(request, base_versions=versions, limit=settings.max_concurrent_runs)
     except RunError as exc:
         raise RequestFailed(str(exc)) from exc
     return {"runId": run.run_id}
@@ -140,17 +130,21 @@ def _proposed(server: DriverosLanguageServer, ref: RunRef, paths: list[str] | No
 
 def setup(server: DriverosLanguageServer) -> None:
     @server.command(CMD_AGENT_START)
-    def start(ls: Any, *args: Any) -> dict[str, Any]:
+    async def start(ls: Any, *args: Any) -> dict[str, Any]:
+        from driveros_lsp._params import StartParams, parse
+
         p = parse(CMD_AGENT_START, StartParams, args)
         root = _root(server)
         task = p.task
         if p.uri is not None:
             rel = _rel(server, root, p.uri)
             task += f"\n\nThe user is looking at {rel}." + _selection(server, p, rel)
-        return _launch(server, root, task, [])
+        return await _launch(server, root, task, [])
 
     @server.command(CMD_AGENT_FIX)
-    def fix(ls: Any, *args: Any) -> dict[str, Any]:
+    async def fix(ls: Any, *args: Any) -> dict[str, Any]:
+        from driveros_lsp._params import FixParams, parse
+
         p = parse(CMD_AGENT_FIX, FixParams, args)
         if not p.diagnostics and not p.all:
             raise JsonRpcInvalidParams(
@@ -166,10 +160,12 @@ def setup(server: DriverosLanguageServer) -> None:
                 task += f"\nThe editor shows:\n{listing}"
         else:
             task = f"Fix this problem in {rel}:\n{listing}"
-        return _launch(server, root, task, targets)
+        return await _launch(server, root, task, targets)
 
     @server.command(CMD_AGENT_CANCEL)
     async def cancel(ls: Any, *args: Any) -> dict[str, Any]:
+        from driveros_lsp._params import RunRef, parse
+
         p = parse(CMD_AGENT_CANCEL, RunRef, args)
         try:
             run = await server.runs.cancel(p.run_id)
@@ -180,11 +176,15 @@ def setup(server: DriverosLanguageServer) -> None:
 
     @server.command(CMD_AGENT_LIST)
     def list_runs(ls: Any, *args: Any) -> dict[str, Any]:
+        from driveros_lsp._params import ListParams, parse
+
         parse(CMD_AGENT_LIST, ListParams, args)
         return {"runs": [r.summary() for r in server.runs.runs()]}
 
     @server.command(CMD_REVIEW_ACCEPT)
     async def accept(ls: Any, *args: Any) -> dict[str, Any]:
+        from driveros_lsp._params import AcceptParams, parse
+
         p = parse(CMD_REVIEW_ACCEPT, AcceptParams, args)
         run = _proposed(server, p, p.paths)
         plan = await server.hub.review(run, p.paths)
@@ -192,6 +192,8 @@ def setup(server: DriverosLanguageServer) -> None:
 
     @server.command(CMD_REVIEW_REJECT)
     async def reject(ls: Any, *args: Any) -> dict[str, Any]:
+        from driveros_lsp._params import RejectParams, parse
+
         p = parse(CMD_REVIEW_REJECT, RejectParams, args)
         run = _proposed(server, p, p.paths)
         await server.hub.reject(run, p.paths, p.feedback)

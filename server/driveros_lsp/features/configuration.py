@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from driveros_lsp._settings import Settings, parse_settings
 from driveros_lsp.features.lifecycle import report_settings_problems
 from driveros_lsp.protocol import SETTINGS_SECTION
 
@@ -22,6 +21,8 @@ def setup(server: DriverosLanguageServer) -> None:
     tasks: set[asyncio.Task[None]] = set()
 
     def apply(raw: Any) -> None:
+        from driveros_lsp._settings import Settings, parse_settings
+
         settings, problems = parse_settings(raw, base=Settings())
         server.settings = settings
         if problems:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
-
-from driveros_lsp._settings import parse_settings
 
 if TYPE_CHECKING:
     from driveros_lsp._server import DriverosLanguageServer
@@ -23,10 +23,10 @@ def setup(server: DriverosLanguageServer) -> None:
         encoding = server.workspace.position_encoding
         value = getattr(encoding, "value", encoding) or "utf-16"
         server.traits = ClientTraits.from_capabilities(params.capabilities, str(value))
-        settings, problems = parse_settings(params.initialization_options)
-        server.settings = settings
-        if problems:
-            report_settings_problems(server, problems)
+        options = params.initialization_options
+        # Settings are parsed once initialize is answered: validating them needs pydantic,
+        # which is imported off the loop so that initialize stays as fast as a bare server.
+        server.settings_task = asyncio.ensure_future(load_settings(server, options))
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(params: None) -> None:
@@ -35,6 +35,18 @@ def setup(server: DriverosLanguageServer) -> None:
     @server.feature(lsp.EXIT)
     async def exit_(params: None) -> None:
         await stop_everything(server)
+
+
+async def load_settings(server: DriverosLanguageServer, options: Any) -> None:
+    await asyncio.to_thread(importlib.import_module, "driveros_lsp._settings")
+    from driveros_lsp._settings import parse_settings
+
+    if server._settings is not None:  # didChangeConfiguration came first: it wins
+        return
+    settings, problems = parse_settings(options)
+    server.settings = settings
+    if problems:
+        report_settings_problems(server, problems)
 
 
 def report_settings_problems(server: DriverosLanguageServer, problems: list[str]) -> None:

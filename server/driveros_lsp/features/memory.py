@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from driveros_lsp._params import ForgetParams, RecallParams, parse
 from driveros_lsp.features.commands import RequestFailed
 from driveros_lsp.protocol import CMD_MEMORY_FORGET, CMD_MEMORY_RECALL
 
@@ -58,6 +57,8 @@ def setup(server: DriverosLanguageServer) -> None:
 
     @server.command(CMD_MEMORY_RECALL)
     async def recall(ls: Any, *args: Any) -> dict[str, Any]:
+        from driveros_lsp._params import RecallParams, parse
+
         p = parse(CMD_MEMORY_RECALL, RecallParams, args)
         store = await _open(server)
         try:
@@ -69,6 +70,7 @@ def setup(server: DriverosLanguageServer) -> None:
     @server.command(CMD_MEMORY_FORGET)
     async def forget(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros import MemoryStoreError
+        from driveros_lsp._params import ForgetParams, parse
 
         p = parse(CMD_MEMORY_FORGET, ForgetParams, args)
         store = await _open(server)

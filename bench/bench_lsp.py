@@ -1,0 +1,252 @@
+"""driveros-lsp against a bare pygls server, side by side in the same run (ratios, not goals).
+
+1. startup to initialize: spawn the process, send ``initialize``, time the answer (median of 5)
+   for ``driveros-lsp --stdio`` and for a bare pygls server. Target ratio <= 1.3.
+2. ``textDocument/codeAction`` latency p50/p99 over sequential requests: the bare server idle,
+   driveros-lsp idle, and driveros-lsp while 8 agent runs stream their traces (the real agent
+   against the scripted loopback model: every turn streams ~2 KB of text in 8-character
+   deltas, then reads a file). Target p99 <= 2x the bare one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+
+BARE_SERVER = """
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+server = LanguageServer("bare", "1")
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
+def actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    return [
+        lsp.CodeAction(title="Fix: " + d.message, kind=lsp.CodeActionKind.QuickFix)
+        for d in params.context.diagnostics
+    ]
+
+
+server.start_io()
+"""
+
+PROBES = 300
+RUNS = 8
+TURNS = 25
+STARTS = 5
+
+
+def _capabilities() -> lsp.ClientCapabilities:
+    return lsp.ClientCapabilities(
+        window=lsp.WindowClientCapabilities(work_done_progress=True),
+        experimental={"driverosTrace": True},
+    )
+
+
+def _make_client() -> tuple[LanguageClient, dict[str, int]]:
+    client = LanguageClient("bench", "1")
+    counts = {"trace": 0, "progress": 0, "text": 0, "result": 0}
+
+    @client.feature("driveros/trace")
+    def on_trace(params: Any) -> None:
+        counts["trace"] += 1
+        kind = getattr(getattr(params, "event", None), "type", "")
+        if kind in ("text", "result"):
+            counts[kind] += 1
+
+    @client.feature("driveros/proposal")
+    def on_proposal(params: Any) -> None:
+        pass
+
+    @client.feature(lsp.PROGRESS)
+    def on_progress(params: Any) -> None:
+        counts["progress"] += 1
+
+    @client.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE)
+    def on_create(params: Any) -> None:
+        return None
+
+    @client.feature(lsp.WINDOW_LOG_MESSAGE)
+    def on_log(params: Any) -> None:
+        pass
+
+    @client.feature(lsp.WINDOW_SHOW_MESSAGE)
+    def on_show(params: Any) -> None:
+        pass
+
+    @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(params: Any) -> None:
+        pass
+
+    return client, counts
+
+
+@asynccontextmanager
+async def _session(
+    argv: list[str], root: Path, env: dict[str, str] | None = None, settings: Any = None
+) -> AsyncIterator[tuple[LanguageClient, dict[str, int], float]]:
+    import os
+
+    client, counts = _make_client()
+    start = time.perf_counter()
+    await client.start_io(argv[0], *argv[1:], env={**os.environ, **(env or {})}, cwd=str(root))
+    await client.initialize_async(
+        lsp.InitializeParams(
+            capabilities=_capabilities(),
+            root_uri=root.as_uri(),
+            initialization_options=settings,
+        )
+    )
+    elapsed = time.perf_counter() - start
+    client.initialized(lsp.InitializedParams())
+    try:
+        yield client, counts, elapsed
+    finally:
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+
+
+def _params(root: Path) -> lsp.CodeActionParams:
+    diag = lsp.Diagnostic(
+        range=lsp.Range(start=lsp.Position(line=1, character=4), end=lsp.Position(1, 16)),
+        message="add returns the difference",
+        source="bench",
+    )
+    return lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=(root / "calc.py").as_uri()),
+        range=diag.range,
+        context=lsp.CodeActionContext(diagnostics=[diag]),
+    )
+
+
+async def _latencies(client: LanguageClient, root: Path, n: int = PROBES) -> list[float]:
+    params = _params(root)
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        await client.protocol.send_request_async(lsp.TEXT_DOCUMENT_CODE_ACTION, params)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+async def _start(client: LanguageClient, task: str) -> None:
+    await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="driveros.agent.start", arguments=[{"task": task}])
+    )
+
+
+@asynccontextmanager
+async def _scripted_model(script: Path) -> AsyncIterator[str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "driveros.testing.scripted",
+        "--script",
+        str(script),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        line = json.loads(await proc.stdout.readline())
+        yield str(line["openai_base_url"])
+    finally:
+        proc.terminate()
+        await proc.wait()
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _line(name: str, values: list[float]) -> str:
+    return f"  {name:<34} p50 {_pct(values, 0.5):7.2f} ms   p99 {_pct(values, 0.99):7.2f} ms"
+
+
+async def _bench(root: Path, bare_script: Path) -> None:
+    ours = [sys.executable, "-m", "driveros_lsp", "--stdio"]
+    if len(sys.argv) > 1 and sys.argv[1] == "--server":  # profile another server command
+        ours = sys.argv[2:]
+    bare = [sys.executable, str(bare_script)]
+
+    # 1. startup to initialize
+    times: dict[str, list[float]] = {"bare": [], "driveros": []}
+    for _ in range(STARTS):
+        for name, argv in (("bare", bare), ("driveros", ours)):
+            async with _session(argv, root) as (_, _, elapsed):
+                times[name].append(elapsed)
+    bare_start, our_start = (statistics.median(times[k]) for k in ("bare", "driveros"))
+    print(f"startup to initialize (median of {STARTS}):")
+    print(f"  bare pygls   {bare_start * 1000:7.1f} ms")
+    print(f"  driveros-lsp {our_start * 1000:7.1f} ms   ratio {our_start / bare_start:.2f}")
+
+    # 2. codeAction latency
+    async with _session(bare, root) as (client, _, _):
+        await _latencies(client, root, 30)
+        bare_lat = await _latencies(client, root)
+    # every turn: a short wait, ~2 KB of streamed text, then a tool call; runs end at the cap.
+    # The model runs in its own process so that it does not share the probing client's loop.
+    turn = {
+        "text": "Looking at the code to find the bug. " * 50,
+        "tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}],
+        "delay_s": 0.05,
+    }
+    script = root.parent / "script.json"
+    script.write_text(json.dumps({"turns": [turn], "repeat_last": True}))
+    async with _scripted_model(script) as base_url:
+        env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "bench-key"}
+        settings = {
+            "provider": "openai",
+            "model": "scripted-model",
+            "maxConcurrentRuns": RUNS + 1,
+            "maxIterations": TURNS,
+        }
+        async with _session(ours, root, env, settings) as (client, counts, _):
+            await _latencies(client, root, 30)
+            idle = await _latencies(client, root)
+            await _start(client, "warm-up")  # the first run imports the agent
+            while counts["result"] < 1:
+                await asyncio.sleep(0.01)
+            for i in range(RUNS):
+                await _start(client, f"stream {i}")
+            while counts["text"] < RUNS * 2:  # the runs are streaming
+                await asyncio.sleep(0.01)
+            t0, before = time.perf_counter(), counts["trace"]
+            busy: list[float] = []
+            while len(busy) < PROBES or counts["result"] < RUNS + 1:  # probe until all end
+                busy += await _latencies(client, root, 20)
+            rate = (counts["trace"] - before) / (time.perf_counter() - t0) / RUNS
+    print(f"textDocument/codeAction latency ({PROBES} sequential requests):")
+    print(_line("bare pygls, idle", bare_lat))
+    print(_line("driveros-lsp, idle", idle))
+    print(_line(f"driveros-lsp, {RUNS} runs streaming", busy))
+    print(f"  p99 ratio busy/bare {_pct(busy, 0.99) / _pct(bare_lat, 0.99):.2f}")
+    print(f"  trace notifications per run per second while probing: {rate:.1f}")
+    print(f"  probes while the runs streamed: {len(busy)}")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        root.mkdir()
+        (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+        script = Path(tmp) / "bare_server.py"
+        script.write_text(BARE_SERVER)
+        asyncio.run(_bench(root, script))
+
+
+if __name__ == "__main__":
+    main()
