@@ -350,7 +350,7 @@ def _intel_options(case: Case, sandbox: Sandbox) -> dict[str, Any]:
 
     return {
         "diagnostics": intel.DiagnosticsFeed(sandbox),
-        "extra_detectors": [intel.BuildDiagnosticsDetector()],
+        "extra_detectors": [intel.BuildDiagnosticsDetector(targets=case.targets)],
         "targets": list(case.targets),
         "targets_judge": intel.targets_fixed,
     }
