@@ -14,6 +14,7 @@ import contextlib
 import secrets
 import socket
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -140,17 +141,22 @@ class DockerChannel:
     async def wait(self) -> int:
         await self._ended.wait()
         if self._exit_code is None:
-            self._exit_code = await asyncio.to_thread(self._inspect_exit)
+            try:
+                self._exit_code = await asyncio.to_thread(self._inspect_exit)
+            except Exception as exc:  # the container went away under the command
+                raise SandboxError(
+                    f"lost the command's exit status: {exc}", container=self._container_id
+                ) from exc
         return self._exit_code
 
     def _inspect_exit(self) -> int:
-        import time
-
-        for _ in range(100):
+        # The stream can end a moment before the daemon records the exit; poll briefly.
+        for _ in range(300):
             info = self._api.exec_inspect(self._exec_id)
-            if not info.get("Running"):
-                return int(info.get("ExitCode") or 0)
-            time.sleep(0.01)
+            code = info.get("ExitCode")
+            if not info.get("Running") and code is not None:
+                return int(code)
+            time.sleep(0.02)
         return -1
 
     async def aclose(self) -> None:
