@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 
 from driveros._errors import ConfigError, DriverosError
@@ -14,8 +15,7 @@ _TTY = "/dev/tty"
 def review_prompt_check(tty_path: str = _TTY) -> None:
     """Fail fast when ``--review-action prompt`` could not ask anyone."""
     try:
-        with open(tty_path, "r+", encoding="utf-8"):
-            pass
+        os.close(os.open(tty_path, os.O_RDWR | os.O_NOCTTY))
     except OSError as exc:
         raise ConfigError(
             "--review-action prompt needs a terminal (/dev/tty); "
@@ -23,11 +23,36 @@ def review_prompt_check(tty_path: str = _TTY) -> None:
         ) from exc
 
 
-def _ask(question: str, tty_path: str = _TTY) -> str:
-    with open(tty_path, "r+", encoding="utf-8") as tty:
-        tty.write(question)
-        tty.flush()
-        return tty.readline().strip().lower()
+def _wake(ready: asyncio.Future[None]) -> None:
+    if not ready.done():
+        ready.set_result(None)
+
+
+async def _ask(question: str, tty_path: str = _TTY) -> str:
+    """One answer line from the terminal; waiting is cancellable (Ctrl-C works)."""
+    fd = os.open(tty_path, os.O_RDWR | os.O_NOCTTY)
+    loop = asyncio.get_running_loop()
+    try:
+        os.write(fd, question.encode())
+        os.set_blocking(fd, False)
+        buf = b""
+        while b"\n" not in buf and len(buf) < 1024:
+            ready: asyncio.Future[None] = loop.create_future()
+            loop.add_reader(fd, _wake, ready)
+            try:
+                await ready
+            finally:
+                loop.remove_reader(fd)
+            try:
+                chunk = os.read(fd, 256)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                break
+            buf += chunk
+        return buf.split(b"\n", 1)[0].decode(errors="replace").strip().lower()
+    finally:
+        os.close(fd)
 
 
 def commit_message(task: str, answer: str, run_id: str) -> str:
@@ -65,9 +90,7 @@ async def finish_review(report: RunReport, *, task: str, action: str) -> None:
             await scratch.discard()
             return
         if action == "prompt":
-            reply = await asyncio.to_thread(
-                _ask, "driveros: [k]eep (apply unstaged), [c]ommit, or [d]iscard? "
-            )
+            reply = await _ask("driveros: [k]eep (apply unstaged), [c]ommit, or [d]iscard? ")
             action = {"k": "keep", "keep": "keep", "c": "commit", "commit": "commit"}.get(
                 reply, "discard"
             )
