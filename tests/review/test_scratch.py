@@ -194,3 +194,15 @@ async def test_scratch_user_object_store_untouched(repo: Path, scratch_base: Pat
         write_files(scratch.path, {"big/new.txt": "brand new content\n" * 50})
         assert len(await scratch.changes()) == 1
     assert git(repo, "count-objects", "-v") == before
+
+
+async def test_scratch_plain_copy_skips_nested_repositories(
+    tmp_path: Path, scratch_base: Path
+) -> None:
+    ws = tmp_path / "plain"
+    write_files(ws, {"main.py": "x = 1\n"})
+    make_repo(ws / "vendor/lib", {"lib.py": "LIB = 1\n"})
+    async with await ScratchWorkspace.create(ws, base_dir=scratch_base) as scratch:
+        assert sorted(tree(scratch.path)) == ["main.py"]
+        (scratch.path / "main.py").write_text("x = 2\n")
+        assert [c.path for c in await scratch.changes()] == ["main.py"]

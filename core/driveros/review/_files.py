@@ -56,7 +56,8 @@ def sync_paths(src_root: Path, dst_root: Path, relpaths: Sequence[str]) -> None:
             if os.path.lexists(dst):
                 _remove(dst)
             _ensure_parent(dst_root, dst)
-            shutil.copy2(src, dst, follow_symlinks=False)
+            # Content and mode only: timestamps do not matter and cost a syscall each.
+            shutil.copy(src, dst, follow_symlinks=False)
         elif os.path.lexists(dst):
             _remove(dst)
 
