@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from driveros.sandbox import LocalSandbox, ProcessNotFoundError
+from driveros.sandbox import DockerSandbox, LocalSandbox, ProcessNotFoundError, SandboxError
 from tests.sandbox.conftest import (
     labelled_containers,
     make_workspace,
@@ -120,3 +120,39 @@ async def test_docker_owner_killed_leaves_no_container(tmp_path: Path) -> None:
     owner.send_signal(signal.SIGKILL)
     owner.wait()
     await poll(lambda: info["container"] not in labelled_containers(), "the container to go")
+
+
+async def test_local_aclose_ends_a_command_in_flight(tmp_path: Path) -> None:
+    sandbox = LocalSandbox(tmp_path)
+    running = asyncio.create_task(sandbox.run("sleep 921"))
+    await poll(lambda: running.done() or _has_process("sleep 921"), "the command to start")
+    await sandbox.aclose()
+    result = await running
+    assert result.exit_code == 128 + signal.SIGKILL and not _has_process("sleep 921")
+
+
+@pytest.mark.docker
+async def test_docker_aclose_ends_a_command_in_flight(tmp_path: Path) -> None:
+    require_docker()
+    sandbox = DockerSandbox(make_workspace(tmp_path / "ws"))
+    await sandbox.start()
+    running = asyncio.create_task(sandbox.run("echo started; sleep 931"))
+    await asyncio.sleep(1)
+    await sandbox.aclose()
+    try:
+        result = await running
+    except SandboxError:
+        return  # the container went away under the command: a typed error, no hang
+    assert not result.ok
+
+
+def _has_process(args: str) -> bool:
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").strip()
+            except OSError:
+                continue
+            if cmdline.decode(errors="replace") == args and process_alive(int(proc.name)):
+                return True
+    return False
