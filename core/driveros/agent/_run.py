@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,12 +28,15 @@ from driveros.agent._redact import Redactor
 from driveros.agent._sink import EventSink, OnEvent
 from driveros.config import KEY_VARS, PROVIDER_ORDER, Environment
 from driveros.llm import Message, Provider
+from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
 
 if TYPE_CHECKING:
     from driveros.review import FileChange, ScratchWorkspace
-    from driveros.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
+
+#: Where DockerSandbox mounts the workspace (docs/sandbox.md): the root its commands see.
+DOCKER_WORKSPACE = "/workspace"
 
 
 class RunSpec(BaseModel):
@@ -96,24 +99,27 @@ def pick_provider(env: Environment, name: str | None) -> str:
     raise ConfigError(f"no model provider is configured: set one of {wanted}, or OLLAMA_HOST")
 
 
-async def _open_sandbox(spec: RunSpec, root: Path, env: Environment) -> Sandbox:
+async def _open_sandbox(spec: RunSpec, root: Path, env: Environment) -> tuple[Sandbox, str]:
+    """The started sandbox and the workspace root as its commands see it."""
+    box: LocalSandbox | DockerSandbox
     if spec.sandbox == "docker":
-        from driveros import sandbox as sandbox_module
-
-        docker_cls: Any = getattr(sandbox_module, "DockerSandbox", None)
-        if docker_cls is None:
-            raise ConfigError("the docker sandbox is not available in this build")
-        box: Sandbox = docker_cls(
-            root, runtime=spec.runtime, untrusted=spec.untrusted, network=spec.network
+        box = DockerSandbox(
+            root,
+            runtime=spec.runtime,
+            untrusted=spec.untrusted,
+            network=spec.network,
+            base_env=env.raw,
         )
+        seen_as = DOCKER_WORKSPACE
     else:
-        from driveros.sandbox import LocalSandbox
-
         box = LocalSandbox(root, base_env=env.raw)
-    start = getattr(box, "start", None)
-    if start is not None:
-        await start()
-    return box
+        seen_as = str(root)
+    try:
+        await box.start()
+    except BaseException:
+        await box.aclose()
+        raise
+    return box, seen_as
 
 
 @dataclass(frozen=True)
@@ -194,7 +200,7 @@ async def execute_run(
                     scratch = await ScratchWorkspace.create(spec.workspace, overlays=spec.overlays)
                     owns_scratch = True
                 root = scratch.path
-            sandbox = await _open_sandbox(spec, root, env)
+            sandbox, seen_as = await _open_sandbox(spec, root, env)
             stack.push_async_callback(sandbox.aclose)
             found = _intel_for(sandbox) if spec.diagnostics else _Intel()
             memory = await _open_memory(spec, env, provider, sink)
@@ -208,7 +214,7 @@ async def execute_run(
                 config=(config or AgentConfig()).model_copy(
                     update={"max_iterations": spec.max_iterations, "max_wall_s": spec.max_wall_s}
                 ),
-                approval=approval or approval_policy(spec.approve, workspace=sandbox.workspace),
+                approval=approval or approval_policy(spec.approve, workspace=seen_as),
                 extra_detectors=found.detectors,
                 diagnostics=found.feed,
                 targets_judge=found.judge,
