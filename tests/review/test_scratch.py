@@ -206,3 +206,21 @@ async def test_scratch_plain_copy_skips_nested_repositories(
         assert sorted(tree(scratch.path)) == ["main.py"]
         (scratch.path / "main.py").write_text("x = 2\n")
         assert [c.path for c in await scratch.changes()] == ["main.py"]
+
+
+async def test_scratch_worktree_skips_untracked_caches(tmp_path: Path, scratch_base: Path) -> None:
+    ws = make_repo(tmp_path / "noignore", {"pkg/mod.py": "X = 1\n"})
+    write_files(
+        ws,
+        {
+            "pkg/__pycache__/mod.cpython-311.pyc": b"\x00pyc",
+            "node_modules/m/index.js": "m\n",
+            "notes.txt": "untracked, copied\n",
+        },
+    )
+    async with await ScratchWorkspace.create(ws, base_dir=scratch_base) as scratch:
+        assert sorted(tree(scratch.path)) == ["notes.txt", "pkg/mod.py"]
+        # What the agent's test run leaves behind is not part of the proposal.
+        write_files(scratch.path, {".pytest_cache/v/x": "1", "pkg/__pycache__/a.pyc": b"\x00"})
+        (scratch.path / "pkg/mod.py").write_text("X = 2\n")
+        assert [c.path for c in await scratch.changes()] == ["pkg/mod.py"]

@@ -27,7 +27,8 @@ from driveros.review._files import (
 )
 from driveros.review._git import run_git, split_z
 
-#: Directories a non-git copy skips even without a .gitignore saying so.
+#: Directories skipped even without a .gitignore saying so: never copied unless tracked by
+#: git, and never reported as changes (tool caches and environments, not source).
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".git/",
     ".hg/",
@@ -35,7 +36,17 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".venv/",
     "node_modules/",
     "__pycache__/",
+    ".pytest_cache/",
+    ".mypy_cache/",
+    ".ruff_cache/",
 )
+_EXCLUDED_DIRS = frozenset(e.rstrip("/") for e in DEFAULT_EXCLUDES)
+_EXCLUDES_TEXT = "".join(f"{e}\n" for e in DEFAULT_EXCLUDES)
+
+
+def _untracked_excluded(entry: str) -> bool:
+    """An untracked status entry inside a directory of DEFAULT_EXCLUDES (not copied)."""
+    return entry.startswith("??") and not _EXCLUDED_DIRS.isdisjoint(entry[3:].split("/")[:-1])
 
 
 @dataclass
@@ -83,7 +94,7 @@ async def _repo_info(workspace: Path) -> tuple[Path, str, Path] | None:
     common = Path(lines[2])
     if not common.is_absolute():
         common = workspace / common
-    return Path(lines[0]), lines[1], common.resolve()
+    return Path(lines[0]), lines[1], await asyncio.to_thread(common.resolve)
 
 
 async def _init_private(git_dir: Path, *, excludes: str, alternates: Path | None) -> None:
@@ -141,7 +152,7 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path) -> None:
         )
     finally:
         _, status, _ = await status_task
-    dirty = [entry[3:] for entry in split_z(status) if len(entry) > 3]
+    dirty = [e[3:] for e in split_z(status) if len(e) > 3 and not _untracked_excluded(e)]
     _, index_out, _ = await run_git(["rev-parse", "--git-path", "index"], cwd=lay.work, raw=True)
     index = Path(index_out.decode("utf-8", "surrogateescape").strip())
     if not index.is_absolute():
@@ -149,7 +160,8 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path) -> None:
 
     def excludes() -> str:
         user_exclude = common / "info" / "exclude"
-        return user_exclude.read_text("utf-8", "replace") if user_exclude.is_file() else ""
+        own = user_exclude.read_text("utf-8", "replace") if user_exclude.is_file() else ""
+        return f"{own}\n{_EXCLUDES_TEXT}"
 
     await _init_private(
         lay.git_dir, excludes=await asyncio.to_thread(excludes), alternates=common / "objects"
@@ -163,7 +175,7 @@ async def _populate_copy(lay: Layout) -> None:
     # Hash the user's files straight into the private repository (honouring .gitignore and
     # the default excludes), then check them out into the copy: both steps run inside git,
     # and the copy is by construction exactly the baseline.
-    await _init_private(lay.git_dir, excludes="\n".join(DEFAULT_EXCLUDES) + "\n", alternates=None)
+    await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
     await asyncio.to_thread(lay.work.mkdir)
     await run_git(["add", "-A"], cwd=lay.workspace, git_dir=lay.git_dir, work_tree=lay.workspace)
     # -u records the copy's stat data in the index, so later `add -A` only hashes edits.
