@@ -126,7 +126,7 @@ class Editor:
         return [a for a in result or [] if isinstance(a, lsp.CodeAction)]
 
     async def wait_for(
-        self, predicate: Callable[[], Any], *, what: str, timeout: float = 30.0
+        self, predicate: Callable[[], Any], *, what: str, timeout: float = 120.0
     ) -> Any:
         async with asyncio.timeout(timeout):
             while not (value := predicate()):

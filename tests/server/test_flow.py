@@ -49,7 +49,7 @@ async def wait_state(ed: Editor, run_id: str, *states: str) -> None:
 
     import asyncio
 
-    async with asyncio.timeout(60):
+    async with asyncio.timeout(120):
         while not await check():
             await asyncio.sleep(0.05)
 
