@@ -24,3 +24,8 @@ stage "typecheck";  npm run -s typecheck
 stage "unit tests"; npm run -s test:unit
 stage "package";    npm run -s build && npm run -s package
 
+
+stage "end-to-end in VS Code (code-server + headless Chromium)"
+DRIVEROS_CODE_SERVER="$(bash scripts/install-code-server.sh)"
+export DRIVEROS_CODE_SERVER
+node out/test/e2e/run.js

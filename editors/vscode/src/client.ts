@@ -121,9 +121,12 @@ export class DriverosClient implements vscode.Disposable {
       }),
       client.onNotification(NOTIFY_PROPOSAL, (params: unknown) => {
         if (isProposalParams(params)) {
-          this.store.proposal(params.runId, params.files, params.rationale);
-          this.log.info(`[${params.runId}] proposal: ${params.files.map((f) => f.path).join(", ")}`);
-          this.onProposal(params.runId);
+          const wasPending = this.store.get(params.runId)?.proposalPending === true;
+          const run = this.store.proposal(params.runId, params.files, params.rationale, params.state);
+          this.log.info(`[${params.runId}] proposal (${params.state ?? "proposed"}): ${params.files.map((f) => f.path).join(", ") || "no files pending"}`);
+          if (run.proposalPending && !wasPending) {
+            this.onProposal(params.runId);
+          }
         }
       }),
       client.onDidChangeState((e) => {

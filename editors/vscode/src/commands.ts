@@ -78,20 +78,29 @@ async function startRun(ctx: CommandContext, command: string, arg: object, task:
   await showTrace(ctx, result.runId);
 }
 
+/** Focus the trace view and reveal a run (default: the newest) with its turns expanded. */
 async function showTrace(ctx: CommandContext, runId?: string): Promise<void> {
   await vscode.commands.executeCommand(`${TRACE_VIEW_ID}.focus`);
-  if (runId === undefined) {
+  const id = runId ?? ctx.store.all()[0]?.id;
+  if (id === undefined) {
     return;
   }
-  // The tree redraws within 100 ms of a change; reveal once the run's node exists.
-  for (let i = 0; i < 20; i++) {
-    const node = ctx.tree.runRoot(runId);
+  // The tree redraws within 100 ms of a change and the view resolves its nodes lazily after
+  // being focused: retry the reveal for a moment instead of failing the command.
+  let lastError = "";
+  for (let i = 0; i < 25; i++) {
+    const node = ctx.tree.runRoot(id);
     if (node !== undefined) {
-      await ctx.view.reveal(node, { select: true, focus: false, expand: true });
-      return;
+      try {
+        await ctx.view.reveal(node, { select: true, focus: false, expand: 2 });
+        return;
+      } catch (err) {
+        lastError = err instanceof Error ? err.message : String(err);
+      }
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 200));
   }
+  ctx.log.warn(`cannot reveal run ${id} in the trace view: ${lastError || "not in the view"}`);
 }
 
 async function fixDiagnostics(ctx: CommandContext, atCursor: boolean): Promise<void> {

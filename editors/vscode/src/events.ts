@@ -94,11 +94,15 @@ export interface ProposalFileParams {
   newText?: string | null;
   before?: string | null;
   binary?: boolean;
+  /** The file could not be applied (edited in the editor since the run started). */
+  conflict?: boolean;
 }
 
 /** Params of the `driveros/proposal` notification. */
 export interface ProposalParams {
   runId: string;
+  /** The run's server state: proposed, accepted, rejected, canceled. */
+  state?: string;
   files: ProposalFileParams[];
   rationale?: string;
 }

@@ -7,6 +7,7 @@
 import * as vscode from "vscode";
 
 import { DriverosClient } from "./client";
+import { firstLine } from "./format";
 import { type CommandContext, refreshRuns, registerCommands } from "./commands";
 import { PROPOSAL_SCHEME, ProposalContentProvider } from "./review";
 import { RunStore } from "./runs";
@@ -29,7 +30,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const n = run?.proposal?.length ?? 0;
     void refreshRuns(ctx);
     void vscode.window
-      .showInformationMessage(`DriverOS proposes changes to ${n} file${n === 1 ? "" : "s"}: ${run?.task ?? runId}`, "Review Proposal", "Show Trace")
+      .showInformationMessage(`DriverOS proposes changes to ${n} file${n === 1 ? "" : "s"}: ${firstLine(run?.task, 60) || runId}`, "Review Proposal", "Show Trace")
       .then((choice) => {
         if (choice === "Review Proposal") {
           void vscode.commands.executeCommand("driveros.reviewProposal", runId);

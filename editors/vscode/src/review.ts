@@ -68,6 +68,7 @@ export class ProposalContentProvider implements vscode.TextDocumentContentProvid
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
   private readonly subscription: { dispose(): void };
+  private readonly rebuilt = new Map<string, string>();
 
   constructor(private readonly store: RunStore) {
     this.subscription = store.onDidChange((run) => {
@@ -100,9 +101,18 @@ export class ProposalContentProvider implements vscode.TextDocumentContentProvid
     if (given !== undefined) {
       return given;
     }
+    // The sandbox version does not change while the diff stays the same, but the workspace file
+    // does (once the proposal is applied): keep what was rebuilt for the life of the proposal.
+    const key = `${parsed.runId}\0${file.path}\0${file.diff ?? ""}`;
+    const cached = this.rebuilt.get(key);
+    if (cached !== undefined) {
+      return cached;
+    }
     const before = typeof file.before === "string" ? file.before : await currentText(workspaceUri(file, file.oldPath ?? file.old_path ?? file.path));
     try {
-      return applyUnifiedDiff(before, file.diff ?? "");
+      const after = applyUnifiedDiff(before, file.diff ?? "");
+      this.rebuilt.set(key, after);
+      return after;
     } catch (err) {
       return `(cannot rebuild the proposed version: ${err instanceof Error ? err.message : String(err)})\n\n${file.diff ?? ""}`;
     }

@@ -188,14 +188,23 @@ export class RunStore {
     return run;
   }
 
-  /** Record a `driveros/proposal` notification (it carries the sandbox contents when sent). */
-  proposal(runId: string, files: ProposalFileParams[], rationale?: string): RunState {
+  /**
+   * Record a `driveros/proposal` notification. The server re-sends it as the review goes on
+   * (files left pending, `state` accepted/rejected/canceled); an empty list keeps the last
+   * files on display but ends the review.
+   */
+  proposal(runId: string, files: ProposalFileParams[], rationale?: string, state?: string): RunState {
     const run = this.ensure(runId);
-    run.proposal = files;
-    if (rationale !== undefined) {
+    if (files.length > 0 || run.proposal === undefined) {
+      run.proposal = files;
+    }
+    if (rationale !== undefined && rationale !== "") {
       run.rationale = rationale;
     }
-    run.proposalPending = files.length > 0;
+    if (state !== undefined) {
+      run.serverState = state;
+    }
+    run.proposalPending = (state === undefined || state === "proposed") && files.length > 0;
     run.version += 1;
     this.fire(run);
     return run;

@@ -50,7 +50,26 @@ export class TraceTreeProvider implements vscode.TreeDataProvider<TraceNode>, vs
   }
 
   private rebuild(): void {
-    this.roots = this.store.all().map(runNode);
+    // Keep one object per node id across rebuilds: VS Code's tree maps elements to its own
+    // handles by identity, so reveal() and expansion need the objects it has already seen.
+    const previous = new Map<string, TraceNode>();
+    const index = (node: TraceNode): void => {
+      previous.set(node.id, node);
+      node.children.forEach(index);
+    };
+    this.roots.forEach(index);
+    const stable = (fresh: TraceNode): TraceNode => {
+      const children = fresh.children.map(stable);
+      const old = previous.get(fresh.id);
+      if (old === undefined) {
+        return { ...fresh, children };
+      }
+      for (const key of Object.keys(old) as (keyof TraceNode)[]) {
+        delete old[key];
+      }
+      return Object.assign(old, fresh, { children });
+    };
+    this.roots = this.store.all().map(runNode).map(stable);
     this.parents.clear();
     const walk = (node: TraceNode, parent: TraceNode | undefined): void => {
       this.parents.set(node.id, parent);

@@ -77,3 +77,17 @@ test("test_proposal_content_of_created_and_deleted_files", async () => {
   assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "old.py", "after")), "");
   provider.dispose();
 });
+
+test("test_proposal_content_stays_stable_once_the_file_is_applied", async () => {
+  const dir = workspace();
+  const file = path.join(dir, "a.py");
+  writeFileSync(file, "old\n");
+  const store = new RunStore();
+  store.proposal("r1", [{ path: "a.py", diff: "@@ -1 +1 @@\n-old\n+new\n" }]);
+  const provider = new ProposalContentProvider(store);
+  const uri = proposalUri("r1", "a.py", "after");
+  assert.equal(await provider.provideTextDocumentContent(uri), "new\n");
+  writeFileSync(file, "new\n");
+  assert.equal(await provider.provideTextDocumentContent(uri), "new\n");
+  provider.dispose();
+});

@@ -80,3 +80,15 @@ test("test_run_store_proposal_notification_carries_contents", () => {
   store.settled("r1");
   assert.equal(store.get("r1")?.proposalPending, false);
 });
+
+test("test_run_store_proposal_updates_end_the_review_but_keep_the_files", () => {
+  const store = new RunStore();
+  store.proposal("r1", [{ path: "a.py", action: "modify", diff: "d" }], "why", "proposed");
+  assert.equal(store.get("r1")?.proposalPending, true);
+  store.proposal("r1", [], "", "accepted");
+  const run = store.get("r1");
+  assert.equal(run?.proposalPending, false);
+  assert.equal(run?.serverState, "accepted");
+  assert.deepEqual(run?.proposal?.map((f) => f.path), ["a.py"]);
+  assert.equal(run?.rationale, "why");
+});
