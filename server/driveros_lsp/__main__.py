@@ -29,7 +29,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _address(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
     return host or "127.0.0.1", int(port)
 

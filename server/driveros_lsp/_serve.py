@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +55,9 @@ async def serve_tcp(server: DriverosLanguageServer, host: str, port: int) -> Non
             done.set()
 
     tcp = await asyncio.start_server(on_client, host, port)
-    addresses = ", ".join(str(s.getsockname()) for s in tcp.sockets)
-    logger.warning("driveros-lsp listening on %s", addresses)
+    host_, port_ = tcp.sockets[0].getsockname()[:2]
+    # stderr, whatever the log level: a launcher reads the port from here (with --tcp HOST:0)
+    sys.stderr.write(f"driveros-lsp listening on {host_}:{port_}\n")
+    sys.stderr.flush()
     async with tcp:
         await done.wait()

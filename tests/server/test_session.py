@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
@@ -45,6 +46,26 @@ async def test_settings_invalid_values_warn_and_fall_back(workspace: Path, scrip
         result = ed.events(run_id, "result")[0]
         assert (result["outcome"], result["turns"]) == ("resource_cap", 2)
         assert len(ed.client.messages) == 1
+
+        # a change notification without settings: the server pulls the section
+        ed.client.set_configuration({**SETTINGS, "maxIterations": 1}, section="driveros")
+        ed.client.workspace_did_change_configuration(
+            lsp.DidChangeConfigurationParams(settings=None)
+        )
+        run_id = await _start_when_pulled(ed)
+        result = ed.events(run_id, "result")[0]
+        assert (result["outcome"], result["turns"]) == ("resource_cap", 1)
+
+
+async def _start_when_pulled(ed: Any) -> str:
+    """Start a run once the pulled settings apply (the pull is asynchronous)."""
+    for _ in range(50):
+        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "loop"}))["runId"]
+        await wait_state(ed, run_id, "finished")
+        await ed.wait_for(lambda: ed.events(run_id, "result"), what="the result")  # noqa: B023
+        if ed.events(run_id, "result")[0]["turns"] == 1:
+            return str(run_id)
+    raise AssertionError("the pulled settings never applied")
 
 
 async def test_session_two_concurrent_runs_and_the_cap(workspace: Path, scripted_model) -> None:
@@ -101,3 +122,42 @@ async def test_session_event_loop_never_blocks(
         await wait_state(ed, run_id, "accepted")
         assert "return a + b" in ed.text("calc.py")
     assert not log.exists() or log.read_text() == ""
+
+
+async def test_session_over_tcp(workspace: Path) -> None:
+    import asyncio
+    import re
+
+    from pytest_lsp.client import make_test_lsp_client
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "driveros_lsp",
+        "--tcp",
+        "127.0.0.1:0",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stderr is not None
+        line = (await asyncio.wait_for(proc.stderr.readline(), 60)).decode()
+        match = re.search(r"listening on ([\d.]+):(\d+)", line)
+        assert match, line
+        client = make_test_lsp_client()
+        await client.start_tcp(match.group(1), int(match.group(2)))
+        await client.initialize_session(
+            lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), root_uri=workspace.as_uri())
+        )
+        listing = await client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command=protocol.CMD_AGENT_LIST)
+        )
+        assert listing == {"runs": []}
+        await client.shutdown_async(None)
+        client.exit(None)
+        assert await asyncio.wait_for(proc.wait(), 60) == 0
+        await client.stop()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

@@ -71,3 +71,26 @@ async def test_trace_falls_back_to_log_lines() -> None:
     channel.finish("done")
     await channel.wait_closed()
     assert rec.sent == [("log", "[driveros r1] tool run {}")]
+
+
+def test_trace_channels_follow_the_client_capabilities() -> None:
+    from lsprotocol import types as lsp
+    from pytest_lsp import client_capabilities
+
+    from driveros_lsp._server import ClientTraits
+
+    vscode = ClientTraits.from_capabilities(client_capabilities("visual-studio-code"), "utf-16")
+    neovim = ClientTraits.from_capabilities(client_capabilities("neovim@v0.11.0"), "utf-8")
+    bare = ClientTraits.from_capabilities(lsp.ClientCapabilities(), "utf-16")
+    opted = ClientTraits.from_capabilities(
+        lsp.ClientCapabilities(experimental={"driverosTrace": True}), "utf-32"
+    )
+    assert (vscode.annotations, vscode.progress, vscode.trace, vscode.encoding) == (
+        True,
+        True,
+        False,
+        "utf-16",
+    )
+    assert (neovim.annotations, neovim.progress, neovim.encoding) == (False, True, "utf-8")
+    assert TraceTargets(progress=bare.progress, trace=bare.trace).log
+    assert (opted.trace, opted.encoding) == (True, "utf-32")
