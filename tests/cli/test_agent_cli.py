@@ -34,9 +34,15 @@ FIX_TURNS = [
 async def test_cli_fixes_the_fixture_repo_over_anthropic_text_format(calc_repo: Path) -> None:
     async with ScriptedModelServer(FIX_TURNS) as server:
         run = await run_cli(
-            "--task", "make the tests pass", server=server, cwd=calc_repo, wire="anthropic"
+            "--task",
+            "make the tests pass",
+            server=server,
+            cwd=calc_repo,
+            wire="anthropic",
+            extra_env={"DRIVEROS_DIAGNOSTICS": "on"},
         )
     assert run.code == 0, run.stderr
+    assert "diagnostics:" in run.stderr  # the feed ran after the edit
     assert (calc_repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     lines = run.stdout.splitlines()
     assert lines[0] == "Fixed add(); the test passes."

@@ -68,6 +68,12 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _diagnostics_enabled(env: Environment) -> bool:
+    """``DRIVEROS_DIAGNOSTICS=off`` (or 0/false/no) turns the build-diagnostics feed off."""
+    value = (env.get("DRIVEROS_DIAGNOSTICS") or "on").strip().lower()
+    return value not in ("0", "off", "false", "no")
+
+
 def _err(message: str) -> None:
     try:
         sys.stderr.write(message.rstrip("\n") + "\n")
@@ -137,6 +143,7 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         max_wall_s=args.max_wall,
         approve=args.approve,
         review=args.review,
+        diagnostics=_diagnostics_enabled(env),
     )
     # Fail fast (exit 1) before any work when a question could not be asked.
     if args.approve == "interactive":
