@@ -213,3 +213,8 @@ async def test_docker_untrusted_uses_gvisor_or_fails_closed(docker_ws: Path) -> 
         assert "gVisor" in kernel.stdout and kernel.stdout.endswith(f"{SANDBOX_UID}\n")
         await sandbox.write_file("gvisor.txt", "from host\n")
         assert (await sandbox.run("cat gvisor.txt")).stdout == "from host\n"
+        session = await sandbox.open_session()
+        await session.run("cd src && export TIER=gvisor")
+        assert (await session.run("pwd; echo $TIER")).stdout == "/workspace/src\ngvisor\n"
+        slow = await sandbox.run("sleep 30", timeout=0.5)
+        assert slow.timed_out
