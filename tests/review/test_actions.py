@@ -234,3 +234,36 @@ async def test_apply_refuses_paths_escaping_via_symlinked_dir(
         with pytest.raises(ConflictError, match=r"linked/evil\.txt"):
             await scratch.apply()
     assert list(outside.iterdir()) == []
+
+
+async def test_commit_with_untracked_deletion_and_unicode_paths(
+    repo: Path, scratch_base: Path
+) -> None:
+    write_files(repo, {"scratch notes.txt": "untracked\n"})
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        (scratch.path / "scratch notes.txt").unlink()
+        write_files(scratch.path, {"docs/naïve café.md": "ünïcödé\n"})
+        changes = await scratch.changes()
+        assert [(c.path, c.action) for c in changes] == [
+            ("docs/naïve café.md", "create"),
+            ("scratch notes.txt", "delete"),
+        ]
+        result = await scratch.commit("agent: unicode")
+    assert result.applied == ["docs/naïve café.md", "scratch notes.txt"]
+    assert not (repo / "scratch notes.txt").exists()
+    shown = git(repo, "-c", "core.quotePath=false", "show", "--name-only", "--format=", "HEAD")
+    assert shown.split("\n")[0] == "docs/naïve café.md"
+    assert git(repo, "status", "--porcelain") == ""
+
+
+async def test_commit_of_untracked_deletion_only_makes_no_commit(
+    repo: Path, scratch_base: Path
+) -> None:
+    write_files(repo, {"tmp.txt": "untracked\n"})
+    head = git(repo, "rev-parse", "HEAD")
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        (scratch.path / "tmp.txt").unlink()
+        result = await scratch.commit("agent: tidy")
+    assert result.applied == ["tmp.txt"]
+    assert result.commit is None
+    assert git(repo, "rev-parse", "HEAD") == head

@@ -19,7 +19,7 @@ from driveros.review._errors import (
     UnknownPathError,
 )
 from driveros.review._files import check_relpath
-from driveros.review._git import run_git
+from driveros.review._git import run_git, split_z
 from driveros.review._models import ApplyResult, FileChange, FileReview, FileStatus, ReviewState
 from driveros.review._snapshot import Layout, build, destroy
 
@@ -197,8 +197,17 @@ class ScratchWorkspace:
             raise ReviewError("nothing to commit: no change is selected")
         touched = sorted({p for c in self._select(chosen) for p in c.paths})
         result = await self.apply(chosen)
-        await run_git(["add", "-A", "--", *touched], cwd=ws, raw=True)
-        await run_git(["commit", "-q", "--only", "-m", message, "--", *touched], cwd=ws, raw=True)
+        # A deleted file git never knew about (an untracked one) has nothing to commit.
+        _, tracked_out, _ = await run_git(["ls-files", "-z", "--", *touched], cwd=ws, raw=True)
+        tracked = set(split_z(tracked_out))
+        exists = await asyncio.to_thread(lambda: {p for p in touched if (ws / p).exists()})
+        paths_to_commit = [p for p in touched if p in tracked or p in exists]
+        if not paths_to_commit:
+            return ApplyResult(applied=result.applied)
+        await run_git(["add", "-A", "--", *paths_to_commit], cwd=ws, raw=True)
+        await run_git(
+            ["commit", "-q", "--only", "-m", message, "--", *paths_to_commit], cwd=ws, raw=True
+        )
         _, sha, _ = await run_git(["rev-parse", "HEAD"], cwd=ws, raw=True)
         return ApplyResult(applied=result.applied, commit=sha.decode().strip())
 
