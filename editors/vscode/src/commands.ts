@@ -4,7 +4,7 @@ import * as vscode from "vscode";
 
 import type { DriverosClient } from "./client";
 import type { StartResult } from "./events";
-import { formatTokens } from "./format";
+import { firstLine, formatTokens } from "./format";
 import {
   CMD_AGENT_CANCEL,
   CMD_AGENT_FIX,
@@ -50,7 +50,7 @@ async function pickRun(runs: RunState[], placeHolder: string, none: string): Pro
     return runs[0];
   }
   const picked = await vscode.window.showQuickPick(
-    runs.map((run) => ({ label: run.task || run.id, description: describeRun(run), detail: `run ${run.id}`, run })),
+    runs.map((run) => ({ label: firstLine(run.task, 80) || run.id, description: describeRun(run), detail: `run ${run.id}`, run })),
     { placeHolder, matchOnDescription: true, matchOnDetail: true },
   );
   return picked?.run;
@@ -115,8 +115,8 @@ async function fixDiagnostics(ctx: CommandContext, atCursor: boolean): Promise<v
     const pos = editor.selection.active;
     diagnostics = diagnostics.filter((d) => d.range.contains(pos) || d.range.start.line === pos.line);
   }
-  if (diagnostics.length === 0) {
-    void vscode.window.showInformationMessage(`DriverOS: no diagnostics ${atCursor ? "at the cursor" : "in this file"}.`);
+  if (atCursor && diagnostics.length === 0) {
+    void vscode.window.showInformationMessage("DriverOS: no diagnostics at the cursor.");
     return;
   }
   const lc = ctx.client.languageClient;
@@ -125,8 +125,13 @@ async function fixDiagnostics(ctx: CommandContext, atCursor: boolean): Promise<v
     return;
   }
   const wire = await lc.code2ProtocolConverter.asDiagnostics(diagnostics);
-  const task = `Fix ${diagnostics.length === 1 ? (diagnostics[0]?.message ?? "") : `${diagnostics.length} diagnostics`} in ${vscode.workspace.asRelativePath(uri)}`;
-  await startRun(ctx, CMD_AGENT_FIX, { uri: lc.code2ProtocolConverter.asUri(uri), diagnostics: wire }, task);
+  const file = vscode.workspace.asRelativePath(uri);
+  // "Fix all" also covers problems only the build reports: the server accepts no diagnostics with all.
+  const task = atCursor
+    ? `Fix ${diagnostics.length === 1 ? (diagnostics[0]?.message ?? "") : `${diagnostics.length} diagnostics`} in ${file}`
+    : `Fix all problems in ${file}`;
+  const arg = atCursor ? { uri: lc.code2ProtocolConverter.asUri(uri), diagnostics: wire } : { uri: lc.code2ProtocolConverter.asUri(uri), diagnostics: wire, all: true };
+  await startRun(ctx, CMD_AGENT_FIX, arg, task);
 }
 
 async function reviewRun(ctx: CommandContext, arg: RunArg): Promise<RunState | undefined> {
@@ -209,7 +214,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
         { label: "$(feedback) Reject with feedback…", description: "the agent continues with your feedback", act: () => reject(ctx, run, true) },
         { label: "$(close) Reject", description: "discard the proposal", act: () => reject(ctx, run, false) },
       ];
-      const picked = await vscode.window.showQuickPick(items, { title: `Proposal of “${run.task || run.id}”`, placeHolder: run.rationale });
+      const picked = await vscode.window.showQuickPick(items, { title: `Proposal of “${firstLine(run.task, 60) || run.id}”`, placeHolder: firstLine(run.rationale, 100) });
       await picked?.act();
     }),
     reg("driveros.acceptProposal", async (arg: RunArg) => {
@@ -246,7 +251,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       if (run.proposalPending) {
         items.push({ label: "$(git-pull-request) Review Proposal", id: "driveros.reviewProposal" });
       }
-      const picked = ctx.store.all().length === 1 && items.length === 1 ? items[0] : await vscode.window.showQuickPick(items, { title: run.task || run.id });
+      const picked = ctx.store.all().length === 1 && items.length === 1 ? items[0] : await vscode.window.showQuickPick(items, { title: firstLine(run.task, 60) || run.id });
       if (picked !== undefined) {
         await vscode.commands.executeCommand(picked.id, run.id);
       }

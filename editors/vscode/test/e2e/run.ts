@@ -102,7 +102,13 @@ async function command(page: Page, title: string): Promise<void> {
   const row = widget.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
   await row.waitFor({ state: "visible" });
   await row.click();
-  await widget.waitFor({ state: "hidden", timeout: 10_000 });
+  // The palette closes; a command may open its own quick pick in the same widget at once.
+  await waitFor(
+    `the palette to run “${title}”`,
+    async () => (!(await widget.isVisible()) || (await input.inputValue()) !== `>${title}` ? true : undefined),
+    10_000,
+    50,
+  );
 }
 
 /** Choose an item of the open quick pick by its text. */
@@ -228,6 +234,8 @@ async function main(): Promise<void> {
     await pick(page, "Open in Refactor Preview");
     await preview.waitFor({ state: "visible", timeout: 30_000 });
     log("refactor preview reopened");
+    await command(page, "Notifications: Clear All Notifications");
+    await preview.waitFor({ state: "visible" });
 
     // needsConfirmation: every change starts unticked; tick the file (it ticks its hunks).
     const boxes = preview.locator("input.edit-checkbox, .edit-checkbox input, .edit-checkbox");
