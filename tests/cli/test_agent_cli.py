@@ -269,3 +269,24 @@ async def test_cli_review_actions(git_repo: Path, action: str) -> None:
     else:
         assert content.endswith("a + b\n") and status == ""
         assert log.splitlines() == ["driveros: fix add", "initial"]
+
+
+async def test_cli_review_commit_outside_a_repository_fails_without_writing(
+    calc_repo: Path,
+) -> None:
+    async with ScriptedModelServer(REVIEW_TURNS) as server:
+        run = await run_cli(
+            "--task",
+            "fix add",
+            "--review",
+            "--review-action",
+            "commit",
+            "--format",
+            "json",
+            server=server,
+            cwd=calc_repo,
+        )
+    assert run.code == 1
+    assert run.json()["outcome"] == "answered"
+    assert "commit failed, nothing was written" in run.stderr
+    assert (calc_repo / "calc.py").read_text().endswith("a - b\n")

@@ -46,10 +46,11 @@ from driveros.agent._hooks import (
     ToolObservation,
     TurnObservation,
 )
-from driveros.agent._loop import Agent, AgentConfig, AgentRun
+from driveros.agent._loop import Agent
 from driveros.agent._redact import RedactingFilter, Redactor
 from driveros.agent._run import RunReport, RunSpec, execute_run, new_run_id, pick_provider
 from driveros.agent._sink import EventSink, OnEvent
+from driveros.agent._state import AgentConfig, AgentRun
 from driveros.agent._stuck import (
     CycleDetector,
     FailingCallDetector,

@@ -11,17 +11,14 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from driveros._errors import ConfigError, ProviderError, StreamError
+from driveros._errors import ConfigError, ProviderError
 from driveros.agent import _events as ev
 from driveros.agent import _memory
 from driveros.agent._approval import ApprovalPolicy, ApprovalRequest, approval_policy
 from driveros.agent._context import ContextMeter, trim_tool_outputs
-from driveros.agent._diagnostics import DiagnosticsTracker, targets_remaining
+from driveros.agent._diagnostics import DiagnosticsTracker
 from driveros.agent._hooks import (
     DiagnosticsSnapshot,
     DiagnosticsSource,
@@ -30,10 +27,20 @@ from driveros.agent._hooks import (
     ToolObservation,
     TurnObservation,
 )
-from driveros.agent._prompt import SYSTEM_PROMPT, first_message
+from driveros.agent._prompt import first_message
 from driveros.agent._redact import Redactor
 from driveros.agent._sink import EventSink, OnEvent
+from driveros.agent._state import (
+    AgentConfig,
+    AgentRun,
+    Finish,
+    RunState,
+    TargetsJudge,
+    result_fields,
+    targets_gone,
+)
 from driveros.agent._stuck import default_detectors
+from driveros.agent._think import stream_turn
 from driveros.agent._tools import EDIT_TOOLS, READ_ONLY_TOOLS, ToolBox, tool_specs
 from driveros.llm import (
     Message,
@@ -41,9 +48,6 @@ from driveros.llm import (
     Request,
     Response,
     StopReason,
-    StreamDone,
-    TextDelta,
-    ThinkingDelta,
     ToolCallPart,
     ToolResultPart,
     Usage,
@@ -54,63 +58,6 @@ from driveros.llm import (
 from driveros.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
-
-
-class AgentConfig(BaseModel):
-    """Budgets and knobs of one run."""
-
-    model_config = ConfigDict(frozen=True)
-
-    max_iterations: int = Field(default=30, ge=1)
-    max_wall_s: float = Field(default=900.0, gt=0)
-    #: Estimated prompt tokens; old tool outputs are trimmed before the run gives up.
-    context_budget: int = Field(default=120_000, ge=1000)
-    output_limit: int = Field(default=16_000, ge=200)
-    tool_timeout_s: float = Field(default=120.0, gt=0)
-    memory_timeout_s: float = Field(default=30.0, gt=0)
-    #: Consecutive turns whose every call was blocked before the run ends ``refused``.
-    refusal_turns: int = Field(default=3, ge=1)
-    max_tokens: int | None = None
-    thinking: bool = False
-    system_prompt: str = SYSTEM_PROMPT
-
-
-@dataclass(frozen=True)
-class AgentRun:
-    """What a run produced: the result event and the conversation (for resuming)."""
-
-    result: ev.Result
-    history: list[Message]
-
-
-@dataclass
-class _State:
-    started: float = field(default_factory=time.perf_counter)
-    turns: int = 0
-    usage: Usage = field(default_factory=Usage)
-    observed: bool = False
-    blocked_streak: int = 0
-    history: list[Message] = field(default_factory=list)
-
-
-class _Finish(Exception):
-    """Internal: ends the loop with an outcome."""
-
-    def __init__(
-        self,
-        outcome: ev.Outcome,
-        *,
-        answer: str = "",
-        error: str | None = None,
-        detector: str | None = None,
-        targets_fixed: bool | None = None,
-    ) -> None:
-        super().__init__(outcome)
-        self.outcome: ev.Outcome = outcome
-        self.answer = answer
-        self.error = error
-        self.detector = detector
-        self.targets_fixed = targets_fixed
 
 
 class Agent:
@@ -144,7 +91,7 @@ class Agent:
         ]
         self.memory = memory
         self.targets = list(targets)
-        self._judge = targets_judge or _targets_gone
+        self._judge = targets_judge or targets_gone
         self.sink = sink or EventSink(run_id or uuid.uuid4().hex[:12], on_event, Redactor(secrets))
         #: The result a canceled run ended with (set before the cancellation propagates).
         self.partial_result: ev.Result | None = None
@@ -169,7 +116,7 @@ class Agent:
     ) -> AgentRun:
         """Run the task to an outcome. Cancelling the calling task emits a ``canceled``
         result (when ``emit_result``) and re-raises."""
-        state = _State(history=list(history or ()))
+        state = RunState(history=list(history or ()))
         await self.sink.emit(
             ev.RunStarted,
             task=task,
@@ -182,29 +129,29 @@ class Agent:
         try:
             async with timeout:
                 finish = await self._loop(task, state)
-        except _Finish as exc:
+        except Finish as exc:
             finish = exc
         except TimeoutError:
             if not timeout.expired():
                 raise
             limit = f"{self.config.max_wall_s:g}s"
-            finish = _Finish("resource_cap", error=f"wall-clock limit of {limit} reached")
+            finish = Finish("resource_cap", error=f"wall-clock limit of {limit} reached")
         except ProviderError as exc:
-            finish = _Finish("provider_error", error=str(exc))
+            finish = Finish("provider_error", error=str(exc))
         except ConfigError as exc:
-            finish = _Finish("setup_error", error=str(exc))
+            finish = Finish("setup_error", error=str(exc))
         except asyncio.CancelledError:
-            result = self._result(_Finish("canceled", error="canceled"), state)
+            result = self._result(Finish("canceled", error="canceled"), state)
             self.partial_result = result
             if emit_result:
-                await self.sink.emit(ev.Result, **_fields(result))
+                await self.sink.emit(ev.Result, **result_fields(result))
             raise
         result = self._result(finish, state)
         if emit_result:
-            result = await self.sink.emit(ev.Result, **_fields(result))
+            result = await self.sink.emit(ev.Result, **result_fields(result))
         return AgentRun(result=result, history=state.history)
 
-    def _result(self, finish: _Finish, state: _State) -> ev.Result:
+    def _result(self, finish: Finish, state: RunState) -> ev.Result:
         verified = state.observed and finish.outcome in ("answered", "unverified")
         return ev.Result(
             run_id=self.run_id,
@@ -220,13 +167,13 @@ class Agent:
             stuck_detector=finish.detector,
         )
 
-    async def _loop(self, task: str, state: _State) -> _Finish:
+    async def _loop(self, task: str, state: RunState) -> Finish:
         memories = await self._recall(task)
         state.history.append(user(first_message(task, memories=memories, targets=self.targets)))
         while True:
             if state.turns >= self.config.max_iterations:
                 limit = self.config.max_iterations
-                return _Finish("resource_cap", error=f"iteration limit of {limit} reached")
+                return Finish("resource_cap", error=f"iteration limit of {limit} reached")
             self._fit_context(state)
             state.turns += 1
             turn = state.turns
@@ -239,12 +186,12 @@ class Agent:
             if not calls:
                 await self._turn_finished(turn, started, response.usage)
                 if response.stop_reason is StopReason.REFUSAL:
-                    return _Finish("refused", answer=response.text(), error="the model refused")
+                    return Finish("refused", answer=response.text(), error="the model refused")
                 return await self._answer(task, response.text(), state)
             observation = await self._act(turn, response, calls, state)
             await self._turn_finished(turn, started, response.usage)
             if state.blocked_streak >= self.config.refusal_turns:
-                return _Finish(
+                return Finish(
                     "refused",
                     answer=response.text(),
                     error="the model kept asking for actions the approval policy blocks",
@@ -259,67 +206,35 @@ class Agent:
                     detail=verdict.detail,
                     evidence=list(verdict.evidence),
                 )
-                return _Finish("stuck", error=verdict.detail, detector=verdict.detector)
+                return Finish("stuck", error=verdict.detail, detector=verdict.detector)
 
     async def _turn_finished(self, turn: int, started: float, usage: Usage) -> None:
         duration = (time.perf_counter() - started) * 1000
         await self.sink.emit(ev.TurnFinished, turn=turn, duration_ms=duration, usage=usage)
 
-    def _fit_context(self, state: _State) -> None:
+    def _fit_context(self, state: RunState) -> None:
         budget = self.config.context_budget
         if self._meter.estimate(state.history) <= budget:
             return
         estimate = trim_tool_outputs(state.history, budget=budget, meter=self._meter)
         if estimate > budget:
-            raise _Finish("resource_cap", error=f"context budget of about {budget} tokens exceeded")
+            raise Finish("resource_cap", error=f"context budget of about {budget} tokens exceeded")
 
     # ------------------------------------------------------------------ think
 
-    async def _think(self, turn: int, state: _State) -> Response:
+    async def _think(self, turn: int, state: RunState) -> Response:
         request = Request(
             messages=(system(self.config.system_prompt), *state.history),
             tools=self._tools,
             max_tokens=self.config.max_tokens,
             thinking=self.config.thinking,
         )
-        response: Response | None = None
-        text_guard = self.sink.redactor.stream()
-        thinking_guard = self.sink.redactor.stream()
-        stream = self.provider.stream(request)
-        try:
-            async for event in stream:
-                match event:
-                    case TextDelta():
-                        await self._emit_text(turn, text_guard.push(event.text))
-                    case ThinkingDelta():
-                        text = thinking_guard.push(event.text)
-                        if text or event.signature:
-                            await self.sink.emit(
-                                ev.Thinking, turn=turn, text=text, signed=bool(event.signature)
-                            )
-                    case StreamDone():
-                        response = event.response
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        if rest := thinking_guard.flush():
-            await self.sink.emit(ev.Thinking, turn=turn, text=rest)
-        await self._emit_text(turn, text_guard.flush())
-        if response is None:
-            raise StreamError(
-                "the model stream ended without a final response", provider=self.provider.name
-            )
-        return response
-
-    async def _emit_text(self, turn: int, text: str) -> None:
-        if text:
-            await self.sink.emit(ev.Text, turn=turn, text=text)
+        return await stream_turn(self.provider, request, sink=self.sink, turn=turn)
 
     # ------------------------------------------------------------------ act
 
     async def _act(
-        self, turn: int, response: Response, calls: list[ToolCallPart], state: _State
+        self, turn: int, response: Response, calls: list[ToolCallPart], state: RunState
     ) -> TurnObservation:
         results: list[ToolResultPart] = []
         observed: list[ToolObservation] = []
@@ -453,7 +368,7 @@ class Agent:
 
     # ------------------------------------------------------------------ answer and memory
 
-    async def _answer(self, task: str, answer: str, state: _State) -> _Finish:
+    async def _answer(self, task: str, answer: str, state: RunState) -> Finish:
         targets_fixed: bool | None = None
         if self.targets and self._tracker is not None:
             snapshot = await self._tracker.current()
@@ -465,7 +380,7 @@ class Agent:
         elif self.memory is not None:
             await self.sink.emit(ev.MemoryEvent, action="skipped", detail="answer not verified")
         outcome: ev.Outcome = "answered" if state.observed else "unverified"
-        return _Finish(outcome, answer=answer, targets_fixed=targets_fixed)
+        return Finish(outcome, answer=answer, targets_fixed=targets_fixed)
 
     async def _recall(self, task: str) -> list[str]:
         if self.memory is None:
@@ -473,7 +388,7 @@ class Agent:
         timeout = self.config.memory_timeout_s
         return await _memory.recall(self.memory, task, sink=self.sink, timeout=timeout)
 
-    async def _store(self, task: str, answer: str, state: _State) -> None:
+    async def _store(self, task: str, answer: str, state: RunState) -> None:
         if self.memory is None:
             return
         await _memory.store(
@@ -484,14 +399,3 @@ class Agent:
             sink=self.sink,
             timeout=self.config.memory_timeout_s,
         )
-
-
-TargetsJudge = Callable[[DiagnosticsSnapshot, Sequence[ev.DiagnosticItem]], bool]
-
-
-def _targets_gone(snapshot: DiagnosticsSnapshot, targets: Sequence[ev.DiagnosticItem]) -> bool:
-    return not targets_remaining(targets, snapshot)
-
-
-def _fields(result: ev.Result) -> dict[str, object]:
-    return result.model_dump(exclude={"run_id", "seq", "ts", "type"})

@@ -23,9 +23,10 @@ from driveros._errors import ConfigError, DriverosError
 from driveros.agent import _events as ev
 from driveros.agent._approval import ApprovalPolicy, ApproveMode, approval_policy
 from driveros.agent._hooks import DiagnosticsSource, MemoryHook, StuckDetector
-from driveros.agent._loop import Agent, AgentConfig, TargetsJudge
+from driveros.agent._loop import Agent
 from driveros.agent._redact import Redactor
 from driveros.agent._sink import EventSink, OnEvent
+from driveros.agent._state import AgentConfig, TargetsJudge
 from driveros.config import KEY_VARS, PROVIDER_ORDER, Environment
 from driveros.llm import Message, Provider
 from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox

@@ -181,8 +181,9 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
     if result is None:  # canceled before the run could even start
         _err("driveros: canceled")
         return EXIT_CODES["canceled"]
+    review_ok = True
     if report is not None and report.scratch is not None:
-        await finish_review(report, task=task, action=args.review_action)
+        review_ok = await finish_review(report, task=task, action=args.review_action)
     if args.format == "json":
         out.write(result_json(result) + "\n")
     elif args.format == "text":
@@ -191,4 +192,6 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         out.write(summary_line(result) + "\n")
     if result.outcome == "setup_error" and result.error:
         _err(f"driveros: {result.error}")
+    if not review_ok:
+        return EXIT_CODES["setup_error"]
     return result.exit_code

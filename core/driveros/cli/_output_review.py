@@ -67,11 +67,13 @@ def commit_message(task: str, answer: str, run_id: str) -> str:
     )
 
 
-async def finish_review(report: RunReport, *, task: str, action: str) -> None:
+async def finish_review(report: RunReport, *, task: str, action: str) -> bool:
     """Show the proposed changes and carry out ``action`` (prompt|commit|discard|keep).
 
     A canceled run, or one that did not end with an answer, is discarded unless the user is
-    asked (``prompt``). The scratch copy is always closed.
+    asked (``prompt``). The scratch copy is always closed. Returns False when the action
+    failed (a conflict with your own edits, not a repository, ...): the diff stays on stderr
+    and nothing was written.
     """
     scratch = report.scratch
     assert scratch is not None
@@ -82,13 +84,13 @@ async def finish_review(report: RunReport, *, task: str, action: str) -> None:
         changes = report.changes
         if not changes:
             sys.stderr.write("driveros: review: no changes\n")
-            return
+            return True
         sys.stderr.write(render_changes(changes, color=sys.stderr.isatty()))
         answered = result.outcome in ("answered", "unverified")
         if result.outcome == "canceled" or (not answered and action != "prompt"):
             sys.stderr.write(f"driveros: review: {result.outcome}; changes discarded\n")
             await scratch.discard()
-            return
+            return True
         if action == "prompt":
             reply = await _ask("driveros: [k]eep (apply unstaged), [c]ommit, or [d]iscard? ")
             action = {"k": "keep", "keep": "keep", "c": "commit", "commit": "commit"}.get(
@@ -105,8 +107,9 @@ async def finish_review(report: RunReport, *, task: str, action: str) -> None:
         else:
             await scratch.discard()
             sys.stderr.write("driveros: review: changes discarded\n")
-    except DriverosError as exc:
-        sys.stderr.write(f"driveros: review: {exc}\n")
-        raise
+        return True
+    except (DriverosError, OSError) as exc:
+        sys.stderr.write(f"driveros: review: {action} failed, nothing was written: {exc}\n")
+        return False
     finally:
         await scratch.aclose()

@@ -1,0 +1,83 @@
+"""Configuration, outcome and bookkeeping types of one agent run."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from driveros.agent import _events as ev
+from driveros.agent._diagnostics import targets_remaining
+from driveros.agent._hooks import DiagnosticsSnapshot
+from driveros.agent._prompt import SYSTEM_PROMPT
+from driveros.llm import Message, Usage
+
+
+class AgentConfig(BaseModel):
+    """Budgets and knobs of one run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_iterations: int = Field(default=30, ge=1)
+    max_wall_s: float = Field(default=900.0, gt=0)
+    #: Estimated prompt tokens; old tool outputs are trimmed before the run gives up.
+    context_budget: int = Field(default=120_000, ge=1000)
+    output_limit: int = Field(default=16_000, ge=200)
+    tool_timeout_s: float = Field(default=120.0, gt=0)
+    memory_timeout_s: float = Field(default=30.0, gt=0)
+    #: Consecutive turns whose every call was blocked before the run ends ``refused``.
+    refusal_turns: int = Field(default=3, ge=1)
+    max_tokens: int | None = None
+    thinking: bool = False
+    system_prompt: str = SYSTEM_PROMPT
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """What a run produced: the result event and the conversation (for resuming)."""
+
+    result: ev.Result
+    history: list[Message]
+
+
+@dataclass
+class RunState:
+    started: float = field(default_factory=time.perf_counter)
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    observed: bool = False
+    blocked_streak: int = 0
+    history: list[Message] = field(default_factory=list)
+
+
+class Finish(Exception):
+    """Internal: ends the loop with an outcome."""
+
+    def __init__(
+        self,
+        outcome: ev.Outcome,
+        *,
+        answer: str = "",
+        error: str | None = None,
+        detector: str | None = None,
+        targets_fixed: bool | None = None,
+    ) -> None:
+        super().__init__(outcome)
+        self.outcome: ev.Outcome = outcome
+        self.answer = answer
+        self.error = error
+        self.detector = detector
+        self.targets_fixed = targets_fixed
+
+
+TargetsJudge = Callable[[DiagnosticsSnapshot, Sequence[ev.DiagnosticItem]], bool]
+
+
+def targets_gone(snapshot: DiagnosticsSnapshot, targets: Sequence[ev.DiagnosticItem]) -> bool:
+    return not targets_remaining(targets, snapshot)
+
+
+def result_fields(result: ev.Result) -> dict[str, object]:
+    return result.model_dump(exclude={"run_id", "seq", "ts", "type"})
