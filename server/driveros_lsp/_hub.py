@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
@@ -103,7 +104,7 @@ class RunHub:
                 "action": str(c.action),
                 "oldPath": c.old_path,
                 "diff": c.diff,
-                "conflict": run.conflicts.count(str(c.path)) > 0,
+                "conflict": str(c.path) in run.conflicts,
             }
             for c in changes
             if str(c.path) in run.pending
@@ -199,7 +200,7 @@ class RunHub:
             return None
         return token.removeprefix(PROGRESS_TOKEN_PREFIX).split("-", 1)[0]
 
-    def _root(self) -> Any:
+    def _root(self) -> Path:
         return self._server.workspace_root()
 
     def _spawn(self, coro: Any) -> None:

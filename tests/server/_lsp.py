@@ -112,7 +112,10 @@ class Editor:
         )
 
     async def code_actions(
-        self, rel: str, diagnostics: list[lsp.Diagnostic] | None = None
+        self,
+        rel: str,
+        diagnostics: list[lsp.Diagnostic] | None = None,
+        only: list[str] | None = None,
     ) -> list[lsp.CodeAction]:
         result = await self.client.text_document_code_action_async(
             lsp.CodeActionParams(
@@ -120,7 +123,7 @@ class Editor:
                 range=lsp.Range(
                     start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)
                 ),
-                context=lsp.CodeActionContext(diagnostics=diagnostics or []),
+                context=lsp.CodeActionContext(diagnostics=diagnostics or [], only=only),
             )
         )
         return [a for a in result or [] if isinstance(a, lsp.CodeAction)]

@@ -67,6 +67,8 @@ async def test_flow_vscode_fix_is_an_annotated_edit_applied_to_the_buffer(
             protocol.ACTION_FIX_PREFIX + "add returns the difference",
             protocol.ACTION_FIX_ALL,
         ]
+        assert await ed.code_actions("calc.py", [diagnostic()], only=["source"]) == []
+        assert len(await ed.code_actions("calc.py", [diagnostic()], only=["quickfix"])) == 2
         fix = actions[0]
         assert fix.kind == lsp.CodeActionKind.QuickFix
         assert list(fix.tags or []) == [lsp.CodeActionTag.LlmGenerated]

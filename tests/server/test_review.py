@@ -224,3 +224,46 @@ async def test_review_bad_params_to_every_command_are_errors(workspace: Path) ->
             assert err.value.code == -32602, (command, args, err.value.message)
             assert command in err.value.message or needle in err.value.message
             assert needle in err.value.message, (command, err.value.message)
+
+
+async def test_review_vscode_pending_apply_never_blocks_the_server(
+    workspace: Path, scripted_model
+) -> None:
+    async with (
+        scripted_model(FIX_TURNS) as model,
+        editor_session(workspace, profile="vscode", env=model_env(model), settings=SETTINGS) as ed,
+    ):
+        ed.apply_mode = "hold"  # like VS Code's Refactor Preview waiting for the user
+        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "fix add"}))["runId"]
+        await ed.wait_for(lambda: ed.held, what="a pending applyEdit")
+        listing = await ed.command(protocol.CMD_AGENT_LIST)
+        assert listing["runs"][0]["state"] == "proposed"
+        assert [a.title for a in await ed.code_actions("calc.py")] == [
+            protocol.ACTION_ACCEPT,
+            protocol.ACTION_REJECT,
+        ]
+        ed.held[0].set_result(ed._apply(ed.edits[0]))  # the user confirms
+        await wait_state(ed, run_id, "accepted")
+        assert "return a + b" in (workspace / "calc.py").read_text()
+
+
+async def test_review_memory_recall_and_forget(workspace: Path) -> None:
+    from driveros.config import load_environment
+    from driveros.memory import Provenance, open_memory_store
+
+    store = await open_memory_store(workspace, load_environment(cwd=workspace, environ={}))
+    async with store:
+        await store.apply(
+            adds=["calc.add must return the sum of its arguments"],
+            provenance=Provenance(source="manual", task="seed"),
+        )
+    async with editor_session(workspace) as ed:
+        found = await ed.command(protocol.CMD_MEMORY_RECALL, {"query": "calc add sum"})
+        (fact,) = found["facts"]
+        assert fact["text"] == "calc.add must return the sum of its arguments"
+        assert fact["status"] == "active"
+        gone = await ed.command(protocol.CMD_MEMORY_FORGET, {"id": fact["id"], "why": "stale"})
+        assert gone["fact"]["id"] == fact["id"] and gone["fact"]["status"] != "active"
+        assert (await ed.command(protocol.CMD_MEMORY_RECALL, {"query": "calc add sum"}))[
+            "facts"
+        ] == []

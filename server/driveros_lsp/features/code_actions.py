@@ -64,7 +64,8 @@ def actions_for(
 ) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
     only = params.context.only
-    if only and not any(str(k).startswith(lsp.CodeActionKind.QuickFix.value) for k in only):
+    wanted = [str(getattr(k, "value", k)) for k in only or ()]
+    if wanted and not any(lsp.CodeActionKind.QuickFix.value.startswith(k) for k in wanted):
         return []
     converter = server.protocol._converter
     out: list[lsp.CodeAction] = []
