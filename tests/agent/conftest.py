@@ -43,11 +43,18 @@ def sandbox_env() -> dict[str, str]:
     }
 
 
-def environ_for(
-    server: ScriptedModelServer, wire: Literal["openai", "anthropic"], **extra: str
-) -> dict[str, str]:
+Wire = Literal["openai", "openrouter", "anthropic"]
+
+
+def environ_for(server: ScriptedModelServer, wire: Wire, **extra: str) -> dict[str, str]:
     base = sandbox_env()
-    if wire == "openai":
+    if wire == "openrouter":
+        base |= {
+            "OPENROUTER_API_KEY": SECRET,
+            "OPENROUTER_BASE_URL": server.openai_base_url,
+            "OPENROUTER_MODEL": "scripted",
+        }
+    elif wire == "openai":
         base |= {
             "OPENAI_API_KEY": SECRET,
             "OPENAI_BASE_URL": server.openai_base_url,
@@ -80,7 +87,7 @@ async def run_scripted(
     turns: Sequence[Turn],
     workspace: Path,
     *,
-    wire: Literal["openai", "anthropic"] = "openai",
+    wire: Wire = "openai",
     history: Sequence[Message] | None = None,
     environ: dict[str, str] | None = None,
     **spec: Any,

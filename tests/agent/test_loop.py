@@ -66,6 +66,14 @@ async def test_agent_replays_thinking_with_its_signature(calc_repo: Path) -> Non
     assert thinking["signature"]
 
 
+async def test_agent_replays_openrouter_reasoning_details(calc_repo: Path) -> None:
+    out = await run_scripted(FIX_TURNS, calc_repo, wire="openrouter")
+    assert out.report.result.outcome == "answered"
+    second = out.server.requests[1]["messages"]
+    assistant = next(m for m in second if m["role"] == "assistant")
+    assert assistant["reasoning_details"][0]["text"] == "The test fails; read the code first."
+
+
 async def test_agent_answer_without_tools_is_unverified(calc_repo: Path) -> None:
     out = await run_scripted([Turn(text="It is probably fine.")], calc_repo)
     assert out.report.result.outcome == "unverified"
