@@ -27,3 +27,12 @@ def test_events_doc_lists_every_type_and_outcome() -> None:
         assert f"| `{kind}` |" in text, kind
     for outcome, code in EXIT_CODES.items():
         assert f"| `{outcome}` | {code} |" in text, outcome
+
+
+def test_agent_public_names_are_unique_and_importable() -> None:
+    import driveros.agent as agent
+
+    assert len(agent.__all__) == len(set(agent.__all__))
+    assert all(hasattr(agent, name) for name in agent.__all__)
+    for name in ("Agent", "RunSpec", "RunReport", "execute_run", "event_json_schema"):
+        assert name in agent.__all__
