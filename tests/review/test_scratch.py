@@ -224,3 +224,8 @@ async def test_scratch_worktree_skips_untracked_caches(tmp_path: Path, scratch_b
         write_files(scratch.path, {".pytest_cache/v/x": "1", "pkg/__pycache__/a.pyc": b"\x00"})
         (scratch.path / "pkg/mod.py").write_text("X = 2\n")
         assert [c.path for c in await scratch.changes()] == ["pkg/mod.py"]
+
+
+async def test_scratch_missing_base_dir_is_a_review_error(repo: Path, tmp_path: Path) -> None:
+    with pytest.raises(ReviewError, match="cannot create a scratch directory"):
+        await ScratchWorkspace.create(repo, base_dir=tmp_path / "no" / "such" / "dir")

@@ -164,9 +164,18 @@ class ScratchWorkspace:
             selected = [c for c in self._last if st[c.path] in ("pending", "accepted")]
         else:
             selected = self._select(paths)
-        written = await asyncio.to_thread(
-            apply_changes, self._lay.workspace, self._lay.path, selected, self._lay.disk_baseline
-        )
+        try:
+            written = await asyncio.to_thread(
+                apply_changes,
+                self._lay.workspace,
+                self._lay.path,
+                selected,
+                self._lay.disk_baseline,
+            )
+        except OSError as exc:
+            raise ReviewError(
+                f"could not write to the workspace: {exc}", path=exc.filename
+            ) from exc
         for ch in selected:
             self._verdicts[ch.path] = _Verdict("applied", "", ch.after_sha)
         return ApplyResult(applied=written)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from driveros.review._errors import ReviewError
 from driveros.review._files import (
     COPY_WORKERS,
     check_relpath,
@@ -201,7 +202,12 @@ async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path 
     """Create the copy, overlay the buffers and record the baseline. Cleans up on failure."""
     clean_overlays = {check_relpath(k): v for k, v in overlays.items()}
     repo = await _repo_info(workspace)
-    root = await asyncio.to_thread(_make_root, base_dir)
+    try:
+        root = await asyncio.to_thread(_make_root, base_dir)
+    except OSError as exc:
+        raise ReviewError(
+            f"cannot create a scratch directory in {base_dir}: {exc}", base_dir=str(base_dir)
+        ) from exc
     try:
         name = (repo[0] if repo else workspace).name or "workspace"
         lay = Layout(
@@ -226,8 +232,12 @@ async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path 
         )
         lay.baseline = tree.decode().strip()
         return lay
-    except BaseException:
+    except BaseException as exc:
         await asyncio.shield(destroy(root, repo[0] if repo else None))
+        if isinstance(exc, OSError):
+            raise ReviewError(
+                f"cannot create the scratch copy of {workspace}: {exc}", workspace=str(workspace)
+            ) from exc
         raise
 
 
