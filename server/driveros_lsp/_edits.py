@@ -106,6 +106,9 @@ def plan_edit(
         if change.binary:
             plan.conflicts[rel] = "binary files cannot be proposed as text edits"
             continue
+        if str(change.action) in ("create", "modify") and change.after is None:
+            plan.conflicts[rel] = "the file is too large to propose as a text edit"
+            continue
         ann = f"driveros:{rel}" if annotate else None
         if ann is not None:
             annotations[ann] = lsp.ChangeAnnotation(

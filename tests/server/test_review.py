@@ -267,3 +267,26 @@ async def test_review_memory_recall_and_forget(workspace: Path) -> None:
         assert (await ed.command(protocol.CMD_MEMORY_RECALL, {"query": "calc add sum"}))[
             "facts"
         ] == []
+
+
+def test_review_binary_and_oversized_changes_are_reported_not_sent(tmp_path: Path) -> None:
+    class Binary:
+        path, action, old_path, binary, diff = "logo.png", "modify", None, True, ""
+        before = after = None
+
+    class Huge:
+        path, action, old_path, binary, diff = "big.txt", "modify", None, False, ""
+        before = after = None
+
+    plan = plan_edit(
+        [Binary(), Huge()],
+        root=tmp_path,
+        paths=None,
+        documents={},
+        encoding="utf-16",
+        annotate=True,
+        rationale="",
+        rebase=rebase_text,
+    )
+    assert plan.edit is None and plan.included == []
+    assert sorted(plan.conflicts) == ["big.txt", "logo.png"]
