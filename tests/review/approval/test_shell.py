@@ -68,6 +68,7 @@ ALLOWED = [
     "pytest || cat log.txt",
     "grep -rn foo src | head -n 5",
     "cat < README.md",
+    "wc -l < /workspace/src/app.py",
     "cd src && pytest",
     "PYTHONDONTWRITEBYTECODE=1 pytest",
     "timeout 60 pytest -x",
