@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -18,9 +19,17 @@ _WRAPPER = "import os, sys; os.open(sys.argv[1], os.O_RDWR); os.execv(sys.argv[2
 
 
 async def _run_with_tty(
-    args: list[str], answers: list[str], *, env: dict[str, str], cwd: Path
+    args: list[str],
+    answers: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    interrupt: bool = False,
 ) -> tuple[int, str, str, str]:
-    """Run ``driveros agent ARGS``; answer each question seen on the terminal in turn."""
+    """Run ``driveros agent ARGS``; answer each question seen on the terminal in turn.
+
+    With ``interrupt`` the first question is answered with SIGINT instead (Ctrl-C).
+    """
     master, slave = os.openpty()
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -48,7 +57,11 @@ async def _run_with_tty(
             loop.remove_reader(master)
             return
         seen += chunk.decode(errors="replace")
-        if pending and seen.rstrip().endswith(("?", ">")):
+        if not seen.rstrip().endswith(("?", ">")):
+            return
+        if interrupt:
+            proc.send_signal(signal.SIGINT)
+        elif pending:
             os.write(master, (pending.pop(0) + "\n").encode())
 
     loop = asyncio.get_running_loop()
@@ -105,3 +118,21 @@ async def test_cli_review_prompt_keeps_changes_when_asked(calc_repo: Path) -> No
     assert "[k]eep" in tty
     assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
     assert out.splitlines()[0] == "Fixed."
+
+
+async def test_cli_ctrl_c_at_the_review_prompt_discards_and_exits_7(calc_repo: Path) -> None:
+    edit = ToolCallSpec(
+        "edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
+    )
+    turns = [Turn(tool_calls=[edit]), Turn(text="Fixed.")]
+    async with ScriptedModelServer(turns) as server:
+        code, _, err, tty = await _run_with_tty(
+            ["--task", "fix", "--review", "--review-action", "prompt"],
+            [],
+            env=cli_environ(server),
+            cwd=calc_repo,
+            interrupt=True,
+        )
+    assert code == 7, err
+    assert "[k]eep" in tty and "changes discarded" in err
+    assert (calc_repo / "calc.py").read_text().endswith("a - b\n")

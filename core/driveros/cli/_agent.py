@@ -13,7 +13,9 @@ import asyncio
 import logging
 import signal
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 from driveros._errors import ConfigError, DriverosError
 from driveros.agent import (
@@ -30,6 +32,8 @@ from driveros.agent import (
 from driveros.cli._output import TraceWriter, result_json, summary_line
 from driveros.cli._output_review import finish_review, review_prompt_check
 from driveros.config import PROVIDER_ORDER, Environment, load_environment
+
+T = TypeVar("T")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -72,6 +76,19 @@ def _diagnostics_enabled(env: Environment) -> bool:
     """``DRIVEROS_DIAGNOSTICS=off`` (or 0/false/no) turns the build-diagnostics feed off."""
     value = (env.get("DRIVEROS_DIAGNOSTICS") or "on").strip().lower()
     return value not in ("0", "off", "false", "no")
+
+
+async def _cancellable(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` as a task that SIGINT and SIGTERM cancel (CancelledError comes out)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.create_task(work)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        return await task
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
 
 
 def _err(message: str) -> None:
@@ -162,28 +179,24 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         if trace is not None:
             trace.write(event)
 
-    loop = asyncio.get_running_loop()
-    task_handle = asyncio.current_task()
-    assert task_handle is not None
-    runner = asyncio.create_task(execute_run(spec, env=env, on_event=on_event))
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, runner.cancel)
     report: RunReport | None = None
     try:
-        report = await runner
+        report = await _cancellable(execute_run(spec, env=env, on_event=on_event))
     except asyncio.CancelledError:
-        if not runner.cancelled():
-            raise
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
+        pass  # the run emitted its ``canceled`` result before re-raising
     result = results[-1] if results else None
     if result is None:  # canceled before the run could even start
         _err("driveros: canceled")
         return EXIT_CODES["canceled"]
     review_ok = True
     if report is not None and report.scratch is not None:
-        review_ok = await finish_review(report, task=task, action=args.review_action)
+        try:
+            review_ok = await _cancellable(
+                finish_review(report, task=task, action=args.review_action)
+            )
+        except asyncio.CancelledError:
+            _err("driveros: review: canceled; changes discarded")
+            return EXIT_CODES["canceled"]
     if args.format == "json":
         out.write(result_json(result) + "\n")
     elif args.format == "text":
