@@ -69,7 +69,7 @@ async def _start_when_pulled(ed: Any) -> str:
 
 
 async def test_session_two_concurrent_runs_and_the_cap(workspace: Path, scripted_model) -> None:
-    turns = [Turn(text="first", delay_s=1.5), Turn(text="second", delay_s=1.5)]
+    turns = [Turn(text="first", delay_s=4), Turn(text="second", delay_s=4)]
     async with (
         scripted_model(turns) as model,
         editor_session(
@@ -86,9 +86,12 @@ async def test_session_two_concurrent_runs_and_the_cap(workspace: Path, scripted
         assert err.value.code == -32803 and "maxConcurrentRuns" in err.value.message
         await wait_state(ed, a, "finished")
         await wait_state(ed, b, "finished")
-        answers = {ed.events(r, "result")[0]["answer"] for r in (a, b) if ed.events(r, "result")}
+        await ed.wait_for(
+            lambda: ed.events(a, "result") and ed.events(b, "result"), what="both results"
+        )
+        answers = {ed.events(r, "result")[0]["answer"] for r in (a, b)}
+        assert answers == {"first", "second"}
         await ed.wait_for(lambda: ed.progress_ended(a) and ed.progress_ended(b), what="both ends")
-        assert answers <= {"first", "second"}
         assert ed.progress(a)[0].message == "one" and ed.progress(b)[0].message == "two"
 
 
@@ -98,6 +101,7 @@ async def test_session_stdout_noise_never_reaches_the_client(workspace: Path) ->
         run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "be noisy"}))["runId"]
         await wait_state(ed, run_id, "finished")
         assert await run_state(ed, run_id) == "finished"
+        await ed.wait_for(lambda: ed.events(run_id, "result"), what="the result event")
         assert ed.client.error is None
         assert [e["type"] for e in ed.events(run_id)] == ["run_started", "result"]
 
