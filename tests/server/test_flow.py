@@ -69,6 +69,7 @@ async def test_flow_vscode_fix_is_an_annotated_edit_applied_to_the_buffer(
         ]
         assert await ed.code_actions("calc.py", [diagnostic()], only=["source"]) == []
         assert len(await ed.code_actions("calc.py", [diagnostic()], only=["quickfix"])) == 2
+        assert model.requests == []  # code actions never call the model
         fix = actions[0]
         assert fix.kind == lsp.CodeActionKind.QuickFix
         assert list(fix.tags or []) == [lsp.CodeActionTag.LlmGenerated]
