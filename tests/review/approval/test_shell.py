@@ -39,6 +39,10 @@ ALLOWED = [
     "git branch -a -vv",
     "git branch --list 'feat/*'",
     "git branch --contains HEAD",
+    "git show HEAD@{1}",
+    "git log main..feature",
+    "go test ./...",
+    "pytest /workspace/tests",
     "pytest",
     "pytest -x -q tests/test_app.py::test_add",
     "python -m pytest -k add",
@@ -152,6 +156,16 @@ BLOCKED = [
     ("", "empty command"),
     (";", "empty command"),
     ("chmod +x run.sh", "`chmod` is not on the allowlist"),
+    ("cd && cat .ssh/id_rsa", "`cd` is only auto-allowed with one directory"),
+    ("cd - && ls", "`cd` is only auto-allowed with one directory"),
+    ("cat {/etc/passwd,README.md}", "brace expansion"),
+    ("ls {..,.}", "brace expansion"),
+    ("ls $'\\x2e\\x2e'", "variable expansion"),
+    ('ls $"x"', "variable expansion"),
+    ("cat <(rm -rf x)", "incomplete redirection"),
+    ("pytest --rootdir=/", "outside the workspace"),
+    ("git log -- ../other", "reaches outside the workspace"),
+    ("mypy --config-file ~/.mypy.ini", "reaches outside the workspace"),
 ]
 
 

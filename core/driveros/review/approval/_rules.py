@@ -109,6 +109,8 @@ def _read_command(argv: Sequence[str], ctx: Ctx) -> None:
     _no_flags(rest, _READ_COMMANDS[cmd], cmd)
     if cmd == "echo":
         return
+    if cmd == "cd" and (len(rest) != 1 or rest[0] == "-"):
+        raise Unsafe("`cd` is only auto-allowed with one directory in the workspace")
     # For grep and rg the first operand is the pattern, not a path (unless -e gives it).
     pattern_pending = cmd in _GREP and not any(a in _PATTERN_OPTS for a in rest)
     skip_next = False
@@ -174,6 +176,8 @@ def _git(argv: Sequence[str], ctx: Ctx) -> None:
     if i >= len(argv):
         raise Unsafe("bare `git` is not auto-allowed")
     sub, rest = argv[i], argv[i + 1 :]
+    for a in rest:
+        check_path_arg(a, ctx)
     if sub not in _GIT_READ:
         raise Unsafe(f"`git {sub}` is not a read-only git command")
     _no_flags(rest, _GIT_BANNED, "git")
@@ -238,6 +242,8 @@ def _test_runner(argv: Sequence[str], ctx: Ctx) -> None:
             _no_flags(rest, ("-w", "--watch"), cmd)
         case _:
             raise Unsafe(f"`{cmd}` is not on the allowlist")
+    for a in rest:
+        check_path_arg(a, ctx)
 
 
 def _python(argv: Sequence[str], ctx: Ctx) -> None:

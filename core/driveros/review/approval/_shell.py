@@ -48,7 +48,12 @@ _OPS = (
     "\n",
 )
 _SEPARATORS = {";", "&&", "||", "|", "|&", "\n"}
+#: A "$" that expands inside double quotes...
 _EXPANSION = re.compile(r"\$[A-Za-z_{(0-9@*#?!$-]")
+#: ...and outside them, where $'...' and $"..." are special quoting too.
+_BARE_EXPANSION = re.compile(r"\$[A-Za-z_{(0-9@*#?!$'\"-]")
+#: Brace expansion ({a,b} or {1..3}) can produce any path: refused when unquoted.
+_BRACES = re.compile(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
 
 
 def tokenize(command: str) -> list[_Tok]:
@@ -96,7 +101,7 @@ def tokenize(command: str) -> list[_Tok]:
                 word.append(command[i + 1])
                 in_word = True
             i += 2
-        elif c == "`" or _EXPANSION.match(command, i):
+        elif c == "`" or _BARE_EXPANSION.match(command, i):
             raise Unsafe("command substitution or variable expansion")
         elif c == "#" and not in_word:
             end = command.find("\n", i)
@@ -115,6 +120,8 @@ def tokenize(command: str) -> list[_Tok]:
             toks.append(_Tok(op, op=True))
             i += len(op)
         else:
+            if c == "{" and _BRACES.match(command, i):
+                raise Unsafe("brace expansion is not auto-allowed")
             word.append(c)
             in_word = True
             i += 1
