@@ -45,7 +45,7 @@ server.start_io()
 PROBES = 300
 RUNS = 8
 TURNS = 25
-STARTS = 5
+STARTS = 9
 
 
 def _capabilities() -> lsp.ClientCapabilities:

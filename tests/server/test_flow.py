@@ -202,8 +202,18 @@ async def test_flow_reject_with_feedback_resumes_the_run(workspace: Path, script
         scripted_model(turns) as model,
         editor_session(workspace, profile="neovim", env=model_env(model), settings=SETTINGS) as ed,
     ):
-        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "fix add"}))["runId"]
+        ed.open("calc.py")
+        selection = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}
+        run_id = (
+            await ed.command(
+                protocol.CMD_AGENT_START,
+                {"task": "fix add", "uri": ed.uri("calc.py"), "range": selection},
+            )
+        )["runId"]
         await wait_state(ed, run_id, "proposed")
+        first_user = model.requests[0]["messages"][1]["content"]
+        assert first_user.startswith("fix add\n\nThe user is looking at calc.py.")
+        assert "lines 1-2:\n```\ndef add(a, b):\n    return a - b\n```" in first_user
         answer = await ed.command(
             protocol.CMD_REVIEW_REJECT, {"runId": run_id, "feedback": "double too, please"}
         )
