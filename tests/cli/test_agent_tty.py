@@ -57,7 +57,7 @@ async def _run_with_tty(
             loop.remove_reader(master)
             return
         seen += chunk.decode(errors="replace")
-        if not seen.rstrip().endswith(("?", ">")):
+        if not seen.rstrip().endswith(("?", ">", "]")):
             return
         if interrupt:
             proc.send_signal(signal.SIGINT)
@@ -136,3 +136,22 @@ async def test_cli_ctrl_c_at_the_review_prompt_discards_and_exits_7(calc_repo: P
     assert code == 7, err
     assert "[k]eep" in tty and "changes discarded" in err
     assert (calc_repo / "calc.py").read_text().endswith("a - b\n")
+
+
+async def test_cli_review_prompt_applies_only_the_selected_files(calc_repo: Path) -> None:
+    edit = ToolCallSpec(
+        "edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
+    )
+    note = ToolCallSpec("write_file", {"path": "NOTES.md", "content": "notes\n"})
+    turns = [Turn(tool_calls=[edit, note]), Turn(text="Fixed.")]
+    async with ScriptedModelServer(turns) as server:
+        code, _, err, tty = await _run_with_tty(
+            ["--task", "fix", "--review", "--review-action", "prompt"],
+            ["s", "n", "y"],  # select; NOTES.md: no; calc.py: yes
+            env=cli_environ(server),
+            cwd=calc_repo,
+        )
+    assert code == 2, err  # nothing was observed: unverified, but the edit is applied
+    assert "apply NOTES.md?" in tty and "apply calc.py?" in tty
+    assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
+    assert not (calc_repo / "NOTES.md").exists()

@@ -91,18 +91,32 @@ async def finish_review(report: RunReport, *, task: str, action: str) -> bool:
             sys.stderr.write(f"driveros: review: {result.outcome}; changes discarded\n")
             await scratch.discard()
             return True
+        selected: list[str] | None = None
         if action == "prompt":
-            reply = await _ask("driveros: [k]eep (apply unstaged), [c]ommit, or [d]iscard? ")
-            action = {"k": "keep", "keep": "keep", "c": "commit", "commit": "commit"}.get(
-                reply, "discard"
+            reply = await _ask(
+                "driveros: [k]eep (apply unstaged), [c]ommit, [s]elect files, or [d]iscard? "
             )
+            action = {
+                "k": "keep",
+                "keep": "keep",
+                "c": "commit",
+                "commit": "commit",
+                "s": "select",
+                "select": "select",
+            }.get(reply, "discard")
+        if action == "select":
+            selected = []
+            for change in changes:
+                if (await _ask(f"driveros: apply {change.path}? [y/N] ")) in ("y", "yes"):
+                    selected.append(change.path)
+            action = "keep" if selected else "discard"
         if action == "commit":
             applied = await scratch.commit(commit_message(task, result.answer, result.run_id))
             sys.stderr.write(
                 f"driveros: review: committed {applied.commit} ({len(applied.applied)} files)\n"
             )
         elif action == "keep":
-            applied = await scratch.apply()
+            applied = await scratch.apply(selected)
             sys.stderr.write(f"driveros: review: applied {len(applied.applied)} files\n")
         else:
             await scratch.discard()
