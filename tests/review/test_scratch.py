@@ -229,3 +229,20 @@ async def test_scratch_worktree_skips_untracked_caches(tmp_path: Path, scratch_b
 async def test_scratch_missing_base_dir_is_a_review_error(repo: Path, tmp_path: Path) -> None:
     with pytest.raises(ReviewError, match="cannot create a scratch directory"):
         await ScratchWorkspace.create(repo, base_dir=tmp_path / "no" / "such" / "dir")
+
+
+async def test_scratch_concurrent_copies_of_one_repository(repo: Path, scratch_base: Path) -> None:
+    scratches = await asyncio.gather(
+        *(ScratchWorkspace.create(repo, base_dir=scratch_base) for _ in range(3))
+    )
+    try:
+        assert len({s.path for s in scratches}) == 3
+        for i, s in enumerate(scratches):
+            (s.path / "src/util.py").write_text(f"X = {i + 10}\n")
+        for i, s in enumerate(scratches):
+            (change,) = await s.changes()
+            assert change.after == f"X = {i + 10}\n"
+    finally:
+        await asyncio.gather(*(s.aclose() for s in scratches))
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert list(scratch_base.iterdir()) == []
