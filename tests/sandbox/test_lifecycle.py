@@ -33,7 +33,8 @@ async def main():
     session = await sandbox.open_session()
     await session.run("sleep 902 >/dev/null 2>&1 & echo $! > session.pid")
     asyncio.ensure_future(sandbox.run("echo $$ > run.pid; sleep 903"))
-    print(json.dumps({"watchdog": sandbox._watchdog.pid}), flush=True)
+    home = (await sandbox.run("echo $HOME")).stdout.strip()
+    print(json.dumps({"watchdog": sandbox._watchdog.pid, "home": home}), flush=True)
     await asyncio.sleep(3600)
 
 asyncio.run(main())
@@ -91,6 +92,7 @@ async def test_local_owner_killed_leaves_no_process(tmp_path: Path) -> None:
     owner.wait()
     await poll(lambda: not any(process_alive(p) for p in pids), "every process to die")
     await poll(lambda: not process_alive(int(info["watchdog"])), "the watchdog to exit")
+    assert not Path(info["home"]).exists()  # the scratch HOME went with them
     assert owner.stdout is not None and owner.stderr is not None
     assert b"LEAKED" not in owner.stdout.read() + owner.stderr.read()  # never inherited
 

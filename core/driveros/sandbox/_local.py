@@ -63,6 +63,7 @@ class LocalSandbox(SandboxBase):
             await self._watchdog.start()
             if "HOME" not in self._env:
                 self._home = await asyncio.to_thread(tempfile.mkdtemp, prefix="driveros-home-")
+                self._watchdog.track_dir(self._home)
                 self._env["HOME"] = self._home
 
     async def run(

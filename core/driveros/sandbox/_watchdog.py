@@ -1,12 +1,12 @@
 """A watchdog process per sandbox: it outlives its owner just long enough to clean up.
 
 The owner keeps a pipe to the watchdog's stdin and tells it, line by line, which process
-groups and containers the sandbox currently holds. When the pipe reaches EOF (``aclose()``,
-or the owner died, even by SIGKILL) the watchdog kills every group still listed and removes
-every container still listed, then exits.
+groups, containers and scratch directories the sandbox currently holds. When the pipe reaches
+EOF (``aclose()``, or the owner died, even by SIGKILL) the watchdog kills every group, removes
+every container and deletes every directory still listed, then exits.
 
 Protocol lines: ``+pg <pgid>``, ``-pg <pgid>``, ``+ct <container id>``, ``-ct <id>``,
-``docker <base_url>`` (how to reach the daemon for ``+ct``).
+``+dir <path>``, ``-dir <path>``, ``docker <base_url>`` (how to reach the daemon for ``+ct``).
 """
 
 from __future__ import annotations
@@ -71,6 +71,10 @@ class Watchdog:
 
     def untrack_container(self, container_id: str) -> None:
         self._send(f"-ct {container_id}")
+
+    def track_dir(self, path: str) -> None:
+        """A scratch directory to delete if the owner dies before removing it."""
+        self._send(f"+dir {path}")
 
     async def aclose(self) -> None:
         proc, self._proc = self._proc, None

@@ -1,13 +1,14 @@
 """The watchdog program (see ``_watchdog``): run as a script, imports only the stdlib.
 
-It reads the owner's lines from stdin until EOF, then SIGKILLs every process group and
-removes every container still listed.
+It reads the owner's lines from stdin until EOF, then SIGKILLs every process group, removes
+every container and deletes every scratch directory still listed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import sys
 
@@ -39,6 +40,7 @@ def main() -> int:
     """Run the watchdog: read the owner's lines until EOF, then clean up what is left."""
     groups: set[int] = set()
     containers: set[str] = set()
+    dirs: set[str] = set()
     base_url: str | None = None
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -53,12 +55,18 @@ def main() -> int:
                 containers.add(arg)
             elif op == "-ct":
                 containers.discard(arg)
+            elif op == "+dir":
+                dirs.add(arg)
+            elif op == "-dir":
+                dirs.discard(arg)
             elif op == "docker":
                 base_url = arg
     finally:
         for pgid in groups:
             kill_group(pgid)
         _remove_containers(base_url, containers)
+        for path in dirs:
+            shutil.rmtree(path, ignore_errors=True)
     return 0
 
 
