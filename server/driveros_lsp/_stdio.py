@@ -44,15 +44,20 @@ def claim_stdio() -> ProtocolFds:
 
 
 def _is_pollable(fd: int) -> bool:
+    """Pipes and sockets go through the event loop; files, ttys and /dev/null cannot."""
     mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 class PipeReader:
     """pygls' ``AsyncReader`` over a descriptor: ``readline`` and ``readexactly``."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, pump: asyncio.Task[None] | None = None
+    ) -> None:
         self._reader = reader
+        #: The task feeding ``reader`` from a non-pollable descriptor (kept alive here).
+        self._pump = pump
 
     async def readline(self) -> bytes:
         return await self._reader.readline()
@@ -99,14 +104,13 @@ async def open_pipes(fds: ProtocolFds) -> tuple[PipeReader, PipeWriter | _FdWrit
     """Connect asyncio transports to the protocol descriptors."""
     loop = asyncio.get_running_loop()
     stream = asyncio.StreamReader(limit=2**24)
+    pump: asyncio.Task[None] | None = None
     if _is_pollable(fds.read_fd):
         await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(fds.read_fd, "rb", 0)
         )
-    else:  # a regular file as stdin (replayed sessions): read it whole, off the loop
-        data = await asyncio.to_thread(_read_all, fds.read_fd)
-        stream.feed_data(data)
-        stream.feed_eof()
+    else:  # a file, a tty or /dev/null: blocking reads in a helper thread
+        pump = asyncio.create_task(_pump(fds.read_fd, stream))
     writer: PipeWriter | _FdWriter
     if _is_pollable(fds.write_fd):
         transport, _ = await loop.connect_write_pipe(
@@ -115,11 +119,12 @@ async def open_pipes(fds: ProtocolFds) -> tuple[PipeReader, PipeWriter | _FdWrit
         writer = PipeWriter(transport)
     else:
         writer = _FdWriter(fds.write_fd)
-    return PipeReader(stream), writer
+    return PipeReader(stream, pump), writer
 
 
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while chunk := os.read(fd, 1 << 16):
-        chunks.append(chunk)
-    return b"".join(chunks)
+async def _pump(fd: int, stream: asyncio.StreamReader) -> None:
+    try:
+        while chunk := await asyncio.to_thread(os.read, fd, 1 << 16):
+            stream.feed_data(chunk)
+    finally:
+        stream.feed_eof()
