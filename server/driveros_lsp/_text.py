@@ -7,6 +7,7 @@ counted in the encoding's code units (utf-16 by default, utf-8 for Neovim, utf-3
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -26,6 +27,14 @@ class Hunk:
     start: Pos
     end: Pos
     new_text: str
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their ends, split only where LSP splits (``\\n``, ``\\r\\n``, ``\\r``)."""
+    return _LINE.findall(text)
 
 
 def code_units(text: str, encoding: Encoding) -> int:
@@ -49,8 +58,8 @@ def line_hunks(before: str, after: str, encoding: Encoding) -> list[Hunk]:
     """Minimal whole-line hunks that turn ``before`` into ``after``."""
     import difflib  # lazily: the server imports this module at startup
 
-    old = before.splitlines(keepends=True)
-    new = after.splitlines(keepends=True)
+    old = split_lines(before)
+    new = split_lines(after)
     hunks: list[Hunk] = []
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -66,7 +75,7 @@ def line_hunks(before: str, after: str, encoding: Encoding) -> list[Hunk]:
 
 def apply_hunks(text: str, hunks: list[Hunk], encoding: Encoding) -> str:
     """Apply non-overlapping hunks (any order) to ``text``; the inverse of :func:`line_hunks`."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
 
     def offset(pos: Pos) -> int:
         if pos.line >= len(lines):

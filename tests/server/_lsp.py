@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +31,7 @@ def uri_path(uri: str) -> Path:
 
 
 def _offset(text: str, pos: lsp.Position, encoding: str) -> int:
-    lines = text.splitlines(keepends=True)
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z", text)  # LSP line ends only
     if pos.line >= len(lines):
         return len(text)
     start = sum(len(x) for x in lines[: pos.line])
