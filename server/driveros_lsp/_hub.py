@@ -86,6 +86,11 @@ class RunHub:
             self._server.show(
                 f"driveros run {run.run_id} failed: {run.error}", lsp.MessageType.Error
             )
+        result = run.outcome.result if run.outcome is not None else None
+        outcome = getattr(result, "outcome", None)
+        if outcome in ("setup_error", "provider_error"):
+            detail = getattr(result, "error", None) or outcome
+            self._server.show(f"driveros run {run.run_id}: {detail}", lsp.MessageType.Error)
         if run.state == "proposed":
             self.send_proposal(run)
             if self._server.traits.annotations:

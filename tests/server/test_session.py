@@ -165,3 +165,16 @@ async def test_session_over_tcp(workspace: Path) -> None:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_session_setup_errors_reach_the_user(workspace: Path) -> None:
+    # no provider key anywhere: the run ends setup_error and the user is told why
+    async with editor_session(workspace, settings={"provider": "openai"}) as ed:
+        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "hello"}))["runId"]
+        await wait_state(ed, run_id, "finished")
+        errors = await ed.wait_for(
+            lambda: [m for m in ed.client.messages if m.type == lsp.MessageType.Error],
+            what="an error message",
+        )
+        assert run_id in errors[0].message and "OPENAI_API_KEY" in errors[0].message
+        assert (await ed.command(protocol.CMD_AGENT_LIST))["runs"][0]["outcome"] == "setup_error"
