@@ -81,27 +81,47 @@ function userSettings(dataDir: string): void {
   );
 }
 
-async function command(page: Page, title: string): Promise<void> {
-  const widget = page.locator(".quick-input-widget");
-  const input = widget.locator(".quick-input-box input").first();
+/** Open the quick input with `key` (retried: a keystroke can land while the UI is busy). */
+async function openQuickInput(page: Page, key: string): Promise<void> {
+  const input = page.locator(".quick-input-widget .quick-input-box input").first();
   await waitFor(
-    "the command palette",
+    `the quick input (${key})`,
     async () => {
       if (!(await input.isVisible())) {
-        await page.keyboard.press("F1");
+        await page.keyboard.press(key);
       }
       return input.waitFor({ state: "visible", timeout: 2000 }).then(
         () => true,
         () => undefined,
       );
     },
-    20_000,
+    30_000,
     100,
   );
-  await input.fill(`>${title}`);
-  const row = widget.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
-  await row.waitFor({ state: "visible" });
-  await row.click();
+}
+
+/**
+ * Run a palette command by its title. Retried as a whole: focus moving to a view that is
+ * being revealed can close the palette between two keystrokes.
+ */
+async function command(page: Page, title: string): Promise<void> {
+  const widget = page.locator(".quick-input-widget");
+  const input = widget.locator(".quick-input-box input").first();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await openQuickInput(page, "F1");
+      await input.fill(`>${title}`, { timeout: 5000 });
+      const row = widget.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
+      await row.click({ timeout: 10_000 });
+      break;
+    } catch (err) {
+      if (attempt === 3) {
+        throw err;
+      }
+      log(`retrying the palette for “${title}”`);
+      await page.keyboard.press("Escape");
+    }
+  }
   // The palette closes; a command may open its own quick pick in the same widget at once.
   await waitFor(
     `the palette to run “${title}”`,
@@ -179,8 +199,8 @@ async function main(): Promise<void> {
     await page.locator(".statusbar-item", { hasText: "DriverOS" }).first().waitFor({ timeout: 60_000 });
 
     // Open the broken file and wait for VS Code's JSON diagnostic.
-    await page.keyboard.press("Control+P");
-    await page.locator(".quick-input-widget input").fill("package-info.json");
+    await openQuickInput(page, "Control+P");
+    await page.locator(".quick-input-widget .quick-input-box input").first().fill("package-info.json");
     await page.locator(".quick-input-list .monaco-list-row", { hasText: "package-info.json" }).first().waitFor();
     await page.keyboard.press("Enter");
     await page.locator(".monaco-editor .squiggly-error").first().waitFor({ timeout: 60_000 });
@@ -266,8 +286,9 @@ async function main(): Promise<void> {
     log("file on disk is fixed");
 
     await command(page, "DriverOS: Show Trace");
-    await command(page, "View: Toggle Maximized Panel");
     const rows = page.locator(".part.panel .monaco-list-row");
+    await rows.filter({ hasText: "Turn 1" }).first().waitFor({ timeout: 30_000 });
+    await command(page, "View: Toggle Maximized Panel");
     for (const label of ["Turn 1", "thinking", "edit_file package-info.json", "diagnostics", "proposal", "outcome: answered"]) {
       await rows.filter({ hasText: label }).first().waitFor({ timeout: 30_000 });
     }
