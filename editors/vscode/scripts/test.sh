@@ -11,7 +11,13 @@ ROOT="$(cd ../.. && pwd)"
 export DRIVEROS_PYTHON="${DRIVEROS_PYTHON:-$ROOT/.venv/bin/python}"
 export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
 
-stage() { printf '\n== vscode: %s\n' "$*" >&2; }
+stage() { printf '\n== vscode: %s (%ss)\n' "$*" "$SECONDS" >&2; }
+
+# code-server 4.100.3 and the toolchain need node 20 (Debian's own nodejs 18 is too old).
+if ! node_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)" || ((node_major < 20)); then
+  echo "vscode tests: node >= 20 is required (found: $(node --version 2>/dev/null || echo none))" >&2
+  exit 1
+fi
 
 stage "npm ci"
 if [[ ! -f node_modules/.package-lock.json ]] || ! cmp -s package-lock.json node_modules/.ci-lock; then
@@ -29,3 +35,4 @@ stage "end-to-end in VS Code (code-server + headless Chromium)"
 DRIVEROS_CODE_SERVER="$(bash scripts/install-code-server.sh)"
 export DRIVEROS_CODE_SERVER
 node out/test/e2e/run.js
+stage "done"
