@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,8 +22,6 @@ from driveros_lsp._settings import Settings
 
 EventSink = Callable[[Any], None]
 """Receives every ``driveros.agent`` event of a run, in order (never blocks)."""
-
-ChangeAction = Literal["create", "modify", "delete", "rename"]
 
 
 class FileChangeLike(Protocol):
@@ -68,6 +66,7 @@ class RunOutcome(BaseModel):
 
     #: The run's ``result`` event (``driveros.agent`` ``Result``).
     result: Any
+    #: The scratch copy's changes, each shaped like :class:`FileChangeLike`.
     changes: Sequence[Any] = ()
     rationale: str = ""
     #: Opaque, handed back as ``resume`` to continue the run (history, scratch copy).

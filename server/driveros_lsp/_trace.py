@@ -120,8 +120,6 @@ class TraceChannel:
         self._wake = asyncio.Event()
         self._finishing = asyncio.Event()
         self._task = asyncio.create_task(self._flusher(), name=f"driveros-trace-{run_id}")
-        #: Total notifications sent (driveros/trace + $/progress reports), for tests/bench.
-        self.sent = 0
 
     def push(self, event: Any) -> None:
         """Queue one event; merges a delta into the previous one of the same stream."""
@@ -188,7 +186,6 @@ class TraceChannel:
             if progress_ok and self._line is not None and self._line != sent_line:
                 sent_line = self._line
                 self._sender.progress(self._token, {"kind": "report", "message": sent_line})
-                self.sent += 1
             if self._end_message is not None and not self._pending:
                 if progress_ok:
                     self._sender.progress(
@@ -203,7 +200,6 @@ class TraceChannel:
         if self._targets.trace:
             payload = event.model_dump(mode="json") if hasattr(event, "model_dump") else event
             self._sender.notify(NOTIFY_TRACE, {"runId": self.run_id, "event": payload})
-            self.sent += 1
         if self._targets.log:
             line = log_line(event)
             if line is not None:
