@@ -87,6 +87,19 @@ class ScratchWorkspace:
         return self._lay.repo_top is not None
 
     @property
+    def git_mounts(self) -> dict[str, str]:
+        """Host paths a container needs, at the same paths, for git to work in the copy.
+
+        A worktree's ``.git`` file points into the user's git directory; mounting it read-only
+        at the same path (``DockerSandbox(extra_mounts=...)``) makes ``git status/diff/log``
+        work inside the container, while anything that writes git state fails. Empty for a
+        plain copy. The git directory may hold credentials (remote URLs): do not mount it for
+        untrusted runs.
+        """
+        common = self._lay.git_common
+        return {} if common is None else {str(common): str(common)}
+
+    @property
     def closed(self) -> bool:
         return self._closed
 

@@ -61,6 +61,8 @@ class Layout:
     git_dir: Path  #: the private bare repository
     #: The user's repository top level when the copy is a worktree, else None.
     repo_top: Path | None = None
+    #: The user's common git directory when the copy is a worktree, else None.
+    git_common: Path | None = None
     baseline: str = ""  #: tree id of the baseline
     #: For overlaid paths: the blob id of the user's file on disk at start (None if absent).
     disk_baseline: dict[str, str | None] = field(default_factory=dict)
@@ -192,12 +194,6 @@ def _make_root(base_dir: Path | None) -> Path:
     return Path(tempfile.mkdtemp(prefix="driveros-scratch-", dir=base_dir)).resolve()
 
 
-def _worktrees_in(root: Path) -> list[Path]:
-    if not root.is_dir():
-        return []
-    return [c for c in root.iterdir() if c.name != "state" and (c / ".git").is_file()]
-
-
 async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path | None) -> Layout:
     """Create the copy, overlay the buffers and record the baseline. Cleans up on failure."""
     clean_overlays = {check_relpath(k): v for k, v in overlays.items()}
@@ -217,6 +213,7 @@ async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path 
             prefix=repo[1] if repo else "",
             git_dir=root / "state" / "git",
             repo_top=repo[0] if repo else None,
+            git_common=repo[2] if repo else None,
         )
         await asyncio.to_thread(lay.git_dir.parent.mkdir)
         if repo is not None:
@@ -241,18 +238,39 @@ async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path 
         raise
 
 
+async def _registered_under(repo_top: Path, root: Path) -> list[str]:
+    """Worktrees of the repository registered at a path inside ``root``."""
+    code, out, _ = await run_git(
+        ["worktree", "list", "--porcelain"], cwd=repo_top, check=False, raw=True
+    )
+    if code != 0:
+        return []
+    paths = [
+        line[len("worktree ") :]
+        for line in out.decode("utf-8", "surrogateescape").splitlines()
+        if line.startswith("worktree ")
+    ]
+    return [p for p in paths if Path(p) == root or root in Path(p).parents]
+
+
 async def destroy(root: Path, repo_top: Path | None) -> None:
-    """Remove a scratch copy completely: the worktree registration and every file."""
-    if repo_top is not None:
-        for child in await asyncio.to_thread(_worktrees_in, root):
-            await run_git(
-                ["worktree", "remove", "--force", "--force", str(child)],
-                cwd=repo_top,
-                check=False,
-                raw=True,
-            )
+    """Remove a scratch copy completely: the worktree registration and every file.
+
+    Also undoes a ``git worktree add`` that was killed half-way: such a worktree is still
+    registered and locked ("initializing"), which ``git worktree prune`` alone leaves alone.
+    """
+    ours = await _registered_under(repo_top, root) if repo_top is not None else []
+    for path in ours:
+        await run_git(
+            ["worktree", "remove", "--force", "--force", path],
+            cwd=repo_top or root,
+            check=False,
+            raw=True,
+        )
     await _remove_tree(root)
     if repo_top is not None:
+        for path in ours:
+            await run_git(["worktree", "unlock", path], cwd=repo_top, check=False, raw=True)
         await run_git(["worktree", "prune"], cwd=repo_top, check=False, raw=True)
 
 
