@@ -8,6 +8,8 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from driveros.agent import event_adapter
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
@@ -30,7 +32,10 @@ async def _run_with_tty(
 
     With ``interrupt`` the first question is answered with SIGINT instead (Ctrl-C).
     """
-    master, slave = os.openpty()
+    try:
+        master, slave = os.openpty()
+    except OSError as exc:  # no /dev/ptmx (a minimal container)
+        pytest.skip(f"no pseudo-terminal available: {exc}")
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
