@@ -228,7 +228,8 @@ async def execute_run(
         if scratch is not None:
             changes = await scratch.changes()
             if changes:
-                await sink.emit(ev.Proposal, files=[_proposal_file(c) for c in changes])
+                files = [_proposal_file(c) for c in changes]
+                await sink.emit(ev.Proposal, files=files, rationale=run.result.answer)
         fields = run.result.model_dump(exclude={"run_id", "seq", "ts", "type"})
         result = await sink.emit(ev.Result, **fields)
         return RunReport(result=result, history=run.history, changes=changes, scratch=scratch)
