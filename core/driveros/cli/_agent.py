@@ -37,24 +37,41 @@ T = TypeVar("T")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--task", help="what the agent should do; '-' reads it from stdin")
-    parser.add_argument("--format", choices=("text", "json", "ndjson"), default="text")
-    parser.add_argument("--provider", choices=PROVIDER_ORDER, help="default: first configured")
-    parser.add_argument("--model", help="model name (wins over the *_MODEL variables)")
-    parser.add_argument("--workspace", type=Path, default=Path(), help="default: .")
-    parser.add_argument("--sandbox", choices=("local", "docker"), default="local")
-    parser.add_argument("--runtime", choices=("runc", "runsc"), default="runc")
-    parser.add_argument("--untrusted", action="store_true", help="treat the code as hostile")
-    parser.add_argument("--network", action="store_true", help="allow network in the sandbox")
-    parser.add_argument(
-        "--memory", action=argparse.BooleanOptionalAction, default=False, help="long-term memory"
+    add = parser.add_argument
+    add("--task", metavar="TEXT|-", help="what the agent should do; '-' reads it from stdin")
+    add(
+        "--format",
+        choices=("text", "json", "ndjson"),
+        default="text",
+        help="stdout: answer + SUMMARY line (text), one result object (json), every event (ndjson)",
     )
-    parser.add_argument("--max-iterations", type=_positive_int, default=30, metavar="N")
-    parser.add_argument("--max-wall", type=_positive_float, default=900.0, metavar="SECONDS")
-    parser.add_argument("--review", action="store_true", help="work on a scratch copy")
-    parser.add_argument("--approve", choices=("interactive", "policy", "never"), default="policy")
-    parser.add_argument(
-        "--review-action", choices=("prompt", "commit", "discard", "keep"), default="prompt"
+    add("--provider", choices=PROVIDER_ORDER, help="default: the first configured one")
+    add("--model", help="model name (wins over the *_MODEL variables)")
+    add("--workspace", type=Path, default=Path(), metavar="DIR", help="default: .")
+    add("--sandbox", choices=("local", "docker"), default="local", help="where tools run")
+    add("--runtime", choices=("runc", "runsc"), default="runc", help="docker runtime")
+    add("--untrusted", action="store_true", help="treat the workspace as hostile")
+    add("--network", action="store_true", help="allow network inside the docker sandbox")
+    add(
+        "--memory",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="long-term memory: recall before, store after a verified answer",
+    )
+    add("--max-iterations", type=_positive_int, default=30, metavar="N", help="model turns")
+    add("--max-wall", type=_positive_float, default=900.0, metavar="SECONDS", help="run time")
+    add("--review", action="store_true", help="work on a scratch copy, then review the diff")
+    add(
+        "--approve",
+        choices=("interactive", "policy", "never"),
+        default="policy",
+        help="who decides tool calls that are not read-only",
+    )
+    add(
+        "--review-action",
+        choices=("prompt", "commit", "discard", "keep"),
+        default="prompt",
+        help="what --review does with the changes (prompt asks on /dev/tty)",
     )
 
 
