@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from driveros.agent import EVENT_TYPES, event_adapter
 from driveros.testing import ScriptedError, ScriptedModelServer, ToolCallSpec, Turn
 
-from .conftest import SECRET, cli_environ, run_cli, start_cli
+from .conftest import DRIVEROS, SECRET, cli_environ, run_cli, start_cli
 
 LOOK = Turn(tool_calls=[ToolCallSpec("list_files", {})])
 FIX_TURNS = [
@@ -290,3 +291,26 @@ async def test_cli_review_commit_outside_a_repository_fails_without_writing(
     assert run.json()["outcome"] == "answered"
     assert "commit failed, nothing was written" in run.stderr
     assert (calc_repo / "calc.py").read_text().endswith("a - b\n")
+
+
+async def test_cli_ndjson_into_a_closed_pipe_finishes_quietly(calc_repo: Path) -> None:
+    read_end, write_end = os.pipe()
+    async with ScriptedModelServer([LOOK, Turn(text="ok")]) as server:
+        proc = await asyncio.create_subprocess_exec(
+            str(DRIVEROS),
+            "agent",
+            "--task",
+            "t",
+            "--format",
+            "ndjson",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=asyncio.subprocess.PIPE,
+            env=cli_environ(server),
+            cwd=calc_repo,
+        )
+        os.close(write_end)
+        os.close(read_end)  # like `| head -0`: nobody reads
+        _, err = await proc.communicate()
+    assert proc.returncode == 0
+    assert b"Traceback" not in err and b"BrokenPipe" not in err

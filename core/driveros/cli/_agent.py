@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from collections.abc import Coroutine
@@ -130,6 +131,14 @@ class _Stdout:
             sys.stdout.flush()
         except (BrokenPipeError, ValueError):
             self.broken = True
+            # The reader left (``| head``): point stdout at /dev/null so the interpreter's
+            # final flush does not complain; the run itself finishes normally.
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+                os.close(devnull)
+            except (OSError, ValueError):
+                pass
 
 
 def _read_task(args: argparse.Namespace) -> str:
