@@ -242,18 +242,26 @@ async def test_commit_with_untracked_deletion_and_unicode_paths(
     write_files(repo, {"scratch notes.txt": "untracked\n"})
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
         (scratch.path / "scratch notes.txt").unlink()
-        write_files(scratch.path, {"docs/naïve café.md": "ünïcödé\n"})
+        write_files(scratch.path, {"docs/naïve café.md": "ünïcödé\n", "a[1]*.txt": "glob\n"})
         changes = await scratch.changes()
         assert [(c.path, c.action) for c in changes] == [
+            ("a[1]*.txt", "create"),
             ("docs/naïve café.md", "create"),
             ("scratch notes.txt", "delete"),
         ]
-        result = await scratch.commit("agent: unicode")
+        result = await scratch.commit("agent: unicode", ["docs/naïve café.md", "scratch notes.txt"])
     assert result.applied == ["docs/naïve café.md", "scratch notes.txt"]
     assert not (repo / "scratch notes.txt").exists()
     shown = git(repo, "-c", "core.quotePath=false", "show", "--name-only", "--format=", "HEAD")
     assert shown.split("\n")[0] == "docs/naïve café.md"
     assert git(repo, "status", "--porcelain") == ""
+    # A name full of glob characters is committed as itself, not as a pattern.
+    write_files(repo, {"a1x.txt": "the user's, untracked\n"})  # matches the name as a glob
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        write_files(scratch.path, {"a[1]*.txt": "glob\n"})
+        await scratch.commit("agent: glob name", ["a[1]*.txt"])
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").strip() == "a[1]*.txt"
+    assert git(repo, "status", "--porcelain").strip() == "?? a1x.txt"
 
 
 async def test_commit_of_untracked_deletion_only_makes_no_commit(

@@ -49,7 +49,8 @@ async def run_git(
     and waits for it, so no git process outlives its caller. ``raw`` runs with the user's own
     configuration only (for commands on the user's repository: status, worktree, commit).
     """
-    argv: list[str] = [git_executable()]
+    # Paths we pass are file names, never patterns ("a[1].txt", ":x" are plain names).
+    argv: list[str] = [git_executable(), "--literal-pathspecs"]
     if not raw:
         argv.extend(SAFE_CONFIG)
     if git_dir is not None:
