@@ -118,6 +118,7 @@ class RunHub:
             "runId": run.run_id,
             "state": run.state,
             "rationale": run.outcome.rationale if run.outcome is not None else "",
+            "council": run.outcome.council if run.outcome is not None else None,
             "files": files,
         }
 

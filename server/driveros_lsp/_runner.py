@@ -73,6 +73,8 @@ class RunOutcome(BaseModel):
     state: Any = None
     #: Releases the scratch copy; called once the proposal is settled or the server stops.
     release: Callable[[], Awaitable[None]] | None = None
+    #: The council's verdict on the proposal (``council`` setting), or ``{"error": ...}``.
+    council: dict[str, Any] | None = None
 
 
 class Runner(Protocol):
@@ -89,6 +91,7 @@ _RUN_MODULES = (
     "driveros.review",
     "driveros.sandbox",
     "driveros.intel",
+    "driveros.council",
     "httpx",
 )
 
@@ -149,7 +152,14 @@ class AgentRunner:
             spec, env=env, on_event=deliver, history=history, scratch=scratch
         )
         release = report.scratch.aclose if report.scratch is not None else None
+        council = None
+        if s.council and report.changes:
+            from driveros_lsp._council import council_review
+
+            diff = "\n".join(c.diff for c in report.changes)
+            council = await council_review(env, diff=diff, task=request.task)
         return RunOutcome(
+            council=council,
             result=report.result,
             changes=list(report.changes),
             rationale=report.result.answer,

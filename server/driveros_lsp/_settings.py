@@ -49,6 +49,10 @@ class Settings(BaseModel):
         description="Tool approval: 'policy' asks the policy, 'never' refuses risky actions.",
     )
     memory: bool = Field(default=False, description="Use long-term memory (recall and store).")
+    council: bool = Field(
+        default=False,
+        description="Have the council (critic, author, referee models) review each proposal.",
+    )
     max_iterations: int = Field(default=30, ge=1, le=500, description="Turn cap per run.")
     max_wall_s: float = Field(
         default=900.0, gt=0, le=86_400, description="Wall-clock cap per run, in seconds."

@@ -230,3 +230,29 @@ async def test_flow_reject_with_feedback_resumes_the_run(workspace: Path, script
         await ed.command(protocol.CMD_REVIEW_REJECT, {"runId": run_id})
         assert await run_state(ed, run_id) == "rejected"
         assert (workspace / "calc.py").read_text().count("return a - b") == 1
+
+
+async def test_flow_council_verdict_rides_on_the_proposal(workspace: Path, scripted_model) -> None:
+    critic = Turn(text='{"summary": "looks right", "issues": []}')
+    referee = Turn(text='{"verdict": "approve", "summary": "adds now", "issues": []}')
+    async with (
+        scripted_model([*FIX_TURNS, critic, referee]) as model,
+        editor_session(
+            workspace,
+            profile="neovim",
+            env=model_env(model),
+            settings={**SETTINGS, "council": True},
+        ) as ed,
+    ):
+        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "fix add"}))["runId"]
+        await wait_state(ed, run_id, "proposed")
+        proposal = ed.last_proposal(run_id)
+        assert proposal is not None
+        council = proposal["council"]
+        assert council["referee"].startswith("openai")  # the provider's own default model
+        assert {k: council[k] for k in ("verdict", "summary", "issues")} == {
+            "verdict": "approve",
+            "summary": "adds now",
+            "issues": [],
+        }
+        assert "return a + b" in model.requests[2]["messages"][-1]["content"]  # the critic saw it
