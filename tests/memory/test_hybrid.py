@@ -81,24 +81,3 @@ async def test_embedder_from_env_resolves_provider_prefix_and_defaults(tmp_path:
         embedder_from_env(
             load_environment(cwd=tmp_path, environ={"MNEME_EMBED_MODEL": "openrouter:x/y"})
         )
-
-
-def test_vector_index_over_many_vectors_uses_the_bit_pass(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import numpy as np
-
-    from driveros.memory import _search
-
-    monkeypatch.setattr(_search, "EXACT_LIMIT", 50)
-    monkeypatch.setattr(_search, "OVERSAMPLE", 4)
-    rng = np.random.default_rng(3)
-    vectors = rng.standard_normal((500, 96)).astype("f4")
-    index = _search.VectorIndex.build(
-        1, "m", ((i + 1000, v.tobytes()) for i, v in enumerate(vectors))
-    )
-    assert index.bits is not None and index.bits.shape == (500, 2)
-    for j in (0, 123, 499):
-        assert index.top(vectors[j].tolist(), 5)[0] == j + 1000
-    exact = _search.VectorIndex(1, "m", index.ids, index.matrix, None)
-    assert exact.top(vectors[7].tolist(), 1) == [1007]

@@ -50,20 +50,9 @@ async def rollback(conn: aiosqlite.Connection) -> None:
         log.debug("rollback: %s", exc)
 
 
-#: Per-connection helpers (temp schema, never written to the file): the query tokenized by
-#: the index's own tokenizer, and the index's document frequencies.
-_TEMP_TABLES = (
-    "CREATE VIRTUAL TABLE temp.query_terms USING fts5(text, tokenize='porter unicode61')",
-    "CREATE VIRTUAL TABLE temp.query_instances USING fts5vocab(temp, query_terms, 'instance')",
-    "CREATE VIRTUAL TABLE temp.fact_terms USING fts5vocab(main, facts_fts, 'row')",
-)
-
-
 async def prepare(conn: aiosqlite.Connection) -> None:
     await conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
     await _migrate(conn)
-    for statement in _TEMP_TABLES:
-        await conn.execute(statement)
 
 
 async def _migrate(conn: aiosqlite.Connection) -> None:

@@ -2,7 +2,9 @@
 
 Only active facts are indexed in FTS5: triggers keep the index in step with ``facts.status``
 so a lexical query never has to skip retired rows. Every change to what recall can see bumps
-``meta.gen``, which invalidates in-process vector caches across processes.
+``meta.gen``, which invalidates in-process caches across processes; every change that can alter
+a fact's vector entry also appends its id to ``index_log``, which in-process vector indexes
+replay from their high-water mark.
 """
 
 from __future__ import annotations
@@ -75,6 +77,28 @@ MIGRATIONS: tuple[str, ...] = (
         undone INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX changes_batch ON changes (batch);
+    """,
+    # 2: a log of every change that can alter a fact's vector entry, so an in-process vector
+    # index loads only what changed since its high-water mark (``seq``) instead of everything.
+    """
+    CREATE TABLE index_log (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        fact_id INTEGER NOT NULL
+    );
+    CREATE TRIGGER index_log_facts AFTER UPDATE OF status, text, scope ON facts BEGIN
+        INSERT INTO index_log (fact_id) VALUES (new.id);
+    END;
+    CREATE TRIGGER index_log_vectors_ai AFTER INSERT ON vectors BEGIN
+        INSERT INTO index_log (fact_id) VALUES (new.fact_id);
+    END;
+    CREATE TRIGGER index_log_vectors_ad AFTER DELETE ON vectors BEGIN
+        INSERT INTO index_log (fact_id) VALUES (old.fact_id);
+    END;
+    CREATE TRIGGER index_log_vectors_au AFTER UPDATE ON vectors BEGIN
+        INSERT INTO index_log (fact_id) VALUES (old.fact_id);
+        INSERT INTO index_log (fact_id) SELECT new.fact_id WHERE new.fact_id != old.fact_id;
+        UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'gen';
+    END;
     """,
 )
 

@@ -24,6 +24,7 @@ from driveros._errors import MemoryStoreError
 from driveros.memory._db import BUSY_MS, begin_immediate, prepare, rollback
 from driveros.memory._embed import Embedder
 from driveros.memory._models import Fact, MemoryStats, Provenance
+from driveros.memory._reader import Reader
 from driveros.memory._rows import (
     FACT_COLUMNS,
     fact_from_row,
@@ -32,15 +33,7 @@ from driveros.memory._rows import (
     pin,
     set_status,
 )
-from driveros.memory._search import (
-    POSTING_BUDGET,
-    VectorIndex,
-    fts_query,
-    fuse,
-    pack,
-    query_words,
-    select_words,
-)
+from driveros.memory._search import POSTING_BUDGET, pack, query_words
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +57,7 @@ class MemoryStore:
     def __init__(
         self,
         conn: aiosqlite.Connection,
+        reader: Reader,
         *,
         path: Path,
         scope: str,
@@ -71,13 +65,12 @@ class MemoryStore:
         timeout: float | None,
     ) -> None:
         self._conn = conn
+        self._reader = reader
         self.path = path
         self.scope = scope
         self.embedder = embedder
         self.timeout = timeout
         self._lock = asyncio.Lock()
-        self._index: VectorIndex | None = None
-        self._single_scope_at: tuple[int, bool] | None = None
         #: See ``POSTING_BUDGET``; an attribute so tests can exercise the cut-off cheaply.
         self.posting_budget = POSTING_BUDGET
 
@@ -101,6 +94,7 @@ class MemoryStore:
                 )
                 try:
                     await prepare(conn)
+                    reader = await asyncio.to_thread(Reader.open, path, scope)
                 except BaseException:
                     await conn.close()
                     raise
@@ -112,9 +106,10 @@ class MemoryStore:
             raise MemoryStoreError(
                 f"cannot open memory {path}: {exc}", path=str(path), op="open"
             ) from exc
-        return cls(conn, path=path, scope=scope, embedder=embedder, timeout=timeout)
+        return cls(conn, reader, path=path, scope=scope, embedder=embedder, timeout=timeout)
 
     async def aclose(self) -> None:
+        await asyncio.to_thread(self._reader.close)
         await self._conn.close()
         if self.embedder is not None:
             await self.embedder.aclose()
@@ -206,94 +201,18 @@ class MemoryStore:
         """
         async with self._op("search"):
             wide = max(limit * 4, 20)
-            [(gen_text, pinned)] = await self._fetch(
-                "SELECT (SELECT value FROM meta WHERE key = 'gen'), "
-                "(SELECT value FROM meta WHERE key = 'embed_model')"
-            )
-            gen = int(gen_text or 0)
-            rankings: list[list[int]] = []
             words = query_words(query)
-            if words:
-                rankings.append(await self._lexical(words, wide, gen))
-            if self.embedder is not None and pinned is not None:
-                self._refuse_other_model(str(pinned), self.embedder)
-                index = await self._vector_index(self.embedder.model, gen)
-                if len(index.ids):
-                    [qvec] = await self.embedder.embed([query])
-                    rankings.append(index.top(qvec, wide))
-            ids = fuse(rankings, limit)
-            facts = await self._facts_by_id(ids)
-            return [facts[i] for i in ids if i in facts]
-
-    async def _lexical(self, words: list[str], wide: int, gen: int) -> list[int]:
-        """BM25 over the rarer query words; a query of only very common words looks at the
-        newest facts that contain them (see ``POSTING_BUDGET``)."""
-        await self._conn.execute("DELETE FROM temp.query_terms")
-        await self._conn.executemany(
-            "INSERT INTO temp.query_terms (rowid, text) VALUES (?, ?)", list(enumerate(words))
-        )
-        instances = await self._fetch("SELECT doc, term FROM temp.query_instances")
-        terms = sorted({str(t) for _, t in instances})
-        dfs: dict[str, int] = dict.fromkeys(terms, 0)
-        if terms:
-            # One equality lookup per term (fts5vocab answers those from the index directly).
-            lookup = " UNION ALL ".join(
-                ["SELECT term, doc FROM temp.fact_terms WHERE term = ?"] * len(terms)
+            model = None if self.embedder is None else self.embedder.model
+            first = await asyncio.to_thread(
+                self._reader.first, words, wide, limit, model, self.posting_budget
             )
-            dfs.update((str(t), int(d)) for t, d in await self._fetch(lookup, terms))
-        costs: dict[str, int] = {}
-        for index, term in instances:
-            word = words[int(index)]
-            costs[word] = costs.get(word, 0) + dfs[term]
-        chosen = select_words(list(costs.items()), self.posting_budget)
-        match = fts_query(chosen)
-        if match is None:
-            return []
-        newest = 0
-        if sum(costs[w] for w in chosen) > self.posting_budget:
-            floor = await self._fetch(
-                "SELECT id FROM facts WHERE scope = ? AND status = 'active' "
-                "ORDER BY id DESC LIMIT 1 OFFSET ?",
-                (self.scope, self.posting_budget),
-            )
-            newest = int(floor[0][0]) if floor else 0
-        if await self._single_scope(gen):
-            # Only active facts are indexed, and all are ours: no join needed.
-            rows = await self._fetch(
-                "SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? AND rowid > ? "
-                "ORDER BY bm25(facts_fts) LIMIT ?",
-                (match, newest, wide),
-            )
-        else:
-            rows = await self._fetch(
-                "SELECT f.id FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
-                "WHERE facts_fts MATCH ? AND facts_fts.rowid > ? AND f.scope = ? "
-                "AND f.status = 'active' ORDER BY bm25(facts_fts) LIMIT ?",
-                (match, newest, self.scope, wide),
-            )
-        return [int(r[0]) for r in rows]
-
-    async def _single_scope(self, gen: int) -> bool:
-        """True when every fact in the file belongs to this scope (the usual case)."""
-        if self._single_scope_at is None or self._single_scope_at[0] != gen:
-            [[other]] = await self._fetch(
-                "SELECT EXISTS (SELECT 1 FROM facts WHERE scope < ?1) "
-                "OR EXISTS (SELECT 1 FROM facts WHERE scope > ?1)",
-                (self.scope,),
-            )
-            self._single_scope_at = (gen, not other)
-        return self._single_scope_at[1]
-
-    async def _vector_index(self, model: str, gen: int) -> VectorIndex:
-        if self._index is not None and self._index.gen == gen and self._index.model == model:
-            return self._index
-        rows = await self._fetch(
-            "SELECT v.fact_id, v.vec FROM vectors v JOIN facts f ON f.id = v.fact_id "
-            "WHERE f.scope = ? AND f.status = 'active' AND v.model = ?",
-            (self.scope, model),
-        )
-        self._index = VectorIndex.build(gen, model, ((int(r[0]), bytes(r[1])) for r in rows))
-        return self._index
+            if self.embedder is not None and first.pinned is not None:
+                self._refuse_other_model(first.pinned, self.embedder)
+            if first.facts is not None or self.embedder is None:
+                return first.facts or []
+            [qvec] = await self.embedder.embed([query])
+            lexical = first.lexical if words else None
+            return await asyncio.to_thread(self._reader.finish, lexical, qvec, wide, limit)
 
     # ------------------------------------------------------------------ reads
 
@@ -526,7 +445,6 @@ class MemoryStore:
                     "INSERT INTO vectors (fact_id, model, dim, vec) VALUES (?, ?, ?, ?)",
                     [(i, embedder.model, len(v), pack(v)) for i, v in vectors],
                 )
-            self._index = None
         if self.embedder is not None and self.embedder is not embedder:
             await self.embedder.aclose()
         self.embedder = embedder
