@@ -57,3 +57,10 @@ def test_stream_guard_catches_a_secret_split_across_fragments() -> None:
 def test_stream_guard_passes_text_through_without_secrets() -> None:
     guard = Redactor([]).stream()
     assert [guard.push("sk-"), guard.push("abc"), guard.flush()] == ["sk-", "abc", ""]
+
+
+def test_redactor_masks_secrets_that_need_json_escaping() -> None:
+    odd = 'pa"ss\\wörd-42'
+    redactor = Redactor([odd])
+    event = redactor.event(Text(run_id="r", turn=1, text=f"x {odd} y"))
+    assert event.text == "x [REDACTED] y"

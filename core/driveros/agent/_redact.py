@@ -22,7 +22,7 @@ class Redactor:
         values = {s for s in secrets if len(s) >= 6}
         self._secrets = tuple(sorted(values, key=len, reverse=True))
         # The JSON-escaped form matters when we scan serialized events.
-        self._escaped = tuple(json.dumps(s)[1:-1] for s in self._secrets)
+        self._escaped = tuple(json.dumps(s, ensure_ascii=False)[1:-1] for s in self._secrets)
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
