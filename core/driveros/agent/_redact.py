@@ -6,6 +6,8 @@ import json
 import logging
 from collections.abc import Iterable
 
+from pydantic import TypeAdapter
+
 from driveros.agent._events import Event, event_adapter
 
 MASK = "[REDACTED]"
@@ -23,6 +25,7 @@ class Redactor:
         self._secrets = tuple(sorted(values, key=len, reverse=True))
         # The JSON-escaped form matters when we scan serialized events.
         self._escaped = tuple(json.dumps(s, ensure_ascii=False)[1:-1] for s in self._secrets)
+        self._adapter: TypeAdapter[Event] | None = None
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
@@ -46,7 +49,9 @@ class Redactor:
             return event
         for escaped in self._escaped:
             raw = raw.replace(escaped, MASK)
-        return event_adapter().validate_json(raw)
+        if self._adapter is None:
+            self._adapter = event_adapter()
+        return self._adapter.validate_json(raw)
 
 
 class StreamGuard:
