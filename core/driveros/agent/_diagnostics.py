@@ -83,12 +83,16 @@ class DiagnosticsTracker:
         self._baseline_taken = False
         self._last: DiagnosticsSnapshot | None = None
 
-    async def ensure_baseline(self) -> None:
-        """Snapshot the state before the run's first edit (once; later calls are free)."""
-        if not self._baseline_taken:
-            self._baseline_taken = True
-            if self._last is None:
-                self._last = await self.snapshot()
+    async def ensure_baseline(self) -> DiagnosticsSnapshot | None:
+        """Snapshot the state before the run's first edit (once; later calls are free).
+
+        Returns the baseline when this call took it, else None."""
+        if self._baseline_taken:
+            return None
+        self._baseline_taken = True
+        if self._last is None:
+            self._last = await self.snapshot()
+        return self._last
 
     async def snapshot(self, changed: Sequence[str] = ()) -> DiagnosticsSnapshot | None:
         try:

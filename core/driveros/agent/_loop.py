@@ -277,7 +277,14 @@ class Agent:
                 continue
             blocked_only = False
             if call.name in EDIT_TOOLS and self._tracker is not None:
-                await self._tracker.ensure_baseline()
+                baseline = await self._tracker.ensure_baseline()
+                if baseline is not None:
+                    # Detectors that judge progress against the pre-edit state (intel's
+                    # build-diagnostics detector) learn what was already broken.
+                    for detector in self.detectors:
+                        setter = getattr(detector, "set_baseline", None)
+                        if callable(setter):
+                            setter(baseline)
             outcome = await self._toolbox.call(call.name, call.arguments, call.raw_arguments)
             output = redact(outcome.output)
             state.observed = state.observed or outcome.observed

@@ -130,13 +130,13 @@ class _Intel:
     judge: TargetsJudge | None = None
 
 
-def _intel_for(sandbox: Sandbox) -> _Intel:
+def _intel_for(sandbox: Sandbox, targets: Sequence[ev.DiagnosticItem]) -> _Intel:
     """The build-diagnostics feed, its stuck detector and target matching (driveros.intel)."""
     from driveros import intel
 
     return _Intel(
         feed=intel.DiagnosticsFeed(sandbox),
-        detectors=[intel.BuildDiagnosticsDetector()],
+        detectors=[intel.BuildDiagnosticsDetector(targets=targets)],
         judge=intel.targets_fixed,
     )
 
@@ -203,7 +203,7 @@ async def execute_run(
                 root = scratch.path
             sandbox, seen_as = await _open_sandbox(spec, root, env)
             stack.push_async_callback(sandbox.aclose)
-            found = _intel_for(sandbox) if spec.diagnostics else _Intel()
+            found = _intel_for(sandbox, spec.targets) if spec.diagnostics else _Intel()
             memory = await _open_memory(spec, env, provider, sink)
             if memory is not None:
                 closer = getattr(memory, "aclose", None)
