@@ -6,7 +6,20 @@ import importlib
 
 import pytest
 
-PUBLIC_MODULES = ["driveros", "driveros.llm", "driveros.sandbox"]
+PUBLIC_MODULES = [
+    "driveros",
+    "driveros.agent",
+    "driveros.council",
+    "driveros.dogfood",
+    "driveros.evals",
+    "driveros.intel",
+    "driveros.llm",
+    "driveros.memory",
+    "driveros.review",
+    "driveros.sandbox",
+    "driveros.testing",
+    "driveros_lsp",
+]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)
