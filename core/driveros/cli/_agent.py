@@ -31,7 +31,7 @@ from driveros.agent import (
     execute_run,
 )
 from driveros.cli._output import TraceWriter, result_json, summary_line
-from driveros.cli._output_review import finish_review, review_prompt_check
+from driveros.cli._output_review import council_gate, finish_review, review_prompt_check
 from driveros.config import PROVIDER_ORDER, Environment, load_environment
 
 T = TypeVar("T")
@@ -73,6 +73,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         choices=("prompt", "commit", "discard", "keep"),
         default="prompt",
         help="what --review does with the changes (prompt asks on /dev/tty)",
+    )
+    add(
+        "--council",
+        action="store_true",
+        help="with --review: the council (other providers) reviews the diff before you do",
     )
 
 
@@ -188,6 +193,8 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         review=args.review,
         diagnostics=_diagnostics_enabled(env),
     )
+    if args.council and not args.review:
+        raise ConfigError("driveros agent: error: --council needs --review")
     # Fail fast (exit 1) before any work when a question could not be asked.
     if args.approve == "interactive":
         approval_policy("interactive")
@@ -197,7 +204,11 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
     trace = TraceWriter(sys.stderr) if args.format != "ndjson" else None
     results: list[Result] = []
 
+    providers: list[str] = []
+
     async def on_event(event: Event) -> None:
+        if event.type == "run_started":
+            providers.append(event.provider)
         if event.type == "result":
             results.append(event)
         if args.format == "ndjson":
@@ -215,11 +226,16 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         _err("driveros: canceled")
         return EXIT_CODES["canceled"]
     review_ok = True
+    refused_by_council = False
     if report is not None and report.scratch is not None:
+        action = args.review_action
+        if args.council and report.changes:
+            verdict = await council_gate(report, task=task, env=env, author=providers)
+            if verdict == "reject" and action in ("commit", "keep"):
+                _err("driveros: the council rejected the change: discarding it")
+                action, refused_by_council = "discard", True
         try:
-            review_ok = await _cancellable(
-                finish_review(report, task=task, action=args.review_action)
-            )
+            review_ok = await _cancellable(finish_review(report, task=task, action=action))
         except asyncio.CancelledError:
             _err("driveros: review: canceled; changes discarded")
             return EXIT_CODES["canceled"]
@@ -233,4 +249,6 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         _err(f"driveros: {result.error}")
     if not review_ok:
         return EXIT_CODES["setup_error"]
+    if refused_by_council:
+        return EXIT_CODES["refused"]
     return result.exit_code

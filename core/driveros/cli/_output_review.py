@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Sequence
 
 from driveros._errors import ConfigError, DriverosError
 from driveros.agent import RunReport
+from driveros.config import Environment
 
 _TTY = "/dev/tty"
 
@@ -127,3 +129,24 @@ async def finish_review(report: RunReport, *, task: str, action: str) -> bool:
         return False
     finally:
         await scratch.aclose()
+
+
+async def council_gate(
+    report: RunReport, *, task: str, env: Environment, author: Sequence[str]
+) -> str | None:
+    """``--council``: other providers review the diff first; the verdict goes to stderr.
+
+    Returns ``approve``/``revise``/``reject``, or None when the council could not decide (an
+    infrastructure error is reported as such, never as a verdict)."""
+    from driveros.council import CouncilError, review_proposal
+
+    diff = "".join(c.diff if c.diff.endswith("\n") else c.diff + "\n" for c in report.changes)
+    try:
+        verdict = await review_proposal(diff, env=env, task=task, exclude=author)
+    except (CouncilError, DriverosError) as exc:
+        sys.stderr.write(f"council: no verdict ({exc})\n")
+        return None
+    sys.stderr.write(f"council: {verdict.verdict} (referee {verdict.referee}): {verdict.summary}\n")
+    for issue in verdict.issues:
+        sys.stderr.write(f"  - [{issue.severity}] {issue.description}\n")
+    return verdict.verdict
