@@ -33,7 +33,7 @@ FIX = [
 
 async def test_issue_bot_writes_patch_and_summary_without_touching_files(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    await git_repo(repo, {"calc.py": CALC, "test_calc.py": TEST, ".gitignore": "__pycache__/\n"})
+    await git_repo(repo, {"calc.py": CALC, "test_calc.py": TEST})
     (tmp_path / "issue.md").write_text(ISSUE)
     async with ScriptedModelServer(FIX) as server:
         res = await driveros(
@@ -94,7 +94,7 @@ async def fake_github(issue: dict[str, object]) -> AsyncIterator[str]:
 
 async def test_issue_bot_reads_a_github_issue_and_reports_bad_refs(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    await git_repo(repo, {"calc.py": CALC, "test_calc.py": TEST, ".gitignore": "__pycache__/\n"})
+    await git_repo(repo, {"calc.py": CALC, "test_calc.py": TEST})
     issue = {"title": "add() subtracts", "body": "add(2, 3) returns -1"}
     async with fake_github(issue) as api, ScriptedModelServer(FIX) as server:
         env = model_env(server.openai_base_url, GITHUB_API_URL=api, GITHUB_TOKEN="gh-token")
