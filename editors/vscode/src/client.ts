@@ -122,7 +122,7 @@ export class DriverosClient implements vscode.Disposable {
       client.onNotification(NOTIFY_PROPOSAL, (params: unknown) => {
         if (isProposalParams(params)) {
           const wasPending = this.store.get(params.runId)?.proposalPending === true;
-          const run = this.store.proposal(params.runId, params.files, params.rationale, params.state);
+          const run = this.store.proposal(params.runId, params.files, params.rationale, params.state, params.council);
           this.log.info(`[${params.runId}] proposal (${params.state ?? "proposed"}): ${params.files.map((f) => f.path).join(", ") || "no files pending"}`);
           if (run.proposalPending && !wasPending) {
             this.onProposal(params.runId);

@@ -98,6 +98,17 @@ export interface ProposalFileParams {
   conflict?: boolean;
 }
 
+/** The council's review of a proposal (when the `council` setting is on). */
+export interface CouncilVerdict {
+  /** approve, revise or reject. */
+  verdict?: string;
+  summary?: string;
+  issues?: { severity?: string; description?: string; evidence?: string }[];
+  referee?: unknown;
+  /** The council could not decide (the proposal stands). */
+  error?: string;
+}
+
 /** Params of the `driveros/proposal` notification. */
 export interface ProposalParams {
   runId: string;
@@ -105,6 +116,7 @@ export interface ProposalParams {
   state?: string;
   files: ProposalFileParams[];
   rationale?: string;
+  council?: CouncilVerdict | null;
 }
 
 /** What the run-starting commands answer at once. */

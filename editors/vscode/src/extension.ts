@@ -30,7 +30,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const n = run?.proposal?.length ?? 0;
     void refreshRuns(ctx);
     void vscode.window
-      .showInformationMessage(`DriverOS proposes changes to ${n} file${n === 1 ? "" : "s"}: ${firstLine(run?.task, 60) || runId}`, "Review Proposal", "Show Trace")
+      .showInformationMessage(`DriverOS proposes changes to ${n} file${n === 1 ? "" : "s"}: ${firstLine(run?.task, 60) || runId}${run?.council?.verdict !== undefined ? ` (council: ${run.council.verdict})` : ""}`, "Review Proposal", "Show Trace")
       .then((choice) => {
         if (choice === "Review Proposal") {
           void vscode.commands.executeCommand("driveros.reviewProposal", runId);

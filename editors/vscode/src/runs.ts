@@ -4,7 +4,7 @@
  * the pickers read. No agent logic: it only records what the server reported.
  */
 
-import type { ProposalFileParams, TraceEvent, Usage } from "./events";
+import type { CouncilVerdict, ProposalFileParams, TraceEvent, Usage } from "./events";
 
 export type RunStatus = "running" | "finished";
 
@@ -47,10 +47,16 @@ export interface RunState {
   result?: TraceEvent;
   proposal?: ProposalFileParams[];
   rationale?: string;
+  /** The council's verdict on the proposal, when the server sent one. */
+  council?: CouncilVerdict;
   /** True from a proposal until the user accepted or rejected it. */
   proposalPending: boolean;
   /** The server's state of the run (running, proposed, accepted, rejected, …) when known. */
   serverState?: string;
+  /** Turns shown before the run was resumed with feedback (its turn numbers restart at 1). */
+  turnOffset: number;
+  /** Usage and time of the parts of the run before it was resumed. */
+  base?: { usage: Usage; durationMs: number };
   /** Number of events folded in: lets views skip work when nothing changed. */
   version: number;
 }
@@ -122,8 +128,10 @@ export class RunStore {
   }
 
   /** Fold one trace event into its run. */
-  apply(runId: string, event: TraceEvent): RunState {
+  apply(runId: string, incoming: TraceEvent): RunState {
     const run = this.ensure(runId);
+    // A resumed run numbers its turns from 1 again: continue after the turns already shown.
+    const event = typeof incoming.turn === "number" && run.turnOffset > 0 ? { ...incoming, turn: incoming.turn + run.turnOffset } : incoming;
     run.version += 1;
     if (typeof event.ts === "number") {
       run.startedAt ??= event.ts;
@@ -132,14 +140,21 @@ export class RunStore {
     if (run.status === "finished" && (event.type === "run_started" || event.type === "turn_started")) {
       // A proposal rejected with feedback resumes the same run.
       run.status = "running";
-      run.result = undefined;
       run.proposalPending = false;
     }
     switch (event.type) {
       case "run_started":
-        run.task = event.task ?? run.task;
-        run.provider = event.provider ?? "";
-        run.model = event.model ?? "";
+        if (run.turns.length > 0) {
+          // Resumed with feedback: the event's task is the feedback, the next user turn.
+          run.turnOffset = Math.max(...run.turns.map((t) => t.turn));
+          run.base = { usage: run.usage, durationMs: (run.base?.durationMs ?? 0) + (run.result?.duration_ms ?? 0) };
+          run.result = undefined;
+          this.turn(run, run.turnOffset + 1).items.push({ kind: "event", event: { ...event, type: "feedback", text: event.task ?? "" } });
+        } else {
+          run.task = event.task ?? run.task;
+        }
+        run.provider = event.provider ?? run.provider;
+        run.model = event.model ?? run.model;
         break;
       case "turn_started":
         this.turn(run, event.turn ?? run.turns.length + 1);
@@ -174,7 +189,7 @@ export class RunStore {
         run.result = event;
         run.status = "finished";
         if (event.usage !== undefined) {
-          run.usage = event.usage;
+          run.usage = addUsage(run.base?.usage ?? {}, event.usage);
         }
         break;
       default:
@@ -193,8 +208,11 @@ export class RunStore {
    * (files left pending, `state` accepted/rejected/canceled); an empty list keeps the last
    * files on display but ends the review.
    */
-  proposal(runId: string, files: ProposalFileParams[], rationale?: string, state?: string): RunState {
+  proposal(runId: string, files: ProposalFileParams[], rationale?: string, state?: string, council?: CouncilVerdict | null): RunState {
     const run = this.ensure(runId);
+    if (council !== undefined && council !== null) {
+      run.council = council;
+    }
     if (files.length > 0 || run.proposal === undefined) {
       run.proposal = files;
     }
@@ -273,6 +291,7 @@ export class RunStore {
         notes: [],
         usage: {},
         proposalPending: false,
+        turnOffset: 0,
         version: 0,
       };
       this.runs.set(runId, run);

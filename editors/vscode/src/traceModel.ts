@@ -23,6 +23,7 @@ export type NodeIcon =
   | "memory"
   | "approval"
   | "stuck"
+  | "feedback"
   | "edit"
   | "proposal"
   | "file"
@@ -113,6 +114,8 @@ function eventNode(id: string, e: TraceEvent): TraceNode {
       };
     case "edit":
       return { id, label: `${e.action ?? "modify"} ${e.path ?? ""}`, icon: "edit", children: [] };
+    case "feedback":
+      return { id, label: "your feedback", description: firstLine(e.text), tooltip: e.text, icon: "feedback", children: [] };
     case "memory":
       return { id, label: `memory ${e.action ?? ""}`, description: `${e.count ?? 0}${e.detail ? ` · ${e.detail}` : ""}`, icon: "memory", children: [] };
     default:
@@ -161,10 +164,31 @@ function outcomeIcon(outcome: string | undefined): NodeIcon {
   return "error";
 }
 
+function councilNodes(run: RunState): TraceNode[] {
+  const c = run.council;
+  if (c === undefined) {
+    return [];
+  }
+  const id = `${run.id}/council`;
+  if (c.error !== undefined && c.error !== null) {
+    return [{ id, label: "council: no verdict", description: c.error, icon: "warning", children: [] }];
+  }
+  const issues = (c.issues ?? []).map((issue, i) => ({
+    id: `${id}/${i}`,
+    label: issue.description ?? "",
+    description: issue.severity,
+    tooltip: issue.evidence,
+    icon: "line" as const,
+    children: [],
+  }));
+  const icon: NodeIcon = c.verdict === "approve" ? "ok" : c.verdict === "reject" ? "error" : "warning";
+  return [{ id, label: `council: ${c.verdict ?? "?"}`, description: firstLine(c.summary), tooltip: c.summary, icon, children: issues }];
+}
+
 /** The elapsed time of a run: the result's duration, else the span of its events. */
 export function runDuration(run: RunState): number | undefined {
   if (run.result?.duration_ms !== undefined) {
-    return run.result.duration_ms;
+    return run.result.duration_ms + (run.base?.durationMs ?? 0);
   }
   if (run.startedAt !== undefined && run.updatedAt !== undefined) {
     return (run.updatedAt - run.startedAt) * 1000;
@@ -185,7 +209,7 @@ export function runNode(run: RunState): TraceNode {
       expanded: run.proposalPending,
       contextValue: run.proposalPending ? "proposal.pending" : "proposal",
       runId: run.id,
-      children: run.proposal.map((f) => ({
+      children: [...councilNodes(run), ...run.proposal.map((f) => ({
         id: `${run.id}/proposal/${f.path}`,
         label: f.path,
         description: f.action ?? "modify",
@@ -194,7 +218,7 @@ export function runNode(run: RunState): TraceNode {
         runId: run.id,
         path: f.path,
         children: [],
-      })),
+      }))],
     });
   }
   const r = run.result;
@@ -203,7 +227,7 @@ export function runNode(run: RunState): TraceNode {
     children.push({
       id: `${run.id}/outcome`,
       label: `outcome: ${verdict}`,
-      description: `${r.turns ?? run.turns.length} turns · ${formatTokens(run.usage.total_tokens)} · ${formatDuration(runDuration(run))}`,
+      description: `${run.turns.length} turn${run.turns.length === 1 ? "" : "s"} · ${formatTokens(run.usage.total_tokens)} · ${formatDuration(runDuration(run))}`,
       tooltip: r.error ?? r.answer,
       icon: outcomeIcon(r.outcome),
       children: lines(`${run.id}/answer`, r.error ?? r.answer),

@@ -21,6 +21,7 @@ const ICONS: Record<NodeIcon, [string, string?]> = {
   memory: ["database"],
   approval: ["shield"],
   stuck: ["debug-pause", "list.warningForeground"],
+  feedback: ["feedback"],
   edit: ["edit"],
   proposal: ["git-pull-request"],
   file: ["file"],

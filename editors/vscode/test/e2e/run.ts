@@ -39,7 +39,11 @@ const SCRIPT = [
   },
   { tool_calls: [{ name: "read_file", arguments: { path: "package-info.json" } }] },
   { text: "Added the missing comma after the version in package-info.json; the file parses again." },
+  // After "Reject with feedback…" the run resumes with the feedback as the next user turn.
+  { text: "Checked again after your feedback: the comma is the only change needed." },
 ];
+
+const FEEDBACK = "Is the comma the only change needed?";
 
 /** A wrapper that keeps driveros-lsp's stderr as a test artifact. */
 function serverWrapper(dir: string): string {
@@ -254,6 +258,19 @@ async function main(): Promise<void> {
     await pick(page, "Open in Refactor Preview");
     await preview.waitFor({ state: "visible", timeout: 30_000 });
     log("refactor preview reopened");
+    await preview.locator(".buttons .monaco-button", { hasText: "Discard" }).first().click();
+    await preview.waitFor({ state: "hidden", timeout: 10_000 });
+
+    // Reject with feedback: the run resumes, answers, and proposes again (preview opens anew).
+    await command(page, "DriverOS: Review Proposal");
+    await pick(page, "Reject with feedback");
+    const feedbackBox = page.locator(".quick-input-widget .quick-input-box input").first();
+    await feedbackBox.waitFor({ state: "visible" });
+    await feedbackBox.fill(FEEDBACK);
+    await page.keyboard.press("Enter");
+    log("rejected with feedback");
+    await preview.waitFor({ state: "visible", timeout: 60_000 });
+    log("the resumed run proposed again");
     await command(page, "Notifications: Clear All Notifications");
     await preview.waitFor({ state: "visible" });
 
@@ -289,7 +306,7 @@ async function main(): Promise<void> {
     const rows = page.locator(".part.panel .monaco-list-row");
     await rows.filter({ hasText: "Turn 1" }).first().waitFor({ timeout: 30_000 });
     await command(page, "View: Toggle Maximized Panel");
-    for (const label of ["Turn 1", "thinking", "edit_file package-info.json", "diagnostics", "proposal", "outcome: answered"]) {
+    for (const label of ["Turn 1", "thinking", "edit_file package-info.json", "diagnostics", "Turn 4", "proposal", "outcome: answered"]) {
       await rows.filter({ hasText: label }).first().waitFor({ timeout: 30_000 });
     }
     await command(page, "Notifications: Clear All Notifications");
@@ -298,7 +315,7 @@ async function main(): Promise<void> {
     if (panel === null) {
       throw new Error("the panel has no bounding box");
     }
-    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-trace.png"), clip: { ...panel, height: Math.min(panel.height, 420) } });
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-trace.png"), clip: { ...panel, height: Math.min(panel.height, 480) } });
     log("trace view captured");
   } catch (err) {
     if (page !== undefined) {

@@ -42,11 +42,29 @@ test("test_run_store_keeps_non_delta_text_separate", () => {
 test("test_run_store_resumes_after_feedback", () => {
   const store = new RunStore();
   scriptedRun().forEach((e) => store.apply("r1", e));
-  store.apply("r1", { type: "turn_started", run_id: "r1", turn: 3 });
+  // The resumed run starts over at turn 1 with the feedback as its task.
+  store.apply("r1", { type: "run_started", run_id: "r1", task: "keep the old name" });
+  const resumed = store.get("r1");
+  assert.equal(resumed?.status, "running");
+  assert.equal(resumed?.result, undefined);
+  assert.equal(resumed?.proposalPending, false);
+  store.apply("r1", { type: "turn_started", run_id: "r1", turn: 1 });
+  store.apply("r1", { type: "text", run_id: "r1", turn: 1, text: "Done." });
+  store.apply("r1", { type: "turn_finished", run_id: "r1", turn: 1, duration_ms: 10, usage: { total_tokens: 50 } });
+  store.apply("r1", { type: "result", run_id: "r1", outcome: "answered", exit_code: 0, usage: { total_tokens: 50 }, duration_ms: 100 });
   const run = store.get("r1");
-  assert.equal(run?.status, "running");
-  assert.equal(run?.result, undefined);
-  assert.equal(run?.proposalPending, false);
+  assert.ok(run !== undefined);
+  assert.equal(run.task, "Fix the NameError in app.py");
+  assert.deepEqual(
+    run.turns.map((t) => [t.turn, t.items.map((i) => (i.kind === "event" ? `${i.event.type}:${i.event.text}` : i.kind))]),
+    [
+      [1, ["thinking", "tool", "event"].map((k) => (k === "event" ? "diagnostics:undefined" : k))],
+      [2, ["text"]],
+      [3, ["feedback:keep the old name", "text"]],
+    ],
+  );
+  assert.equal(run.usage.total_tokens, 1250);
+  assert.equal(run.status, "finished");
 });
 
 test("test_run_store_sync_follows_server_states", () => {

@@ -77,7 +77,30 @@ test("test_trace_tree_stuck_and_failed_tool", () => {
     "      result [boom]",
     "    stuck: repeat [same call 3 times]",
     "      run make",
-    "  outcome: stuck [1 turns · 0 tok · 0 ms]",
+    "  outcome: stuck [1 turn · 0 tok · 0 ms]",
   ]);
   assert.equal(runNode(run).icon, "error");
+});
+
+test("test_trace_tree_shows_the_council_verdict_under_the_proposal", () => {
+  const store = new RunStore();
+  scriptedRun().forEach((e) => store.apply("r1", e));
+  store.proposal("r1", [{ path: "app.py", action: "modify" }], "typo", "proposed", {
+    verdict: "revise",
+    summary: "Fix is right; add a test.",
+    issues: [{ severity: "minor", description: "no regression test", evidence: "tests/ unchanged" }],
+  });
+  store.proposal("r2", [{ path: "b.py" }], "", "proposed", { error: "no second provider configured" });
+  const r1 = store.get("r1");
+  const r2 = store.get("r2");
+  assert.ok(r1 !== undefined && r2 !== undefined);
+  const proposal = runNode(r1).children.find((c) => c.label === "proposal");
+  assert.ok(proposal !== undefined);
+  assert.deepEqual(outline(proposal), [
+    "proposal [1 file · awaiting review]",
+    "  council: revise [Fix is right; add a test.]",
+    "    no regression test [minor]",
+    "  app.py [modify]",
+  ]);
+  assert.deepEqual(outline(runNode(r2).children[0] as TraceNode, 0, 1), ["proposal [1 file · awaiting review]", "  council: no verdict [no second provider configured]", "  b.py [modify]"]);
 });
