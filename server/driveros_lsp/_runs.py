@@ -4,6 +4,10 @@ A run goes ``running`` -> ``proposed`` (its scratch copy has changes) or ``finis
 ``failed`` (the runner raised) or ``canceled``. A proposal ends ``accepted`` or ``rejected``,
 or goes back to ``running`` when rejected with feedback. The manager knows nothing about
 LSP: it reports through a :class:`RunObserver`, which the server implements.
+
+Each run's runner executes on the agent loop (:class:`~driveros_lsp._worker.AgentLoop`, a
+worker thread) so that model streaming never queues in front of editor requests; the
+bookkeeping, the observer calls and cancellation stay on the server loop.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from driveros_lsp._worker import AgentLoop
 
 if TYPE_CHECKING:
     from driveros_lsp._runner import Runner, RunOutcome, RunRequest
@@ -84,6 +90,7 @@ class RunManager:
         self._observer = observer
         self._runs: dict[str, Run] = {}
         self._closed = False
+        self._agent = AgentLoop()
 
     @property
     def runner(self) -> Runner:
@@ -137,21 +144,57 @@ class RunManager:
         )
 
     async def _drive(self, run: Run, request: RunRequest, resume: RunOutcome | None) -> None:
-        def on_event(event: Any) -> None:
-            self._observer.run_event(run, event)
+        """On the server loop: run the runner on the agent loop, then record its outcome."""
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Future[RunOutcome] = loop.create_future()
+        runner = self.runner
 
+        def on_event(event: Any) -> None:  # called on the agent loop
+            loop.call_soon_threadsafe(self._observer.run_event, run, event)
+
+        def settle(outcome: RunOutcome | None, error: BaseException | None) -> None:
+            if finished.done():
+                return
+            if isinstance(error, asyncio.CancelledError):
+                finished.cancel()
+            elif error is not None:
+                finished.set_exception(error)
+            else:
+                assert outcome is not None
+                finished.set_result(outcome)
+
+        async def execute() -> None:  # on the agent loop
+            try:
+                outcome = await runner(request, on_event=on_event, resume=resume)
+            except BaseException as exc:
+                loop.call_soon_threadsafe(settle, None, exc)
+                if not isinstance(exc, Exception):
+                    raise
+                return
+            loop.call_soon_threadsafe(settle, outcome, None)
+
+        holder: dict[str, asyncio.Task[None]] = {}
+        self._agent.spawn(execute(), holder)
         try:
-            outcome = await self.runner(request, on_event=on_event, resume=resume)
+            await asyncio.wait({finished})
         except asyncio.CancelledError:
+            self._agent.call(lambda: holder["task"].cancel())
+            await asyncio.wait({finished}, timeout=CANCEL_GRACE_S)
             run.state = "canceled"
             self._observer.run_finished(run)
             raise
-        except Exception as exc:  # the runner's failure ends this run, never the server
-            logger.exception("run %s failed", run.run_id)
-            run.state = "failed"
-            run.error = f"{type(exc).__name__}: {exc}"
+        if finished.cancelled():
+            run.state = "canceled"
             self._observer.run_finished(run)
             return
+        error = finished.exception()
+        if error is not None:  # the runner's failure ends this run, never the server
+            logger.error("run %s failed", run.run_id, exc_info=error)
+            run.state = "failed"
+            run.error = f"{type(error).__name__}: {error}"
+            self._observer.run_finished(run)
+            return
+        outcome = finished.result()
         run.outcome = outcome
         run.pending = [_change_path(c) for c in outcome.changes]
         run.state = "proposed" if run.pending else "finished"
@@ -185,8 +228,12 @@ class RunManager:
         if outcome is None or outcome.release is None:
             return
         release, run.outcome = outcome.release, outcome.model_copy(update={"release": None})
-        try:
+
+        async def on_agent_loop() -> None:  # the scratch copy belongs to the agent loop
             await release()
+
+        try:
+            await self._agent.run(on_agent_loop())
         except Exception:
             logger.exception("releasing run %s failed", run.run_id)
 
@@ -197,6 +244,7 @@ class RunManager:
         await asyncio.gather(*(self._cancel_task(t) for t in tasks if t is not None))
         for run in self._runs.values():
             await self.release(run)
+        await self._agent.aclose()
 
 
 def _change_path(change: Any) -> str:

@@ -1,0 +1,69 @@
+"""The agent's own event loop, on a worker thread.
+
+Runs stream model output, parse it, redact and number events, drive tools: CPU work that
+would otherwise queue in front of the editor's requests. The LSP loop only speaks the
+protocol; each run's coroutine is a task on this second loop. Started with the first run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+
+class AgentLoop:
+    """A daemon thread running an asyncio loop for agent runs."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _ensure(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                ready = threading.Event()
+                loop = asyncio.new_event_loop()
+
+                def main() -> None:
+                    asyncio.set_event_loop(loop)
+                    ready.set()
+                    loop.run_forever()
+                    loop.close()
+
+                self._thread = threading.Thread(target=main, name="driveros-agent", daemon=True)
+                self._thread.start()
+                ready.wait()
+                self._loop = loop
+            return self._loop
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run ``fn(*args)`` on the agent loop (thread-safe, in submission order)."""
+        self._ensure().call_soon_threadsafe(fn, *args)
+
+    def spawn(self, coro: Coroutine[Any, Any, None], holder: dict[str, asyncio.Task[None]]) -> None:
+        """Start ``coro`` as a task on the agent loop; ``holder["task"]`` is set before any
+        later :meth:`call` runs, so a cancel scheduled right after always finds the task."""
+        loop = self._ensure()
+
+        def create() -> None:
+            holder["task"] = loop.create_task(coro)
+
+        loop.call_soon_threadsafe(create)
+
+    async def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """Await ``coro`` on the agent loop from another loop."""
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._ensure()))
+
+    async def aclose(self) -> None:
+        with self._lock:
+            loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        await asyncio.to_thread(thread.join, 10)
