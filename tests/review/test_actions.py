@@ -275,3 +275,22 @@ async def test_commit_of_untracked_deletion_only_makes_no_commit(
     assert result.applied == ["tmp.txt"]
     assert result.commit is None
     assert git(repo, "rev-parse", "HEAD") == head
+
+
+async def test_apply_refuses_when_a_directory_or_file_is_in_the_way(
+    repo: Path, scratch_base: Path
+) -> None:
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        write_files(scratch.path, {"out.txt": "agent\n", "docs/new.md": "# new\n"})
+        (scratch.path / "src/app.py").write_text(FIXED)
+        (repo / "out.txt").mkdir()  # the user made a directory where the agent wants a file
+        (repo / "docs").write_text("a file where the agent wants a directory\n")
+        before = tree(repo)
+        with pytest.raises(ConflictError) as info:
+            await scratch.apply()
+        assert {c.path: c.reason for c in info.value.conflicts} == {
+            "docs/new.md": "a directory or file in the workspace is in the way",
+            "out.txt": "a directory or file in the workspace is in the way",
+        }
+        assert info.value.clean == ["src/app.py"]
+        assert tree(repo) == before

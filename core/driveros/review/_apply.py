@@ -22,6 +22,19 @@ def _expected(path: str, sha: str | None, disk_baseline: Mapping[str, str | None
     return disk_baseline.get(path, sha)
 
 
+def _blocked(workspace: Path, rel: str) -> bool:
+    """Whether writing ``rel`` is impossible: it is a directory, or a parent is not one."""
+    target = workspace / rel
+    if target.is_dir() and not target.is_symlink():
+        return True
+    parent = target.parent
+    while parent != workspace and workspace in parent.parents:
+        if parent.exists() or parent.is_symlink():
+            return not parent.is_dir()
+        parent = parent.parent
+    return False
+
+
 def find_conflicts(
     workspace: Path, changes: Sequence[FileChange], disk_baseline: Mapping[str, str | None]
 ) -> list[Conflict]:
@@ -31,6 +44,11 @@ def find_conflicts(
         for rel in ch.paths:
             if not inside(workspace, workspace / rel):
                 conflicts.append(Conflict(path=rel, reason="the path leaves the workspace"))
+        if ch.action != "delete" and _blocked(workspace, ch.path):
+            conflicts.append(
+                Conflict(path=ch.path, reason="a directory or file in the workspace is in the way")
+            )
+            continue
         target_now = current_sha(workspace / ch.path)
         if ch.action == "rename":
             assert ch.old_path is not None
