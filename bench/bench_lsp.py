@@ -6,6 +6,9 @@
    driveros-lsp idle, and driveros-lsp while 8 agent runs stream their traces (the real agent
    against the scripted loopback model: every turn streams ~2 KB of text in 8-character
    deltas, then reads a file). Target p99 <= 2x the bare one.
+
+``python bench/bench_lsp.py --server CMD...`` measures another server command instead of
+``driveros-lsp --stdio`` (e.g. tests/server/_watchdog_server.py to find slow callbacks).
 """
 
 from __future__ import annotations
