@@ -285,10 +285,14 @@ async def test_apply_refuses_when_a_directory_or_file_is_in_the_way(
         (scratch.path / "src/app.py").write_text(FIXED)
         (repo / "out.txt").mkdir()  # the user made a directory where the agent wants a file
         (repo / "docs").write_text("a file where the agent wants a directory\n")
+        (scratch.path / "README.md").unlink()
+        (repo / "README.md").unlink()
+        (repo / "README.md").mkdir()  # and a directory where the agent deletes a file
         before = tree(repo)
         with pytest.raises(ConflictError) as info:
             await scratch.apply()
         assert {c.path: c.reason for c in info.value.conflicts} == {
+            "README.md": "now a directory in the workspace",
             "docs/new.md": "a directory or file in the workspace is in the way",
             "out.txt": "a directory or file in the workspace is in the way",
         }

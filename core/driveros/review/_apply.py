@@ -22,10 +22,14 @@ def _expected(path: str, sha: str | None, disk_baseline: Mapping[str, str | None
     return disk_baseline.get(path, sha)
 
 
+def _is_real_dir(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
 def _blocked(workspace: Path, rel: str) -> bool:
     """Whether writing ``rel`` is impossible: it is a directory, or a parent is not one."""
     target = workspace / rel
-    if target.is_dir() and not target.is_symlink():
+    if _is_real_dir(target):
         return True
     parent = target.parent
     while parent != workspace and workspace in parent.parents:
@@ -44,6 +48,10 @@ def find_conflicts(
         for rel in ch.paths:
             if not inside(workspace, workspace / rel):
                 conflicts.append(Conflict(path=rel, reason="the path leaves the workspace"))
+        removed = ch.path if ch.action == "delete" else ch.old_path
+        if removed is not None and _is_real_dir(workspace / removed):
+            conflicts.append(Conflict(path=removed, reason="now a directory in the workspace"))
+            continue
         if ch.action != "delete" and _blocked(workspace, ch.path):
             conflicts.append(
                 Conflict(path=ch.path, reason="a directory or file in the workspace is in the way")
