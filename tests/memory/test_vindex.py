@@ -70,6 +70,16 @@ def test_vector_index_bit_pass_finds_near_vectors_and_skips_removed(
     ]
 
 
+def test_vector_index_candidate_select_keeps_exactly_the_nearest_rows() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        distance = rng.integers(0, 24, size=int(rng.integers(2, 400))).astype(np.uint16)
+        wanted = int(rng.integers(1, len(distance)))
+        rows = _vindex._nearest(distance, wanted)
+        assert len(rows) == wanted and bool(np.all(np.diff(rows) > 0))
+        assert sorted(distance[rows].tolist()) == sorted(distance.tolist())[:wanted]
+
+
 def _truth(path: Path, scope: str) -> list[int]:
     con = sqlite3.connect(path)
     try:
