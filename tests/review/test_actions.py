@@ -298,3 +298,18 @@ async def test_apply_refuses_when_a_directory_or_file_is_in_the_way(
         }
         assert info.value.clean == ["src/app.py"]
         assert tree(repo) == before
+
+
+async def test_apply_executable_bit_change(repo: Path, scratch_base: Path) -> None:
+    write_files(repo, {"tool.sh": "#!/bin/sh\n"})
+    (repo / "tool.sh").chmod(0o640)
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        (scratch.path / "tool.sh").chmod(0o750)
+        (change,) = await scratch.changes()
+        assert (change.action, change.mode, change.before == change.after) == (
+            "modify",
+            "100755",
+            True,
+        )
+        await scratch.apply()
+    assert (repo / "tool.sh").stat().st_mode & 0o777 == 0o750

@@ -116,7 +116,12 @@ def atomic_write(target: Path, data: bytes, *, mode: str | None) -> None:
         tmp_link.replace(target)
         return
     if target.is_file() and not target.is_symlink():
+        # Keep the user's permission bits; only the executable bit follows the change.
         perms = stat.S_IMODE(target.stat().st_mode)
+        if mode == "100755":
+            perms |= (perms & 0o444) >> 2
+        elif mode == "100644":
+            perms &= ~0o111
     else:
         perms = 0o755 if mode == "100755" else 0o644
     fd, tmp_name = tempfile.mkstemp(
