@@ -16,7 +16,8 @@ _MAX_ANSWER = 4096
 
 def _open_tty(path: str) -> int:
     try:
-        return os.open(path, os.O_RDWR | os.O_NOCTTY)
+        # O_NONBLOCK: neither opening nor any later read or write can block the loop.
+        return os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
     except OSError as exc:
         raise NoTerminalError(
             f"interactive approval needs a terminal, but {path} cannot be opened "
@@ -29,8 +30,9 @@ class InteractiveApproval:
     """Auto-allows what :class:`PolicyApproval` allows and asks on the terminal for the rest.
 
     Construction fails fast with :class:`NoTerminalError` when the terminal cannot be opened,
-    so a run without a terminal never waits for an answer. Prompts are serialized; reading the
-    answer is non-blocking (the loop watches the terminal), and cancellation stops waiting.
+    so a run without a terminal never waits for an answer. Prompts are serialized; the terminal
+    is opened non-blocking and the loop watches it, so asking never blocks the event loop and
+    cancellation stops waiting.
     Answers: ``y`` allow once, ``a`` allow this exact request for the rest of the session,
     ``n`` (optionally followed by a reason, which the model sees) deny.
     """
@@ -69,13 +71,12 @@ class InteractiveApproval:
         return Decision(allowed=False, reason=reason, asked=True)
 
     async def _ask(self, prompt: str) -> str:
-        fd = await asyncio.to_thread(_open_tty, self._tty)
+        fd = _open_tty(self._tty)
         try:
-            await asyncio.to_thread(os.write, fd, prompt.encode())
-            os.set_blocking(fd, False)
+            await _write_all(fd, prompt.encode())
             return await _read_line(fd)
         finally:
-            await asyncio.to_thread(os.close, fd)
+            os.close(fd)
 
 
 def _wake(ready: asyncio.Future[None]) -> None:
@@ -83,17 +84,37 @@ def _wake(ready: asyncio.Future[None]) -> None:
         ready.set_result(None)
 
 
+async def _wait(fd: int, *, write: bool) -> None:
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+    if write:
+        loop.add_writer(fd, _wake, ready)
+    else:
+        loop.add_reader(fd, _wake, ready)
+    try:
+        await ready
+    finally:
+        if write:
+            loop.remove_writer(fd)
+        else:
+            loop.remove_reader(fd)
+
+
+async def _write_all(fd: int, data: bytes) -> None:
+    """Write to a non-blocking fd, waiting (without blocking the loop) when it is full."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            await _wait(fd, write=True)
+
+
 async def _read_line(fd: int) -> str:
     """One line from a non-blocking fd; "" on end of file (Ctrl-D)."""
-    loop = asyncio.get_running_loop()
     buf = bytearray()
     while b"\n" not in buf and len(buf) < _MAX_ANSWER:
-        ready: asyncio.Future[None] = loop.create_future()
-        loop.add_reader(fd, _wake, ready)
-        try:
-            await ready
-        finally:
-            loop.remove_reader(fd)
+        await _wait(fd, write=False)
         try:
             chunk = os.read(fd, 1024)
         except BlockingIOError:
