@@ -1,5 +1,5 @@
-"""The council's review of a proposal (setting ``council``): critic, author and referee models
-from every configured provider judge the diff before the user sees it."""
+"""The council's review of a proposal (setting ``council``): models from the configured
+providers judge the diff before the user sees it."""
 
 from __future__ import annotations
 
@@ -12,19 +12,20 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-async def council_review(env: Environment, *, diff: str, task: str) -> dict[str, Any]:
-    """``{verdict, summary, issues, referee}``, or ``{"error": ...}`` when no verdict came."""
+async def council_review(
+    env: Environment, *, diff: str, task: str, author: str | None = None
+) -> dict[str, Any]:
+    """``{verdict, summary, issues, referee}``, or ``{"error": ...}`` when no verdict came.
+
+    ``author`` names the run's provider, so other providers judge first (see
+    ``driveros.council.review_proposal``)."""
     from driveros import DriverosError
-    from driveros.council import review, seat_council
-    from driveros.llm import Registry
+    from driveros.council import review_proposal
 
     try:
-        async with await Registry.from_env(env, probe_ollama=False) as registry:
-            providers = [registry.must_get(name) for name in registry.names()]
-            author, critic, referees = seat_council(providers)
-            verdict = await review(
-                diff, critic=critic, referees=referees, author=author, kind="diff", context=task
-            )
+        verdict = await review_proposal(
+            diff, env=env, task=task, exclude=[author] if author else ()
+        )
     except DriverosError as exc:  # the proposal stands without a verdict
         logger.warning("council review failed: %s", exc)
         return {"error": str(exc)}

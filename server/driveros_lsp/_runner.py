@@ -154,10 +154,12 @@ class AgentRunner:
         release = report.scratch.aclose if report.scratch is not None else None
         council = None
         if s.council and report.changes:
+            from driveros.agent import pick_provider
             from driveros_lsp._council import council_review
 
             diff = "\n".join(c.diff for c in report.changes)
-            council = await council_review(env, diff=diff, task=request.task)
+            author = pick_provider(env, s.provider)
+            council = await council_review(env, diff=diff, task=request.task, author=author)
         return RunOutcome(
             council=council,
             result=report.result,
