@@ -113,7 +113,8 @@ async def _write_all(fd: int, data: bytes) -> None:
 async def _read_line(fd: int) -> str:
     """One line from a non-blocking fd; "" on end of file (Ctrl-D)."""
     buf = bytearray()
-    while b"\n" not in buf and len(buf) < _MAX_ANSWER:
+    # A terminal in raw mode sends "\r" for Enter; a cooked one "\n".
+    while b"\n" not in buf and b"\r" not in buf and len(buf) < _MAX_ANSWER:
         await _wait(fd, write=False)
         try:
             chunk = os.read(fd, 1024)
@@ -127,5 +128,5 @@ async def _read_line(fd: int) -> str:
             break
         buf.extend(chunk)
     with contextlib.suppress(UnicodeDecodeError):
-        return buf.split(b"\n", 1)[0].decode()
+        return buf.replace(b"\r", b"\n").split(b"\n", 1)[0].decode()
     return ""
