@@ -33,8 +33,17 @@ function M.on_proposal(_, params, _)
     run.proposal = nil -- settled: every file was accepted or rejected
     return
   end
-  vim.notify(('DriverOS: run %s proposes changes to %d file(s) — :DriverOS review'):format(params.runId, #run.proposal),
-    vim.log.levels.INFO)
+  local council = ''
+  if type(params.council) == 'table' then
+    run.council = params.council
+    if params.council.verdict then
+      council = (' · council: %s (%s)'):format(params.council.verdict, params.council.summary or '')
+    elseif params.council.error then
+      council = ' · council: no verdict'
+    end
+  end
+  vim.notify(('DriverOS: run %s proposes changes to %d file(s)%s — :DriverOS review'):format(
+    params.runId, #run.proposal, council), vim.log.levels.INFO)
   if require('driveros').options.review.auto_open then
     vim.schedule(function()
       M.start(params.runId)

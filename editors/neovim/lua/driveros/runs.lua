@@ -9,6 +9,7 @@ local M = {}
 ---@field outcome string|nil
 ---@field events table[] every trace event received, in order
 ---@field proposal table[]|nil files of the latest proposal
+---@field council table|nil the council's verdict on the proposal (setting `council`)
 ---@field started number
 
 ---@type table<string, driveros.Run>
