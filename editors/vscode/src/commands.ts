@@ -199,7 +199,9 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       const id = runIdOf(arg);
       const run = id !== undefined ? ctx.store.get(id) : await pickRun(ctx.store.running(), "Cancel which run?", "no run is running.");
       if (run !== undefined) {
+        // Answers once the run has stopped and its sandbox is cleaned up.
         await ctx.client.execute<unknown>(CMD_AGENT_CANCEL, { runId: run.id });
+        await refreshRuns(ctx);
       }
     }),
     reg("driveros.reviewProposal", async (arg: RunArg) => {

@@ -239,6 +239,8 @@ export class RunStore {
         run.serverState = s.state;
         if (s.state !== "running" && run.status === "running") {
           run.status = "finished";
+          // A canceled or failed run may end without a result event: keep the server's word.
+          run.result ??= { type: "result", run_id: run.id, outcome: s.outcome ?? s.state, error: s.error ?? undefined };
         }
         run.proposalPending = s.state === "proposed" && (s.files?.length ?? run.proposal?.length ?? 0) > 0;
       }

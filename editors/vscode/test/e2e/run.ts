@@ -41,6 +41,8 @@ const SCRIPT = [
   { text: "Added the missing comma after the version in package-info.json; the file parses again." },
   // After "Reject with feedback…" the run resumes with the feedback as the next user turn.
   { text: "Checked again after your feedback: the comma is the only change needed." },
+  // "DriverOS: Run Task", canceled while the model is still thinking.
+  { delay_s: 120, text: "never sent" },
 ];
 
 const FEEDBACK = "Is the comma the only change needed?";
@@ -317,6 +319,21 @@ async function main(): Promise<void> {
     }
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-trace.png"), clip: { ...panel, height: Math.min(panel.height, 480) } });
     log("trace view captured");
+
+    // Run Task, see it running in the status bar, cancel it (the model is still "thinking").
+    await command(page, "DriverOS: Run Task");
+    const taskBox = page.locator(".quick-input-widget .quick-input-box input").first();
+    await taskBox.waitFor({ state: "visible" });
+    await taskBox.fill("Explain what this workspace is for");
+    await page.keyboard.press("Enter");
+    const running = page.locator(".statusbar-item", { hasText: "1 running" }).first();
+    await running.waitFor({ timeout: 30_000 });
+    log("run task started");
+    await command(page, "DriverOS: Cancel Run");
+    await running.waitFor({ state: "hidden", timeout: 60_000 });
+    await rows.filter({ hasText: "Explain what this workspace is for" }).first().waitFor({ timeout: 30_000 });
+    await rows.filter({ hasText: "canceled" }).first().waitFor({ timeout: 30_000 });
+    log("run canceled");
   } catch (err) {
     if (page !== undefined) {
       await page.screenshot({ path: path.join(ARTIFACTS, "vscode-failure.png") }).catch(() => undefined);

@@ -79,6 +79,7 @@ test("test_run_store_sync_follows_server_states", () => {
   assert.deepEqual(store.pendingProposals(), []);
   assert.deepEqual(store.running().map((r) => r.id), ["r3"]);
   assert.equal(store.get("r3")?.task, "from another window");
+  assert.equal(store.get("r2")?.result?.outcome, "canceled");
 });
 
 test("test_run_store_marks_runs_canceled_when_server_stops", () => {
