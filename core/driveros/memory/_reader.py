@@ -53,6 +53,9 @@ class Reader:
         self.scope = scope
         self.lock = threading.Lock()
         self.index: VectorIndex | None = None
+        #: The pinned model seen by the last recall: when it is the caller's, the caller
+        #: embeds the query first and the whole recall is one hop.
+        self.pinned_seen: str | None = None
         self._single_scope_at: tuple[int, bool] | None = None
 
     @classmethod
@@ -74,19 +77,30 @@ class Reader:
     # ------------------------------------------------------------------ recall
 
     def first(
-        self, words: Sequence[str], wide: int, limit: int, model: str | None, budget: int
+        self,
+        words: Sequence[str],
+        wide: int,
+        limit: int,
+        model: str | None,
+        budget: int,
+        query: Sequence[float] | None = None,
     ) -> FirstPass:
         """Lexical ranking; with ``model`` (when it is the pinned one) the vector index is
-        brought up to date and the caller continues with :meth:`finish`."""
+        brought up to date and fused in when ``query`` (its embedding) is given, otherwise
+        the caller embeds and continues with :meth:`finish`."""
         with self.lock:
             [(gen, pinned, dim, seq)] = self._conn.execute(_STATE).fetchall()
             pinned = None if pinned is None else str(pinned)
+            self.pinned_seen = pinned
             lexical = self._lexical(words, wide, budget, int(gen or 0)) if words else []
+            rankings = [lexical] if words else []
             if model is not None and pinned == model:
                 index = self._refresh(model, int(dim or 0), int(seq))
-                if len(index):
+                if len(index) and query is None:
                     return FirstPass(pinned, lexical, None)
-            return FirstPass(pinned, lexical, self._facts(fuse([lexical] if words else [], limit)))
+                if len(index) and query is not None:
+                    rankings.append(index.top(query, wide))
+            return FirstPass(pinned, lexical, self._facts(fuse(rankings, limit)))
 
     def finish(
         self, lexical: list[int] | None, query: Sequence[float], wide: int, limit: int

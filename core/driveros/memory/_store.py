@@ -203,8 +203,12 @@ class MemoryStore:
             wide = max(limit * 4, 20)
             words = query_words(query)
             model = None if self.embedder is None else self.embedder.model
+            qvec: list[float] | None = None
+            if self.embedder is not None and self._reader.pinned_seen == model:
+                # Pinned to our model last time: embed first, then recall in a single hop.
+                [qvec] = await self.embedder.embed([query])
             first = await asyncio.to_thread(
-                self._reader.first, words, wide, limit, model, self.posting_budget
+                self._reader.first, words, wide, limit, model, self.posting_budget, qvec
             )
             if self.embedder is not None and first.pinned is not None:
                 self._refuse_other_model(first.pinned, self.embedder)
