@@ -334,6 +334,16 @@ async function main(): Promise<void> {
     await rows.filter({ hasText: "Explain what this workspace is for" }).first().waitFor({ timeout: 30_000 });
     await rows.filter({ hasText: "canceled" }).first().waitFor({ timeout: 30_000 });
     log("run canceled");
+
+    // Point driveros.server.path at nothing: the client restarts, and says what is wrong and how to fix it.
+    const settingsFile = path.join(ws, ".vscode", "settings.json");
+    const settings = JSON.parse(readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
+    writeFileSync(settingsFile, JSON.stringify({ ...settings, "driveros.server.path": path.join(tmp, "missing", "driveros-lsp") }));
+    const notice = page.locator(".notification-list-item", { hasText: "which is not an executable file" }).first();
+    await notice.waitFor({ timeout: 30_000 });
+    await notice.locator(".monaco-button", { hasText: "Open Settings" }).first().waitFor();
+    await page.locator(".statusbar-item.has-background-color", { hasText: "DriverOS" }).first().waitFor({ timeout: 10_000 });
+    log("a missing server is reported with its fix");
   } catch (err) {
     if (page !== undefined) {
       await page.screenshot({ path: path.join(ARTIFACTS, "vscode-failure.png") }).catch(() => undefined);
