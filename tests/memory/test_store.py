@@ -172,6 +172,29 @@ async def test_search_keeps_rare_words_and_drops_common_ones(store: MemoryStore)
     assert [h.text for h in hits[2:]] == ["service zeta uses redis"]
 
 
+async def test_search_word_counts_remembered_across_writes_match_fresh_counts(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "mem.db"
+    async with await MemoryStore.open(path, scope="s") as s:
+        s.posting_budget = 3
+        added = await s.apply(
+            adds=[f"service {i} listens on a port" for i in range(5)] + ["service zeta uses redis"],
+            provenance=PROV,
+        )
+        # "service" is counted once as common and remembered; "zeta" decides.
+        assert [h.text for h in await s.search("service zeta", 3)] == ["service zeta uses redis"]
+        # Retiring most facts brings "service" under the budget: it must be counted again
+        # and now take part, exactly as in a store that never saw it.
+        for fact_id in added.added[:4]:
+            await s.forget(fact_id)
+        remembered = [h.id for h in await s.search("service zeta", 3)]
+        async with await MemoryStore.open(path, scope="s") as fresh:
+            fresh.posting_budget = 3
+            assert remembered == [h.id for h in await fresh.search("service zeta", 3)]
+        assert len(remembered) == 2 and remembered[0] == added.added[5]
+
+
 async def test_store_open_concurrently_migrates_once(tmp_path: Path) -> None:
     path = tmp_path / "fresh.db"
     stores = await asyncio.gather(*(MemoryStore.open(path, scope=f"s{i}") for i in range(4)))

@@ -18,6 +18,11 @@ from driveros.memory._vindex import VectorIndex
 
 #: Rows in the log since the last refresh beyond which a full load is cheaper than a delta.
 _RELOAD_SHARE = 0.5
+#: Most words remembered as over the posting budget (the cache is dropped when full).
+_COMMON_WORDS = 4096
+#: A common word is counted this far past the budget, so that its count stays provably over
+#: the budget across this many later changes to the index without being counted again.
+_COUNT_MARGIN = 256
 _COUNT = "SELECT count(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? LIMIT ?)"
 _STATE = (
     "SELECT (SELECT value FROM meta WHERE key = 'gen'), "
@@ -57,6 +62,8 @@ class Reader:
         #: embeds the query first and the whole recall is one hop.
         self.pinned_seen: str | None = None
         self._single_scope_at: tuple[int, bool] | None = None
+        #: Words counted over the posting budget: word -> (count, gen when counted).
+        self._common: dict[str, tuple[int, int]] = {}
 
     @classmethod
     def open(cls, path: Path, scope: str) -> Reader:
@@ -131,10 +138,7 @@ class Reader:
 
         Counting stops at ``budget + 1`` rows per word, so a common word costs no more than
         the budget to count."""
-        costs = [
-            (w, int(self._conn.execute(_COUNT, (f'"{w}"', budget + 1)).fetchone()[0]))
-            for w in words
-        ]
+        costs = [(w, self._count(w, budget, gen)) for w in words]
         chosen = select_words(costs, budget)
         newest = 0
         if not chosen:
@@ -163,6 +167,23 @@ class Reader:
             )
             params = (match, newest, self.scope, wide)
         return [int(r[0]) for r in self._conn.execute(sql, params).fetchall()]
+
+    def _count(self, word: str, budget: int, gen: int) -> int:
+        """How many indexed facts contain ``word``, capped at ``budget + 1``.
+
+        A word once counted over the budget is not counted again while it must still be
+        over: every change to the index bumps ``gen`` at least once, so ``gen`` moving by d
+        changes any count by at most d. The answer is the same as a fresh count's."""
+        seen = self._common.get(word)
+        if seen is not None and seen[0] - abs(gen - seen[1]) > budget:
+            return budget + 1
+        cap = budget + 1 + _COUNT_MARGIN
+        count = int(self._conn.execute(_COUNT, (f'"{word}"', cap)).fetchone()[0])
+        if count > budget:
+            if len(self._common) >= _COMMON_WORDS:
+                self._common.clear()
+            self._common[word] = (count, gen)
+        return min(count, budget + 1)
 
     def _single_scope(self, gen: int) -> bool:
         """True when every fact in the file belongs to this scope (the usual case)."""
