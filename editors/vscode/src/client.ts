@@ -21,7 +21,19 @@ import {
 } from "vscode-languageclient/node";
 
 import { type TraceEvent, isProposalParams, isTraceParams } from "./events";
-import { COMMANDS, EXPERIMENTAL_TRACE, NOTIFY_PROPOSAL, NOTIFY_TRACE, SERVER_NAME, SETTINGS_SECTION } from "./protocol";
+import {
+  CMD_AGENT_CANCEL,
+  CMD_AGENT_FIX,
+  CMD_AGENT_LIST,
+  CMD_AGENT_START,
+  CMD_REVIEW_ACCEPT,
+  CMD_REVIEW_REJECT,
+  EXPERIMENTAL_TRACE,
+  NOTIFY_PROPOSAL,
+  NOTIFY_TRACE,
+  SERVER_NAME,
+  SETTINGS_SECTION,
+} from "./protocol";
 import type { RunStore } from "./runs";
 import { resolveServer, serverTooOld } from "./serverPath";
 import { configuredServerPath, serverSettings } from "./settings";
@@ -38,6 +50,9 @@ class TraceCapability implements StaticFeature {
   initialize(): void {}
   clear(): void {}
 }
+
+/** The commands this client sends; a server without them predates it. */
+const REQUIRED_COMMANDS: readonly string[] = [CMD_AGENT_START, CMD_AGENT_FIX, CMD_AGENT_CANCEL, CMD_AGENT_LIST, CMD_REVIEW_ACCEPT, CMD_REVIEW_REJECT];
 
 const INSTALL_HINT =
   "Install it in the workspace (python -m venv .venv && .venv/bin/pip install driveros) or set driveros.server.path.";
@@ -156,7 +171,7 @@ export class DriverosClient implements vscode.Disposable {
     const info = client.initializeResult;
     const version = info?.serverInfo?.version;
     this.log.info(`${info?.serverInfo?.name ?? SERVER_NAME} ${version ?? "(no version)"} is running`);
-    const tooOld = serverTooOld(version, info?.capabilities.executeCommandProvider?.commands ?? [], COMMANDS.slice(0, 6));
+    const tooOld = serverTooOld(version, info?.capabilities.executeCommandProvider?.commands ?? [], REQUIRED_COMMANDS);
     if (tooOld !== undefined) {
       this.status.set("error", tooOld);
       void vscode.window.showWarningMessage(`DriverOS: ${tooOld} Upgrade it (pip install -U driveros) or point driveros.server.path at a newer one.`, "Open Settings").then((c) => {
@@ -194,8 +209,8 @@ export class DriverosClient implements vscode.Disposable {
     await this.start();
   }
 
-  /** workspace/executeCommand on the server; undefined (after telling the user) when it is not running. */
-  async execute<T>(command: string, arg: object): Promise<T | undefined> {
+  /** The running client, or undefined after telling the user the server is not running. */
+  ready(): LanguageClient | undefined {
     const client = this.client;
     if (client === undefined || !client.isRunning()) {
       void vscode.window.showErrorMessage("DriverOS: the language server is not running.", "Restart Server").then((c) => {
@@ -203,6 +218,15 @@ export class DriverosClient implements vscode.Disposable {
           void vscode.commands.executeCommand("driveros.restartServer");
         }
       });
+      return undefined;
+    }
+    return client;
+  }
+
+  /** workspace/executeCommand on the server; undefined (after telling the user) when it failed. */
+  async execute<T>(command: string, arg: object): Promise<T | undefined> {
+    const client = this.ready();
+    if (client === undefined) {
       return undefined;
     }
     try {

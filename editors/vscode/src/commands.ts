@@ -119,9 +119,8 @@ async function fixDiagnostics(ctx: CommandContext, atCursor: boolean): Promise<v
     void vscode.window.showInformationMessage("DriverOS: no diagnostics at the cursor.");
     return;
   }
-  const lc = ctx.client.languageClient;
+  const lc = ctx.client.ready();
   if (lc === undefined) {
-    await ctx.client.execute(CMD_AGENT_FIX, {});
     return;
   }
   const wire = await lc.code2ProtocolConverter.asDiagnostics(diagnostics);
