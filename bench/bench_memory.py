@@ -96,14 +96,17 @@ async def build(path: Path, n: int) -> None:
     con.close()
 
 
-async def time_search(store: MemoryStore, queries: list[str]) -> list[float]:
+async def time_search(store: MemoryStore, queries: list[str]) -> tuple[list[float], list[float]]:
+    """Wall and CPU milliseconds per recall. CPU time (every thread of this process) does not
+    count the time spent waiting for a core, so it shows the cost under any machine load."""
     await store.search(queries[0], 8)  # warm: builds the vector index once
-    times = []
+    times, cpu = [], []
     for q in queries:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         await store.search(q, 8)
         times.append((time.perf_counter() - t0) * 1000)
-    return times
+        cpu.append((time.process_time() - c0) * 1000)
+    return times, cpu
 
 
 def baseline_lexical(path: Path, queries: list[str]) -> list[float]:
@@ -187,10 +190,12 @@ async def after_write(store: MemoryStore, queries: list[str], rounds: int = 5) -
     return pct(times, 0.5)
 
 
-def row(label: str, ours: list[float], base: list[float]) -> str:
-    p50, p99, b50, b99 = pct(ours, 0.5), pct(ours, 0.99), pct(base, 0.5), pct(base, 0.99)
+def row(label: str, ours: tuple[list[float], list[float]], base: list[float]) -> str:
+    wall, cpu = ours
+    p50, p99, b50, b99 = pct(wall, 0.5), pct(wall, 0.99), pct(base, 0.5), pct(base, 0.99)
     return (
-        f"{label:<22} ours p50 {p50:7.2f} ms  p99 {p99:7.2f} ms | "
+        f"{label:<22} ours p50 {p50:7.2f} ms  p99 {p99:7.2f} ms "
+        f"(cpu p50 {pct(cpu, 0.5):5.2f} p99 {pct(cpu, 0.99):5.2f}) | "
         f"brute force p50 {b50:8.2f} ms  p99 {b99:8.2f} ms | p99 ratio {p99 / b99:6.3f}"
     )
 
@@ -208,8 +213,8 @@ async def run() -> None:
             print(f"\n{n:>7} facts (built in {time.perf_counter() - t0:.1f} s)")
             nb = BASELINE_QUERIES[n]
             async with await MemoryStore.open(path, scope="bench") as lexical:
-                ours = await time_search(lexical, queries)
-            print(row("lexical (FTS5 BM25)", ours, baseline_lexical(path, queries[:nb])))
+                lex = await time_search(lexical, queries)
+            print(row("lexical (FTS5 BM25)", lex, baseline_lexical(path, queries[:nb])))
             async with await MemoryStore.open(
                 path, scope="bench", embedder=SyntheticEmbedder()
             ) as hybrid:
@@ -227,8 +232,9 @@ async def run() -> None:
             if recall is not None:
                 print(f"{'':<22} vector top-8 recall of the bit pass vs exact cosine: {recall:.2f}")
             if n == SIZES[-1]:
-                verdict = "meets" if pct(ours, 0.99) < 20 else "misses"
-                print(f"target p99 < 20 ms at {n} facts (hybrid): {verdict}")
+                for label, result in (("lexical", lex), ("hybrid", ours)):
+                    verdict = "meets" if pct(result[0], 0.99) < 20 else "misses"
+                    print(f"target p99 < 20 ms at {n} facts ({label}): {verdict}")
         print(f"load average at the end: {os.getloadavg()[0]:.1f} (1 min)")
         ours_tp, raw_tp = await store_throughput(tmp)
         print(
