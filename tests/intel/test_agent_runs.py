@@ -80,8 +80,9 @@ async def test_run_worsening_edits_end_stuck(repo: Path) -> None:
     turns = [write("".join(f"v{i} = {n}\n" for i, n in enumerate(names[:k]))) for k in range(1, 6)]
     report, events = await run([*turns, Turn(text="ok")], repo)
     stuck = stuck_of(events)
-    assert (stuck.detector, stuck.turn) == ("build_diagnostics", 4)
-    assert stuck.detail.startswith("worse: errors rose on 3 edit turns in a row (1 → 2 → 3 → 4)")
+    # the clean pre-edit baseline counts: turns 1, 2 and 3 each made it worse
+    assert (stuck.detector, stuck.turn) == ("build_diagnostics", 3)
+    assert stuck.detail.startswith("worse: errors rose on 3 edit turns in a row (0 → 1 → 2 → 3)")
     assert report.result.outcome == "stuck"
 
 
