@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from driveros._errors import DriverosError
+from driveros._git import run_git
 
 
 class GitError(DriverosError):
@@ -15,30 +15,12 @@ class GitError(DriverosError):
 async def git(repo: Path, *args: str, check: bool = True) -> str:
     """Run ``git -C repo args``; returns stdout. Never inherits our stdout."""
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            "-C",
-            str(repo),
-            *args,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        code, out, err = await run_git(repo, *args)
     except FileNotFoundError as exc:
         raise GitError("git is not installed") from exc
-    try:
-        out, err = await proc.communicate()
-    except asyncio.CancelledError:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        raise
-    if check and proc.returncode != 0:
-        raise GitError(
-            f"git {' '.join(args)} failed: {err.decode(errors='replace').strip()}",
-            exit_code=proc.returncode,
-        )
-    return out.decode("utf-8", errors="replace")
+    if check and code != 0:
+        raise GitError(f"git {' '.join(args)} failed: {err.strip()}", exit_code=code)
+    return out
 
 
 async def repo_root(path: Path) -> Path:

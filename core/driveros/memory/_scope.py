@@ -11,6 +11,7 @@ import logging
 import re
 from pathlib import Path
 
+from driveros._git import run_git
 from driveros.config import Environment
 
 log = logging.getLogger(__name__)
@@ -20,28 +21,12 @@ _GIT_TIMEOUT = 10.0
 
 
 async def _git(cwd: Path, *args: str) -> str | None:
+    """git's stripped stdout, or None when it fails, times out or cannot be started."""
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            "-C",
-            str(cwd),
-            *args,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
-    except OSError:
+        code, out, _ = await run_git(cwd, *args, timeout=_GIT_TIMEOUT)
+    except (OSError, TimeoutError):
         return None
-    try:
-        async with asyncio.timeout(_GIT_TIMEOUT):
-            out, _ = await proc.communicate()
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        return None
-    if proc.returncode != 0:
-        return None
-    return out.decode("utf-8", "replace").strip()
+    return out.strip() if code == 0 else None
 
 
 def normalize_remote(url: str) -> str:
