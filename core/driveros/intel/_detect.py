@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from driveros.intel._config import CheckSpec, IntelConfig
+from driveros.intel._config import CheckSpec, IntelConfig, ParserName
 
 PY_SOURCES = ("*.py", "*.pyi")
 PY_CONFIG = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini")
@@ -245,24 +245,39 @@ def _type_checker(
     return []
 
 
+def _dir_check(tool: ParserName, d: str, command: str, triggers: Sequence[str]) -> CheckSpec:
+    """A check of the project in directory ``d``, parsed and attributed as ``tool``'s."""
+    return CheckSpec(
+        name=tool if d == "." else f"{tool}:{d}",
+        command=command,
+        parser=tool,
+        cwd=d,
+        source=tool,
+        triggers=_scoped(d, triggers),
+    )
+
+
+def _node_bin(probe: Probe, d: str, tool: str) -> str | None:
+    """The project's own ``node_modules/.bin`` copy of ``tool`` in ``d``, else one on PATH."""
+    prefix = "" if d == "." else f"{d}/"
+    if f"{prefix}node_modules/.bin/{tool}" in probe.found:
+        return f"./node_modules/.bin/{tool}"
+    return probe.first(tool)
+
+
 def _node_checks(files: Sequence[str], texts: Mapping[str, str], probe: Probe) -> list[CheckSpec]:
     checks: list[CheckSpec] = []
     for d in _dirs_with(files, "tsconfig.json"):
-        prefix = "" if d == "." else f"{d}/"
-        local = f"{prefix}node_modules/.bin/tsc"
-        tsc = "./node_modules/.bin/tsc" if local in probe.found else probe.first("tsc")
-        if tsc is None:
-            continue
-        checks.append(
-            CheckSpec(
-                name="tsc" if d == "." else f"tsc:{d}",
-                command=f"{tsc} --noEmit --pretty false -p .",
-                parser="tsc",
-                cwd=d,
-                source="tsc",
-                triggers=_scoped(d, (*_TS_SOURCES, "tsconfig*.json", "package.json")),
+        tsc = _node_bin(probe, d, "tsc")
+        if tsc is not None:
+            checks.append(
+                _dir_check(
+                    "tsc",
+                    d,
+                    f"{tsc} --noEmit --pretty false -p .",
+                    (*_TS_SOURCES, "tsconfig*.json", "package.json"),
+                )
             )
-        )
     eslint_dirs = {
         posixpath.dirname(f) or "." for f in files if posixpath.basename(f) in _ESLINT_CONFIGS
     }
@@ -270,21 +285,16 @@ def _node_checks(files: Sequence[str], texts: Mapping[str, str], probe: Probe) -
         if posixpath.basename(f) == "package.json" and '"eslintConfig"' in texts.get(f, ""):
             eslint_dirs.add(posixpath.dirname(f) or ".")
     for d in _topmost(sorted(eslint_dirs, key=lambda x: (x.count("/"), x))):
-        prefix = "" if d == "." else f"{d}/"
-        local = f"{prefix}node_modules/.bin/eslint"
-        eslint = "./node_modules/.bin/eslint" if local in probe.found else probe.first("eslint")
-        if eslint is None:
-            continue
-        checks.append(
-            CheckSpec(
-                name="eslint" if d == "." else f"eslint:{d}",
-                command=f"{eslint} -f json .",
-                parser="eslint",
-                cwd=d,
-                source="eslint",
-                triggers=_scoped(d, (*_TS_SOURCES, *_ESLINT_CONFIGS, "package.json")),
+        eslint = _node_bin(probe, d, "eslint")
+        if eslint is not None:
+            checks.append(
+                _dir_check(
+                    "eslint",
+                    d,
+                    f"{eslint} -f json .",
+                    (*_TS_SOURCES, *_ESLINT_CONFIGS, "package.json"),
+                )
             )
-        )
     return checks
 
 
@@ -292,29 +302,25 @@ def _native_checks(files: Sequence[str], probe: Probe) -> list[CheckSpec]:
     checks: list[CheckSpec] = []
     go, cargo = probe.first("go"), probe.first("cargo")
     if go:
-        for d in _topmost(_dirs_with(files, "go.mod")):
-            checks.append(
-                CheckSpec(
-                    name="go" if d == "." else f"go:{d}",
-                    command=f"{go} build -o /dev/null ./... && {go} vet ./...",
-                    parser="go",
-                    cwd=d,
-                    source="go",
-                    triggers=_scoped(d, ("*.go", "go.mod", "go.sum", "go.work")),
-                )
+        checks += [
+            _dir_check(
+                "go",
+                d,
+                f"{go} build -o /dev/null ./... && {go} vet ./...",
+                ("*.go", "go.mod", "go.sum", "go.work"),
             )
+            for d in _topmost(_dirs_with(files, "go.mod"))
+        ]
     if cargo:
-        for d in _topmost(_dirs_with(files, "Cargo.toml")):
-            checks.append(
-                CheckSpec(
-                    name="cargo" if d == "." else f"cargo:{d}",
-                    command=f"{cargo} check --message-format=json --quiet --all-targets",
-                    parser="cargo",
-                    cwd=d,
-                    source="cargo",
-                    triggers=_scoped(d, ("*.rs", "Cargo.toml", "Cargo.lock")),
-                )
+        checks += [
+            _dir_check(
+                "cargo",
+                d,
+                f"{cargo} check --message-format=json --quiet --all-targets",
+                ("*.rs", "Cargo.toml", "Cargo.lock"),
             )
+            for d in _topmost(_dirs_with(files, "Cargo.toml"))
+        ]
     return checks
 
 
