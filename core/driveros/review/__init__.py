@@ -10,6 +10,7 @@ Approval policies live in :mod:`driveros.review.approval` (re-exported here).
 """
 
 from driveros.review._diff import render_changes, unified_diff
+from driveros.review._environments import ENVIRONMENT_DIRS
 from driveros.review._errors import (
     ConflictError,
     GitError,
@@ -46,6 +47,7 @@ from driveros.review.approval import (
 
 __all__ = [
     "DEFAULT_EXCLUDES",
+    "ENVIRONMENT_DIRS",
     "AllowAllApproval",
     "ApplyResult",
     "ApprovalPolicy",

@@ -87,6 +87,16 @@ class ScratchWorkspace:
         return self._lay.repo_top is not None
 
     @property
+    def environments(self) -> tuple[str, ...]:
+        """Environment directories (``.venv``, ``node_modules`` ...) linked into the copy.
+
+        Each is a symlink at ``path / name`` to the user's own directory: commands in the copy
+        use the project's interpreter and tools, while the links are never reported by
+        :meth:`changes`, applied or committed, and :meth:`aclose` removes only the links.
+        """
+        return tuple(self._lay.environments)
+
+    @property
     def git_mounts(self) -> dict[str, str]:
         """Host paths a container needs, at the same paths, for git to work in the copy.
 

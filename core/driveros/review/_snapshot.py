@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from driveros.review._environments import exclude_lines, link_environments
 from driveros.review._errors import ReviewError
 from driveros.review._files import (
     COPY_WORKERS,
@@ -66,6 +67,8 @@ class Layout:
     baseline: str = ""  #: tree id of the baseline
     #: For overlaid paths: the blob id of the user's file on disk at start (None if absent).
     disk_baseline: dict[str, str | None] = field(default_factory=dict)
+    #: Environment directories linked into the copy (names at the workspace root).
+    environments: list[str] = field(default_factory=list)
 
     @property
     def path(self) -> Path:
@@ -190,6 +193,16 @@ async def _populate_copy(lay: Layout) -> None:
     )
 
 
+async def _link_environments(lay: Layout) -> None:
+    def link() -> None:
+        lay.environments = link_environments(lay.workspace, lay.path)
+        if lay.environments:
+            with open(lay.git_dir / "info" / "exclude", "a", encoding="utf-8") as fh:
+                fh.write(exclude_lines(lay.prefix, lay.environments))
+
+    await asyncio.to_thread(link)
+
+
 def _make_root(base_dir: Path | None) -> Path:
     return Path(tempfile.mkdtemp(prefix="driveros-scratch-", dir=base_dir)).resolve()
 
@@ -223,6 +236,7 @@ async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path 
         if clean_overlays:
             lay.disk_baseline = await asyncio.to_thread(current_shas, workspace, clean_overlays)
             await asyncio.to_thread(write_overlays, lay.path, clean_overlays)
+        await _link_environments(lay)
         await run_git(["add", "-A"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work)
         _, tree, _ = await run_git(
             ["write-tree"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work
