@@ -286,6 +286,9 @@ _RULES: dict[str, _Rule] = {
     ),
 }
 _PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
+#: The project's own environments (linked into scratch copies): ``.venv/bin/pytest`` is judged
+#: as ``pytest``. Only these relative forms; any other path stays refused.
+_ENV_TOOL = re.compile(r"^(\./)?(\.venv/bin|venv/bin|env/bin|node_modules/\.bin)/([^/]+)$")
 
 
 def classify_argv(argv: list[str], ctx: Ctx) -> None:
@@ -296,6 +299,12 @@ def classify_argv(argv: list[str], ctx: Ctx) -> None:
     if not argv:
         return  # a bare assignment only affects this shell
     name = argv[0]
+    env_tool = _ENV_TOOL.match(name)
+    if env_tool is not None and (
+        _PYTHON.match(env_tool.group(3)) or _RULES.get(env_tool.group(3)) is _test_runner
+    ):
+        name = env_tool.group(3)
+        argv = [name, *argv[1:]]
     if "/" in name:
         raise Unsafe(f"`{name}`: only commands found on PATH are auto-allowed")
     if _PYTHON.match(name):
