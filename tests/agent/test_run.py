@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 from driveros.testing import ToolCallSpec, Turn
 
 from .conftest import run_scripted
 
+CALC = "def add(a, b):\n    return a - b\n"
 EDIT = ToolCallSpec("edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
 
 
@@ -50,3 +54,61 @@ async def test_run_overlays_without_review_are_a_setup_error(calc_repo: Path) ->
     out = await run_scripted([Turn(text="x")], calc_repo, overlays={"calc.py": "x = 1\n"})
     assert (out.report.result.outcome, out.report.result.exit_code) == ("setup_error", 1)
     assert out.server.requests == []
+
+
+def _project_with_venv(tmp_path: Path) -> Path:
+    """A git project whose test imports ``envonly``, a module only its ``.venv`` provides."""
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    (repo / ".gitignore").write_text(".venv/\n__pycache__/\n")
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(
+        "import envonly\nfrom calc import add\n\n\n"
+        "def test_add():\n    assert envonly.TAG == 'venv'\n    assert add(2, 3) == 5\n"
+    )
+    venv = repo / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = venv.glob("lib/python3*/site-packages")
+    (site / "envonly.py").write_text("TAG = 'venv'\n")
+    # pytest itself comes from the test runner's environment, as a project's own would.
+    (site / "runner.pth").write_text(f"{sysconfig.get_paths()['purelib']}\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "i"],
+        check=True,
+    )
+    return repo
+
+
+async def test_run_review_mode_uses_the_projects_venv(tmp_path: Path) -> None:
+    repo = _project_with_venv(tmp_path)
+    venv_before = sorted(
+        p.name for p in (repo / ".venv").rglob("*") if "__pycache__" not in p.parts
+    )
+    pytest_cmd = ToolCallSpec(
+        "run", {"command": ".venv/bin/python -m pytest -q -p no:cacheprovider"}
+    )
+    turns = [
+        Turn(tool_calls=[pytest_cmd]),
+        Turn(tool_calls=[EDIT]),
+        Turn(tool_calls=[pytest_cmd]),
+        Turn(text="Fixed add(); the project's tests pass."),
+    ]
+    out = await run_scripted(turns, repo, review=True)
+    report = out.report
+    assert report.scratch is not None
+    try:
+        assert report.scratch.environments == (".venv",)
+        first, _edit, second = (r.output for r in out.of("tool_result"))
+        assert "ModuleNotFoundError" not in first and "1 failed" in first
+        assert "1 passed" in second
+        assert [c.path for c in report.changes] == ["calc.py"]
+        (proposal,) = out.of("proposal")
+        assert [f.path for f in proposal.files] == ["calc.py"]
+        assert (repo / "calc.py").read_text() == CALC
+    finally:
+        await report.scratch.aclose()
+    assert (repo / ".venv").is_dir() and not (repo / ".venv").is_symlink()
+    after = sorted(p.name for p in (repo / ".venv").rglob("*") if "__pycache__" not in p.parts)
+    assert after == venv_before
