@@ -57,15 +57,25 @@ def _outside_block(text: str, opener: str) -> list[str]:
     return lines[:first] + lines[last + 1 :]
 
 
-def parse_ruff(stdout: str, stderr: str, ctx: PathContext, *, source: str = "ruff") -> ParseResult:
-    result = ParseResult()
-    data = _json_block(stdout, "[")
-    if not isinstance(data, list):
+def _json_document(stdout: str, stderr: str, opener: str, result: ParseResult) -> Any:
+    """The JSON array (``opener`` ``[``) or object (``{``) in ``stdout``, the lines around it
+    kept in ``result``; None when there is none, and then every line of both streams is kept.
+    """
+    data = _json_block(stdout, opener)
+    if not isinstance(data, list if opener == "[" else dict):
         for line in lines_of(stdout, stderr):
             result.keep(line)
-        return result
-    for line in _outside_block(stdout, "["):
+        return None
+    for line in _outside_block(stdout, opener):
         result.keep(line)
+    return data
+
+
+def parse_ruff(stdout: str, stderr: str, ctx: PathContext, *, source: str = "ruff") -> ParseResult:
+    result = ParseResult()
+    data = _json_document(stdout, stderr, "[", result)
+    if data is None:
+        return result
     for entry in data:
         if not isinstance(entry, dict):
             result.keep(json.dumps(entry))
@@ -145,13 +155,9 @@ def parse_pyright(
     stdout: str, stderr: str, ctx: PathContext, *, source: str = "pyright"
 ) -> ParseResult:
     result = ParseResult()
-    data = _json_block(stdout, "{")
-    if not isinstance(data, dict):
-        for line in lines_of(stdout, stderr):
-            result.keep(line)
+    data = _json_document(stdout, stderr, "{", result)
+    if data is None:
         return result
-    for line in _outside_block(stdout, "{"):
-        result.keep(line)
     diagnostics = data.get("generalDiagnostics")
     if not isinstance(diagnostics, list):
         diagnostics = []
