@@ -331,12 +331,10 @@ class DiagnosticsFeed:
             timeout = spec.timeout or self._config.timeout
             prev = self._latest.get(spec.name)
             stale = tuple(i for i in prev.items if i.code != "timeout") if prev else ()
-            note = make_item(
-                path=".",
-                severity="warning",
-                code="timeout",
-                source=spec.label,
-                message=f"check {spec.name} timed out after {timeout:g}s; last known results kept",
+            note = _check_warning(
+                spec,
+                "timeout",
+                f"check {spec.name} timed out after {timeout:g}s; last known results kept",
             )
             result = CheckResult(
                 key=key,
@@ -354,12 +352,8 @@ class DiagnosticsFeed:
         items = list(keep) + parsed.items
         if res.exit_code in (126, 127) or (res.exit_code == -1 and not parsed.items):
             items.append(
-                make_item(
-                    path=".",
-                    severity="warning",
-                    code="check-failed",
-                    source=spec.label,
-                    message=f"check {spec.name} could not run (exit {res.exit_code})",
+                _check_warning(
+                    spec, "check-failed", f"check {spec.name} could not run (exit {res.exit_code})"
                 )
             )
         result = CheckResult(
@@ -373,12 +367,10 @@ class DiagnosticsFeed:
         return result, run
 
     def _broken(self, spec: CheckSpec, exc: Exception) -> tuple[CheckResult, CheckRun]:
-        note = make_item(
-            path=".",
-            severity="warning",
-            code="check-failed",
-            source=spec.label,
-            message=f"check {spec.name} failed inside driveros: {type(exc).__name__}: {exc}",
+        note = _check_warning(
+            spec,
+            "check-failed",
+            f"check {spec.name} failed inside driveros: {type(exc).__name__}: {exc}",
         )
         result = CheckResult(key="", items=(note,), raw=f"[{spec.name}] {exc!r}", hashes={})
         return result, CheckRun(name=spec.name, mode="full")
@@ -390,6 +382,11 @@ class DiagnosticsFeed:
         while len(cache) > _CACHE_PER_CHECK:
             cache.popitem(last=False)
         self._latest[name] = result
+
+
+def _check_warning(spec: CheckSpec, code: str, message: str) -> DiagnosticItem:
+    """A warning about the check itself (not about a file): it timed out, could not run, ..."""
+    return make_item(path=".", severity="warning", code=code, source=spec.label, message=message)
 
 
 def _rebuild_index(index: FileIndex, sandbox: Sandbox, exclude: Sequence[str]) -> FileIndex:
