@@ -7,9 +7,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import pytest
+from tests._scripted import Wire, model_environ
+from tests._scripted import calc_repo as calc_repo  # the fixture, for these tests
 
 from driveros.agent import Event, RunReport, RunSpec, execute_run
 from driveros.config import load_environment
@@ -17,19 +18,6 @@ from driveros.llm import Message
 from driveros.testing import ScriptedModelServer, Turn
 
 SECRET = "sk-live-abcdefghijklmnop1234"
-
-CALC = "def add(a, b):\n    return a - b\n"
-TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-
-
-@pytest.fixture
-def calc_repo(tmp_path: Path) -> Path:
-    """A tiny project whose one test fails until ``a - b`` becomes ``a + b``."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "calc.py").write_text(CALC)
-    (repo / "test_calc.py").write_text(TEST_CALC)
-    return repo
 
 
 def sandbox_env() -> dict[str, str]:
@@ -43,30 +31,8 @@ def sandbox_env() -> dict[str, str]:
     }
 
 
-Wire = Literal["openai", "openrouter", "anthropic"]
-
-
 def environ_for(server: ScriptedModelServer, wire: Wire, **extra: str) -> dict[str, str]:
-    base = sandbox_env()
-    if wire == "openrouter":
-        base |= {
-            "OPENROUTER_API_KEY": SECRET,
-            "OPENROUTER_BASE_URL": server.openai_base_url,
-            "OPENROUTER_MODEL": "scripted",
-        }
-    elif wire == "openai":
-        base |= {
-            "OPENAI_API_KEY": SECRET,
-            "OPENAI_BASE_URL": server.openai_base_url,
-            "OPENAI_MODEL": "scripted",
-        }
-    else:
-        base |= {
-            "ANTHROPIC_API_KEY": SECRET,
-            "ANTHROPIC_BASE_URL": server.anthropic_base_url,
-            "ANTHROPIC_MODEL": "scripted",
-        }
-    return base | extra
+    return sandbox_env() | model_environ(server, wire, SECRET) | extra
 
 
 @dataclass

@@ -12,23 +12,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from tests._scripted import calc_repo as calc_repo  # the fixture, for these tests
+from tests._scripted import model_environ
 
 from driveros.testing import ScriptedModelServer
 
 DRIVEROS = Path(sys.executable).parent / "driveros"
 SECRET = "sk-live-zyxwvutsrqponm9876"
-
-CALC = "def add(a, b):\n    return a - b\n"
-TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-
-
-@pytest.fixture
-def calc_repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "calc.py").write_text(CALC)
-    (repo / "test_calc.py").write_text(TEST_CALC)
-    return repo
 
 
 @pytest.fixture
@@ -59,19 +49,7 @@ def cli_environ(
     }
     if server is None:
         return env
-    if wire == "openai":
-        env |= {
-            "OPENAI_API_KEY": SECRET,
-            "OPENAI_BASE_URL": server.openai_base_url,
-            "OPENAI_MODEL": "scripted",
-        }
-    else:
-        env |= {
-            "ANTHROPIC_API_KEY": SECRET,
-            "ANTHROPIC_BASE_URL": server.anthropic_base_url,
-            "ANTHROPIC_MODEL": "scripted",
-        }
-    return env
+    return env | model_environ(server, wire, SECRET)
 
 
 @dataclass
