@@ -180,14 +180,16 @@ async def test_store_unusable_extraction_is_a_memory_error(
 ) -> None:
     store = await MemoryStore.open(tmp_path / "mem.db", scope="s")
     cleanup.append(store)
-    for turn, match in [
-        (Turn(text="Sure, here are the facts: none"), "unusable"),
-        (Turn(error=ScriptedError(status=400, message="bad model")), "extraction failed"),
-        (Turn(text='{"facts": []}', delay_s=3.0), "timed out"),
+    # Only the slow turn gets the short limit: on a loaded machine even a quick answer can
+    # take longer than 0.5 s, which would turn the other cases into timeouts.
+    for turn, match, limit in [
+        (Turn(text="Sure, here are the facts: none"), "unusable", 30.0),
+        (Turn(error=ScriptedError(status=400, message="bad model")), "extraction failed", 30.0),
+        (Turn(text='{"facts": []}', delay_s=3.0), "timed out", 0.5),
     ]:
         async with ScriptedModelServer([turn]) as server:
             provider = openaicompat.openai("m", base_url=server.openai_base_url, api_key="k")
-            memory = AgentMemory(store, provider, timeout=0.5)
+            memory = AgentMemory(store, provider, timeout=limit)
             with pytest.raises(MemoryStoreError, match=match):
                 await memory.store(
                     task=TASK, answer="a", transcript=transcript(), verified=True, run_id="r"
