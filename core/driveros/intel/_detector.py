@@ -136,13 +136,17 @@ class BuildDiagnosticsDetector:
             self._comebacks.pop(item_key(item), None)
         self._stall = 0
         self._worse = [len(errors)]
+        return self._verdict(
+            f"oscillation: {len(hit)} error(s) fixed by an earlier edit came back at turn {turn}",
+            hit,
+        )
+
+    def _verdict(self, detail: str, items: list[DiagnosticItem]) -> StuckVerdict:
+        """This detector's verdict, with the first few ``items`` as evidence."""
         return StuckVerdict(
             detector=self.name,
-            detail=(
-                f"oscillation: {len(hit)} error(s) fixed by an earlier edit came back at "
-                f"turn {turn}"
-            ),
-            evidence=tuple(format_item(i) for i in hit[:_EVIDENCE]),
+            detail=detail,
+            evidence=tuple(format_item(i) for i in items[:_EVIDENCE]),
         )
 
     def _worsening(
@@ -159,12 +163,9 @@ class BuildDiagnosticsDetector:
         counts = " → ".join(str(n) for n in self._worse)
         self._worse = [len(errors)]
         self._stall = 0
-        return StuckVerdict(
-            detector=self.name,
-            detail=(
-                f"worse: errors rose on {self._k} edit turns in a row ({counts}) up to turn {turn}"
-            ),
-            evidence=tuple(format_item(i) for i in errors[:_EVIDENCE]),
+        return self._verdict(
+            f"worse: errors rose on {self._k} edit turns in a row ({counts}) up to turn {turn}",
+            errors,
         )
 
     def _stalled(
@@ -185,13 +186,12 @@ class BuildDiagnosticsDetector:
         if self._stall < self._k:
             return None
         self._stall = 0
-        return StuckVerdict(
-            detector=self.name,
-            detail=(
+        return self._verdict(
+            (
                 f"no improvement: the same {len(errors)} error(s) after {self._k} edit turns "
                 f"(fingerprint {snap.fingerprint}) up to turn {obs.turn}"
             ),
-            evidence=tuple(format_item(i) for i in errors[:_EVIDENCE]),
+            errors,
         )
 
     def _in_play(
