@@ -16,6 +16,8 @@ DATA = Path(__file__).resolve().parent / "data"
 CASES = sorted(
     p.name.removesuffix(".json") for p in DATA.glob("*.json") if ".expected" not in p.name
 )
+#: The parser of every toolchain; the generic "gnu" and "raw" parsers come on top.
+TOOLCHAINS = ("ruff", "mypy", "pyright", "compileall", "pytest", "tsc", "eslint", "go", "cargo")
 CTX = PathContext(roots=("/WORKSPACE",))
 GARBAGE = [
     "\x1b[31mwarning: something odd happened\x1b[0m",
@@ -32,17 +34,7 @@ def _load(case: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def test_recorded_cases_cover_every_toolchain() -> None:
     parsers = {json.loads((DATA / f"{c}.json").read_text())["parser"] for c in CASES}
-    assert parsers >= {
-        "ruff",
-        "mypy",
-        "pyright",
-        "compileall",
-        "pytest",
-        "tsc",
-        "eslint",
-        "go",
-        "cargo",
-    }
+    assert parsers >= set(TOOLCHAINS)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -239,22 +231,7 @@ def test_path_context_normalizes_workspace_relative(raw: str, cwd: str, want: st
     assert PathContext(roots=("/WORKSPACE/",), cwd=cwd).normalize(raw) == want
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "ruff",
-        "mypy",
-        "pyright",
-        "compileall",
-        "pytest",
-        "tsc",
-        "eslint",
-        "go",
-        "cargo",
-        "gnu",
-        "raw",
-    ],
-)
+@pytest.mark.parametrize("name", [*TOOLCHAINS, "gnu", "raw"])
 def test_parser_survives_binary_noise(name: str) -> None:
     noise = "\x00\xff\ufffd[{]}\n" * 3 + "{" * 50
     parsed = get_parser(name)(noise, noise, CTX, source=name)  # type: ignore[arg-type]
