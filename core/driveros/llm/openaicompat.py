@@ -97,12 +97,29 @@ class OpenAICompatProvider(HTTPProvider):
         return OpenAIStreamState(provider=self._name, family=self.dialect.family, model=self._model)
 
 
-def _require_key(name: str, api_key: str | None) -> str:
+def _hosted(
+    name: str,
+    dialect: Dialect,
+    model: str | None,
+    api_key: str | None,
+    base_url: str | None,
+    http_client: httpx.AsyncClient | None,
+    options: dict[str, Any],
+) -> OpenAICompatProvider:
+    """A hosted service's preset: its default model and URL unless given; its key required."""
     if not api_key:
         raise ConfigError(
             f"{name}: no API key (pass api_key= or set {_KEY_VARS[name]})", provider=name
         )
-    return api_key
+    return OpenAICompatProvider(
+        model or DEFAULT_MODELS[name],
+        name=name,
+        api_key=api_key,
+        base_url=base_url or DEFAULT_URLS[name],
+        http_client=http_client,
+        dialect=dialect,
+        **options,
+    )
 
 
 def openai(
@@ -114,15 +131,8 @@ def openai(
     **options: Any,
 ) -> OpenAICompatProvider:
     """OpenAI's Chat Completions API (``max_completion_tokens`` always)."""
-    return OpenAICompatProvider(
-        model or DEFAULT_MODELS["openai"],
-        name="openai",
-        api_key=_require_key("openai", api_key),
-        base_url=base_url or DEFAULT_URLS["openai"],
-        http_client=http_client,
-        dialect=Dialect(family="openai", max_completion_tokens=True, reasoning_field=None),
-        **options,
-    )
+    dialect = Dialect(family="openai", max_completion_tokens=True, reasoning_field=None)
+    return _hosted("openai", dialect, model, api_key, base_url, http_client, options)
 
 
 def openrouter(
@@ -134,19 +144,11 @@ def openrouter(
     **options: Any,
 ) -> OpenAICompatProvider:
     """OpenRouter: ``reasoning`` object, cost in usage, ``reasoning_details`` replayed."""
-    headers = {"x-title": "driveros", **options.pop("headers", {})}
-    return OpenAICompatProvider(
-        model or DEFAULT_MODELS["openrouter"],
-        name="openrouter",
-        api_key=_require_key("openrouter", api_key),
-        base_url=base_url or DEFAULT_URLS["openrouter"],
-        http_client=http_client,
-        dialect=Dialect(
-            family="openrouter", openrouter=True, reasoning_field="reasoning", cache_control=True
-        ),
-        headers=headers,
-        **options,
+    options["headers"] = {"x-title": "driveros", **options.pop("headers", {})}
+    dialect = Dialect(
+        family="openrouter", openrouter=True, reasoning_field="reasoning", cache_control=True
     )
+    return _hosted("openrouter", dialect, model, api_key, base_url, http_client, options)
 
 
 def xai(
@@ -158,15 +160,8 @@ def xai(
     **options: Any,
 ) -> OpenAICompatProvider:
     """xAI's OpenAI-compatible endpoint (``reasoning_content``; ``reasoning_effort``)."""
-    return OpenAICompatProvider(
-        model or DEFAULT_MODELS["xai"],
-        name="xai",
-        api_key=_require_key("xai", api_key),
-        base_url=base_url or DEFAULT_URLS["xai"],
-        http_client=http_client,
-        dialect=Dialect(family="xai", reasoning_field="reasoning_content"),
-        **options,
-    )
+    dialect = Dialect(family="xai", reasoning_field="reasoning_content")
+    return _hosted("xai", dialect, model, api_key, base_url, http_client, options)
 
 
 def ollama_base_url(host: str | None) -> str:
