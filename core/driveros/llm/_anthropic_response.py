@@ -19,6 +19,7 @@ from driveros.llm._types import (
     ToolCallPart,
     Usage,
     parse_arguments,
+    token_count,
 )
 
 _STOP = {
@@ -32,18 +33,14 @@ _STOP = {
 }
 
 
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) else 0
-
-
 def parse_usage(raw: Any) -> Usage:
     """``input_tokens`` counts every prompt token: uncached + cache read + cache write."""
     if not isinstance(raw, dict):
         return Usage()
-    fresh = _int(raw.get("input_tokens"))
-    read = _int(raw.get("cache_read_input_tokens"))
-    write = _int(raw.get("cache_creation_input_tokens"))
-    output = _int(raw.get("output_tokens"))
+    fresh = token_count(raw.get("input_tokens"))
+    read = token_count(raw.get("cache_read_input_tokens"))
+    write = token_count(raw.get("cache_creation_input_tokens"))
+    output = token_count(raw.get("output_tokens"))
     details = raw.get("output_tokens_details") or {}
     total_input = fresh + read + write
     return Usage(
@@ -52,7 +49,7 @@ def parse_usage(raw: Any) -> Usage:
         total_tokens=total_input + output,
         cache_read_tokens=read,
         cache_write_tokens=write,
-        reasoning_tokens=_int(details.get("thinking_tokens")),
+        reasoning_tokens=token_count(details.get("thinking_tokens")),
     )
 
 

@@ -21,6 +21,7 @@ from driveros.llm._types import (
     ToolCallPart,
     Usage,
     parse_arguments,
+    token_count,
 )
 
 _STOP = {
@@ -36,26 +37,22 @@ _STOP = {
 }
 
 
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) else 0
-
-
 def parse_usage(raw: Any) -> Usage:
     """Chat Completions usage (plus OpenRouter ``cost`` and cache-write extensions)."""
     if not isinstance(raw, dict):
         return Usage()
-    prompt = _int(raw.get("prompt_tokens"))
-    completion = _int(raw.get("completion_tokens"))
+    prompt = token_count(raw.get("prompt_tokens"))
+    completion = token_count(raw.get("completion_tokens"))
     prompt_details = raw.get("prompt_tokens_details") or {}
     completion_details = raw.get("completion_tokens_details") or {}
     cost = raw.get("cost")
     return Usage(
         input_tokens=prompt,
         output_tokens=completion,
-        total_tokens=_int(raw.get("total_tokens")) or prompt + completion,
-        cache_read_tokens=_int(prompt_details.get("cached_tokens")),
-        cache_write_tokens=_int(prompt_details.get("cache_write_tokens")),
-        reasoning_tokens=_int(completion_details.get("reasoning_tokens")),
+        total_tokens=token_count(raw.get("total_tokens")) or prompt + completion,
+        cache_read_tokens=token_count(prompt_details.get("cached_tokens")),
+        cache_write_tokens=token_count(prompt_details.get("cache_write_tokens")),
+        reasoning_tokens=token_count(completion_details.get("reasoning_tokens")),
         cost_usd=float(cost) if isinstance(cost, int | float) else None,
     )
 

@@ -261,3 +261,8 @@ def parse_arguments(raw: str | None) -> tuple[dict[str, Any], str | None]:
     if isinstance(value, dict):
         return value, None
     return {}, raw
+
+
+def token_count(value: Any) -> int:
+    """A token count read from a provider's usage object: a number, else 0."""
+    return int(value) if isinstance(value, int | float) else 0
