@@ -7,9 +7,9 @@ from typing import Literal
 
 import pytest
 
-from driveros.testing import ScriptedModelServer
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-__all__ = ["CALC", "TEST_CALC", "Wire", "calc_repo", "model_environ"]
+__all__ = ["CALC", "TEST_CALC", "Wire", "calc_repo", "leaking_turns", "model_environ"]
 
 CALC = "def add(a, b):\n    return a - b\n"
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -46,3 +46,19 @@ def model_environ(server: ScriptedModelServer, wire: Wire, api_key: str) -> dict
         "ANTHROPIC_BASE_URL": server.anthropic_base_url,
         "ANTHROPIC_MODEL": "scripted",
     }
+
+
+def leaking_turns(workspace: Path, secret: str) -> list[Turn]:
+    """Plant ``secret`` in ``leak.txt``; script a model that says, thinks, reads and echoes it."""
+    (workspace / "leak.txt").write_text(f"key={secret}\n")
+    return [
+        Turn(
+            text=f"The key is {secret}",
+            thinking=f"I could use {secret}",
+            tool_calls=[
+                ToolCallSpec("read_file", {"path": "leak.txt"}),
+                ToolCallSpec("run", {"command": f"echo {secret}"}),
+            ],
+        ),
+        Turn(text=f"Found {secret}."),
+    ]

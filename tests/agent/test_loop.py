@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests._scripted import leaking_turns
 
 from driveros.agent import Agent, AgentConfig, Event, RunSpec, execute_run
 from driveros.config import load_environment
@@ -252,19 +253,7 @@ async def test_agent_cancel_stops_a_running_tool(calc_repo: Path) -> None:
 
 
 async def test_agent_secrets_never_leave_the_agent(calc_repo: Path) -> None:
-    (calc_repo / "leak.txt").write_text(f"token={SECRET}\n")
-    turns = [
-        Turn(
-            text=f"I see the key {SECRET} in your environment.",
-            thinking=f"the key is {SECRET}",
-            tool_calls=[
-                ToolCallSpec("read_file", {"path": "leak.txt"}),
-                ToolCallSpec("run", {"command": f"echo {SECRET}"}),
-            ],
-        ),
-        Turn(text=f"The token is {SECRET}."),
-    ]
-    out = await run_scripted(turns, calc_repo)
+    out = await run_scripted(leaking_turns(calc_repo, SECRET), calc_repo)
     dumped = "\n".join(e.model_dump_json() for e in out.events)
     assert SECRET not in dumped
     assert "[REDACTED]" in out.report.result.answer

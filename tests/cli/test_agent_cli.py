@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests._scripted import leaking_turns
 
 from driveros.agent import EVENT_TYPES, event_adapter
 from driveros.testing import ScriptedError, ScriptedModelServer, ToolCallSpec, Turn
@@ -198,18 +199,7 @@ async def test_cli_usage_and_setup_errors_exit_1(
 
 
 async def test_cli_secrets_never_reach_stdout_or_stderr(calc_repo: Path) -> None:
-    (calc_repo / "leak.txt").write_text(f"key={SECRET}\n")
-    turns = [
-        Turn(
-            text=f"The key is {SECRET}",
-            thinking=f"I could use {SECRET}",
-            tool_calls=[
-                ToolCallSpec("read_file", {"path": "leak.txt"}),
-                ToolCallSpec("run", {"command": f"echo {SECRET}"}),
-            ],
-        ),
-        Turn(text=f"Found {SECRET}."),
-    ]
+    turns = leaking_turns(calc_repo, SECRET)
     for fmt in ("text", "json", "ndjson"):
         async with ScriptedModelServer(turns) as server:
             run = await run_cli(
