@@ -30,7 +30,7 @@ from driveros.review._models import (
     FileStatus,
     ReviewState,
 )
-from driveros.review._scratch import ScratchWorkspace
+from driveros.review._scratch import ContainerGit, ScratchWorkspace
 from driveros.review._snapshot import DEFAULT_EXCLUDES
 from driveros.review.approval import (
     AllowAllApproval,
@@ -55,6 +55,7 @@ __all__ = [
     "ChangeAction",
     "Conflict",
     "ConflictError",
+    "ContainerGit",
     "Decision",
     "FileChange",
     "FileReview",

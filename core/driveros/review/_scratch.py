@@ -27,6 +27,14 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class ContainerGit:
+    """Read-only mounts (host -> container path) and environment for git in a container."""
+
+    mounts: dict[str, str]
+    env: dict[str, str]
+
+
+@dataclass(frozen=True)
 class _Verdict:
     status: FileStatus
     feedback: str
@@ -108,6 +116,29 @@ class ScratchWorkspace:
         """
         common = self._lay.git_common
         return {} if common is None else {str(common): str(common)}
+
+    def container_git(self, *, git_at: str, work_tree: str) -> ContainerGit | None:
+        """How a container sees this worktree's repository, or None when it cannot.
+
+        The user's common git directory is to be mounted read-only at ``git_at`` (any
+        absolute container path) and commands get ``GIT_DIR`` (this worktree's git directory
+        under ``git_at``) and ``GIT_WORK_TREE=work_tree`` (where the copy is mounted). Then
+        ``git status/diff/log/show`` work, while anything that writes git state fails. None
+        for a plain copy, and for a workspace that is a subdirectory of its repository (the
+        container sees only that subdirectory, not the worktree's top). The git directory may
+        hold credentials (remote URLs, ``.git/config``): do not mount it for untrusted runs.
+        """
+        common, own = self._lay.git_common, self._lay.worktree_git
+        if common is None or own is None or self._lay.prefix:
+            return None
+        try:
+            rel = own.relative_to(common).as_posix()
+        except ValueError:
+            return None
+        return ContainerGit(
+            mounts={str(common): git_at},
+            env={"GIT_DIR": f"{git_at.rstrip('/')}/{rel}", "GIT_WORK_TREE": work_tree},
+        )
 
     @property
     def closed(self) -> bool:

@@ -67,6 +67,8 @@ class Layout:
     baseline: str = ""  #: tree id of the baseline
     #: For overlaid paths: the blob id of the user's file on disk at start (None if absent).
     disk_baseline: dict[str, str | None] = field(default_factory=dict)
+    #: The worktree's own git directory (``<git_common>/worktrees/<name>``), else None.
+    worktree_git: Path | None = None
     #: Environment directories linked into the copy (names at the workspace root).
     environments: list[str] = field(default_factory=list)
 
@@ -163,6 +165,7 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path) -> None:
     index = Path(index_out.decode("utf-8", "surrogateescape").strip())
     if not index.is_absolute():
         index = lay.work / index
+    lay.worktree_git = await asyncio.to_thread(index.parent.resolve)
 
     def excludes() -> str:
         user_exclude = common / "info" / "exclude"
