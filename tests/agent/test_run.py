@@ -7,6 +7,12 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
+from tests.sandbox.conftest import require_docker
+
+from driveros.agent import RunSpec
+from driveros.agent._run import DOCKER_GIT_DIR, docker_git
+from driveros.review import ScratchWorkspace
 from driveros.testing import ToolCallSpec, Turn
 
 from .conftest import run_scripted
@@ -56,6 +62,15 @@ async def test_run_overlays_without_review_are_a_setup_error(calc_repo: Path) ->
     assert out.server.requests == []
 
 
+def _commit_all(repo: Path) -> None:
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "i"],
+        check=True,
+    )
+
+
 def _project_with_venv(tmp_path: Path) -> Path:
     """A git project whose test imports ``envonly``, a module only its ``.venv`` provides."""
     repo = tmp_path / "proj"
@@ -72,12 +87,7 @@ def _project_with_venv(tmp_path: Path) -> Path:
     (site / "envonly.py").write_text("TAG = 'venv'\n")
     # pytest itself comes from the test runner's environment, as a project's own would.
     (site / "runner.pth").write_text(f"{sysconfig.get_paths()['purelib']}\n")
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"]):
-        subprocess.run(["git", "-C", str(repo), *args], check=True)
-    subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "i"],
-        check=True,
-    )
+    _commit_all(repo)
     return repo
 
 
@@ -112,3 +122,47 @@ async def test_run_review_mode_uses_the_projects_venv(tmp_path: Path) -> None:
     assert (repo / ".venv").is_dir() and not (repo / ".venv").is_symlink()
     after = sorted(p.name for p in (repo / ".venv").rglob("*") if "__pycache__" not in p.parts)
     assert after == venv_before
+
+
+def _calc_git_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "gitproj"
+    repo.mkdir()
+    (repo / "calc.py").write_text(CALC)
+    (repo / "README.md").write_text("# calc\n")
+    _commit_all(repo)
+    (repo / "README.md").write_text("# calc (user's uncommitted edit)\n")
+    return repo
+
+
+async def test_docker_git_mounts_only_for_trusted_review_runs(tmp_path: Path) -> None:
+    repo = _calc_git_repo(tmp_path)
+    async with await ScratchWorkspace.create(repo) as scratch:
+        trusted = RunSpec(task="t", workspace=repo, sandbox="docker", review=True)
+        mounts, env = docker_git(trusted, scratch)
+        assert mounts == {str((repo / ".git").resolve()): DOCKER_GIT_DIR}
+        assert env["GIT_WORK_TREE"] == "/workspace"
+        assert env["GIT_DIR"].startswith(f"{DOCKER_GIT_DIR}/worktrees/")
+        untrusted = trusted.model_copy(update={"untrusted": True})
+        assert docker_git(untrusted, scratch) == ({}, {})
+    assert docker_git(trusted, None) == ({}, {})
+
+
+@pytest.mark.docker
+async def test_run_docker_review_git_status_and_diff_work(tmp_path: Path) -> None:
+    require_docker()
+    repo = _calc_git_repo(tmp_path)
+    git_cmd = ToolCallSpec("run", {"command": "git status --short && git diff"})
+    turns = [Turn(tool_calls=[EDIT]), Turn(tool_calls=[git_cmd]), Turn(text="done")]
+    out = await run_scripted(turns, repo, review=True, sandbox="docker")
+    report = out.report
+    assert report.result.outcome != "setup_error", report.result.error
+    assert report.scratch is not None
+    try:
+        _edit, shown = (r.output for r in out.of("tool_result"))
+        assert "fatal" not in shown, shown
+        assert " M README.md" in shown and " M calc.py" in shown
+        assert "+    return a + b" in shown and "+# calc (user's uncommitted edit)" in shown
+        assert [c.path for c in report.changes] == ["calc.py"]
+    finally:
+        await report.scratch.aclose()
+    assert (repo / "calc.py").read_text() == CALC

@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 #: Where DockerSandbox mounts the workspace (docs/sandbox.md): the root its commands see.
 DOCKER_WORKSPACE = "/workspace"
+#: Where a review run's git directory is mounted read-only in the container (docs/review.md).
+DOCKER_GIT_DIR = "/driveros/git"
 
 
 class RunSpec(BaseModel):
@@ -100,16 +102,33 @@ def pick_provider(env: Environment, name: str | None) -> str:
     raise ConfigError(f"no model provider is configured: set one of {wanted}, or OLLAMA_HOST")
 
 
-async def _open_sandbox(spec: RunSpec, root: Path, env: Environment) -> tuple[Sandbox, str]:
+def docker_git(
+    spec: RunSpec, scratch: ScratchWorkspace | None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Read-only mounts and environment that let git work on a scratch worktree in docker.
+
+    Never for untrusted runs: the git directory may hold credentials (``.git/config``).
+    """
+    if scratch is None or spec.untrusted:
+        return {}, {}
+    git = scratch.container_git(git_at=DOCKER_GIT_DIR, work_tree=DOCKER_WORKSPACE)
+    return ({}, {}) if git is None else (git.mounts, git.env)
+
+
+async def _open_sandbox(
+    spec: RunSpec, root: Path, env: Environment, scratch: ScratchWorkspace | None = None
+) -> tuple[Sandbox, str]:
     """The started sandbox and the workspace root as its commands see it."""
     box: LocalSandbox | DockerSandbox
     if spec.sandbox == "docker":
+        mounts, git_env = docker_git(spec, scratch)
         box = DockerSandbox(
             root,
             runtime=spec.runtime,
             untrusted=spec.untrusted,
             network=spec.network,
-            base_env=env.raw,
+            base_env={**env.raw, **git_env},
+            extra_mounts={src: dst for src, dst in mounts.items()},
         )
         seen_as = DOCKER_WORKSPACE
     else:
@@ -201,7 +220,7 @@ async def execute_run(
                     scratch = await ScratchWorkspace.create(spec.workspace, overlays=spec.overlays)
                     owns_scratch = True
                 root = scratch.path
-            sandbox, seen_as = await _open_sandbox(spec, root, env)
+            sandbox, seen_as = await _open_sandbox(spec, root, env, scratch)
             stack.push_async_callback(sandbox.aclose)
             found = _intel_for(sandbox, spec.targets) if spec.diagnostics else _Intel()
             memory = await _open_memory(spec, env, provider, sink)
