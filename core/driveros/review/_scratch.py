@@ -49,9 +49,10 @@ class ScratchWorkspace:
     use as an async context manager (or call :meth:`aclose`). For a git repository the copy is
     a detached ``git worktree`` of HEAD plus the user's uncommitted and untracked (not
     ignored) files; otherwise a copy that honours ``.gitignore`` and skips ``.git``, ``.venv``,
-    ``node_modules`` and ``__pycache__``. ``overlays`` (workspace-relative path -> text, e.g.
-    unsaved editor buffers) are written over the copy. The baseline for :meth:`changes` is the
-    copy as it was at creation.
+    ``node_modules`` and ``__pycache__``. The project's environments (``ENVIRONMENT_DIRS``)
+    are linked into the copy, never copied or reported. ``overlays`` (workspace-relative
+    path -> text, e.g. unsaved editor buffers) are written over the copy. The baseline for
+    :meth:`changes` is the copy as it was at creation.
     """
 
     def __init__(self, layout: Layout) -> None:
@@ -109,10 +110,10 @@ class ScratchWorkspace:
         """Host paths a container needs, at the same paths, for git to work in the copy.
 
         A worktree's ``.git`` file points into the user's git directory; mounting it read-only
-        at the same path (``DockerSandbox(extra_mounts=...)``) makes ``git status/diff/log``
-        work inside the container, while anything that writes git state fails. Empty for a
-        plain copy. The git directory may hold credentials (remote URLs): do not mount it for
-        untrusted runs.
+        at the same path makes ``git status/diff/log`` work inside a container. The docker
+        tier refuses mount targets under ``/tmp``, so prefer :meth:`container_git` (a fixed
+        container path plus ``GIT_DIR``/``GIT_WORK_TREE``). Empty for a plain copy. The git
+        directory may hold credentials (remote URLs): do not mount it for untrusted runs.
         """
         common = self._lay.git_common
         return {} if common is None else {str(common): str(common)}
