@@ -9,9 +9,13 @@ import pytest
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-__all__ = ["CALC", "TEST_CALC", "Wire", "calc_repo", "leaking_turns", "model_environ"]
+__all__ = ["CALC", "FIX_CALC", "TEST_CALC", "Wire", "calc_repo", "leaking_turns", "model_environ"]
 
 CALC = "def add(a, b):\n    return a - b\n"
+#: The one edit that makes the calc project's test pass.
+FIX_CALC = ToolCallSpec(
+    "edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
+)
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 Wire = Literal["openai", "openrouter", "anthropic"]

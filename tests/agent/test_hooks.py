@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests._scripted import FIX_CALC
 
 from driveros.agent import DiagnosticItem
 from driveros.intel import DiagnosticsFeed
@@ -30,14 +31,11 @@ async def _baseline(repo: Path) -> list[DiagnosticItem]:
     return targets
 
 
-FIX = ToolCallSpec("edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
-
-
 async def test_diagnostics_delta_after_edits_and_targets_fixed(checked_repo: Path) -> None:
     targets = await _baseline(checked_repo)
     turns = [
         Turn(tool_calls=[ToolCallSpec("read_file", {"path": "calc.py"})]),
-        Turn(tool_calls=[FIX]),
+        Turn(tool_calls=[FIX_CALC]),
         Turn(text="Fixed."),
     ]
     out = await run_scripted(turns, checked_repo, diagnostics=True, targets=targets)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests._scripted import leaking_turns
+from tests._scripted import FIX_CALC, leaking_turns
 
 from driveros.agent import Agent, AgentConfig, Event, RunSpec, execute_run
 from driveros.config import load_environment
@@ -24,11 +24,7 @@ FIX_TURNS = [
     ),
     Turn(
         text="The operator is wrong.",
-        tool_calls=[
-            ToolCallSpec(
-                "edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
-            )
-        ],
+        tool_calls=[FIX_CALC],
     ),
     Turn(tool_calls=[ToolCallSpec("run", {"command": "python -m pytest -q"})]),
     Turn(text="Fixed add(): it subtracted instead of adding; the test passes."),

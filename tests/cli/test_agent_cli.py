@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests._scripted import leaking_turns
+from tests._scripted import FIX_CALC, leaking_turns
 
 from driveros.agent import EVENT_TYPES, event_adapter
 from driveros.testing import ScriptedError, ScriptedModelServer, ToolCallSpec, Turn
@@ -21,13 +21,7 @@ FIX_TURNS = [
     Turn(
         thinking="Read the code first.", tool_calls=[ToolCallSpec("read_file", {"path": "calc.py"})]
     ),
-    Turn(
-        tool_calls=[
-            ToolCallSpec(
-                "edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
-            )
-        ]
-    ),
+    Turn(tool_calls=[FIX_CALC]),
     Turn(tool_calls=[ToolCallSpec("run", {"command": "python -m pytest -q"})]),
     Turn(text="Fixed add(); the test passes."),
 ]
@@ -223,13 +217,7 @@ def _git(repo: Path, *args: str) -> str:
 
 
 REVIEW_TURNS = [
-    Turn(
-        tool_calls=[
-            ToolCallSpec(
-                "edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
-            )
-        ]
-    ),
+    Turn(tool_calls=[FIX_CALC]),
     Turn(tool_calls=[ToolCallSpec("read_file", {"path": "calc.py"})]),
     Turn(text="Fixed add()."),
 ]

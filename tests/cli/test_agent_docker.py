@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from tests._scripted import FIX_CALC
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
@@ -50,11 +51,8 @@ async def test_cli_docker_sandbox_runs_the_tools_in_a_container(
     if os.geteuid() == 0:  # the container user is not root: hand it the workspace
         for path in [calc_repo, *calc_repo.rglob("*")]:
             os.chown(path, 1000, 1000)
-    edit = ToolCallSpec(
-        "edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
-    )
     turns = [
-        Turn(tool_calls=[edit]),
+        Turn(tool_calls=[FIX_CALC]),
         Turn(tool_calls=[ToolCallSpec("run", {"command": "cat calc.py; pwd"})]),
         Turn(text="Fixed inside the container."),
     ]

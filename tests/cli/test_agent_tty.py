@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests._scripted import FIX_CALC
 
 from driveros.agent import event_adapter
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
@@ -104,11 +105,8 @@ async def test_cli_interactive_approval_asks_on_the_terminal(calc_repo: Path) ->
 
 
 async def test_cli_review_prompt_keeps_changes_when_asked(calc_repo: Path) -> None:
-    edit = ToolCallSpec(
-        "edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
-    )
     turns = [
-        Turn(tool_calls=[edit]),
+        Turn(tool_calls=[FIX_CALC]),
         Turn(tool_calls=[ToolCallSpec("read_file", {"path": "calc.py"})]),
         Turn(text="Fixed."),
     ]
@@ -126,10 +124,7 @@ async def test_cli_review_prompt_keeps_changes_when_asked(calc_repo: Path) -> No
 
 
 async def test_cli_ctrl_c_at_the_review_prompt_discards_and_exits_7(calc_repo: Path) -> None:
-    edit = ToolCallSpec(
-        "edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
-    )
-    turns = [Turn(tool_calls=[edit]), Turn(text="Fixed.")]
+    turns = [Turn(tool_calls=[FIX_CALC]), Turn(text="Fixed.")]
     async with ScriptedModelServer(turns) as server:
         code, _, err, tty = await _run_with_tty(
             ["--task", "fix", "--review", "--review-action", "prompt"],
@@ -144,11 +139,8 @@ async def test_cli_ctrl_c_at_the_review_prompt_discards_and_exits_7(calc_repo: P
 
 
 async def test_cli_review_prompt_applies_only_the_selected_files(calc_repo: Path) -> None:
-    edit = ToolCallSpec(
-        "edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
-    )
     note = ToolCallSpec("write_file", {"path": "NOTES.md", "content": "notes\n"})
-    turns = [Turn(tool_calls=[edit, note]), Turn(text="Fixed.")]
+    turns = [Turn(tool_calls=[FIX_CALC, note]), Turn(text="Fixed.")]
     async with ScriptedModelServer(turns) as server:
         code, _, err, tty = await _run_with_tty(
             ["--task", "fix", "--review", "--review-action", "prompt"],
