@@ -105,8 +105,8 @@ async function showTrace(ctx: CommandContext, runId?: string): Promise<void> {
 
 async function fixDiagnostics(ctx: CommandContext, atCursor: boolean): Promise<void> {
   const editor = vscode.window.activeTextEditor;
-  if (editor === undefined) {
-    void vscode.window.showInformationMessage("DriverOS: open a file with diagnostics first.");
+  if (editor === undefined || editor.document.uri.scheme !== "file") {
+    void vscode.window.showInformationMessage("DriverOS: open a workspace file with diagnostics first.");
     return;
   }
   const uri = editor.document.uri;

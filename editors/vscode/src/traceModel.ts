@@ -196,7 +196,8 @@ export function runDuration(run: RunState): number | undefined {
   return undefined;
 }
 
-export function runNode(run: RunState): TraceNode {
+/** The tree of one run; `newest` keeps the latest run open after it finished. */
+export function runNode(run: RunState, newest = false): TraceNode {
   const children: TraceNode[] = run.notes.map((e, i) => eventNode(`${run.id}/note${i}`, e));
   run.turns.forEach((t, i) => children.push(turnNode(run, t, i === run.turns.length - 1)));
   if (run.proposal !== undefined && run.proposal.length > 0) {
@@ -248,7 +249,7 @@ export function runNode(run: RunState): TraceNode {
     tooltip: [run.task, run.model ? `${run.provider} ${run.model}` : "", `run ${run.id}`].filter((s) => s !== "").join("\n"),
     icon: run.status === "running" ? "running" : outcomeIcon(r?.outcome),
     children,
-    expanded: run.status === "running" || run.proposalPending,
+    expanded: newest || run.status === "running" || run.proposalPending,
     contextValue: context,
     runId: run.id,
   };

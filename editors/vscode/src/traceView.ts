@@ -70,7 +70,7 @@ export class TraceTreeProvider implements vscode.TreeDataProvider<TraceNode>, vs
       }
       return Object.assign(old, fresh, { children });
     };
-    this.roots = this.store.all().map(runNode).map(stable);
+    this.roots = this.store.all().map((run, i) => stable(runNode(run, i === 0)));
     this.parents.clear();
     const walk = (node: TraceNode, parent: TraceNode | undefined): void => {
       this.parents.set(node.id, parent);
@@ -94,7 +94,9 @@ export class TraceTreeProvider implements vscode.TreeDataProvider<TraceNode>, vs
 
   getTreeItem(node: TraceNode): vscode.TreeItem {
     let state = vscode.TreeItemCollapsibleState.None;
-    if (node.children.length > 0) {
+    // A run is always collapsible: rendered once without children (just started), VS Code would
+    // otherwise keep it collapsed when its turns arrive.
+    if (node.children.length > 0 || node.contextValue?.startsWith("run.") === true) {
       state = node.expanded === true ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed;
     }
     const item = new vscode.TreeItem(node.label, state);

@@ -41,6 +41,9 @@ const SCRIPT = [
   { text: "Added the missing comma after the version in package-info.json; the file parses again." },
   // After "Reject with feedback…" the run resumes with the feedback as the next user turn.
   { text: "Checked again after your feedback: the comma is the only change needed." },
+  // "DriverOS: Fix All in File" on the fixed file: nothing left to change.
+  { tool_calls: [{ name: "read_file", arguments: { path: "package-info.json" } }] },
+  { text: "package-info.json has no problems left." },
   // "DriverOS: Run Task", canceled while the model is still thinking.
   { delay_s: 120, text: "never sent" },
 ];
@@ -319,6 +322,20 @@ async function main(): Promise<void> {
     }
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-trace.png"), clip: { ...panel, height: Math.min(panel.height, 480) } });
     log("trace view captured");
+
+    // Fix All in File on the (now valid) file: a run that ends without a proposal.
+    await command(page, "View: Close All Editors");
+    await openQuickInput(page, "Control+P");
+    await page.locator(".quick-input-widget .quick-input-box input").first().fill("package-info.json");
+    // Not the history entry of the diff editor ("package-info.json ↔ DriverOS proposal").
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "package-info.json", hasNotText: "↔" }).first().click();
+    await page.locator(".tabs-container .tab.active", { hasText: "package-info.json" }).first().waitFor();
+    await command(page, "DriverOS: Fix All in File");
+    // The newest run: two scripted turns (120 tokens each), no proposal.
+    await rows.filter({ hasText: "answered · 240 tok" }).first().waitFor({ timeout: 30_000 });
+    await command(page, "DriverOS: Show Trace");
+    await rows.filter({ hasText: "outcome: answered" }).filter({ hasText: "2 turns" }).first().waitFor({ timeout: 30_000 });
+    log("fix all in file ran");
 
     // Run Task, see it running in the status bar, cancel it (the model is still "thinking").
     await command(page, "DriverOS: Run Task");

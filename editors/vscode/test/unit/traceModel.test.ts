@@ -30,6 +30,9 @@ test("test_trace_tree_of_a_finished_run", () => {
     "    Fixed the typo.",
   ]);
   assert.equal(runNode(run).contextValue, "run.finished.proposal");
+  store.settled("r1");
+  assert.equal(runNode(run).expanded, false);
+  assert.equal(runNode(run, true).expanded, true);
 });
 
 test("test_trace_tree_tool_call_children_hold_arguments_and_result", () => {
