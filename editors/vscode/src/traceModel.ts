@@ -213,7 +213,7 @@ export function runNode(run: RunState, newest = false): TraceNode {
       children: [...councilNodes(run), ...run.proposal.map((f) => ({
         id: `${run.id}/proposal/${f.path}`,
         label: f.path,
-        description: f.action ?? "modify",
+        description: `${f.action ?? "modify"}${f.conflict === true ? " · not applied: edited since the run" : ""}`,
         icon: "file" as const,
         contextValue: "proposalFile",
         runId: run.id,

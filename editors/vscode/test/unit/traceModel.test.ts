@@ -93,7 +93,7 @@ test("test_trace_tree_shows_the_council_verdict_under_the_proposal", () => {
     summary: "Fix is right; add a test.",
     issues: [{ severity: "minor", description: "no regression test", evidence: "tests/ unchanged" }],
   });
-  store.proposal("r2", [{ path: "b.py" }], "", "proposed", { error: "no second provider configured" });
+  store.proposal("r2", [{ path: "b.py", conflict: true }], "", "proposed", { error: "no second provider configured" });
   const r1 = store.get("r1");
   const r2 = store.get("r2");
   assert.ok(r1 !== undefined && r2 !== undefined);
@@ -105,5 +105,5 @@ test("test_trace_tree_shows_the_council_verdict_under_the_proposal", () => {
     "    no regression test [minor]",
     "  app.py [modify]",
   ]);
-  assert.deepEqual(outline(runNode(r2).children[0] as TraceNode, 0, 1), ["proposal [1 file · awaiting review]", "  council: no verdict [no second provider configured]", "  b.py [modify]"]);
+  assert.deepEqual(outline(runNode(r2).children[0] as TraceNode, 0, 1), ["proposal [1 file · awaiting review]", "  council: no verdict [no second provider configured]", "  b.py [modify · not applied: edited since the run]"]);
 });
