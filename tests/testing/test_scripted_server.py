@@ -113,6 +113,27 @@ async def test_scripted_openai_stream_without_include_usage_has_no_usage_chunk()
     assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
 
 
+async def test_scripted_paced_stream_arrives_in_separate_reads_with_the_same_content() -> None:
+    turns = [Turn(text="hello paced world"), Turn(text="hello paced world", interval_s=0.02)]
+    bodies: list[list[str]] = []
+    reads: list[int] = []
+    async with ScriptedModelServer(turns, chunk=5) as server, httpx.AsyncClient() as c:
+        for _ in turns:
+            req = c.build_request(
+                "POST",
+                f"{server.openai_base_url}/chat/completions",
+                json={"stream": True, "messages": []},
+            )
+            resp = await c.send(req, stream=True)
+            parts = [part async for part in resp.aiter_raw()]
+            await resp.aclose()
+            reads.append(len(parts))
+            bodies.append(_sse_data(b"".join(parts).decode()))
+    strip = [[json.loads(d).get("choices") for d in body[:-1]] for body in bodies]
+    assert strip[0] == strip[1]  # pacing changes when frames arrive, not what they say
+    assert reads[1] >= len(bodies[1]) // 2  # paced frames arrive (mostly) one per read
+
+
 async def test_scripted_anthropic_stream_emits_the_messages_event_sequence() -> None:
     async with ScriptedModelServer([TOOL_TURN]) as server, httpx.AsyncClient() as client:
         resp = await client.post(

@@ -55,7 +55,8 @@ class TurnUsage:
 class Turn:
     """One model reply. Turns play in order, one per request, across both endpoints.
 
-    ``delay_s`` waits before the first byte (useful to test cancellation). ``error`` answers
+    ``delay_s`` waits before the first byte (useful to test cancellation); ``interval_s``
+    paces the frames of a streamed answer. ``error`` answers
     with an HTTP error instead (it still consumes the turn). ``stop_reason`` overrides the
     natural one ("max_tokens", "refusal", ...), in the wire's own vocabulary mapping below.
     """
@@ -66,6 +67,8 @@ class Turn:
     signature: str | None = None
     tool_calls: list[ToolCallSpec] = Field(default_factory=list)
     delay_s: float = 0.0
+    #: Pause between streamed frames, to pace a stream like a real model (0: as fast as possible).
+    interval_s: float = 0.0
     error: ScriptedError | None = None
     usage: TurnUsage | None = None
     #: "end_turn" | "tool_use" | "max_tokens" | "refusal"; None picks from the content.

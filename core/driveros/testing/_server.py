@@ -183,7 +183,7 @@ class ScriptedModelServer:
                 frames = _anthropic_wire.stream_events(
                     turn, ids=ids, model=model, rid=rid, usage=usage, chunk=self._chunk
                 )
-                await self._stream(out, frames)
+                await self._stream(out, frames, turn.interval_s)
             else:
                 msg = _anthropic_wire.message(turn, ids=ids, model=model, rid=rid, usage=usage)
                 await out.send_json(200, msg)
@@ -201,14 +201,18 @@ class ScriptedModelServer:
                 include_usage=bool(options.get("include_usage")),
                 chunk=self._chunk,
             )
-            await self._stream(out, frames)
+            await self._stream(out, frames, turn.interval_s)
         else:
             comp = _openai_wire.completion(turn, ids=ids, model=model, rid=rid, usage=usage)
             await out.send_json(200, comp)
 
-    async def _stream(self, out: HttpResponder, frames: Iterator[bytes]) -> None:
+    async def _stream(
+        self, out: HttpResponder, frames: Iterator[bytes], interval: float = 0.0
+    ) -> None:
         await out.start_stream()
-        for frame in frames:
+        for index, frame in enumerate(frames):
+            if interval > 0 and index:
+                await asyncio.sleep(interval)
             await out.write_chunk(frame)
         await out.end_stream()
 
