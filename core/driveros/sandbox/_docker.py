@@ -22,6 +22,7 @@ from driveros.sandbox._docker_exec import DockerChannel
 from driveros.sandbox._docker_reaper import owner_labels, reap_orphans
 from driveros.sandbox._env import (
     DEFAULT_PATH,
+    FRESH_CODE,
     NON_INTERACTIVE,
     check_command,
     command_environment,
@@ -108,6 +109,7 @@ class DockerSandbox(SandboxBase):
             {k: v for k, v in scrub(base_env or {}).items() if k not in ("PATH", "HOME")}
         )
         self._env.update(NON_INTERACTIVE)
+        self._env.update(FRESH_CODE)
         self._base_url = base_url
         self._daemon_url = ""
         self._client: Any = None

@@ -33,6 +33,13 @@ NON_INTERACTIVE = {
 }
 
 
+#: Forced for every command: Python writes no bytecode caches. An edit that keeps a file's size
+#: within the same second as an earlier import would otherwise leave a ``.pyc`` that Python
+#: still trusts (it checks whole-second mtime and size), and the agent's next test run would
+#: exercise the old code. It also keeps ``__pycache__`` out of the copy the agent works on.
+FRESH_CODE = {"PYTHONDONTWRITEBYTECODE": "1"}
+
+
 def is_secret(name: str) -> bool:
     """Whether a variable is withheld from commands by default."""
     upper = name.upper()
@@ -50,7 +57,7 @@ def base_environment(base_env: Mapping[str, str] | None) -> dict[str, str]:
     """The environment every command starts from (HOME is added by the sandbox if absent).
 
     ``None`` gives a minimal safe one (PATH, LANG, TERM=dumb ...); a mapping is scrubbed
-    and used. The non-interactive settings always win.
+    and used. The non-interactive and fresh-code settings always win.
     """
     if base_env is None:
         env = {"PATH": DEFAULT_PATH, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
@@ -59,6 +66,7 @@ def base_environment(base_env: Mapping[str, str] | None) -> dict[str, str]:
         env.setdefault("PATH", DEFAULT_PATH)
         env.setdefault("LANG", "C.UTF-8")
     env.update(NON_INTERACTIVE)
+    env.update(FRESH_CODE)
     return env
 
 
