@@ -155,9 +155,10 @@ class AgentRunner:
         council = None
         if s.council and report.changes:
             from driveros.agent import pick_provider
+            from driveros.review import combined_patch
             from driveros_lsp._council import council_review
 
-            diff = "\n".join(c.diff for c in report.changes)
+            diff = combined_patch(report.changes)
             author = pick_provider(env, s.provider)
             council = await council_review(env, diff=diff, task=request.task, author=author)
         return RunOutcome(

@@ -139,10 +139,12 @@ async def council_gate(
     Returns ``approve``/``revise``/``reject``, or None when the council could not decide (an
     infrastructure error is reported as such, never as a verdict)."""
     from driveros.council import CouncilError, review_proposal
+    from driveros.review import combined_patch
 
-    diff = "".join(c.diff if c.diff.endswith("\n") else c.diff + "\n" for c in report.changes)
     try:
-        verdict = await review_proposal(diff, env=env, task=task, exclude=author)
+        verdict = await review_proposal(
+            combined_patch(report.changes), env=env, task=task, exclude=author
+        )
     except (CouncilError, DriverosError) as exc:
         sys.stderr.write(f"council: no verdict ({exc})\n")
         return None

@@ -14,6 +14,7 @@ from driveros._errors import ConfigError, DriverosError
 from driveros.agent import ApproveMode, Event, RunSpec, execute_run
 from driveros.config import Environment
 from driveros.evals import Corpus, CorpusRecord
+from driveros.review import combined_patch
 
 _GITHUB_REF = re.compile(r"^(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+)#(?P<number>\d+)$")
 
@@ -117,7 +118,7 @@ async def run_issue_bot(
     )
     report = await execute_run(spec, env=env, on_event=on_event)
     try:
-        patch = "".join(c.diff if c.diff.endswith("\n") else c.diff + "\n" for c in report.changes)
+        patch = combined_patch(report.changes)
         files = [c.path for c in report.changes]
     finally:
         if report.scratch is not None:

@@ -9,7 +9,7 @@
 Approval policies live in :mod:`driveros.review.approval` (re-exported here).
 """
 
-from driveros.review._diff import render_changes, unified_diff
+from driveros.review._diff import combined_patch, render_changes, unified_diff
 from driveros.review._environments import ENVIRONMENT_DIRS
 from driveros.review._errors import (
     ConflictError,
@@ -74,6 +74,7 @@ __all__ = [
     "UnknownPathError",
     "approval_from_name",
     "classify_command",
+    "combined_patch",
     "rebase_text",
     "render_changes",
     "unified_diff",

@@ -74,6 +74,11 @@ _RESET = "\x1b[0m"
 _LETTER = {"create": "A", "modify": "M", "delete": "D", "rename": "R"}
 
 
+def combined_patch(changes: Sequence[FileChange]) -> str:
+    """Every change's diff, one after the other: a patch ``git apply`` takes whole."""
+    return "".join(c.diff if c.diff.endswith("\n") else c.diff + "\n" for c in changes if c.diff)
+
+
 def render_changes(changes: Sequence[FileChange], *, color: bool = False, diff: bool = True) -> str:
     """A review summary for a terminal: one line per file, a total, then (optionally) the diffs.
 
