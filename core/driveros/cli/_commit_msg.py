@@ -46,7 +46,7 @@ async def _run(args: argparse.Namespace, executable: str) -> int:
         for path in await install_hooks(repo, executable=executable, force=args.force):
             sys.stderr.write(f"installed {path}\n")
         return 0
-    corpus = open_corpus(env, args.corpus)
+    corpus = await open_corpus(env, args.corpus)
     if args.reconcile:
         try:
             verdict = await reconcile(repo, corpus)

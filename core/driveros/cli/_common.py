@@ -2,32 +2,31 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
+from driveros._git import run_git
 from driveros.config import Environment
 from driveros.evals import Corpus
 from driveros.llm import Provider
 
 
-def default_corpus_path(env: Environment, explicit: Path | None) -> Path:
+async def default_corpus_path(env: Environment, explicit: Path | None) -> Path:
     """``--corpus``, else DRIVEROS_CORPUS, else ``.driveros/corpus.jsonl`` at the repo root."""
     if explicit is not None:
         return explicit
     if env.corpus_path:
         return Path(env.corpus_path)
-    probe = subprocess.run(
-        ["git", "rev-parse", "--show-toplevel"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    root = Path(probe.stdout.strip()) if probe.returncode == 0 else Path.cwd()
+    cwd = Path.cwd()
+    try:
+        code, out, _ = await run_git(cwd, "rev-parse", "--show-toplevel", timeout=10)
+    except (OSError, TimeoutError):
+        code, out = 1, ""
+    root = Path(out.strip()) if code == 0 and out.strip() else cwd
     return root / ".driveros" / "corpus.jsonl"
 
 
-def open_corpus(env: Environment, explicit: Path | None) -> Corpus:
-    return Corpus(default_corpus_path(env, explicit))
+async def open_corpus(env: Environment, explicit: Path | None) -> Corpus:
+    return Corpus(await default_corpus_path(env, explicit))
 
 
 def provider_from_spec(spec: str | None, env: Environment) -> Provider:

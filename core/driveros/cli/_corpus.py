@@ -50,7 +50,7 @@ async def run(args: argparse.Namespace) -> int:
     from driveros.config import load_environment
     from driveros.evals import CorpusRecord, Verdict
 
-    corpus = open_corpus(load_environment(), args.corpus)
+    corpus = await open_corpus(load_environment(), args.corpus)
     if args.corpus_command == "add":
         record = await corpus.add(
             CorpusRecord(

@@ -68,7 +68,7 @@ async def _record(
         provider=referee.split(":", 1)[0],
         meta=meta,
     )
-    await open_corpus(env, args.corpus).add(record)
+    await (await open_corpus(env, args.corpus)).add(record)
 
 
 async def _configured(env: Environment) -> list[Provider]:

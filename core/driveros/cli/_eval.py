@@ -138,6 +138,7 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 async def _run_corpus(corpus_path: str | None, args: argparse.Namespace) -> int:
+    from driveros.agent import pick_provider
     from driveros.config import load_environment
     from driveros.evals import Corpus, judge_corpus, render_confusion
     from driveros.llm import provider_from_env
@@ -146,12 +147,7 @@ async def _run_corpus(corpus_path: str | None, args: argparse.Namespace) -> int:
         raise ConfigError("the corpus suite runs live against a judge model (no cassettes)")
     path = args.corpus or Path(corpus_path or ".driveros/corpus.jsonl")
     env = load_environment()
-    name = args.provider or next(
-        (n for n, p in env.providers.items() if p.api_key is not None), None
-    )
-    if name is None:
-        raise ConfigError("no judge provider is configured (set a provider key or --provider)")
-    judge = provider_from_env(name, env, model=args.model)
+    judge = provider_from_env(pick_provider(env, args.provider), env, model=args.model)
     try:
         agreement = await judge_corpus(await Corpus(path).records(), judge)
     finally:

@@ -63,7 +63,7 @@ async def _run(args: argparse.Namespace, text: str | None) -> int:
         model=args.model,
         max_iterations=args.max_iterations,
         approve=args.approve,
-        corpus=None if args.no_record else open_corpus(env, args.corpus),
+        corpus=None if args.no_record else await open_corpus(env, args.corpus),
     )
     if args.format == "json":
         sys.stdout.write(result.model_dump_json() + "\n")

@@ -185,16 +185,11 @@ class CaseRunner:
         self.verdicts = verdicts or {}
 
     def _live_provider(self, http_client: httpx.AsyncClient | None) -> Provider:
+        from driveros.agent import pick_provider
         from driveros.llm import provider_from_env
 
-        name = self.options.provider
-        if name is None:
-            configured = [n for n, p in self.env.providers.items() if p.api_key is not None]
-            if not configured:
-                raise ConfigError("no provider is configured (set a key, or use --replay)")
-            name = configured[0]
         return provider_from_env(
-            name,
+            pick_provider(self.env, self.options.provider),
             self.env,
             model=self.options.model,
             http_client=http_client,
