@@ -136,10 +136,6 @@ def _replay_provider(cassette: Cassette, client: httpx.AsyncClient) -> Provider:
     )
 
 
-def _provider_base_url(provider: Provider) -> str:
-    return str(getattr(provider, "base_url", "") or getattr(provider, "_base_url", ""))
-
-
 def _prepare_workspace(suite: Suite, case: Case, dest: Path) -> Path:
     work = dest / "workspace"
     if isinstance(case.workspace, GitWorkspace):
@@ -316,7 +312,8 @@ class CaseRunner:
                 provider = self._live_provider(client)
             recorded.provider = provider.name
             recorded.model = provider.model
-            recorded.base_url = _provider_base_url(provider)
+            # the Provider protocol has no base_url; the HTTP providers all do
+            recorded.base_url = str(getattr(provider, "base_url", ""))
             return provider, recorded
         return self._live_provider(None), None
 
