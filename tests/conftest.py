@@ -17,3 +17,13 @@ def llm_fixtures() -> Path:
     if not LLM_FIXTURES.is_dir():
         pytest.skip(f"recorded LLM fixtures not found at {LLM_FIXTURES} (../shared is absent)")
     return LLM_FIXTURES
+
+
+@pytest.fixture(autouse=True)
+def _private_state_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test gets its own driveros state directory (leases, locks), never ~/.local."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("DRIVEROS_STATE_DIR", str(state))
+    return state

@@ -17,6 +17,7 @@ PUBLIC_MODULES = [
     "driveros.memory",
     "driveros.review",
     "driveros.sandbox",
+    "driveros.state",
     "driveros.testing",
     "driveros_lsp",
 ]

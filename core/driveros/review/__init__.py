@@ -30,7 +30,7 @@ from driveros.review._models import (
     FileStatus,
     ReviewState,
 )
-from driveros.review._scratch import ContainerGit, ScratchWorkspace
+from driveros.review._scratch import ContainerGit, KeptScratch, ScratchWorkspace
 from driveros.review._snapshot import DEFAULT_EXCLUDES
 from driveros.review.approval import (
     AllowAllApproval,
@@ -63,6 +63,7 @@ __all__ = [
     "GitError",
     "GitNotFoundError",
     "InteractiveApproval",
+    "KeptScratch",
     "NeverApproval",
     "NoTerminalError",
     "NotARepositoryError",

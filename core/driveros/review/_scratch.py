@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from driveros.review._apply import apply_changes
 from driveros.review._changes import compute_changes
@@ -21,7 +21,8 @@ from driveros.review._errors import (
 from driveros.review._files import check_relpath
 from driveros.review._git import run_git, split_z
 from driveros.review._models import ApplyResult, FileChange, FileReview, FileStatus, ReviewState
-from driveros.review._snapshot import Layout, build, destroy
+from driveros.review._snapshot import Layout, build, destroy, layout_from_json, layout_to_json
+from driveros.state import kept_leases
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,17 @@ class ContainerGit:
 
     mounts: dict[str, str]
     env: dict[str, str]
+
+
+@dataclass(frozen=True)
+class KeptScratch:
+    """A scratch copy kept past its process (see :meth:`ScratchWorkspace.keep`), reopened."""
+
+    scratch: ScratchWorkspace
+    #: The caller's manifest, as given to :meth:`ScratchWorkspace.keep`.
+    manifest: dict[str, Any]
+    #: When it was kept (seconds since the epoch).
+    kept_at: float
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,8 @@ class ScratchWorkspace:
         self._verdicts: dict[str, _Verdict] = {}
         self._last: list[FileChange] = []
         self._lock = asyncio.Lock()
+        self._kept = False
+        self._removed = False
 
     @classmethod
     async def create(
@@ -276,23 +290,78 @@ class ScratchWorkspace:
         return ApplyResult(applied=result.applied, commit=sha.decode().strip())
 
     async def discard(self) -> ReviewState:
-        """Drop the copy without touching the workspace; pending files count as rejected."""
+        """Drop the copy without touching the workspace; pending files count as rejected.
+        Removes a kept copy too (for good)."""
         for f in self.state().files:
             if f.status in ("pending", "accepted"):
                 ch = next(c for c in self._last if c.path == f.path)
                 self._verdicts[f.path] = _Verdict("rejected", "discarded", ch.after_sha)
+        self._kept = False
         await self.aclose()
         return self.state()
+
+    # -- surviving a restart ------------------------------------------------------------------
+
+    @property
+    def kept(self) -> bool:
+        """Whether :meth:`keep` marked the copy to outlive this process."""
+        return self._kept
+
+    async def keep(self, manifest: Mapping[str, Any]) -> None:
+        """Keep the copy on disk past this process, with the caller's JSON ``manifest``.
+
+        From now on :meth:`aclose` only lets go of this object: the copy, its worktree entry
+        and its registration stay until :meth:`discard`, or until garbage collection finds
+        it older than ``driveros.state.KEPT_MAX_AGE_S`` with no live process owning it. A
+        later process gets it back with :meth:`reopen_kept`. Calling it again replaces the
+        manifest.
+        """
+        self._check_open()
+        lease = self._lay.lease
+        if lease is None:
+            raise ReviewError("this scratch copy is not registered; it cannot be kept")
+        await lease.update(detail={**lease.record.detail, "layout": layout_to_json(self._lay)})
+        await lease.keep(manifest)
+        self._kept = True
+
+    @classmethod
+    async def reopen_kept(cls, *, workspace: Path | None = None) -> list[KeptScratch]:
+        """The kept scratch copies (of ``workspace`` when given) in the state directory, oldest
+        first, each reopened and now owned by this process. Copies whose files are gone are
+        dropped (and their registration removed)."""
+        want = await asyncio.to_thread(Path(workspace).resolve) if workspace else None
+        found: list[KeptScratch] = []
+        for lease in await kept_leases("scratch"):
+            record = lease.record
+            kept = record.kept
+            layout = layout_from_json(record.detail.get("layout"), lease)
+            if kept is None or layout is None:
+                continue
+            if want is not None and layout.workspace != want:
+                continue
+            if not await asyncio.to_thread(layout.work.is_dir):
+                await lease.release()
+                continue
+            await lease.adopt()
+            scratch = cls(layout)
+            scratch._kept = True
+            await scratch.changes()
+            found.append(
+                KeptScratch(scratch=scratch, manifest=dict(kept.manifest), kept_at=kept.at)
+            )
+        return found
 
     # -- lifetime ---------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """Remove the copy and its worktree registration. Safe to call twice; finishes its
-        cleanup even when the calling task is being canceled (and then re-raises)."""
-        if self._closed:
-            return
+        """Remove the copy and its worktree registration (a kept copy stays: see
+        :meth:`keep`). Safe to call twice; finishes its cleanup even when the calling task is
+        being canceled (and then re-raises)."""
         self._closed = True
-        cleanup = asyncio.ensure_future(destroy(self._lay.root, self._lay.repo_top))
+        if self._removed or self._kept:
+            return
+        self._removed = True
+        cleanup = asyncio.ensure_future(destroy(self._lay))
         canceled = False
         while not cleanup.done():
             try:

@@ -16,8 +16,9 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from driveros.review._environments import exclude_lines, link_environments
+from driveros.review._environments import ENVIRONMENT_DIRS, exclude_lines, link_environments
 from driveros.review._errors import ReviewError
 from driveros.review._files import (
     COPY_WORKERS,
@@ -28,6 +29,7 @@ from driveros.review._files import (
     write_overlays,
 )
 from driveros.review._git import run_git, split_z
+from driveros.state import Lease, new_lease_id, remove_paths, repo_lock
 
 #: Directories skipped even without a .gitignore saying so: never copied unless tracked by
 #: git, and never reported as changes (tool caches and environments, not source).
@@ -71,6 +73,8 @@ class Layout:
     worktree_git: Path | None = None
     #: Environment directories linked into the copy (names at the workspace root).
     environments: list[str] = field(default_factory=list)
+    #: The registration of ``root`` (and the worktree entry) in the state directory.
+    lease: Lease | None = None
 
     @property
     def path(self) -> Path:
@@ -143,21 +147,24 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path) -> None:
         )
     )
     try:
-        # No hooks: a post-checkout hook of the user's must not run on our copy.
-        await run_git(
-            [
-                "-c",
-                "core.hooksPath=/dev/null",
-                "worktree",
-                "add",
-                "--detach",
-                "-q",
-                str(lay.work),
-                "HEAD",
-            ],
-            cwd=top,
-            raw=True,
-        )
+        # Two `worktree add` on one repository at once race for the same entry name under
+        # .git/worktrees: one lock per repository, shared with other processes.
+        async with repo_lock(common):
+            # No hooks: a post-checkout hook of the user's must not run on our copy.
+            await run_git(
+                [
+                    "-c",
+                    "core.hooksPath=/dev/null",
+                    "worktree",
+                    "add",
+                    "--detach",
+                    "-q",
+                    str(lay.work),
+                    "HEAD",
+                ],
+                cwd=top,
+                raw=True,
+            )
     finally:
         _, status, _ = await status_task
     dirty = [e[3:] for e in split_z(status) if len(e) > 3 and not _untracked_excluded(e)]
@@ -206,19 +213,38 @@ async def _link_environments(lay: Layout) -> None:
     await asyncio.to_thread(link)
 
 
-def _make_root(base_dir: Path | None) -> Path:
-    return Path(tempfile.mkdtemp(prefix="driveros-scratch-", dir=base_dir)).resolve()
+def _root_for(base_dir: Path | None, lease_id: str) -> Path:
+    base = Path(base_dir) if base_dir is not None else Path(tempfile.gettempdir())
+    return base.resolve() / f"driveros-scratch-{lease_id}"
 
 
 async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path | None) -> Layout:
     """Create the copy, overlay the buffers and record the baseline. Cleans up on failure."""
     clean_overlays = {check_relpath(k): v for k, v in overlays.items()}
     repo = await _repo_info(workspace)
+    lease_id = new_lease_id()
+    root = await asyncio.to_thread(_root_for, base_dir, lease_id)
     try:
-        root = await asyncio.to_thread(_make_root, base_dir)
+        # Registered before it exists: whatever happens next, a later start can clean it.
+        lease = await Lease.create(
+            "scratch",
+            paths=[root],
+            repo=repo[0] if repo else None,
+            lock_key=repo[2] if repo else None,
+            detail={"workspace": str(workspace)},
+            lease_id=lease_id,
+        )
     except OSError as exc:
         raise ReviewError(
-            f"cannot create a scratch directory in {base_dir}: {exc}", base_dir=str(base_dir)
+            f"cannot register the scratch copy in the state directory: {exc}",
+            path=exc.filename,
+        ) from exc
+    try:
+        await asyncio.to_thread(root.mkdir, 0o700)
+    except OSError as exc:
+        await lease.forget()
+        raise ReviewError(
+            f"cannot create a scratch directory in {root.parent}: {exc}", base_dir=str(base_dir)
         ) from exc
     try:
         name = (repo[0] if repo else workspace).name or "workspace"
@@ -230,6 +256,7 @@ async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path 
             git_dir=root / "state" / "git",
             repo_top=repo[0] if repo else None,
             git_common=repo[2] if repo else None,
+            lease=lease,
         )
         await asyncio.to_thread(lay.git_dir.parent.mkdir)
         if repo is not None:
@@ -247,7 +274,7 @@ async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path 
         lay.baseline = tree.decode().strip()
         return lay
     except BaseException as exc:
-        await asyncio.shield(destroy(root, repo[0] if repo else None))
+        await asyncio.shield(lease.release())
         if isinstance(exc, OSError):
             raise ReviewError(
                 f"cannot create the scratch copy of {workspace}: {exc}", workspace=str(workspace)
@@ -255,58 +282,74 @@ async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path 
         raise
 
 
-async def _registered_under(repo_top: Path, root: Path) -> list[str]:
-    """Worktrees of the repository registered at a path inside ``root``."""
-    code, out, _ = await run_git(
-        ["worktree", "list", "--porcelain"], cwd=repo_top, check=False, raw=True
-    )
-    if code != 0:
-        return []
-    paths = [
-        line[len("worktree ") :]
-        for line in out.decode("utf-8", "surrogateescape").splitlines()
-        if line.startswith("worktree ")
-    ]
-    return [p for p in paths if Path(p) == root or root in Path(p).parents]
+def layout_to_json(lay: Layout) -> dict[str, Any]:
+    """What :func:`layout_from_json` needs to reopen the copy in another process."""
+    return {
+        "workspace": str(lay.workspace),
+        "root": str(lay.root),
+        "work": str(lay.work),
+        "prefix": lay.prefix,
+        "git_dir": str(lay.git_dir),
+        "repo_top": str(lay.repo_top) if lay.repo_top else None,
+        "git_common": str(lay.git_common) if lay.git_common else None,
+        "baseline": lay.baseline,
+        "disk_baseline": dict(lay.disk_baseline),
+        "worktree_git": str(lay.worktree_git) if lay.worktree_git else None,
+        "environments": list(lay.environments),
+    }
 
 
-async def destroy(root: Path, repo_top: Path | None) -> None:
-    """Remove a scratch copy completely: the worktree registration and every file.
-
-    Also undoes a ``git worktree add`` that was killed half-way: such a worktree is still
-    registered and locked ("initializing"), which ``git worktree prune`` alone leaves alone.
-    """
-    ours = await _registered_under(repo_top, root) if repo_top is not None else []
-    for path in ours:
-        await run_git(
-            ["worktree", "remove", "--force", "--force", path],
-            cwd=repo_top or root,
-            check=False,
-            raw=True,
+def layout_from_json(data: Any, lease: Lease) -> Layout | None:
+    """The layout saved by :func:`layout_to_json`, or None when it does not hold together
+    (it is read back from disk: every path must lie in the lease's own scratch root)."""
+    if not isinstance(data, dict) or len(lease.record.paths) != 1:
+        return None
+    try:
+        root = Path(lease.record.paths[0])
+        work, git_dir = Path(data["work"]), Path(data["git_dir"])
+        if Path(data["root"]) != root or root not in work.parents or root not in git_dir.parents:
+            return None
+        opt = {k: Path(data[k]) if data.get(k) else None for k in ("repo_top", "git_common")}
+        wt = data.get("worktree_git")
+        disk = data.get("disk_baseline") or {}
+        envs = data.get("environments") or []
+        lay = Layout(
+            workspace=Path(data["workspace"]),
+            root=root,
+            work=work,
+            prefix=str(data.get("prefix") or ""),
+            git_dir=git_dir,
+            repo_top=opt["repo_top"],
+            git_common=opt["git_common"],
+            baseline=str(data["baseline"]),
+            disk_baseline={
+                check_relpath(str(k)): v if isinstance(v, str) else None for k, v in disk.items()
+            },
+            worktree_git=Path(wt) if wt else None,
+            environments=[str(e) for e in envs if str(e) in ENVIRONMENT_DIRS],
+            lease=lease,
         )
-    await _remove_tree(root)
-    if repo_top is not None:
-        for path in ours:
-            await run_git(["worktree", "unlock", path], cwd=repo_top, check=False, raw=True)
-        await run_git(["worktree", "prune"], cwd=repo_top, check=False, raw=True)
-
-
-async def _remove_tree(root: Path) -> None:
-    # `rm -rf` is several times faster than shutil.rmtree on large trees; fall back to it.
-    rm = shutil.which("rm")
-    if rm is not None:
-        proc = await asyncio.create_subprocess_exec(
-            rm,
-            "-rf",
-            "--",
-            str(root),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
+    except (KeyError, TypeError, ValueError, ReviewError):
+        return None
+    if lay.prefix:
         try:
-            await proc.wait()
-        except BaseException:
-            await asyncio.shield(proc.wait())  # let it finish: a half-removed copy helps no one
-            raise
-    await asyncio.to_thread(shutil.rmtree, root, ignore_errors=True)
+            check_relpath(lay.prefix.rstrip("/"))
+        except ReviewError:
+            return None
+    return lay
+
+
+async def destroy(lay: Layout) -> None:
+    """Remove a scratch copy completely: every file, the worktree entry, the registration.
+
+    Also undoes a ``git worktree add`` that was killed half-way (see
+    :func:`driveros.state.Lease.release`).
+    """
+    if lay.lease is not None:
+        await lay.lease.release()
+        return
+    await remove_paths(
+        [str(lay.root)],
+        repo_top=str(lay.repo_top) if lay.repo_top else None,
+        lock_key=str(lay.git_common) if lay.git_common else None,
+    )

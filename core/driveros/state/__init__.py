@@ -1,0 +1,51 @@
+"""The state directory: what every driveros process created, registered to its owner.
+
+    lease = await Lease.create("cache", paths=[cache_dir])   # before creating cache_dir
+    ...                                                       # use it
+    await lease.release()                                     # remove it and the record
+
+Every run's resources (scratch copies and their ``git worktree`` entries, the diagnostics
+feed's caches, sockets) are registered as a :class:`Lease` naming the owning process (pid,
+start time, boot id, host). :func:`collect_garbage` (run at every server and CLI start, and
+by ``driveros gc``) removes what belongs to processes that are gone. A lease marked with
+:meth:`Lease.keep` (a proposal waiting across a server restart) survives its owner until
+:data:`KEPT_MAX_AGE_S`. :func:`repo_lock` serializes ``git worktree`` commands per
+repository within a process and across processes.
+
+The directory is ``$DRIVEROS_STATE_DIR``, else ``$XDG_STATE_HOME/driveros``, else
+``~/.local/state/driveros`` (see docs/review.md).
+"""
+
+from driveros.state._cleanup import remove_paths
+from driveros.state._gc import KEPT_MAX_AGE_S, Collected, GcReport, collect_garbage, startup_gc
+from driveros.state._lease import (
+    Kept,
+    Lease,
+    LeaseRecord,
+    kept_leases,
+    list_leases,
+    new_lease_id,
+)
+from driveros.state._lock import file_lock, repo_lock
+from driveros.state._owner import Owner
+from driveros.state._paths import STATE_DIR_VAR, state_dir
+
+__all__ = [
+    "KEPT_MAX_AGE_S",
+    "STATE_DIR_VAR",
+    "Collected",
+    "GcReport",
+    "Kept",
+    "Lease",
+    "LeaseRecord",
+    "Owner",
+    "collect_garbage",
+    "file_lock",
+    "kept_leases",
+    "list_leases",
+    "new_lease_id",
+    "remove_paths",
+    "repo_lock",
+    "startup_gc",
+    "state_dir",
+]

@@ -1,0 +1,163 @@
+"""Garbage collection: remove what dead processes left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import os
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from driveros.state._cleanup import remove_paths
+from driveros.state._lease import Lease, list_leases
+from driveros.state._paths import state_dir
+
+log = logging.getLogger(__name__)
+
+#: How long a kept lease (a proposal waiting across restarts) survives its owner: 7 days.
+KEPT_MAX_AGE_S = 7 * 24 * 3600.0
+#: Stray temporary files in the state directory older than this are removed.
+_STRAY_AGE_S = 24 * 3600.0
+
+
+class Collected(BaseModel):
+    """One lease whose resources were removed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    kind: str
+    owner_pid: int
+    #: ``owner_gone`` (the process died) or ``expired`` (kept longer than the maximum age).
+    reason: str
+    paths: list[str] = Field(default_factory=list)
+    repo: str | None = None
+
+
+class GcReport(BaseModel):
+    """What :func:`collect_garbage` removed, and what it could not."""
+
+    model_config = ConfigDict(frozen=True)
+
+    state_dir: str
+    removed: list[Collected] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    #: Another process was collecting at the same time; this call did nothing.
+    busy: bool = False
+
+    def summary(self) -> str:
+        if self.busy:
+            return "another driveros process is collecting garbage"
+        if not self.removed:
+            return "nothing to remove"
+        scratch = sum(1 for c in self.removed if c.kind == "scratch")
+        other = len(self.removed) - scratch
+        parts = []
+        if scratch:
+            parts.append(f"{scratch} scratch cop{'y' if scratch == 1 else 'ies'}")
+        if other:
+            parts.append(f"{other} other item{'' if other == 1 else 's'}")
+        return "removed " + " and ".join(parts) + " left by ended processes"
+
+
+def _verdict(lease: Lease, now: float, max_kept_age: float) -> str | None:
+    r = lease.record
+    if r.kept is not None:
+        if now - r.kept.at <= max_kept_age:
+            return None
+        return None if r.owner_process().alive() else "expired"
+    return None if r.owner_process().alive() else "owner_gone"
+
+
+def _try_lock(path: Path) -> int | None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _sweep_strays(state: Path, now: float) -> None:
+    folder = state / "leases"
+    with contextlib.suppress(OSError):
+        for entry in folder.iterdir():
+            is_tmp = entry.name.startswith(".") and entry.name.endswith(".tmp")
+            is_bad = entry.suffix == ".json" and entry.stat().st_size == 0
+            if (is_tmp or is_bad) and now - entry.stat().st_mtime > _STRAY_AGE_S:
+                entry.unlink(missing_ok=True)
+
+
+async def collect_garbage(
+    *, state: Path | None = None, max_kept_age: float = KEPT_MAX_AGE_S
+) -> GcReport:
+    """Remove every lease's resources whose owner is dead (scratch copies, their worktree
+    entries, caches, sockets); kept leases only once older than ``max_kept_age``.
+
+    Never raises for one broken lease: failures are listed in ``errors`` and that lease is
+    tried again next time. Only one process collects at a time (the others return ``busy``).
+    """
+    where = state or state_dir()
+    if not await asyncio.to_thread(where.is_dir):
+        return GcReport(state_dir=str(where))
+    try:
+        fd = await asyncio.to_thread(_try_lock, where / "gc.lock")
+    except OSError as exc:
+        return GcReport(state_dir=str(where), errors=[f"cannot lock {where}: {exc}"])
+    if fd is None:
+        return GcReport(state_dir=str(where), busy=True)
+    try:
+        removed: list[Collected] = []
+        errors: list[str] = []
+        now = time.time()
+        for lease in await list_leases(where):
+            reason = await asyncio.to_thread(_verdict, lease, now, max_kept_age)
+            if reason is None:
+                continue
+            r = lease.record
+            try:
+                refused = await remove_paths(
+                    r.paths, repo_top=r.repo, lock_key=r.lock_key, state=where
+                )
+                await lease.forget()
+            except OSError as exc:
+                errors.append(f"lease {r.id}: {exc}")
+                continue
+            for path in refused:
+                errors.append(f"lease {r.id}: not removing {path!r} (not a driveros path)")
+            removed.append(
+                Collected(
+                    id=r.id,
+                    kind=r.kind,
+                    owner_pid=r.owner.pid,
+                    reason=reason,
+                    paths=[p for p in r.paths if p not in refused],
+                    repo=r.repo,
+                )
+            )
+        await asyncio.to_thread(_sweep_strays, where, now)
+        return GcReport(state_dir=str(where), removed=removed, errors=errors)
+    finally:
+        os.close(fd)
+
+
+async def startup_gc(*, state: Path | None = None) -> GcReport | None:
+    """:func:`collect_garbage` for a process start: logs what it removed, never raises."""
+    try:
+        report = await collect_garbage(state=state)
+    except (OSError, ValueError) as exc:
+        log.warning("driveros: cleaning up after ended processes failed: %s", exc)
+        return None
+    if report.removed:
+        log.warning("driveros: %s", report.summary())
+        for c in report.removed:
+            log.info("removed %s %s of pid %d: %s", c.kind, c.id, c.owner_pid, ", ".join(c.paths))
+    for err in report.errors:
+        log.warning("driveros: cleanup: %s", err)
+    return report

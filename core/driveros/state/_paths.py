@@ -1,0 +1,46 @@
+"""Where driveros keeps the state of its runs, and the small file helpers around it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+#: Environment variable that overrides the state directory (tests, several installs).
+STATE_DIR_VAR = "DRIVEROS_STATE_DIR"
+
+
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The state directory: ``$DRIVEROS_STATE_DIR``, else ``$XDG_STATE_HOME/driveros``,
+    else ``~/.local/state/driveros``. Not created here."""
+    environ = os.environ if env is None else env
+    explicit = environ.get(STATE_DIR_VAR, "").strip()
+    if explicit:
+        return Path(explicit).expanduser().absolute()
+    xdg = environ.get("XDG_STATE_HOME", "").strip()
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "driveros"
+    return Path.home() / ".local" / "state" / "driveros"
+
+
+def ensure_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) private to the user; returns it. Blocking."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    """Write ``data`` as JSON to ``path`` atomically (temp file in the same directory)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, sort_keys=True)
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise

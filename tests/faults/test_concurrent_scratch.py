@@ -1,0 +1,90 @@
+"""Row 1 of issue 15: many scratch copies of one repository start at the same time."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from driveros.review import ScratchWorkspace
+from driveros.state import list_leases
+from tests.review._repo import git, make_repo
+
+N = 20
+
+
+def _repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "proj", {"a.py": "A = 1\n", "pkg/b.py": "B = 2\n"})
+
+
+def _worktrees(repo: Path) -> list[str]:
+    out = git(repo, "worktree", "list", "--porcelain")
+    return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
+
+
+async def test_concurrent_scratch_create_all_succeed(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "untracked.txt").write_text("u\n")
+    base = tmp_path / "scratch"
+    base.mkdir()
+    copies = await asyncio.gather(*(ScratchWorkspace.create(repo, base_dir=base) for _ in range(N)))
+    try:
+        assert all(c.is_worktree for c in copies)
+        assert len({c.path for c in copies}) == N
+        for c in copies:
+            assert (c.path / "untracked.txt").read_text() == "u\n"
+        assert len(_worktrees(repo)) == N + 1
+        assert len(await list_leases()) == N
+    finally:
+        await asyncio.gather(*(c.aclose() for c in copies))
+    assert _worktrees(repo) == [str(repo)]
+    assert list(base.iterdir()) == []
+    assert await list_leases() == []
+
+
+async def test_concurrent_scratch_create_and_close_interleaved(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    base = tmp_path / "scratch"
+    base.mkdir()
+
+    async def one() -> None:
+        async with await ScratchWorkspace.create(repo, base_dir=base) as scratch:
+            (scratch.path / "a.py").write_text("A = 2\n")
+            assert [c.path for c in await scratch.changes()] == ["a.py"]
+
+    await asyncio.gather(*(one() for _ in range(N)))
+    assert _worktrees(repo) == [str(repo)]
+    assert list(base.iterdir()) == []
+
+
+_CHILD = """
+import asyncio, sys
+from pathlib import Path
+from driveros.review import ScratchWorkspace
+
+async def main() -> None:
+    copies = await asyncio.gather(
+        *(ScratchWorkspace.create(Path(sys.argv[1]), base_dir=Path(sys.argv[2])) for _ in range(5))
+    )
+    for c in copies:
+        await c.aclose()
+
+asyncio.run(main())
+"""
+
+
+async def test_concurrent_scratch_create_across_processes(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    base = tmp_path / "scratch"
+    base.mkdir()
+    procs = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _CHILD, str(repo), str(base), stderr=subprocess.PIPE
+        )
+        for _ in range(4)
+    ]
+    results = [await p.communicate() for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err.decode()[-2000:] for _, err in results]
+    assert _worktrees(repo) == [str(repo)]
+    assert list(base.iterdir()) == []

@@ -1,0 +1,147 @@
+"""driveros.state: leases, owners, and garbage collection of what dead processes left."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+from driveros.state import Lease, Owner, collect_garbage, kept_leases, list_leases, state_dir
+from tests.review._repo import git, make_repo
+
+_HOLD = """
+import asyncio, sys
+from pathlib import Path
+from driveros.review import ScratchWorkspace
+
+async def main() -> None:
+    await ScratchWorkspace.create(Path(sys.argv[1]), base_dir=Path(sys.argv[2]))
+    print("ready", flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+def _worktrees(repo: Path) -> list[str]:
+    out = git(repo, "worktree", "list", "--porcelain")
+    return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
+
+
+async def _killed_owner(repo: Path, base: Path) -> int:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _HOLD, str(repo), str(base), stdout=asyncio.subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    assert await proc.stdout.readline() == b"ready\n"
+    proc.send_signal(signal.SIGKILL)
+    await proc.wait()
+    return proc.pid
+
+
+def test_state_dir_follows_the_environment(tmp_path: Path) -> None:
+    assert state_dir({"DRIVEROS_STATE_DIR": str(tmp_path)}) == tmp_path
+    assert state_dir({"XDG_STATE_HOME": str(tmp_path)}) == tmp_path / "driveros"
+    assert state_dir({}) == Path.home() / ".local" / "state" / "driveros"
+
+
+def test_owner_current_is_alive_and_a_reused_pid_is_not() -> None:
+    me = Owner.current()
+    assert me.alive()
+    assert not Owner(pid=me.pid, start="1", boot=me.boot, host=me.host).alive()
+    assert not Owner(pid=me.pid, start=me.start, boot="another-boot", host=me.host).alive()
+    # Another host's processes cannot be seen: never collected.
+    assert Owner(pid=me.pid, start="1", boot="x", host="elsewhere.invalid").alive()
+
+
+async def test_gc_removes_scratch_copy_of_killed_process(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj", {"a.py": "A = 1\n"})
+    base = tmp_path / "scratch"
+    base.mkdir()
+    pid = await _killed_owner(repo, base)
+    assert len(_worktrees(repo)) == 2
+    assert len(list(base.iterdir())) == 1
+
+    report = await collect_garbage()
+
+    assert [(c.kind, c.owner_pid, c.reason, c.repo) for c in report.removed] == [
+        ("scratch", pid, "owner_gone", str(repo))
+    ]
+    assert report.errors == []
+    assert _worktrees(repo) == [str(repo)]
+    assert list(base.iterdir()) == []
+    assert await list_leases() == []
+    assert (await collect_garbage()).removed == []
+
+
+async def test_gc_leaves_live_owners_alone(tmp_path: Path) -> None:
+    target = tmp_path / "driveros-cache-x"
+    target.mkdir()
+    lease = await Lease.create("cache", paths=[target])
+    assert (await collect_garbage()).removed == []
+    assert target.is_dir()
+    await lease.release()
+    assert not target.exists()
+    assert await list_leases() == []
+
+
+async def _dead_lease(kind: str, paths: list[Path], *, keep: bool = False) -> Lease:
+    lease = await Lease.create(kind, paths=paths)
+    if keep:
+        await lease.keep({"run": "r1"})
+    record = lease.record.model_dump(mode="json")
+    record["owner"] = {**record["owner"], "start": "0"}  # a pid reused by someone else
+    lease.file.write_text(json.dumps(record))
+    return lease
+
+
+async def test_gc_refuses_paths_it_does_not_own(tmp_path: Path) -> None:
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    lease = await _dead_lease("cache", [precious])
+    report = await collect_garbage()
+    assert precious.is_dir()
+    assert [c.paths for c in report.removed] == [[]]
+    assert report.errors == [
+        f"lease {lease.id}: not removing {str(precious)!r} (not a driveros path)"
+    ]
+
+
+async def test_gc_ignores_garbage_lease_files(tmp_path: Path) -> None:
+    folder = state_dir() / "leases"
+    folder.mkdir(parents=True)
+    (folder / "0123456789abcdef.json").write_text("{not json")
+    (folder / "fedcba9876543210.json").write_text(json.dumps({"id": "../../etc", "kind": 1}))
+    report = await collect_garbage()
+    assert report.removed == [] and report.errors == []
+
+
+async def test_gc_keeps_kept_leases_until_max_age(tmp_path: Path) -> None:
+    target = tmp_path / "driveros-kept"
+    target.mkdir()
+    await _dead_lease("scratch", [target], keep=True)
+    assert (await collect_garbage()).removed == []
+    assert [k.record.kept.manifest for k in await kept_leases("scratch") if k.record.kept] == [
+        {"run": "r1"}
+    ]
+    assert target.is_dir()
+    report = await collect_garbage(max_kept_age=0.0)
+    assert [c.reason for c in report.removed] == ["expired"]
+    assert not target.exists()
+
+
+async def test_gc_busy_when_another_process_collects(tmp_path: Path) -> None:
+    import fcntl
+
+    where = state_dir()
+    where.mkdir(parents=True, exist_ok=True)
+    fd = os.open(where / "gc.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        assert (await collect_garbage()).busy
+    finally:
+        os.close(fd)
+    assert not (await collect_garbage()).busy
