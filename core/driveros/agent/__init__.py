@@ -10,7 +10,9 @@ from driveros.agent._approval import (
     ApprovalPolicy,
     ApprovalRequest,
     ApproveMode,
+    Asker,
     Decision,
+    Tier,
     approval_policy,
 )
 from driveros.agent._events import (
@@ -48,7 +50,14 @@ from driveros.agent._hooks import (
 )
 from driveros.agent._loop import Agent
 from driveros.agent._redact import RedactingFilter, Redactor
-from driveros.agent._run import RunReport, RunSpec, execute_run, new_run_id, pick_provider
+from driveros.agent._run import (
+    RunReport,
+    RunSpec,
+    execute_run,
+    new_run_id,
+    pick_provider,
+    run_tier,
+)
 from driveros.agent._sink import EventSink, OnEvent
 from driveros.agent._state import AgentConfig, AgentRun
 from driveros.agent._stuck import (
@@ -73,6 +82,7 @@ __all__ = [
     "ApprovalPolicy",
     "ApprovalRequest",
     "ApproveMode",
+    "Asker",
     "CycleDetector",
     "Decision",
     "DiagnosticItem",
@@ -103,6 +113,7 @@ __all__ = [
     "StuckVerdict",
     "Text",
     "Thinking",
+    "Tier",
     "ToolCall",
     "ToolObservation",
     "ToolResult",
@@ -116,5 +127,6 @@ __all__ = [
     "execute_run",
     "new_run_id",
     "pick_provider",
+    "run_tier",
     "tool_specs",
 ]

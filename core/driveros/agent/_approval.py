@@ -1,7 +1,8 @@
 """Approval as the loop sees it: every non-read-only tool call is decided by a policy.
 
-The policies themselves (``policy``, ``never``, ``interactive``, ``allow-all``) live in
-:mod:`driveros.review.approval`; this module maps the ``--approve`` modes onto them.
+The policies themselves (``ask``, ``policy``, ``never``, ``allow-all``) live in
+:mod:`driveros.review.approval`; this module maps the ``--approve`` modes onto them, with the
+tier the run's commands execute in.
 """
 
 from __future__ import annotations
@@ -12,15 +13,33 @@ from typing import Literal
 from driveros.review.approval import (
     ApprovalPolicy,
     ApprovalRequest,
+    Asker,
     Decision,
+    Tier,
     approval_from_name,
 )
 
-ApproveMode = Literal["interactive", "policy", "never"]
+#: ``interactive`` is ``ask`` on /dev/tty (kept as an alias).
+ApproveMode = Literal["ask", "interactive", "policy", "never"]
 
-__all__ = ["ApprovalPolicy", "ApprovalRequest", "ApproveMode", "Decision", "approval_policy"]
+__all__ = [
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "ApproveMode",
+    "Asker",
+    "Decision",
+    "Tier",
+    "approval_policy",
+]
 
 
-def approval_policy(mode: str, *, workspace: str | Path | None = None) -> ApprovalPolicy:
-    """The policy for an ``--approve`` mode; ``interactive`` fails fast without a terminal."""
-    return approval_from_name(mode, workspace=workspace)
+def approval_policy(
+    mode: str,
+    *,
+    workspace: str | Path | None = None,
+    tier: Tier | None = None,
+    asker: Asker | None = None,
+) -> ApprovalPolicy:
+    """The policy for an ``--approve`` mode in ``tier`` (default: local). ``ask`` without an
+    ``asker`` (and ``interactive``) asks on /dev/tty and fails fast without a terminal."""
+    return approval_from_name(mode, workspace=workspace, tier=tier, asker=asker)

@@ -137,6 +137,15 @@ class Approval(_Event):
     name: str
     decision: Literal["allowed", "blocked", "approved", "denied"]
     reason: str = ""
+    #: True when a human was asked (``approved``/``denied``, or ``denied`` by a timeout).
+    asked: bool = False
+    #: Who answered: ``tty``, the editor, ``timeout``, ``canceled``, ``error``; or who allowed
+    #: the command for this run earlier (then ``asked`` is false and ``scope`` is ``run``).
+    answered_by: str | None = None
+    #: What an allowance covers: this call (``once``) or the same request for the whole run.
+    scope: Literal["once", "run"] | None = None
+    #: Where the command runs (``Tier.describe()``), for people reading the trace.
+    tier: str | None = None
 
 
 class Stuck(_Event):

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from driveros._errors import ConfigError, ProviderError
 from driveros.agent import _events as ev
 from driveros.agent import _memory
-from driveros.agent._approval import ApprovalPolicy, ApprovalRequest, approval_policy
+from driveros.agent._approval import ApprovalPolicy, ApprovalRequest, Tier, approval_policy
 from driveros.agent._context import ContextMeter, trim_tool_outputs
 from driveros.agent._diagnostics import DiagnosticsTracker
 from driveros.agent._hooks import (
@@ -330,9 +330,26 @@ class Agent:
     async def _approve(self, turn: int, call: ToolCallPart) -> tuple[bool, str]:
         if call.name in READ_ONLY_TOOLS:
             return True, "read-only tool"
-        decision = await self.approval.decide(
-            ApprovalRequest(tool=call.name, arguments=call.arguments)
-        )
+        tier = getattr(self.approval, "tier", None)
+        where = tier.describe() if isinstance(tier, Tier) else None
+        try:
+            decision = await self.approval.decide(
+                ApprovalRequest(tool=call.name, arguments=call.arguments)
+            )
+        except asyncio.CancelledError:
+            # Cancelled while deciding (a human was being asked): record the denial.
+            await self.sink.emit(
+                ev.Approval,
+                turn=turn,
+                call_id=call.id,
+                name=call.name,
+                decision="denied",
+                reason="denied: the run was cancelled while asking",
+                asked=True,
+                answered_by="canceled",
+                tier=where,
+            )
+            raise
         if decision.asked:
             label = "approved" if decision.allowed else "denied"
         else:
@@ -344,6 +361,10 @@ class Agent:
             name=call.name,
             decision=label,
             reason=decision.reason,
+            asked=decision.asked,
+            answered_by=decision.answered_by,
+            scope=decision.scope,
+            tier=where,
         )
         return decision.allowed, decision.reason
 

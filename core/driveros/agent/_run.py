@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from driveros._errors import ConfigError, DriverosError
 from driveros.agent import _events as ev
-from driveros.agent._approval import ApprovalPolicy, ApproveMode, approval_policy
+from driveros.agent._approval import ApprovalPolicy, ApproveMode, Asker, Tier, approval_policy
 from driveros.agent._hooks import DiagnosticsSource, MemoryHook, StuckDetector
 from driveros.agent._loop import Agent
 from driveros.agent._redact import Redactor
@@ -100,6 +100,17 @@ def pick_provider(env: Environment, name: str | None) -> str:
             return candidate
     wanted = ", ".join(v for v in KEY_VARS.values() if v)
     raise ConfigError(f"no model provider is configured: set one of {wanted}, or OLLAMA_HOST")
+
+
+def run_tier(spec: RunSpec) -> Tier:
+    """The tier the run's commands execute in (the approval policy decides by it)."""
+    docker = spec.sandbox == "docker"
+    return Tier(
+        sandbox=spec.sandbox,
+        runtime=spec.runtime if docker else None,
+        network=spec.network if docker else True,
+        scratch=spec.review,
+    )
 
 
 def docker_git(
@@ -191,6 +202,7 @@ async def execute_run(
     history: Sequence[Message] | None = None,
     scratch: ScratchWorkspace | None = None,
     approval: ApprovalPolicy | None = None,
+    asker: Asker | None = None,
     config: AgentConfig | None = None,
 ) -> RunReport:
     """Run ``spec`` to one outcome. Setup problems end as a ``setup_error`` result.
@@ -199,6 +211,10 @@ async def execute_run(
     ``spec.overlays`` when None); the report carries the scratch copy and its changes, and
     the caller owns it from then on. Cancelling the task emits a ``canceled`` result after
     the tools are stopped and the sandbox is closed, then re-raises.
+
+    ``approval`` replaces the policy built from ``spec.approve``; ``asker`` is who
+    ``approve="ask"`` asks (default: the terminal). The policy is built per run, in the
+    run's tier (:func:`run_tier`).
     """
     sink = EventSink(spec.run_id or new_run_id(), on_event, Redactor(env.secret_values()))
     if spec.overlays and not spec.review:
@@ -234,7 +250,10 @@ async def execute_run(
                 config=(config or AgentConfig()).model_copy(
                     update={"max_iterations": spec.max_iterations, "max_wall_s": spec.max_wall_s}
                 ),
-                approval=approval or approval_policy(spec.approve, workspace=seen_as),
+                approval=approval
+                or approval_policy(
+                    spec.approve, workspace=seen_as, tier=run_tier(spec), asker=asker
+                ),
                 extra_detectors=found.detectors,
                 diagnostics=found.feed,
                 targets_judge=found.judge,

@@ -64,9 +64,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--review", action="store_true", help="work on a scratch copy, then review the diff")
     add(
         "--approve",
-        choices=("interactive", "policy", "never"),
+        choices=("ask", "interactive", "policy", "never"),
         default="policy",
-        help="who decides tool calls that are not read-only",
+        help="who decides tool calls that are not read-only: ask (on /dev/tty; interactive "
+        "is an alias), policy (allowlist, the rest refused), never (read-only tools only)",
     )
     add(
         "--review-action",
@@ -196,8 +197,8 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
     if args.council and not args.review:
         raise ConfigError("driveros agent: error: --council needs --review")
     # Fail fast (exit 1) before any work when a question could not be asked.
-    if args.approve == "interactive":
-        approval_policy("interactive")
+    if args.approve in ("ask", "interactive"):
+        approval_policy(args.approve)
     if args.review and args.review_action == "prompt":
         review_prompt_check()
     out = _Stdout()

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TextIO
 
 from driveros.agent import Event, Result
+from driveros.review.approval import display_command
 
 _MAX_OUTPUT_LINES = 6
+#: Collapsed to one space in one-line fields; every other control character is escaped.
+_BLANKS = re.compile(r"[ \t\r\n]+")
 
 
 def _one_line(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
+    text = display_command(_BLANKS.sub(" ", text).strip())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _lines(text: str) -> str:
+    """Streamed text for the terminal: line breaks kept, every other control escaped."""
+    return "\n".join(display_command(line) for line in text.split("\n"))
 
 
 class TraceWriter:
@@ -52,19 +61,27 @@ class TraceWriter:
                         self._close_line()
                         self._write("  thinking: ")
                         self._open = "thinking"
-                    self._write(event.text.replace("\n", " "))
+                    self._write(display_command(event.text.replace("\n", " ")))
             case "text":
                 if self._open != "text":
                     self._close_line()
                     self._write("  ")
                     self._open = "text"
-                self._write(event.text.replace("\n", "\n  "))
+                self._write(_lines(event.text).replace("\n", "\n  "))
             case "tool_call":
-                args = json.dumps(event.arguments, ensure_ascii=False)
-                self._line(f"  → {event.name} {_one_line(args)}")
+                command = event.arguments.get("command") if event.name == "run" else None
+                if isinstance(command, str):  # a command is shown whole, never shortened
+                    self._line(f"  → run {display_command(command)}")
+                else:
+                    args = json.dumps(event.arguments, ensure_ascii=False)
+                    self._line(f"  → {display_command(event.name)} {_one_line(args)}")
             case "approval":
+                who = f" by {display_command(event.answered_by)}" if event.answered_by else ""
                 if event.decision in ("blocked", "denied"):
-                    self._line(f"    ✗ {event.decision}: {_one_line(event.reason)}")
+                    self._line(f"    ✗ {event.decision}{who}: {_one_line(event.reason)}")
+                elif event.asked:
+                    scope = " for this run" if event.scope == "run" else " once"
+                    self._line(f"    ✓ approved{scope}{who}")
             case "tool_result":
                 mark = "✓" if event.ok else "✗"
                 lines = event.output.splitlines()
@@ -74,7 +91,7 @@ class TraceWriter:
                 if len(lines) > _MAX_OUTPUT_LINES:
                     self._line(f"      … {len(lines) - _MAX_OUTPUT_LINES} more lines")
             case "edit":
-                self._line(f"    ✎ {event.action} {event.path}")
+                self._line(f"    ✎ {event.action} {display_command(event.path)}")
             case "diagnostics":
                 self._line(
                     f"    diagnostics: {len(event.new)} new, {len(event.fixed)} fixed, "

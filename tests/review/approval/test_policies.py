@@ -153,7 +153,9 @@ async def test_interactive_asks_only_beyond_policy(terminal: tuple[int, str]) ->
     decision = await approval.decide(PUSH)
     prompt = await typed
     assert "driveros wants to run: git push" in prompt
-    assert decision == Decision(allowed=True, reason="approved by the user", asked=True)
+    assert decision == Decision(
+        allowed=True, reason="approved by the user", asked=True, answered_by="tty", scope="once"
+    )
 
 
 async def test_interactive_denial_carries_reason(terminal: tuple[int, str]) -> None:
@@ -163,7 +165,10 @@ async def test_interactive_denial_carries_reason(terminal: tuple[int, str]) -> N
     decision = await approval.decide(PUSH)
     await typed
     assert decision == Decision(
-        allowed=False, reason="denied by the user: use the test suite instead", asked=True
+        allowed=False,
+        reason="denied by the user: use the test suite instead",
+        asked=True,
+        answered_by="tty",
     )
 
 

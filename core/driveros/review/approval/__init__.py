@@ -1,13 +1,19 @@
 """Approval policies: who decides whether a tool call may run (``--approve``).
 
 ``policy`` auto-allows a documented allowlist and blocks the rest, ``never`` allows only
-read-only tools, ``interactive`` asks on /dev/tty for what the policy would not allow, and
-``allow-all`` is for trusted programmatic use. See docs/review.md for the allowlist.
+read-only tools, ``ask`` asks an :class:`Asker` (the terminal, the editor) for what the policy
+would not allow (``interactive`` is ``ask`` on /dev/tty), and ``allow-all`` is for trusted
+programmatic use. Every policy knows the :class:`Tier` commands run in: in a contained tier
+(docker, scratch copy, network off) every command runs unasked. See docs/review.md for the
+matrix and the allowlist; :func:`display_command` is how any command is shown to a person.
 """
 
-from driveros.review.approval._interactive import InteractiveApproval
+from driveros.review.approval._ask import AskApproval, run_key
+from driveros.review.approval._display import display_command
+from driveros.review.approval._interactive import InteractiveApproval, TtyAsker
 from driveros.review.approval._policies import (
     APPROVAL_NAMES,
+    DEFAULT_ASK_TIMEOUT,
     AllowAllApproval,
     NeverApproval,
     PolicyApproval,
@@ -16,29 +22,50 @@ from driveros.review.approval._policies import (
 )
 from driveros.review.approval._shell import classify_command
 from driveros.review.approval._types import (
+    ASK_ACTIONS,
     EDIT_TOOLS,
+    LOCAL_TIER,
     READ_ONLY_TOOLS,
     RUN_TOOL,
+    Answer,
     ApprovalPolicy,
     ApprovalRequest,
+    Asker,
+    Choice,
     Decision,
     NoTerminalError,
+    Question,
+    Scope,
+    Tier,
 )
 
 __all__ = [
     "APPROVAL_NAMES",
+    "ASK_ACTIONS",
+    "DEFAULT_ASK_TIMEOUT",
     "EDIT_TOOLS",
+    "LOCAL_TIER",
     "READ_ONLY_TOOLS",
     "RUN_TOOL",
     "AllowAllApproval",
+    "Answer",
     "ApprovalPolicy",
     "ApprovalRequest",
+    "AskApproval",
+    "Asker",
+    "Choice",
     "Decision",
     "InteractiveApproval",
     "NeverApproval",
     "NoTerminalError",
     "PolicyApproval",
+    "Question",
+    "Scope",
+    "Tier",
+    "TtyAsker",
     "approval_from_name",
     "classify_command",
+    "display_command",
     "policy_decision",
+    "run_key",
 ]

@@ -8,8 +8,8 @@ import errno
 import os
 from pathlib import Path
 
-from driveros.review.approval._policies import policy_decision
-from driveros.review.approval._types import ApprovalRequest, Decision, NoTerminalError
+from driveros.review.approval._ask import AskApproval
+from driveros.review.approval._types import Answer, NoTerminalError, Question, Tier
 
 _MAX_ANSWER = 4096
 
@@ -26,57 +26,56 @@ def _open_tty(path: str) -> int:
         ) from exc
 
 
-class InteractiveApproval:
-    """Auto-allows what :class:`PolicyApproval` allows and asks on the terminal for the rest.
+class TtyAsker:
+    """Asks on the terminal (/dev/tty), never on stdin/stdout.
 
     Construction fails fast with :class:`NoTerminalError` when the terminal cannot be opened,
-    so a run without a terminal never waits for an answer. Prompts are serialized; the terminal
-    is opened non-blocking and the loop watches it, so asking never blocks the event loop and
-    cancellation stops waiting.
-    Answers: ``y`` allow once, ``a`` allow this exact request for the rest of the session,
-    ``n`` (optionally followed by a reason, which the model sees) deny.
+    so a run without a terminal never waits for an answer. The terminal is opened
+    non-blocking and the loop watches it, so asking never blocks the event loop and
+    cancellation stops waiting. The whole command is shown with every control character
+    escaped (:func:`display_command`). Answers: ``y`` allow once, ``a`` allow for this run,
+    ``n`` (optionally followed by a reason, which the model sees) or anything else deny.
     """
 
-    name = "interactive"
-
-    def __init__(
-        self, *, tty_path: str | Path = "/dev/tty", workspace: str | Path | None = None
-    ) -> None:
+    def __init__(self, *, tty_path: str | Path = "/dev/tty") -> None:
         self._tty = str(tty_path)
-        self._workspace = str(workspace) if workspace is not None else None
         os.close(_open_tty(self._tty))
-        self._lock = asyncio.Lock()
-        self._always: set[tuple[str, str]] = set()
 
-    async def decide(self, request: ApprovalRequest) -> Decision:
-        auto = policy_decision(request, workspace=self._workspace)
-        if auto.allowed:
-            return auto
-        key = (request.tool, request.command or repr(sorted(request.arguments.items())))
-        if key in self._always:
-            return Decision(allowed=True, reason="approved earlier for this session", asked=False)
-        async with self._lock:
-            answer = await self._ask(
-                f"\ndriveros wants to {request.describe()}\n  ({auto.reason})\n"
-                "Allow? [y]es / [a]lways / [n]o (optionally: n <reason>) > "
-            )
-        word, _, rest = answer.strip().partition(" ")
-        word = word.lower()
-        if word in ("y", "yes"):
-            return Decision(allowed=True, reason="approved by the user", asked=True)
-        if word in ("a", "always"):
-            self._always.add(key)
-            return Decision(allowed=True, reason="approved by the user (always)", asked=True)
-        reason = "denied by the user" + (f": {rest.strip()}" if rest.strip() else "")
-        return Decision(allowed=False, reason=reason, asked=True)
-
-    async def _ask(self, prompt: str) -> str:
+    async def ask(self, question: Question) -> Answer:
+        prompt = (
+            f"\n{question.message()}\n"
+            "Allow? [y]es once / [a]llow for this run / [n]o (optionally: n <reason>) > "
+        )
         fd = _open_tty(self._tty)
         try:
             await _write_all(fd, prompt.encode())
-            return await _read_line(fd)
+            answer = await _read_line(fd)
         finally:
             os.close(fd)
+        word, _, rest = answer.strip().partition(" ")
+        match word.lower():
+            case "y" | "yes":
+                return Answer(choice="allow_once", by="tty")
+            case "a" | "always" | "allow":
+                return Answer(choice="allow_run", by="tty")
+            case _:
+                return Answer(choice="deny", by="tty", reason=rest.strip())
+
+
+class InteractiveApproval(AskApproval):
+    """``--approve interactive``: :class:`AskApproval` asking on the terminal."""
+
+    def __init__(
+        self,
+        *,
+        tty_path: str | Path = "/dev/tty",
+        workspace: str | Path | None = None,
+        tier: Tier | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        super().__init__(
+            TtyAsker(tty_path=tty_path), workspace=workspace, tier=tier, timeout=timeout
+        )
 
 
 def _wake(ready: asyncio.Future[None]) -> None:

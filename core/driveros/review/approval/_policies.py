@@ -8,57 +8,74 @@ from driveros._errors import ConfigError
 from driveros.review.approval._shell import classify_command
 from driveros.review.approval._types import (
     EDIT_TOOLS,
+    LOCAL_TIER,
     READ_ONLY_TOOLS,
     RUN_TOOL,
     ApprovalPolicy,
     ApprovalRequest,
+    Asker,
     Decision,
+    Tier,
 )
 
 
-def policy_decision(request: ApprovalRequest, *, workspace: str | None = None) -> Decision:
-    """What :class:`PolicyApproval` decides, as a plain function."""
+def policy_decision(
+    request: ApprovalRequest, *, workspace: str | None = None, tier: Tier | None = None
+) -> Decision:
+    """What :class:`PolicyApproval` decides, as a plain function (docs/review.md, the matrix).
+
+    A request carrying a command is judged as a command whatever its tool: in a contained
+    ``tier`` it is allowed, elsewhere only when on the allowlist.
+    """
+    tier = tier or LOCAL_TIER
+    if request.command is not None or request.tool == RUN_TOOL:
+        if not request.command or not request.command.strip():
+            return Decision(allowed=False, reason="blocked by policy: empty command")
+        if tier.contained:
+            return Decision(
+                allowed=True,
+                reason=f"allowed by policy: contained tier ({tier.describe()})",
+            )
+        return classify_command(request.command, workspace=workspace)
     if request.tool in READ_ONLY_TOOLS:
         return Decision(allowed=True, reason="allowed by policy: read-only tool")
     if request.tool in EDIT_TOOLS:
         return Decision(
             allowed=True, reason="allowed by policy: edits stay in the fenced workspace"
         )
-    if request.tool == RUN_TOOL:
-        if not request.command or not request.command.strip():
-            return Decision(allowed=False, reason="blocked by policy: empty command")
-        return classify_command(request.command, workspace=workspace)
     return Decision(allowed=False, reason=f"blocked by policy: unknown tool {request.tool!r}")
 
 
 class PolicyApproval:
-    """Auto-allows the documented allowlist (read-only tools, edits, safe commands); blocks
-    everything else with a reason the model can read.
+    """Auto-allows the documented allowlist (read-only tools, edits, safe commands; every
+    command in a contained tier); blocks everything else with a reason the model can read.
 
     ``workspace`` is the workspace root as commands see it (e.g. ``/workspace`` in a
-    container): absolute paths below it count as inside the workspace.
+    container): absolute paths below it count as inside the workspace. ``tier`` is where
+    commands run (default: the local tier).
     """
 
     name = "policy"
 
-    def __init__(self, *, workspace: str | Path | None = None) -> None:
+    def __init__(self, *, workspace: str | Path | None = None, tier: Tier | None = None) -> None:
         self._workspace = str(workspace) if workspace is not None else None
+        self.tier = tier or LOCAL_TIER
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        return policy_decision(request, workspace=self._workspace)
+        return policy_decision(request, workspace=self._workspace, tier=self.tier)
 
 
 class NeverApproval:
-    """Allows only the read-only tools; every command and every edit is blocked."""
+    """Allows only the read-only tools, in every tier; every command (a custom check
+    included) and every edit is blocked."""
 
     name = "never"
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        if request.tool in READ_ONLY_TOOLS:
+        if request.tool in READ_ONLY_TOOLS and request.command is None:
             return Decision(allowed=True, reason="allowed: read-only tool")
-        return Decision(
-            allowed=False, reason=f"blocked: approval policy 'never' allows no {request.tool}"
-        )
+        what = "command" if request.command is not None else request.tool
+        return Decision(allowed=False, reason=f"blocked: approval policy 'never' allows no {what}")
 
 
 class AllowAllApproval:
@@ -70,28 +87,42 @@ class AllowAllApproval:
         return Decision(allowed=True, reason="allowed: allow-all policy")
 
 
-APPROVAL_NAMES: tuple[str, ...] = ("interactive", "policy", "never", "allow-all")
+#: The ``--approve`` values; ``interactive`` is ``ask`` on /dev/tty (kept as an alias).
+APPROVAL_NAMES: tuple[str, ...] = ("ask", "interactive", "policy", "never", "allow-all")
+
+#: Default wait for an answer before it counts as a denial (seconds).
+DEFAULT_ASK_TIMEOUT = 300.0
 
 
 def approval_from_name(
     name: str,
     *,
     workspace: str | Path | None = None,
+    tier: Tier | None = None,
+    asker: Asker | None = None,
     tty_path: str | Path = "/dev/tty",
+    timeout: float | None = DEFAULT_ASK_TIMEOUT,
 ) -> ApprovalPolicy:
-    """The policy for an ``--approve`` value. ``interactive`` raises :class:`NoTerminalError`
-    (a ConfigError) at once when there is no terminal; unknown names raise ConfigError."""
+    """The policy for an ``--approve`` value.
+
+    ``ask`` asks ``asker`` for what the policy would not allow; without an asker it asks on
+    the terminal (``interactive`` is that alias) and raises :class:`NoTerminalError` (a
+    ConfigError) at once when there is no terminal. Unknown names raise ConfigError. Build
+    one policy per run: ``Allow for this run`` is remembered by the policy object.
+    """
     match name:
         case "policy":
-            return PolicyApproval(workspace=workspace)
+            return PolicyApproval(workspace=workspace, tier=tier)
         case "never":
             return NeverApproval()
         case "allow-all" | "allow_all":
             return AllowAllApproval()
-        case "interactive":
-            from driveros.review.approval._interactive import InteractiveApproval
+        case "ask" | "interactive":
+            from driveros.review.approval._ask import AskApproval
+            from driveros.review.approval._interactive import TtyAsker
 
-            return InteractiveApproval(tty_path=tty_path, workspace=workspace)
+            chosen = asker if asker is not None else TtyAsker(tty_path=tty_path)
+            return AskApproval(chosen, workspace=workspace, tier=tier, timeout=timeout)
         case _:
             raise ConfigError(
                 f"unknown approval policy {name!r}; choose one of {', '.join(APPROVAL_NAMES)}",

@@ -1,12 +1,13 @@
-"""Approval requests, decisions and the policy protocol."""
+"""Approval requests, decisions, tiers, questions and the policy and asker protocols."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from driveros._errors import ConfigError
+from driveros.review.approval._display import display_command
 
 #: Tools that only observe: every policy allows them.
 READ_ONLY_TOOLS: frozenset[str] = frozenset({"read_file", "list_files", "search", "diagnostics"})
@@ -22,7 +23,8 @@ class NoTerminalError(ConfigError):
 
 class ApprovalRequest(BaseModel):
     """One tool call that needs a decision. ``command`` is filled from ``arguments`` for
-    ``run`` when not given."""
+    ``run`` when not given. Any request that carries a ``command`` is judged as a command,
+    whatever the tool is called (a custom check is a command)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -39,21 +41,141 @@ class ApprovalRequest(BaseModel):
         return self
 
     def describe(self) -> str:
-        """A one-line human description (for prompts and logs)."""
-        if self.tool == RUN_TOOL:
-            return f"run: {self.command or ''}"
+        """A one-line human description (for prompts and logs), control characters escaped
+        (:func:`display_command`) and never shortened."""
+        if self.command is not None:
+            verb = "run" if self.tool == RUN_TOOL else f"{self.tool} (runs)"
+            return f"{display_command(verb)}: {display_command(self.command)}"
         path = self.arguments.get("path")
-        return f"{self.tool}: {path}" if isinstance(path, str) else self.tool
+        if isinstance(path, str):
+            return f"{display_command(self.tool)}: {display_command(path)}"
+        return display_command(self.tool)
+
+
+class Tier(BaseModel):
+    """Where a command runs; the policy decides by it (the matrix in docs/review.md).
+
+    ``contained`` is the docker tier (runc or runsc) on a scratch copy with the network off:
+    there every command runs without asking, the container is the boundary and the review
+    the gate. Anything else (the local tier, network on, the user's own tree) is not.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    sandbox: Literal["local", "docker"] = "local"
+    runtime: Literal["runc", "runsc"] | None = None
+    network: bool = False
+    #: The sandbox works on a scratch copy under review (``--review``, every editor run).
+    scratch: bool = False
+
+    @property
+    def contained(self) -> bool:
+        return self.sandbox == "docker" and not self.network and self.scratch
+
+    def describe(self) -> str:
+        """For people: ``local (this machine, as you)``, ``docker runsc, network off, scratch
+        copy``."""
+        if self.sandbox == "local":
+            where = "local (this machine, as you)"
+        else:
+            where = f"docker {self.runtime or 'runc'}"
+        parts = [where]
+        if self.sandbox == "docker":
+            parts.append("network on" if self.network else "network off")
+        parts.append("scratch copy" if self.scratch else "your workspace")
+        return ", ".join(parts)
+
+
+#: The local tier on the user's workspace: the most conservative default.
+LOCAL_TIER = Tier()
+
+Scope = Literal["once", "run"]
 
 
 class Decision(BaseModel):
-    """The verdict on one request. ``asked`` is True when a human was asked."""
+    """The verdict on one request. ``asked`` is True when a human was asked; then
+    ``answered_by`` says who answered (``tty``, the editor's name, ``timeout``, ...) and
+    ``scope`` whether an allowance covers this call (``once``) or the rest of the run
+    (``run``)."""
 
     model_config = ConfigDict(frozen=True)
 
     allowed: bool
     reason: str = ""
     asked: bool = False
+    answered_by: str | None = None
+    scope: Scope | None = None
+
+
+#: The answer titles every asker shows, in this order (clients and scripts match the
+#: leading "Allow"/"Deny").
+ASK_ACTIONS: tuple[str, str, str] = ("Allow once", "Allow for this run", "Deny")
+
+Choice = Literal["allow_once", "allow_run", "deny"]
+
+
+class Answer(BaseModel):
+    """What a human answered. ``by`` names who answered (``tty``, ``vscode``, ...);
+    ``reason`` (for a denial) is passed on to the model."""
+
+    model_config = ConfigDict(frozen=True)
+
+    choice: Choice
+    by: str = "user"
+    reason: str = ""
+
+    @classmethod
+    def from_title(cls, title: str | None, *, by: str) -> Answer:
+        """The answer for a chosen action title (:data:`ASK_ACTIONS`); ``None`` (the request
+        was closed) and anything unknown are a denial."""
+        match title:
+            case "Allow once":
+                return cls(choice="allow_once", by=by)
+            case "Allow for this run":
+                return cls(choice="allow_run", by=by)
+            case _:
+                return cls(choice="deny", by=by)
+
+
+class Question(BaseModel):
+    """What an :class:`Asker` is asked: the request, the tier it would run in, and why the
+    policy did not allow it on its own."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: ApprovalRequest
+    tier: Tier = LOCAL_TIER
+    reason: str = ""
+
+    @property
+    def command(self) -> str:
+        """The whole command (or the tool and path), control characters escaped."""
+        req = self.request
+        return display_command(req.command) if req.command is not None else req.describe()
+
+    def message(self) -> str:
+        """The standard question text: tool, whole escaped command, tier, the policy's
+        reason. Every asker shows at least this."""
+        tool = display_command(self.request.tool)
+        lines = [f"driveros wants to {self.request.describe()}", f"tool: {tool}"]
+        lines.append(f"runs in: {self.tier.describe()}")
+        if self.reason:
+            lines.append(f"why asked: {display_command(self.reason)}")
+        return "\n".join(lines)
+
+
+@runtime_checkable
+class Asker(Protocol):
+    """Asks a human about one :class:`Question` and returns the :class:`Answer`.
+
+    Implementations: the terminal (:class:`TtyAsker`), the language server
+    (``window/showMessageRequest``). The caller serializes questions, applies the timeout
+    (an expired wait is a denial) and handles cancellation (the run's cancellation is a
+    denial, then ``CancelledError`` propagates): an asker just waits for its human and must
+    let cancellation through after withdrawing its question.
+    """
+
+    async def ask(self, question: Question) -> Answer: ...
 
 
 @runtime_checkable
