@@ -26,6 +26,16 @@ class NotARepositoryError(ReviewError):
     """A git-only action (``commit``) was asked for a workspace that is not a git repository."""
 
 
+class HookChangeError(ReviewError):
+    """``commit`` refused: the selected changes touch a git hook or git configuration (a
+    ``core.hooksPath`` directory, ``.husky/``, ``.pre-commit-config.yaml``, ...), which git
+    would run as the user. Nothing was written; ``paths`` lists the files to review by hand."""
+
+    def __init__(self, message: str, *, paths: list[str], **context: object) -> None:
+        super().__init__(message, paths=list(paths), **context)
+        self.paths = list(paths)
+
+
 class ScratchClosedError(ReviewError):
     """The scratch workspace was used after ``aclose()`` or ``discard()``."""
 

@@ -10,9 +10,16 @@ from pathlib import Path
 
 from driveros.review._errors import GitError, GitNotFoundError
 
+#: Added to every git call on the user's repository (``raw``): no hook and no fsmonitor daemon
+#: runs on driveros' behalf. Only ``commit`` lifts the hooks part (``user_hooks``), after
+#: :func:`driveros.review._hooks.refuse_hook_changes` found no hook path among its changes.
+NEUTRAL_CONFIG: tuple[str, ...] = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+
 #: Options that make our own git calls independent of user config that would change bytes or
-#: start background daemons. Hooks are not involved: we never commit in the scratch copy.
+#: start background daemons or hooks (the scratch copy never needs either).
 SAFE_CONFIG: tuple[str, ...] = (
+    "-c",
+    "core.hooksPath=/dev/null",
     "-c",
     "core.autocrlf=false",
     "-c",
@@ -42,17 +49,24 @@ async def run_git(
     git_dir: Path | None = None,
     work_tree: Path | None = None,
     raw: bool = False,
+    user_hooks: bool = False,
 ) -> tuple[int, bytes, bytes]:
     """Run ``git args`` in ``cwd``; returns (returncode, stdout, stderr).
 
     With ``check`` a non-zero exit raises :class:`GitError`. Cancellation kills the process
     and waits for it, so no git process outlives its caller. ``raw`` runs with the user's own
-    configuration only (for commands on the user's repository: status, worktree, commit).
+    configuration (for commands on the user's repository: status, worktree, commit), minus
+    hooks and fsmonitor (:data:`NEUTRAL_CONFIG`); ``user_hooks`` keeps the user's hooks (only
+    for a commit whose changes touch no hook path, and to read where the hooks are).
     """
     # Paths we pass are file names, never patterns ("a[1].txt", ":x" are plain names).
     argv: list[str] = [git_executable(), "--literal-pathspecs"]
     if not raw:
         argv.extend(SAFE_CONFIG)
+    elif user_hooks:
+        argv.extend(NEUTRAL_CONFIG[:2])
+    else:
+        argv.extend(NEUTRAL_CONFIG)
     if git_dir is not None:
         argv.append(f"--git-dir={git_dir}")
     if work_tree is not None:

@@ -20,6 +20,7 @@ from driveros.review._errors import (
 )
 from driveros.review._files import check_relpath
 from driveros.review._git import run_git, split_z
+from driveros.review._hooks import refuse_hook_changes
 from driveros.review._models import ApplyResult, FileChange, FileReview, FileStatus, ReviewState
 from driveros.review._snapshot import Layout, build, destroy, layout_from_json, layout_to_json
 from driveros.state import kept_leases
@@ -253,7 +254,9 @@ class ScratchWorkspace:
         """Apply, then ``git add`` and ``git commit`` exactly those paths in the user's repo.
 
         Other staged changes of the user stay staged and out of the commit. Raises
-        :class:`NotARepositoryError` (nothing written) when the workspace is not a repository.
+        :class:`NotARepositoryError` (nothing written) when the workspace is not a repository,
+        and :class:`HookChangeError` (nothing written) when a selected change touches a git
+        hook or git configuration; otherwise the user's own, unchanged hooks run.
         """
         self._check_open()
         if not message.strip():
@@ -274,6 +277,8 @@ class ScratchWorkspace:
         if not chosen:
             raise ReviewError("nothing to commit: no change is selected")
         touched = sorted({p for c in self._select(chosen) for p in c.paths})
+        # Git runs hooks and reads config as the user: never ones this proposal changed.
+        await refuse_hook_changes(ws, self._select(chosen))
         result = await self.apply(chosen)
         # A deleted file git never knew about (an untracked one) has nothing to commit.
         _, tracked_out, _ = await run_git(["ls-files", "-z", "--", *touched], cwd=ws, raw=True)
@@ -284,7 +289,10 @@ class ScratchWorkspace:
             return ApplyResult(applied=result.applied)
         await run_git(["add", "-A", "--", *paths_to_commit], cwd=ws, raw=True)
         await run_git(
-            ["commit", "-q", "--only", "-m", message, "--", *paths_to_commit], cwd=ws, raw=True
+            ["commit", "-q", "--only", "-m", message, "--", *paths_to_commit],
+            cwd=ws,
+            raw=True,
+            user_hooks=True,
         )
         _, sha, _ = await run_git(["rev-parse", "HEAD"], cwd=ws, raw=True)
         return ApplyResult(applied=result.applied, commit=sha.decode().strip())
