@@ -69,6 +69,8 @@ class RunSpec(BaseModel):
     run_id: str | None = None
     #: Attach the build-diagnostics feed (driveros.intel): snapshots after edit turns.
     diagnostics: bool = True
+    #: Globs the user exempts from the secret-file deny list (docs/sandbox.md, "Secret files").
+    allow_secret_files: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -140,10 +142,11 @@ async def _open_sandbox(
             network=spec.network,
             base_env={**env.raw, **git_env},
             extra_mounts={src: dst for src, dst in mounts.items()},
+            allow_secret_files=spec.allow_secret_files,
         )
         seen_as = DOCKER_WORKSPACE
     else:
-        box = LocalSandbox(root, base_env=env.raw)
+        box = LocalSandbox(root, base_env=env.raw, allow_secret_files=spec.allow_secret_files)
         seen_as = str(root)
     try:
         await box.start()

@@ -238,9 +238,11 @@ class ToolBox:
                 )
             case SearchArgs():
                 matches = await sb.search(args.pattern, path=args.path or ".", glob=args.glob)
-                if not matches:
-                    return ToolOutcome(True, "no matches", observed=True)
-                lines = [f"{m.path}:{m.line}: {m.text}" for m in matches]
+                lines = [f"{m.path}:{m.line}: {m.text}" for m in matches] or ["no matches"]
+                skipped: tuple[str, ...] = getattr(matches, "skipped", ())
+                if skipped:
+                    shown = ", ".join(skipped[:20]) + (" ..." if len(skipped) > 20 else "")
+                    lines.append(f"[skipped {len(skipped)} secret file(s), not searched: {shown}]")
                 return ToolOutcome(True, "\n".join(lines), observed=True)
             case ListFilesArgs():
                 entries = await sb.list_dir(args.path or ".")

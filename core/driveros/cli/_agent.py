@@ -80,6 +80,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --review: the council (other providers) reviews the diff before you do",
     )
+    add(
+        "--allow-secret-file",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="let the agent read a deny-listed secret file (.env, keys...); repeatable",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -193,6 +200,7 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         approve=args.approve,
         review=args.review,
         diagnostics=_diagnostics_enabled(env),
+        allow_secret_files=args.allow_secret_file,
     )
     if args.council and not args.review:
         raise ConfigError("driveros agent: error: --council needs --review")

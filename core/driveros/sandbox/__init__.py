@@ -30,9 +30,12 @@ from driveros.sandbox._protocol import (
     SandboxClosedError,
     SearchError,
     SearchMatch,
+    SearchResults,
+    SecretFileError,
     SpecialFileError,
     WrongKindError,
 )
+from driveros.sandbox._secrets import secret_path_reason
 from driveros.sandbox._session import ShellSession
 
 __all__ = [
@@ -61,8 +64,11 @@ __all__ = [
     "SandboxError",
     "SearchError",
     "SearchMatch",
+    "SearchResults",
+    "SecretFileError",
     "ShellSession",
     "SpecialFileError",
     "WrongKindError",
     "scrub_env",
+    "secret_path_reason",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -13,7 +13,8 @@ from driveros.sandbox._channel import Channel
 from driveros.sandbox._env import check_command
 from driveros.sandbox._files import HostFiles
 from driveros.sandbox._processes import BackgroundProcess, ProcessHost
-from driveros.sandbox._protocol import DirEntry, FileStat, SandboxClosedError, SearchMatch
+from driveros.sandbox._protocol import DirEntry, FileStat, SandboxClosedError, SearchResults
+from driveros.sandbox._secrets import SecretFiles
 from driveros.sandbox._session import ShellSession
 from driveros.sandbox._watchdog import Watchdog
 
@@ -31,8 +32,13 @@ class SandboxBase:
         default_timeout: float | None,
         output_cap: int,
         max_read: int,
+        allow_secret_files: Sequence[str] = (),
     ) -> None:
-        self._files = HostFiles(Path(workspace), max_read=max_read)
+        self._files = HostFiles(
+            Path(workspace),
+            max_read=max_read,
+            secrets=SecretFiles(allow=tuple(allow_secret_files)),
+        )
         self.default_timeout = default_timeout
         self.output_cap = output_cap
         self._watchdog = Watchdog()
@@ -154,7 +160,8 @@ class SandboxBase:
 
     async def search(
         self, pattern: str, *, path: str = ".", glob: str | None = None, max_results: int = 200
-    ) -> list[SearchMatch]:
+    ) -> SearchResults:
+        """Matches (a list); ``.skipped`` names the secret files that were not searched."""
         self._check_open()
         return await self._files.search(
             pattern, path=path, glob=glob, max_results=max_results, env=self._search_env()

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -29,6 +29,7 @@ from driveros.sandbox._env import (
     scrub,
 )
 from driveros.sandbox._files import DEFAULT_MAX_READ
+from driveros.sandbox._paths import is_git_name
 from driveros.sandbox._protocol import (
     DEFAULT_OUTPUT_CAP,
     PolicyError,
@@ -80,9 +81,14 @@ class DockerSandbox(SandboxBase):
         max_read: int = DEFAULT_MAX_READ,
         user: str | None = None,
         base_url: str | None = None,
+        allow_secret_files: Sequence[str] = (),
     ) -> None:
         super().__init__(
-            workspace, default_timeout=default_timeout, output_cap=output_cap, max_read=max_read
+            workspace,
+            default_timeout=default_timeout,
+            output_cap=output_cap,
+            max_read=max_read,
+            allow_secret_files=allow_secret_files,
         )
         if untrusted and runtime == "runc":
             log.info("untrusted=True: using gVisor (runsc) instead of the requested runc")
@@ -214,8 +220,27 @@ class DockerSandbox(SandboxBase):
                 await asyncio.to_thread(container.remove, force=True)
             raise
 
+    def _git_mounts(self) -> dict[str, dict[str, str]]:
+        """Read-only bind mounts over every ``.git`` at the workspace root (any spelling).
+
+        The workspace is mounted writable, so without these a command could write a hook or
+        ``core.fsmonitor`` that runs on the user's next ``git status``. A ``.git`` file (a
+        worktree's pointer) is mounted read-only the same way. Symlinks are not mounted: their
+        target is either outside the container or a directory the fence refuses anyway.
+        """
+        mounts: dict[str, dict[str, str]] = {}
+        with os.scandir(self.workspace) as entries:
+            for entry in entries:
+                if not is_git_name(entry.name) or entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False):
+                    target = str(PurePosixPath(CONTAINER_WORKSPACE, entry.name))
+                    mounts[entry.path] = {"bind": target, "mode": "ro"}
+        return mounts
+
     def _create_container(self) -> Any:
         volumes = {str(self.workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}
+        volumes.update(self._git_mounts())
         volumes.update({src: {"bind": dst, "mode": "ro"} for src, dst in self._mounts.items()})
         container = self._client.containers.create(
             self.image,

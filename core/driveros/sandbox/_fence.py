@@ -15,11 +15,12 @@ import errno
 import os
 import shutil
 import stat as st
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from driveros._errors import SandboxError
+from driveros.sandbox._paths import is_git_name
 from driveros.sandbox._protocol import (
     ConcurrentChangeError,
     NotFoundError,
@@ -101,6 +102,13 @@ class Fence:
                         )
                     os.close(stack.pop().fd)
                     continue
+                if is_git_name(name):
+                    raise PolicyError(
+                        f"{_show(parts)!r} is inside the repository's .git directory, which "
+                        "the agent never reads or writes (hooks and config there run code on "
+                        "the user's next git command); refused",
+                        path=_show(parts),
+                    )
                 final = not pending
                 here = stack[-1].fd
                 if final:
@@ -225,10 +233,19 @@ class Fence:
     # -- files --------------------------------------------------------------------------
 
     def open_regular(
-        self, parts: tuple[str, ...], *, follow_final: bool
+        self,
+        parts: tuple[str, ...],
+        *,
+        follow_final: bool,
+        check: Callable[[tuple[str, ...]], None] | None = None,
     ) -> tuple[int, os.stat_result]:
-        """Open an existing regular file for reading; refuse anything else."""
-        with self.parent(parts, follow_final=follow_final) as (dir_fd, name, _):
+        """Open an existing regular file for reading; refuse anything else.
+
+        ``check`` sees the path the walk ended at (symlinks resolved) before anything is opened.
+        """
+        with self.parent(parts, follow_final=follow_final) as (dir_fd, name, logical):
+            if check is not None:
+                check(logical)
             if not name:
                 raise WrongKindError(f"{_show(parts)!r} is a directory", path=_show(parts))
             before = self.lstat_checked(dir_fd, name, parts)

@@ -24,10 +24,12 @@ from driveros.sandbox._protocol import (
     FileTooLargeError,
     NotFoundError,
     NotTextError,
-    SearchMatch,
+    SearchResults,
+    SecretFileError,
     WrongKindError,
 )
 from driveros.sandbox._search import find_ripgrep, search_python, search_ripgrep
+from driveros.sandbox._secrets import SecretFiles
 
 _T = TypeVar("_T")
 
@@ -49,9 +51,16 @@ DEFAULT_MAX_READ = 16 * 1024 * 1024
 class HostFiles:
     """Fenced file operations on ``root``; every method is async and refuses escapes."""
 
-    def __init__(self, root: Path, *, max_read: int = DEFAULT_MAX_READ) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        max_read: int = DEFAULT_MAX_READ,
+        secrets: SecretFiles | None = None,
+    ) -> None:
         self.fence = Fence(root)
         self.max_read = max_read
+        self.secrets = secrets or SecretFiles()
 
     @property
     def root(self) -> Path:
@@ -75,8 +84,17 @@ class HostFiles:
 
     # -- reading ------------------------------------------------------------------------
 
+    def check_secret(self, parts: tuple[str, ...]) -> None:
+        """Refuse a deny-listed secret file (SecretFileError)."""
+        shown = "/".join(parts)
+        reason = self.secrets.reason(shown)
+        if reason is not None:
+            raise SecretFileError(f"{shown!r} is {reason}", path=shown)
+
     def _read_bytes(self, parts: tuple[str, ...]) -> bytes:
-        fd, info = self.fence.open_regular(parts, follow_final=True)
+        # The asked-for path and, through symlinks, the file it leads to: both must pass.
+        self.check_secret(parts)
+        fd, info = self.fence.open_regular(parts, follow_final=True, check=self.check_secret)
         with os.fdopen(fd, "rb") as handle:
             if info.st_size > self.max_read:
                 raise FileTooLargeError(
@@ -128,6 +146,7 @@ class HostFiles:
             raise EditError("edit needs a non-empty old string", path=shown)
         if not parts:
             raise WrongKindError("the workspace root is a directory", path=".")
+        self.check_secret(parts)  # an edit's errors would tell what the file holds
         with self.fence.parent(parts, follow_final=False) as (dir_fd, name, _):
             existing = self.fence.check_writable_target(dir_fd, name, parts)
             if existing is None:
@@ -225,15 +244,21 @@ class HostFiles:
         glob: str | None = None,
         max_results: int = 200,
         env: Mapping[str, str],
-    ) -> list[SearchMatch]:
+    ) -> SearchResults:
+        """Matches of ``pattern``; deny-listed secret files are skipped and named as skipped."""
         parts = self.split(path)
         fd = await self._off(path, self.fence.open_dir, parts)
         try:
             prefix = await self._off(path, self._logical, parts)
-            rg = find_ripgrep(env.get("PATH"))
+            rg = find_ripgrep(env.get("PATH"), outside=self.root)
+            is_secret = self.secrets.reason
             if rg is not None:
-                return await search_ripgrep(rg, fd, prefix, pattern, glob, max_results, env)
-            return await self._off(path, search_python, fd, prefix, pattern, glob, max_results)
+                return await search_ripgrep(
+                    rg, fd, prefix, pattern, glob, max_results, env, is_secret=is_secret
+                )
+            return await self._off(
+                path, search_python, fd, prefix, pattern, glob, max_results, is_secret
+            )
         finally:
             os.close(fd)
 

@@ -6,7 +6,7 @@ import asyncio
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
 from driveros.sandbox._base import SandboxBase
@@ -42,9 +42,14 @@ class LocalSandbox(SandboxBase):
         output_cap: int = DEFAULT_OUTPUT_CAP,
         max_read: int = DEFAULT_MAX_READ,
         shell: str = "/bin/sh",
+        allow_secret_files: Sequence[str] = (),
     ) -> None:
         super().__init__(
-            workspace, default_timeout=default_timeout, output_cap=output_cap, max_read=max_read
+            workspace,
+            default_timeout=default_timeout,
+            output_cap=output_cap,
+            max_read=max_read,
+            allow_secret_files=allow_secret_files,
         )
         self._env = base_environment(base_env)
         self._home: str | None = None

@@ -57,6 +57,24 @@ def split_path(path: str, *, root: PurePosixPath | None = None) -> tuple[str, ..
     return parts
 
 
+#: Code points that HFS+ ignores in names (so ``.g\u200cit`` is ``.git`` there).
+_IGNORABLE = frozenset(
+    [0x200C, 0x200D, 0x200E, 0x200F, 0xFEFF, *range(0x202A, 0x202F), *range(0x206A, 0x2070)]
+)
+
+
+def is_git_name(name: str) -> bool:
+    """Whether ``name`` is, on some filesystem, the repository's ``.git``.
+
+    Case-folded (``.GIT``, ``.Git``), with the code points HFS+ ignores removed, trailing dots
+    and spaces stripped and an NTFS stream suffix cut (``.git.``, ``.git::$INDEX_ALLOCATION``),
+    and NTFS's short name ``git~1``: the names git itself refuses to check out.
+    """
+    cleaned = "".join(ch for ch in name if ord(ch) not in _IGNORABLE)
+    cleaned = cleaned.split(":", 1)[0].rstrip(". ").casefold()
+    return cleaned in (".git", "git~1")
+
+
 def is_safe_name(name: str) -> bool:
     """Whether a name read from disk can be shown to callers and given back as a path."""
     if _has_control(name):

@@ -6,7 +6,7 @@ the workspace is refused with a :class:`PathEscapeError`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
@@ -48,6 +48,10 @@ class NotFoundError(SandboxError):
 
 class InvalidPathError(SandboxError):
     """A path is unusable as given: empty, NUL or control characters, not valid UTF-8, too long."""
+
+
+class SecretFileError(PolicyError):
+    """The path is on the secret-file deny list (``.env``, keys, credentials); not read."""
 
 
 class SpecialFileError(PolicyError):
@@ -119,6 +123,19 @@ class SearchMatch(BaseModel):
     path: str
     line: int
     text: str
+
+
+class SearchResults(list[SearchMatch]):
+    """The matches of one ``search``, and the secret files in its scope that were skipped.
+
+    A list, so callers that only want matches use it as one. ``skipped`` names deny-listed
+    files (docs/sandbox.md, "Secret files") that were not searched, whether or not they would
+    have matched: naming only matching ones would tell what a secret contains.
+    """
+
+    def __init__(self, matches: Iterable[SearchMatch] = (), skipped: Iterable[str] = ()) -> None:
+        super().__init__(matches)
+        self.skipped: tuple[str, ...] = tuple(skipped)
 
 
 @runtime_checkable

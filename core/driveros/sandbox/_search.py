@@ -15,10 +15,11 @@ import os
 import re
 import shutil
 import stat as st
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
-from driveros.sandbox._paths import is_safe_name
-from driveros.sandbox._protocol import SearchError, SearchMatch
+from driveros.sandbox._paths import is_git_name, is_safe_name
+from driveros.sandbox._protocol import SearchError, SearchMatch, SearchResults
 
 #: Lines longer than this are cut in results (minified files would flood the caller).
 MAX_LINE_CHARS = 500
@@ -36,6 +37,58 @@ def _join(prefix: tuple[str, ...], rel: str) -> str:
     return "/".join((*prefix, rel)) if prefix else rel
 
 
+#: Tells why a workspace-relative path is a deny-listed secret file (None: it is not).
+SecretCheck = Callable[[str], str | None]
+
+#: At most this many skipped secret files are named in one result.
+MAX_SKIPPED_NAMES = 20
+
+#: The whole environment host-side ripgrep gets: nothing of the caller's (no LD_PRELOAD, no
+#: RIPGREP_CONFIG_PATH, no .env value) reaches a program we run on the host ourselves.
+RIPGREP_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+
+
+def _hidden_from_search(path: str, is_secret: SecretCheck) -> bool:
+    """A secret file, or anything inside a ``.git`` directory: never part of a result."""
+    return any(is_git_name(p) for p in path.split("/")) or is_secret(path) is not None
+
+
+async def _skipped_secrets(
+    rg: str, cwd: str, prefix: tuple[str, ...], glob: str | None, is_secret: SecretCheck
+) -> list[str]:
+    """The secret files ripgrep would have searched (listed by name, never opened)."""
+    argv = [rg, "--files", "--null", "--no-config", "--no-follow"]
+    if glob:
+        argv += ["--glob", glob]
+    argv += ["--", "."]
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env=RIPGREP_ENV,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    found: list[str] = []
+    try:
+        pending = b""
+        while chunk := await proc.stdout.read(64 * 1024):
+            *names, pending = (pending + chunk).split(b"\0")
+            for raw in names:
+                name = raw.decode("utf-8", "replace")
+                path = _join(prefix, name)
+                if is_secret(path) is not None and not any(is_git_name(p) for p in path.split("/")):
+                    found.append(path)
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        await proc.wait()
+    return sorted(found)
+
+
 async def search_ripgrep(
     rg: str,
     dir_fd: int,
@@ -44,16 +97,49 @@ async def search_ripgrep(
     glob: str | None,
     max_results: int,
     env: Mapping[str, str],
-) -> list[SearchMatch]:
-    """Run ``rg --json`` in the verified directory ``dir_fd``; stop at ``max_results``."""
+    *,
+    is_secret: SecretCheck = lambda _path: None,
+) -> SearchResults:
+    """Run ``rg --json`` in the verified directory ``dir_fd``; stop at ``max_results``.
+
+    ``env`` is accepted for the protocol's sake and not used: ripgrep runs with
+    :data:`RIPGREP_ENV` only. Matches in secret files are dropped; the secret files ripgrep
+    would have searched are listed in ``skipped`` (all of them, matching or not).
+    """
+    del env
+    cwd = f"/proc/{os.getpid()}/fd/{dir_fd}"
     argv = [rg, "--json", "--no-config", "--no-follow", "--regexp", pattern]
     if glob:
         argv += ["--glob", glob]
     argv += ["--", "."]
+    skipped_task = asyncio.ensure_future(_skipped_secrets(rg, cwd, prefix, glob, is_secret))
+    try:
+        results = await _ripgrep_matches(argv, cwd, prefix, pattern, glob, max_results, is_secret)
+    except BaseException:
+        skipped_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, OSError):
+            await skipped_task
+        raise
+    try:
+        skipped = await skipped_task
+    except OSError:
+        skipped = []
+    return SearchResults(results, skipped)
+
+
+async def _ripgrep_matches(
+    argv: list[str],
+    cwd: str,
+    prefix: tuple[str, ...],
+    pattern: str,
+    glob: str | None,
+    max_results: int,
+    is_secret: SecretCheck,
+) -> list[SearchMatch]:
     proc = await asyncio.create_subprocess_exec(
         *argv,
-        cwd=f"/proc/{os.getpid()}/fd/{dir_fd}",
-        env=dict(env),
+        cwd=cwd,
+        env=RIPGREP_ENV,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -80,6 +166,8 @@ async def search_ripgrep(
             line_text = data.get("lines", {}).get("text")
             if path_text is None or line_text is None or not is_safe_name(path_text):
                 continue  # a non-UTF-8 name or line: not representable, skipped
+            if _hidden_from_search(_join(prefix, path_text), is_secret):
+                continue  # named in ``skipped`` whether it matched or not
             results.append(
                 SearchMatch(
                     path=_join(prefix, path_text),
@@ -99,14 +187,23 @@ async def search_ripgrep(
 
 
 def search_python(
-    dir_fd: int, prefix: tuple[str, ...], pattern: str, glob: str | None, max_results: int
-) -> list[SearchMatch]:
-    """The fallback: walk with fds (no symlinks), skip hidden entries and binary files."""
+    dir_fd: int,
+    prefix: tuple[str, ...],
+    pattern: str,
+    glob: str | None,
+    max_results: int,
+    is_secret: SecretCheck = lambda _path: None,
+) -> SearchResults:
+    """The fallback: walk with fds (no symlinks), skip hidden entries and binary files.
+
+    Secret files are never opened; they are listed in ``skipped``.
+    """
     try:
         regex = re.compile(pattern)
     except re.error as exc:
         raise SearchError(f"invalid search pattern: {exc}", pattern=pattern) from exc
-    results: list[SearchMatch] = []
+    results = SearchResults()
+    skipped: list[str] = []
     walk_fd = os.dup(dir_fd)
     try:
         for top, dirs, files, top_fd in os.fwalk(".", dir_fd=walk_fd, follow_symlinks=False):
@@ -117,12 +214,17 @@ def search_python(
                 rel = os.path.normpath(f"{top}/{name}")
                 if glob and not (fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(name, glob)):
                     continue
+                if _hidden_from_search(_join(prefix, rel), is_secret):
+                    skipped.append(_join(prefix, rel))
+                    continue
                 for number, text in _grep_file(top_fd, name, regex):
                     results.append(SearchMatch(path=_join(prefix, rel), line=number, text=text))
                     if len(results) >= max_results:
+                        results.skipped = tuple(skipped)
                         return results
     finally:
         os.close(walk_fd)
+    results.skipped = tuple(skipped)
     return results
 
 
@@ -148,6 +250,28 @@ def _grep_file(dir_fd: int, name: str, regex: re.Pattern[str]) -> list[tuple[int
     ]
 
 
-def find_ripgrep(path: str | None) -> str | None:
-    """ripgrep on the given PATH string, or None."""
-    return shutil.which("rg", path=path)
+def find_ripgrep(path: str | None, *, outside: Path | None = None) -> str | None:
+    """ripgrep on the given PATH string, or None.
+
+    Only absolute PATH entries count, and none inside ``outside`` (the workspace): an ``rg``
+    the repository ships (``./bin/rg``, ``.venv/bin/rg``) would run on the host for a tool
+    that is read-only.
+    """
+    if path is None:
+        return None
+    entries = []
+    for entry in path.split(os.pathsep):
+        if not entry.startswith("/"):
+            continue
+        if outside is not None:
+            real = Path(os.path.realpath(entry))
+            if real == outside or outside in real.parents:
+                continue
+        entries.append(entry)
+    found = shutil.which("rg", path=os.pathsep.join(entries)) if entries else None
+    if found is None:
+        return None
+    real = Path(os.path.realpath(found))
+    if outside is not None and (real == outside or outside in real.parents):
+        return None  # a symlink on PATH that leads into the workspace
+    return found
