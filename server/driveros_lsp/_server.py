@@ -68,6 +68,8 @@ class DriverosLanguageServer(LanguageServer):
         #: Parses the initializationOptions after ``initialize`` has been answered.
         self.settings_task: asyncio.Task[None] | None = None
         self.traits = ClientTraits()
+        self._first_document_dir: Path | None = None
+        self._root_told: Path | None = None
         from driveros_lsp._hub import RunHub
 
         self.hub = RunHub(self)
@@ -94,17 +96,45 @@ class DriverosLanguageServer(LanguageServer):
         return self.settings
 
     def workspace_root(self) -> Path:
-        """The root folder of the workspace (the first folder when there are several)."""
+        """The root folder of the workspace.
+
+        ``rootUri`` (or ``rootPath``), else the first workspace folder, else (a client that
+        opened a single file, like ``nvim /tmp/x.py``) the directory of the first document it
+        opened. The first answer is logged once (``window/logMessage``, Info).
+        """
+        root, origin = self._find_root()
+        if self._root_told != root:
+            self._root_told = root
+            self.log(f"driveros: workspace root {root} (from {origin})", lsp.MessageType.Info)
+        return root
+
+    def _find_root(self) -> tuple[Path, str]:
+        from pygls.uris import to_fs_path
+
         ws = self.workspace
         if ws.root_path:
-            return Path(ws.root_path)
+            return Path(ws.root_path), "rootUri"
         for folder in ws.folders.values():
-            from pygls.uris import to_fs_path
-
             path = to_fs_path(folder.uri)
             if path:
-                return Path(path)
-        raise LookupError("the client opened no workspace folder")
+                return Path(path), "the first workspace folder"
+        if self._first_document_dir is not None:
+            return self._first_document_dir, "the directory of the first opened document"
+        raise LookupError(
+            "the client opened no workspace folder and no file: open a file or a folder first"
+        )
+
+    def document_opened(self, uri: str) -> None:
+        """Remember the directory of the first ``file:`` document (the root of last resort)."""
+        if self._first_document_dir is not None:
+            return
+        from pygls.uris import to_fs_path
+
+        if not uri.startswith("file:"):
+            return
+        path = to_fs_path(uri)
+        if path:
+            self._first_document_dir = Path(path).parent
 
     def show(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
         self.window_show_message(lsp.ShowMessageParams(type=kind, message=message))

@@ -72,11 +72,12 @@ def parse_settings(raw: Any, *, base: Settings | None = None) -> tuple[Settings,
     """Validate ``raw`` field by field over ``base`` (default: all defaults).
 
     Returns the settings and one human-readable line per problem (unknown key, bad value);
-    a problem field keeps its default. ``None`` means "no settings" and is not a problem.
+    a problem field keeps its default. ``None`` means "no settings" and is not a problem, nor
+    is an empty list: an empty Lua table (Neovim) or an empty array is encoded as ``[]``.
     """
     defaults = base or Settings()
     raw = _section(raw)
-    if raw is None:
+    if raw is None or raw == []:
         return defaults, []
     if not isinstance(raw, dict):
         return defaults, [f"settings must be an object, got {type(raw).__name__}"]

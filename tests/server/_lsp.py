@@ -237,11 +237,17 @@ async def editor_session(
     settings: dict[str, Any] | None = None,
     trace: bool = True,
     command: list[str] | None = None,
+    root_uri: bool = True,
+    workspace_folders: bool = True,
+    capabilities: lsp.ClientCapabilities | None = None,
 ) -> Any:
-    """Start ``driveros-lsp --stdio`` under ``profile``'s capabilities; shut it down after."""
+    """Start ``driveros-lsp --stdio`` under ``profile``'s capabilities; shut it down after.
+
+    ``root_uri``/``workspace_folders`` False: the client opens no folder (a single file).
+    """
     client = make_test_lsp_client()
     _structure_code_action_items(client)
-    caps = client_capabilities(PROFILES.get(profile, profile))
+    caps = capabilities or client_capabilities(PROFILES.get(profile, profile))
     if trace:
         caps.experimental = {"driverosTrace": True}
     argv = command or [sys.executable, "-m", "driveros_lsp", "--stdio"]
@@ -249,8 +255,10 @@ async def editor_session(
     result = await client.initialize_session(
         lsp.InitializeParams(
             capabilities=caps,
-            root_uri=root.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+            root_uri=root.as_uri() if root_uri else None,
+            workspace_folders=(
+                [lsp.WorkspaceFolder(uri=root.as_uri(), name="ws")] if workspace_folders else None
+            ),
             initialization_options=settings,
         )
     )

@@ -11,13 +11,18 @@ return {
     end
     return vim.lsp.rpc.start(cmd, dispatchers)
   end,
-  root_markers = { '.git', 'pyproject.toml', 'package.json', 'go.mod', 'Cargo.toml' },
+  -- the project root (a marker above the file); a file outside any project uses its own
+  -- directory, so `nvim /tmp/x.py` works too (the server logs the root it uses)
+  root_dir = function(bufnr, on_dir)
+    local root = require('driveros.server').root_dir(bufnr)
+    if root then
+      on_dir(root)
+    end
+  end,
   -- ask for the live trace notifications (docs/protocol.md, Initialization)
   capabilities = vim.tbl_deep_extend('force', vim.lsp.protocol.make_client_capabilities(), {
     experimental = { [protocol.EXPERIMENTAL_TRACE] = true },
   }),
-  settings = {},
-  init_options = {},
   handlers = {
     [protocol.NOTIFY_TRACE] = function(err, params, ctx)
       require('driveros.trace').on_trace(err, params, ctx)
@@ -27,10 +32,13 @@ return {
     end,
   },
   before_init = function(params, config)
+    -- no settings: send none (an empty Lua table would go out as a JSON list)
     local settings = require('driveros').options.settings
-    if next(settings) ~= nil then
-      config.settings = settings
+    if type(settings) == 'table' and next(settings) ~= nil then
+      config.settings = { [protocol.SETTINGS_SECTION] = settings }
       params.initializationOptions = settings
+    else
+      params.initializationOptions = nil
     end
   end,
 }

@@ -48,6 +48,7 @@ def setup(server: DriverosLanguageServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: lsp.DidOpenTextDocumentParams) -> None:
         logger.debug("open %s v%s", params.text_document.uri, params.text_document.version)
+        server.document_opened(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: lsp.DidChangeTextDocumentParams) -> None:

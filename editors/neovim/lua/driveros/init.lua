@@ -36,17 +36,23 @@ M.options = vim.deepcopy(defaults)
 ---@param opts? driveros.Options|table
 function M.setup(opts)
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
+  -- an empty Lua table would be sent as a JSON list: no settings is an empty object
+  local settings = M.options.settings
+  local empty = type(settings) ~= 'table' or next(settings) == nil
+  local section = require('driveros.protocol').SETTINGS_SECTION
   local override = {
-    settings = M.options.settings,
-    init_options = M.options.settings,
+    settings = empty and vim.empty_dict() or { [section] = settings },
+    init_options = empty and vim.empty_dict() or settings,
   }
   if M.options.cmd then
     override.cmd = M.options.cmd
   end
   vim.lsp.config('driveros', override)
   for _, client in ipairs(vim.lsp.get_clients({ name = 'driveros' })) do
-    client.settings = M.options.settings
-    client:notify('workspace/didChangeConfiguration', { settings = M.options.settings })
+    client.settings = override.settings
+    client:notify('workspace/didChangeConfiguration', {
+      settings = empty and vim.empty_dict() or { [section] = settings },
+    })
   end
 end
 

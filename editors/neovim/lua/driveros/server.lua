@@ -32,6 +32,30 @@ function M.resolve_cmd(root)
   return nil, MISSING
 end
 
+M.ROOT_MARKERS = { '.git', 'pyproject.toml', 'package.json', 'go.mod', 'Cargo.toml' }
+
+---The workspace root for a buffer: the nearest directory with a project marker, else the
+---file's own directory (a single file outside any project), else the current directory (a
+---file whose directory does not exist yet). nil for a buffer that is no file (no name, or a
+---`scheme://` name): the server is not started for it.
+---@param bufnr integer
+---@return string|nil
+function M.root_dir(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or name:match('^%a[%w+.-]*://') then
+    return nil
+  end
+  local found = vim.fs.root(bufnr, M.ROOT_MARKERS)
+  if found then
+    return found
+  end
+  local dir = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(name, ':p')))
+  if dir and vim.fn.isdirectory(dir) == 1 then
+    return dir
+  end
+  return vim.fn.getcwd()
+end
+
 ---The running driveros client for a buffer (or any running one).
 ---@param bufnr? integer
 ---@return vim.lsp.Client|nil

@@ -210,9 +210,9 @@ function M.on_trace(_, params, _)
   if ev.type == 'result' then
     run.status = 'finished'
     run.outcome = ev.outcome
-  elseif ev.type == 'proposal' then
-    run.proposal = ev.files
   end
+  -- the reviewable proposal is the driveros/proposal notification (uri, new text, pending
+  -- set), not the agent's `proposal` event in the trace
   local view = views[params.runId]
   if not view and ev.type == 'run_started' and require('driveros').options.trace.auto_open then
     -- runs started from a code action open their trace too

@@ -1,0 +1,46 @@
+-- A user's init.lua: run $DRIVEROS_INIT (the README's Neovim snippet, verbatim) with the
+-- plugin on 'runtimepath', open $DRIVEROS_FILE, start a run, and report every message the
+-- user saw (vim.notify and the message history) plus the client's root and settings.
+local H = dofile(vim.env.DRIVEROS_TEST_LUA .. '/helpers.lua')
+local out = {}
+dofile(vim.env.DRIVEROS_INIT)
+vim.cmd('edit ' .. vim.fn.fnameescape(vim.env.DRIVEROS_FILE))
+local buf = vim.api.nvim_get_current_buf()
+H.wait(20000, function()
+  local c = require('driveros.server').client(buf)
+  return c ~= nil and c.initialized
+end, 'the driveros client to initialize')
+local client = require('driveros.server').client(buf)
+out.root_dir = client.config.root_dir
+out.clients = #vim.lsp.get_clients({ name = 'driveros' })
+out.workspace_folders = client.workspace_folders
+-- a start is answered once the server has read the settings (any warning comes first)
+local answered = false
+client:request('workspace/executeCommand', {
+  command = require('driveros.protocol').CMD_AGENT_START,
+  arguments = { { task = vim.env.DRIVEROS_TASK or 'say hello' } },
+}, function(err, result)
+  out.start_error = err and err.message or vim.NIL
+  out.run_id = result and result.runId or vim.NIL
+  answered = true
+end, buf)
+H.wait(20000, function()
+  return answered
+end, 'the start command to be answered')
+if vim.env.DRIVEROS_WAIT_PROPOSAL == '1' and out.run_id ~= vim.NIL then
+  local ok = vim.wait(120000, function()
+    local run = require('driveros.runs').by_id[out.run_id]
+    return run ~= nil and (run.proposal ~= nil or run.status == 'finished')
+  end, 20)
+  local run = require('driveros.runs').by_id[out.run_id]
+  if not ok or not run.proposal then
+    out.error = 'no proposal: ' .. vim.inspect(run)
+    out.messages = vim.split(vim.fn.execute('messages'), '\n', { trimempty = true })
+    H.finish(out)
+  end
+  out.proposal = vim.tbl_map(function(f)
+    return { path = f.path, uri = f.uri }
+  end, require('driveros.runs').by_id[out.run_id].proposal)
+end
+out.messages = vim.split(vim.fn.execute('messages'), '\n', { trimempty = true })
+H.finish(out)
