@@ -8,11 +8,15 @@
     │   ├── OverloadedError        529/503
     │   ├── BadRequestError        400/404/422 with the provider's own message
     │   ├── ServerError            other 5xx
-    │   ├── TransportError         connect/read failures, timeouts
+    │   ├── TransportError         connect/read failures, timeouts, connection resets
+    │   │   └── StallError         no byte for the first-byte or idle timeout
     │   └── StreamError            malformed or truncated stream, error event inside a 200
     ├── ToolError                  a tool was called wrongly (bad arguments); shown to the model
     ├── SandboxError               every sandbox refusal (see driveros.sandbox)
     ├── MemoryStoreError           long-term memory failures (best-effort: reported, not fatal)
+    │   ├── MemoryDamagedError     the database fails its integrity check: never written
+    │   ├── MemoryReadOnlyError    the database or its directory cannot be written
+    │   └── MemoryDiskFullError    no space left on the device holding the database
     └── CanceledError              a run was canceled by the user
 
 Foreign exceptions are translated at the boundary that meets them, with ``raise ... from``.
@@ -109,6 +113,16 @@ class TransportError(ProviderError):
     retryable = True
 
 
+class StallError(TransportError):
+    """The provider sent nothing for ``after`` seconds: before the first byte of the
+    response (``phase="first_byte"``) or in the middle of a stream (``phase="idle"``)."""
+
+    def __init__(self, message: str, *, after: float, phase: str, **kwargs: Any) -> None:
+        super().__init__(message, after=after, phase=phase, **kwargs)
+        self.after = after
+        self.phase = phase
+
+
 class StreamError(ProviderError):
     """A malformed or truncated stream, or an error reported inside a 200 stream."""
 
@@ -123,6 +137,18 @@ class SandboxError(DriverosError):
 
 class MemoryStoreError(DriverosError):
     """Long-term memory failed; callers treat it as best-effort."""
+
+
+class MemoryDamagedError(MemoryStoreError):
+    """The memory database fails SQLite's integrity check; it is never written to."""
+
+
+class MemoryReadOnlyError(MemoryStoreError):
+    """The memory database (or the directory that must hold it) cannot be written."""
+
+
+class MemoryDiskFullError(MemoryStoreError):
+    """No space left on the device that holds the memory database."""
 
 
 class CanceledError(DriverosError):

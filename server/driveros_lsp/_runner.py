@@ -137,6 +137,8 @@ class AgentRunner:
             memory=s.memory,
             max_iterations=s.max_iterations,
             max_wall_s=s.max_wall_s,
+            first_byte_timeout_s=s.first_byte_timeout_s,
+            idle_timeout_s=s.idle_timeout_s,
             approve=s.approval,
             review=True,
             overlays=dict(request.overlays),

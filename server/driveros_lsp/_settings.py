@@ -57,6 +57,20 @@ class Settings(BaseModel):
     max_wall_s: float = Field(
         default=900.0, gt=0, le=86_400, description="Wall-clock cap per run, in seconds."
     )
+    first_byte_timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="Seconds to wait for the first byte of a model's answer before the run "
+        "ends with a provider error.",
+    )
+    idle_timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="Seconds a model's answer may stay silent mid-stream before the run ends "
+        "with a provider error.",
+    )
     max_concurrent_runs: int = Field(
         default=4, ge=1, le=32, description="Runs allowed at once; more are refused."
     )

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,9 +44,12 @@ OPENAI_JSON = json.dumps(
 class Fault:
     """What to do with one request.
 
-    ``kind``: "ok" (answer ``body``), "status" (an error answer), "reset" (abort the TCP
-    connection), "truncate" (send headers and ``body``, then close mid-response),
-    "hang" (send headers and ``body``, then keep the connection open silently).
+    ``kind``: "ok" (answer ``body``), "status" (an error answer), "reset" (reset the TCP
+    connection: an RST, as a crashed peer or a middlebox sends), "truncate" (send headers and
+    ``body``, then close mid-response), "hang" (send headers and ``body``, then keep the
+    connection open silently), "stall" (accept the request and send nothing at all, not even
+    headers, until the client leaves), "drip" (send headers, then each of ``parts`` after
+    ``delay`` seconds of silence), "reset_after" (send headers and ``body``, then reset).
     """
 
     kind: str = "ok"
@@ -53,6 +58,7 @@ class Fault:
     body: bytes = b""
     delay: float = 0.0
     content_type: str = "application/json"
+    parts: list[bytes] = field(default_factory=list)
 
 
 class FaultServer:
@@ -120,7 +126,10 @@ class FaultServer:
         body = await reader.readexactly(int(headers.get("content-length", "0")))
         self.requests.append({"line": lines[0], "headers": headers, "body": body})
         fault = self.faults[min(len(self.requests) - 1, len(self.faults) - 1)]
-        if fault.delay:
+        if fault.kind == "stall":
+            await reader.read()
+            return False
+        if fault.delay and fault.kind != "drip":
             # Sleep, but notice a client that gives up meanwhile.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(reader.read(), fault.delay)
@@ -129,11 +138,11 @@ class FaultServer:
             streaming = b'"stream":true' in body
             fault = ok_stream() if streaming else ok_json()
         if fault.kind == "reset":
-            writer.transport.abort()
+            _reset(writer)
             return False
         status_line = f"HTTP/1.1 {fault.status} X\r\n"
         extra = "".join(f"{k}: {v}\r\n" for k, v in fault.headers.items())
-        if fault.kind in ("truncate", "hang"):
+        if fault.kind in ("truncate", "hang", "drip", "reset_after"):
             writer.write(
                 (
                     status_line
@@ -145,6 +154,18 @@ class FaultServer:
             if fault.body:
                 writer.write(f"{len(fault.body):x}\r\n".encode() + fault.body + b"\r\n")
             await writer.drain()
+            if fault.kind == "drip":
+                for part in fault.parts:
+                    await asyncio.sleep(fault.delay)
+                    writer.write(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+                    await writer.drain()
+                writer.write(b"0\r\n\r\n")
+                await writer.drain()
+                return True
+            if fault.kind == "reset_after":
+                await asyncio.sleep(0.05)  # let the client read what was sent
+                _reset(writer)
+                return False
             if fault.kind == "truncate":
                 writer.transport.abort()
                 return False
@@ -162,6 +183,14 @@ class FaultServer:
         )
         await writer.drain()
         return True
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    """Close with an RST instead of a FIN (SO_LINGER with a zero timeout)."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
 
 
 def ok() -> Fault:

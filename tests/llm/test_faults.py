@@ -147,7 +147,9 @@ async def test_fault_slow_first_byte_no_retry_raises() -> None:
     async with FaultServer([Fault(delay=5.0, body=b"{}")]) as srv:
         policy = llm.RetryPolicy(max_retries=0)
         async with _provider(srv, timeout=0.5, retry=policy) as provider:
-            with pytest.raises(llm.TransportError, match="Timeout"):
+            with pytest.raises(
+                llm.StallError, match=r"no response from openai-compatible for 0\.5 s"
+            ):
                 await provider.generate(REQ)
 
 
@@ -232,8 +234,12 @@ async def test_fault_200_with_error_body_is_typed() -> None:
 async def test_fault_200_with_non_json_body_is_stream_error() -> None:
     fault = Fault(body=b"<html>gateway</html>", content_type="text/html")
     async with _setup([fault], retry=llm.RetryPolicy(max_retries=0)) as (_srv, provider):
-        with pytest.raises(llm.StreamError, match="not JSON"):
+        with pytest.raises(llm.StreamError) as err:
             await provider.generate(REQ)
+    assert str(err.value) == (
+        "openai-compatible answered with an HTML page (status 200, content-type text/html), "
+        "not an API response: 'gateway'"
+    )
 
 
 async def test_fault_anthropic_overloaded_then_stream() -> None:

@@ -54,7 +54,7 @@ async def test_playground_table_for_every_configured_provider(tmp_path: Path) ->
     assert list(rows) == ["anthropic", "openai", "xai"]
     assert "Lightweight concurrent functions." in rows["anthropic"]
     assert "Goroutines are cheap threads." in rows["openai"]
-    assert "error: xai: bad key" in rows["xai"]
+    assert "error: xai: 401 Unauthorized: bad key" in rows["xai"]
     assert sent["messages"] == [{"role": "user", "content": "goroutines?"}]
     assert "sk-test" not in out + err
 
@@ -72,4 +72,4 @@ async def test_playground_all_failed_exits_5(tmp_path: Path) -> None:
         env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": s.openai_base_url}
         code, out, _ = await _driveros(env, tmp_path, "playground", "--no-ollama-probe")
     assert code == 5
-    assert "error: openai: nope" in out
+    assert "error: openai: 400 Bad Request: nope" in out

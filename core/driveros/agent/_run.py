@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -59,6 +59,10 @@ class RunSpec(BaseModel):
     memory: bool = False
     max_iterations: int = Field(default=30, ge=1)
     max_wall_s: float = Field(default=900.0, gt=0)
+    #: Seconds the provider may stay silent before the first byte of an answer / in the middle
+    #: of one before the run ends ``provider_error`` (None: the provider's default, 60 s).
+    first_byte_timeout_s: float | None = Field(default=None, gt=0)
+    idle_timeout_s: float | None = Field(default=None, gt=0)
     approve: ApproveMode = "policy"
     #: Work on a scratch copy (driveros.review) and propose the changes instead of writing.
     review: bool = False
@@ -292,7 +296,9 @@ def _make_provider(spec: RunSpec, env: Environment) -> Provider:
     from driveros.llm import provider_from_env
 
     name = pick_provider(env, spec.provider)
-    return provider_from_env(name, env, model=spec.model)
+    stalls = {"first_byte_timeout": spec.first_byte_timeout_s, "idle_timeout": spec.idle_timeout_s}
+    options: dict[str, Any] = {key: value for key, value in stalls.items() if value is not None}
+    return provider_from_env(name, env, model=spec.model, **options)
 
 
 def _proposal_file(change: FileChange) -> ev.ProposalFile:

@@ -61,6 +61,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add("--max-iterations", type=_positive_int, default=30, metavar="N", help="model turns")
     add("--max-wall", type=_positive_float, default=900.0, metavar="SECONDS", help="run time")
+    add(
+        "--first-byte-timeout",
+        type=_positive_float,
+        metavar="SECONDS",
+        help="give up on a provider that sends nothing after a request (default: 60)",
+    )
+    add(
+        "--idle-timeout",
+        type=_positive_float,
+        metavar="SECONDS",
+        help="give up on a stream that stays silent this long (default: 60)",
+    )
     add("--review", action="store_true", help="work on a scratch copy, then review the diff")
     add(
         "--approve",
@@ -197,6 +209,8 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         memory=args.memory,
         max_iterations=args.max_iterations,
         max_wall_s=args.max_wall,
+        first_byte_timeout_s=args.first_byte_timeout,
+        idle_timeout_s=args.idle_timeout,
         approve=args.approve,
         review=args.review,
         diagnostics=_diagnostics_enabled(env),

@@ -9,14 +9,21 @@ so ``StreamDone.response`` equals what ``generate()`` returns for the same wire 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import math
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from driveros._errors import ProviderError, StreamError, TransportError
-from driveros.llm._httperrors import error_from_status
+from driveros._errors import ConfigError, ProviderError, StallError, StreamError, TransportError
+from driveros.llm._httperrors import (
+    body_kind,
+    error_from_status,
+    foreign_body_error,
+    transport_error,
+)
 from driveros.llm._retry import RetryPolicy
 from driveros.llm._sse import SSEDecoder, SSEvent
 from driveros.llm._types import Request, Response, StreamDone, StreamEvent
@@ -26,8 +33,16 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger("driveros.llm.http")
 
-#: Connect fast, but let a model think for a long time between bytes.
+#: Connect fast. The read timeout is a backstop: a stream is bounded by the stall timeouts
+#: below, and a non-streaming answer only arrives once the model is done, so it may take long.
 DEFAULT_TIMEOUT: dict[str, float] = {"connect": 10.0, "read": 600.0, "write": 60.0, "pool": 60.0}
+#: Seconds a stream may wait, after sending the request, for the first byte of the body.
+DEFAULT_FIRST_BYTE_TIMEOUT = 60.0
+#: Seconds a stream may stay silent once it has started (keep-alive comments count).
+DEFAULT_IDLE_TIMEOUT = 60.0
+#: Most bytes read from a JSON body answering a stream request (an error or a whole answer).
+_MAX_JSON_BODY = 16 * 1024 * 1024
+_SSE_STARTS = (b"data:", b"event:", b":", b"id:", b"retry:")
 
 
 class StreamState(Protocol):
@@ -54,6 +69,8 @@ class HTTPProvider(ABC):
         http_client: httpx.AsyncClient | None = None,
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
+        first_byte_timeout: float | None = DEFAULT_FIRST_BYTE_TIMEOUT,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         self._name = name
         self._model = model
@@ -61,6 +78,8 @@ class HTTPProvider(ABC):
         self._client = http_client
         self._owns_client = http_client is None
         self._timeout = timeout
+        self.first_byte_timeout = _seconds(name, "first_byte_timeout", first_byte_timeout)
+        self.idle_timeout = _seconds(name, "idle_timeout", idle_timeout)
         self.retry = retry or RetryPolicy()
         self._client_lock = asyncio.Lock()
 
@@ -116,7 +135,11 @@ class HTTPProvider(ABC):
         return await self.retry.call(lambda: self._generate_once(content))
 
     def stream(self, req: Request) -> AsyncIterator[StreamEvent]:
-        """Stream deltas; the last event is ``StreamDone``. Retries only before output."""
+        """Stream deltas; the last event is ``StreamDone``. Retries only before output.
+
+        Raises :class:`StallError` when nothing arrives for :attr:`first_byte_timeout`
+        seconds after the request was sent, or for :attr:`idle_timeout` seconds later on.
+        """
         return self._stream(_dumps(self._body(req, stream=True)))
 
     # ------------------------------------------------------------------ internals
@@ -137,7 +160,9 @@ class HTTPProvider(ABC):
             timeout = httpx.Timeout(self._timeout)
         else:
             t = DEFAULT_TIMEOUT
-            timeout = httpx.Timeout(t["connect"], read=t["read"], write=t["write"], pool=t["pool"])
+            # Never let the backstop cut a stream the stall timeouts would still allow.
+            read = max(t["read"], self.first_byte_timeout or 0.0, self.idle_timeout or 0.0)
+            timeout = httpx.Timeout(t["connect"], read=read, write=t["write"], pool=t["pool"])
         return httpx.AsyncClient(timeout=timeout)
 
     def _request_headers(self, *, stream: bool) -> dict[str, str]:
@@ -158,16 +183,18 @@ class HTTPProvider(ABC):
                 url, content=content, headers=self._request_headers(stream=False)
             )
         except httpx.HTTPError as exc:
-            raise self._transport_error(exc) from exc
+            raise self._transport_error(client, exc) from exc
         if resp.status_code >= 400:
             raise error_from_status(self._name, resp.status_code, resp.headers, resp.content)
+        ctype = resp.headers.get("content-type", "")
+        kind = body_kind(ctype, resp.content[:512])
+        if kind is not None:
+            raise foreign_body_error(self._name, resp.status_code, ctype, resp.content)
         try:
             data = resp.json()
         except ValueError as exc:
-            raise StreamError(
-                f"{self._name}: response is not JSON: {resp.text[:200]!r}",
-                provider=self._name,
-                status=resp.status_code,
+            raise foreign_body_error(
+                self._name, resp.status_code, ctype, resp.content, kind="a body that is not JSON"
             ) from exc
         if not isinstance(data, dict):
             raise StreamError(
@@ -175,10 +202,31 @@ class HTTPProvider(ABC):
             )
         return self._parse(data)
 
-    def _transport_error(self, exc: Exception) -> TransportError:
-        kind = type(exc).__name__
-        detail = str(exc) or kind
-        return TransportError(f"{self._name}: {kind}: {detail}", provider=self._name, cause=kind)
+    def _transport_error(self, client: httpx.AsyncClient, exc: httpx.HTTPError) -> TransportError:
+        return transport_error(self._name, exc, read_timeout=client.timeout.read)
+
+    def _stall(self, phase: str, after: float) -> StallError:
+        where = (
+            "waiting for the first byte of the answer"
+            if phase == "first_byte"
+            else "in the middle of the answer"
+        )
+        return StallError(
+            f"no response from {self._name} for {after:g} s ({where})",
+            provider=self._name,
+            after=after,
+            phase=phase,
+        )
+
+    async def _within(self, limit: float | None, phase: str, after: float, aw: Any) -> Any:
+        """Await ``aw``; a :class:`StallError` when it takes longer than ``limit`` seconds."""
+        try:
+            async with asyncio.timeout(limit) as scope:
+                return await aw
+        except TimeoutError:
+            if scope.expired():
+                raise self._stall(phase, after) from None
+            raise
 
     async def _stream(self, content: bytes) -> AsyncIterator[StreamEvent]:
         attempt = 0
@@ -203,28 +251,115 @@ class HTTPProvider(ABC):
         client = await self._http()
         url = self._base_url + self._path()
         headers = self._request_headers(stream=True)
+        loop = asyncio.get_running_loop()
+        first, idle = self.first_byte_timeout, self.idle_timeout
+        started = loop.time()
+
+        def first_left() -> float | None:
+            return None if first is None else max(0.0, first - (loop.time() - started))
+
         try:
-            async with client.stream("POST", url, content=content, headers=headers) as resp:
+            async with contextlib.AsyncExitStack() as stack:
+                opening = client.stream("POST", url, content=content, headers=headers)
+                resp = await self._within(
+                    first_left(), "first_byte", first or 0.0, stack.enter_async_context(opening)
+                )
                 if resp.status_code >= 400:
-                    body = await resp.aread()
+                    body = await self._within(idle, "idle", idle or 0.0, resp.aread())
                     raise error_from_status(self._name, resp.status_code, resp.headers, body)
+                ctype = resp.headers.get("content-type", "")
+                chunks = resp.aiter_bytes()
+                head = b""
+                events = 0
+                whole: Response | None = None
                 state = self._stream_state()
                 decoder = SSEDecoder()
                 try:
-                    async for chunk in resp.aiter_bytes():
+                    while whole is None:
+                        if head:
+                            waiting = self._within(idle, "idle", idle or 0.0, anext(chunks, None))
+                        else:
+                            waiting = self._within(
+                                first_left(), "first_byte", first or 0.0, anext(chunks, None)
+                            )
+                        chunk = await waiting
+                        if chunk is None:
+                            break
+                        if not head:
+                            head = chunk[:512]
+                            if body_kind(ctype, head) is not None:
+                                raise foreign_body_error(self._name, resp.status_code, ctype, head)
+                            if _is_json(ctype, head):
+                                whole = await self._json_answer(resp, chunk, chunks, ctype)
+                                break
                         for sse in decoder.feed(chunk):
+                            events += 1
                             for event in state.feed(sse):
                                 yield event
                 except httpx.HTTPError as exc:
+                    detail = self._transport_error(client, exc).message
                     raise StreamError(
-                        f"{self._name}: stream interrupted: {type(exc).__name__}: {exc}",
+                        f"{detail} (the stream was interrupted)",
                         provider=self._name,
                         retryable=True,
+                        cause=type(exc).__name__,
                     ) from exc
-                for sse in decoder.flush():
-                    for event in state.feed(sse):
-                        yield event
-                response = state.finish()
+                if whole is None:
+                    for sse in decoder.flush():
+                        events += 1
+                        for event in state.feed(sse):
+                            yield event
+                    if not events and head and not head.lstrip().startswith(_SSE_STARTS):
+                        raise foreign_body_error(
+                            self._name,
+                            resp.status_code,
+                            ctype,
+                            head,
+                            kind="a body that is not an event stream",
+                        )
+                    whole = state.finish()
         except httpx.HTTPError as exc:
-            raise self._transport_error(exc) from exc
-        yield StreamDone(response=response)
+            raise self._transport_error(client, exc) from exc
+        yield StreamDone(response=whole)
+
+    async def _json_answer(
+        self,
+        resp: httpx.Response,
+        first: bytes,
+        chunks: AsyncIterator[bytes],
+        ctype: str,
+    ) -> Response:
+        """A JSON body answering a stream request: an error envelope, or a whole answer
+        from a server that ignored ``stream: true``."""
+        idle = self.idle_timeout
+        parts = [first]
+        size = len(first)
+        while size <= _MAX_JSON_BODY:
+            chunk = await self._within(idle, "idle", idle or 0.0, anext(chunks, None))
+            if chunk is None:
+                break
+            parts.append(chunk)
+            size += len(chunk)
+        body = b"".join(parts)
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise foreign_body_error(
+                self._name, resp.status_code, ctype, body, kind="a body that is not an API answer"
+            )
+        return self._parse(data)
+
+
+def _is_json(content_type: str, head: bytes) -> bool:
+    """A JSON body where an event stream was asked for (some servers answer errors so)."""
+    return "json" in content_type.lower() and not head.lstrip().startswith(_SSE_STARTS)
+
+
+def _seconds(provider: str, name: str, value: float | None) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{provider}: {name} must be a positive number of seconds or None")
+    return float(value)

@@ -15,7 +15,12 @@ from driveros._errors import ConfigError
 from driveros.llm._anthropic_request import build_body, supports_adaptive_thinking
 from driveros.llm._anthropic_response import parse_message
 from driveros.llm._anthropic_stream import AnthropicStreamState
-from driveros.llm._http import HTTPProvider, StreamState
+from driveros.llm._http import (
+    DEFAULT_FIRST_BYTE_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
+    HTTPProvider,
+    StreamState,
+)
 from driveros.llm._retry import RetryPolicy
 from driveros.llm._types import Request, Response
 
@@ -48,6 +53,8 @@ class AnthropicProvider(HTTPProvider):
         http_client: httpx.AsyncClient | None = None,
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
+        first_byte_timeout: float | None = DEFAULT_FIRST_BYTE_TIMEOUT,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         headers: dict[str, str] | None = None,
         betas: tuple[str, ...] = (),
     ) -> None:
@@ -61,6 +68,8 @@ class AnthropicProvider(HTTPProvider):
             http_client=http_client,
             timeout=timeout,
             retry=retry,
+            first_byte_timeout=first_byte_timeout,
+            idle_timeout=idle_timeout,
         )
         self._api_key = api_key
         self._extra_headers = dict(headers or {})

@@ -12,7 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from driveros._errors import ConfigError
-from driveros.llm._http import HTTPProvider, StreamState
+from driveros.llm._http import (
+    DEFAULT_FIRST_BYTE_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
+    HTTPProvider,
+    StreamState,
+)
 from driveros.llm._openai_request import Dialect, build_body, is_reasoning_model
 from driveros.llm._openai_response import parse_completion
 from driveros.llm._openai_stream import OpenAIStreamState
@@ -62,6 +67,8 @@ class OpenAICompatProvider(HTTPProvider):
         http_client: httpx.AsyncClient | None = None,
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
+        first_byte_timeout: float | None = DEFAULT_FIRST_BYTE_TIMEOUT,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(
@@ -71,6 +78,8 @@ class OpenAICompatProvider(HTTPProvider):
             http_client=http_client,
             timeout=timeout,
             retry=retry,
+            first_byte_timeout=first_byte_timeout,
+            idle_timeout=idle_timeout,
         )
         self._api_key = api_key
         self._extra_headers = dict(headers or {})

@@ -11,6 +11,12 @@
 See docs/memory.md for what is stored, what may be stale and how to reset.
 """
 
+from driveros._errors import (
+    MemoryDamagedError,
+    MemoryDiskFullError,
+    MemoryReadOnlyError,
+    MemoryStoreError,
+)
 from driveros.memory._agent import (
     AgentMemory,
     format_fact,
@@ -32,8 +38,12 @@ __all__ = [
     "Embedder",
     "Fact",
     "FactStatus",
+    "MemoryDamagedError",
+    "MemoryDiskFullError",
+    "MemoryReadOnlyError",
     "MemoryStats",
     "MemoryStore",
+    "MemoryStoreError",
     "OpenAICompatEmbedder",
     "Provenance",
     "StoreReport",
