@@ -3,12 +3,21 @@
 Every command takes one object argument; bad params get a JSON-RPC InvalidParams error with a
 message, a command that does not fit the run's state gets RequestFailed. start/fix return
 ``{runId}`` at once: the run is a background task owned by the RunManager.
+
+Every handler is registered through :func:`command`, the one boundary where errors become
+JSON-RPC errors: a ``DriverosError`` is RequestFailed with its message, any other exception is
+logged (with its traceback, on stderr) and answered as RequestFailed with one line, so that no
+traceback ever reaches the user.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+import functools
+import inspect
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -30,14 +39,60 @@ if TYPE_CHECKING:
     from driveros_lsp._params import Diagnostic, RunRef, StartParams
     from driveros_lsp._server import DriverosLanguageServer
 
+logger = logging.getLogger(__name__)
+
 #: LSP 3.17 ``RequestFailed``: the request was valid but could not be carried out.
 REQUEST_FAILED = -32803
 _SEVERITY = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class RequestFailed(JsonRpcException):
     CODE = REQUEST_FAILED
     MESSAGE = "Request failed"
+
+
+def as_request_failed(name: str, exc: Exception) -> JsonRpcException:
+    """The JSON-RPC error a command answers for ``exc`` (never an internal error)."""
+    from driveros import DriverosError
+
+    if isinstance(exc, JsonRpcException):
+        return exc
+    if isinstance(exc, DriverosError | RunError):
+        return RequestFailed(str(exc) or type(exc).__name__)
+    logger.error("%s failed", name, exc_info=exc)
+    detail = str(exc).strip().splitlines()
+    return RequestFailed(f"{name} failed: {detail[0] if detail else type(exc).__name__}")
+
+
+def command(server: DriverosLanguageServer, name: str) -> Callable[[F], F]:
+    """``@server.command(name)`` with the error boundary of this module around the handler."""
+
+    def register(fn: F) -> F:
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def run_async(*args: Any) -> Any:
+                try:
+                    return await fn(*args)
+                except Exception as exc:
+                    raise as_request_failed(name, exc) from exc
+
+            server.command(name)(run_async)
+        else:
+
+            @functools.wraps(fn)
+            def run_sync(*args: Any) -> Any:
+                try:
+                    return fn(*args)
+                except Exception as exc:
+                    raise as_request_failed(name, exc) from exc
+
+            server.command(name)(run_sync)
+        return fn
+
+    return register
 
 
 def _root(server: DriverosLanguageServer) -> Path:
@@ -129,7 +184,7 @@ def _proposed(server: DriverosLanguageServer, ref: RunRef, paths: list[str] | No
 
 
 def setup(server: DriverosLanguageServer) -> None:
-    @server.command(CMD_AGENT_START)
+    @command(server, CMD_AGENT_START)
     async def start(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import StartParams, parse
 
@@ -141,7 +196,7 @@ def setup(server: DriverosLanguageServer) -> None:
             task += f"\n\nThe user is looking at {rel}." + _selection(server, p, rel)
         return await _launch(server, root, task, [])
 
-    @server.command(CMD_AGENT_FIX)
+    @command(server, CMD_AGENT_FIX)
     async def fix(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import FixParams, parse
 
@@ -162,7 +217,7 @@ def setup(server: DriverosLanguageServer) -> None:
             task = f"Fix this problem in {rel}:\n{listing}"
         return await _launch(server, root, task, targets)
 
-    @server.command(CMD_AGENT_CANCEL)
+    @command(server, CMD_AGENT_CANCEL)
     async def cancel(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import RunRef, parse
 
@@ -174,14 +229,14 @@ def setup(server: DriverosLanguageServer) -> None:
             raise (RequestFailed if known else JsonRpcInvalidParams)(str(exc)) from exc
         return {"runId": run.run_id, "state": run.state}
 
-    @server.command(CMD_AGENT_LIST)
+    @command(server, CMD_AGENT_LIST)
     def list_runs(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import ListParams, parse
 
         parse(CMD_AGENT_LIST, ListParams, args)
         return {"runs": [r.summary() for r in server.runs.runs()]}
 
-    @server.command(CMD_REVIEW_ACCEPT)
+    @command(server, CMD_REVIEW_ACCEPT)
     async def accept(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import AcceptParams, parse
 
@@ -190,7 +245,7 @@ def setup(server: DriverosLanguageServer) -> None:
         plan = await server.hub.review(run, p.paths)
         return {"runId": run.run_id, "applying": plan.included, "conflicts": plan.conflicts}
 
-    @server.command(CMD_REVIEW_REJECT)
+    @command(server, CMD_REVIEW_REJECT)
     async def reject(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import RejectParams, parse
 

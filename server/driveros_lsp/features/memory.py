@@ -1,7 +1,9 @@
 """driveros.memory.recall / driveros.memory.forget over the workspace's memory store.
 
 Registered only when ``driveros.memory`` is installed; the store is opened per command (it is
-a SQLite file shared with runs and the CLI) and closed before the answer.
+a SQLite file shared with runs and the CLI) and closed before the answer. A store that cannot
+be opened or read (damaged, read-only, disk full) answers RequestFailed with the store's own
+message; an unknown or inactive fact id is InvalidParams.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from driveros_lsp.features.commands import RequestFailed
+from driveros_lsp.features.commands import RequestFailed, command
 from driveros_lsp.protocol import CMD_MEMORY_FORGET, CMD_MEMORY_RECALL
 
 if TYPE_CHECKING:
@@ -37,6 +39,7 @@ def _fact(fact: Fact) -> dict[str, Any]:
 
 
 async def _open(server: DriverosLanguageServer) -> MemoryStore:
+    from driveros import DriverosError
     from driveros.config import load_environment
     from driveros.memory import open_memory_store
 
@@ -47,7 +50,7 @@ async def _open(server: DriverosLanguageServer) -> MemoryStore:
     env = await asyncio.to_thread(load_environment, cwd=Path(root))
     try:
         return await open_memory_store(root, env)
-    except Exception as exc:
+    except (DriverosError, OSError) as exc:
         raise RequestFailed(f"memory unavailable: {exc}") from exc
 
 
@@ -55,7 +58,7 @@ def setup(server: DriverosLanguageServer) -> None:
     if not available():
         return
 
-    @server.command(CMD_MEMORY_RECALL)
+    @command(server, CMD_MEMORY_RECALL)
     async def recall(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import RecallParams, parse
 
@@ -67,7 +70,7 @@ def setup(server: DriverosLanguageServer) -> None:
             await store.aclose()
         return {"facts": [_fact(f) for f in facts]}
 
-    @server.command(CMD_MEMORY_FORGET)
+    @command(server, CMD_MEMORY_FORGET)
     async def forget(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros import MemoryStoreError
         from driveros_lsp._params import ForgetParams, parse
@@ -77,7 +80,9 @@ def setup(server: DriverosLanguageServer) -> None:
         try:
             fact = await store.forget(p.id, why=p.why)
         except MemoryStoreError as exc:
-            raise JsonRpcInvalidParams(f"{CMD_MEMORY_FORGET}: {exc}") from exc
+            if "fact_id" in exc.context:  # no such fact, or not an active one: the id is wrong
+                raise JsonRpcInvalidParams(f"{CMD_MEMORY_FORGET}: {exc}") from exc
+            raise
         finally:
             await store.aclose()
         return {"fact": _fact(fact)}
