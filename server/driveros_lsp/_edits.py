@@ -1,10 +1,12 @@
 """A run's proposal as a ``WorkspaceEdit`` that never clobbers the user's work.
 
-For every selected change the *current* text (the open buffer, else the file on disk) is
-compared with the change's ``before`` side (what the run started from). Equal: the edit goes
-from ``before`` to ``after``. Different: the agent's change is rebased onto the current text
+For every selected change the review planner (``driveros.review.plan_file``, the rule the CLI
+applies too) compares the *current* text (the open buffer, else the file on disk) with the
+change's ``before`` side (what the run started from). Equal: the edit goes from ``before`` to
+``after``. Different: the agent's change is rebased onto the current text
 (``rebase(base=before, theirs=current, ours=after)``); when that fails the file is a conflict,
-left out of the edit and kept in the proposal.
+left out of the edit and kept in the proposal. A path under a symbolic link, a directory in
+the way, or a symbolic link itself is a conflict too: the edit never writes through a link.
 
 The edit uses ``documentChanges``: a versioned ``TextDocumentEdit`` for open documents (a
 ``null`` version for the others) and ``CreateFile``/``RenameFile``/``DeleteFile``. With
@@ -43,6 +45,9 @@ class EditPlan:
     included: list[str] = field(default_factory=list)
     #: path -> why it was left out.
     conflicts: dict[str, str] = field(default_factory=dict)
+    #: Included paths whose file is not open in the editor (``version: null`` in the edit),
+    #: with the planner's decision: their disk content is checked around the edit.
+    closed: dict[str, Any] = field(default_factory=dict)
 
 
 def path_uri(root: Path, rel: str) -> str:
@@ -50,10 +55,9 @@ def path_uri(root: Path, rel: str) -> str:
 
 
 def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
+    from driveros.review import read_text
+
+    return read_text(path)
 
 
 def _text_edits(
@@ -86,28 +90,35 @@ def plan_edit(
     rebase: Rebase,
     read: Callable[[Path], str | None] = _read,
 ) -> EditPlan:
-    """Build the edit for ``changes`` (only ``paths`` when given). Blocking: reads files."""
+    """Build the edit for ``changes`` (only ``paths`` when given). Blocking: reads files.
+
+    Which change may be written and with what text is decided by the review planner of
+    ``driveros.review`` (the same rule as the CLI's apply); this function only turns its
+    decisions into LSP document changes.
+    """
+    from driveros.review import plan_file
+
     plan = EditPlan(edit=None)
     doc_changes: list[Any] = []
     annotations: dict[str, lsp.ChangeAnnotation] = {}
     wanted = set(paths) if paths is not None else None
+    versions: dict[str, int | None] = {}
 
-    def current(rel: str) -> tuple[str | None, int | None]:
-        uri = path_uri(root, rel)
-        doc = documents.get(uri)
+    def current(rel: str) -> str | None:
+        doc = documents.get(path_uri(root, rel))
         if doc is not None:
-            return doc.text, doc.version
-        return read(root / rel), None
+            versions[rel] = doc.version
+            return doc.text
+        versions[rel] = None
+        return read(root / rel)
 
     for change in changes:
         rel = str(change.path)
         if wanted is not None and rel not in wanted:
             continue
-        if change.binary:
-            plan.conflicts[rel] = "binary files cannot be proposed as text edits"
-            continue
-        if str(change.action) in ("create", "modify") and change.after is None:
-            plan.conflicts[rel] = "the file is too large to propose as a text edit"
+        decided = plan_file(root, change, current=current, rebase=rebase)
+        if decided.conflict is not None:
+            plan.conflicts[rel] = decided.conflict
             continue
         ann = f"driveros:{rel}" if annotate else None
         if ann is not None:
@@ -117,12 +128,12 @@ def plan_edit(
                 description=rationale or None,
             )
         uri = path_uri(root, rel)
-        action = str(change.action)
+        source = decided.source
+        if versions.get(source) is None:  # not open: the edit carries no version to check
+            plan.closed[rel] = decided
+        action = decided.action
+        now = decided.current
         if action == "create":
-            now, _ = current(rel)
-            if now is not None and now != change.after:
-                plan.conflicts[rel] = "the file was created in the editor meanwhile"
-                continue
             if now is None:
                 doc_changes.append(
                     lsp.CreateFile(
@@ -131,15 +142,9 @@ def plan_edit(
                         annotation_id=ann,
                     )
                 )
-                hunks = line_hunks("", change.after or "", encoding)
+                hunks = line_hunks("", decided.target or "", encoding)
                 doc_changes.append(_doc_edit(uri, None, hunks, ann))
-            plan.included.append(rel)
-            continue
-        if action == "delete":
-            now, _ = current(rel)
-            if now is not None and now != change.before:
-                plan.conflicts[rel] = "the file was edited since the run started"
-                continue
+        elif action == "delete":
             if now is not None:
                 doc_changes.append(
                     lsp.DeleteFile(
@@ -148,44 +153,21 @@ def plan_edit(
                         annotation_id=ann,
                     )
                 )
-            plan.included.append(rel)
-            continue
-        source_rel = str(change.old_path) if action == "rename" and change.old_path else rel
-        now, version = current(source_rel)
-        if now is None:
-            plan.conflicts[rel] = f"{source_rel} no longer exists"
-            continue
-        before = change.before if change.before is not None else now
-        after = change.after if change.after is not None else before
-        target = after
-        if now != before:
-            merged = rebase(before, now, after)
-            if merged is None:
-                plan.conflicts[rel] = (
-                    "the file was edited since the run started and the change no longer applies"
-                )
-                continue
-            target = merged
-        if action == "rename":
-            if current(rel)[0] is not None:
-                plan.conflicts[rel] = "the rename target already exists"
-                continue
-            source_uri = path_uri(root, source_rel)
-            hunks = line_hunks(now, target, encoding)
-            if hunks:
-                doc_changes.append(_doc_edit(source_uri, version, hunks, ann))
-            doc_changes.append(
-                lsp.RenameFile(
-                    old_uri=source_uri,
-                    new_uri=uri,
-                    options=lsp.RenameFileOptions(overwrite=False),
-                    annotation_id=ann,
-                )
-            )
         else:
-            hunks = line_hunks(now, target, encoding)
+            assert now is not None and decided.target is not None
+            hunks = line_hunks(now, decided.target, encoding)
+            edit_uri = path_uri(root, source)
             if hunks:
-                doc_changes.append(_doc_edit(uri, version, hunks, ann))
+                doc_changes.append(_doc_edit(edit_uri, versions.get(source), hunks, ann))
+            if action == "rename":
+                doc_changes.append(
+                    lsp.RenameFile(
+                        old_uri=edit_uri,
+                        new_uri=uri,
+                        options=lsp.RenameFileOptions(overwrite=False),
+                        annotation_id=ann,
+                    )
+                )
         plan.included.append(rel)
 
     if doc_changes:
@@ -195,6 +177,38 @@ def plan_edit(
             change_annotations={k: v for k, v in annotations.items() if k in used} or None,
         )
     return plan
+
+
+def closed_file_drift(root: Path, closed: dict[str, Any], *, after: bool) -> dict[str, str]:
+    """Files that are not open in the editor and changed on disk behind the edit's back.
+
+    Before the edit is sent (``after=False``) each must still hold the text the edit was
+    computed on; once the client answered (``after=True``) it must hold that text (the client
+    keeps the change in an unsaved buffer) or the edit's result. Returns path -> reason.
+    Blocking: reads files.
+    """
+    from driveros.review import read_text
+
+    drift: dict[str, str] = {}
+    for rel, decided in closed.items():
+        try:
+            source_now = read_text(root / decided.source)
+            target_now = read_text(root / rel) if decided.source != rel else source_now
+        except (OSError, UnicodeDecodeError) as exc:
+            drift[rel] = f"cannot read the file: {exc}"
+            continue
+        untouched = source_now == decided.current and (decided.source == rel or target_now is None)
+        if decided.action == "delete":
+            done = target_now is None
+        elif decided.source != rel:
+            done = source_now is None and target_now == decided.target
+        else:
+            done = target_now == decided.target
+        if after and not (untouched or done):
+            drift[rel] = "changed on disk while the edit was in flight; check the file"
+        elif not after and not untouched:
+            drift[rel] = "changed on disk since the edit was planned"
+    return drift
 
 
 def _annotation_id(change: Any) -> str | None:

@@ -293,8 +293,8 @@ async def test_apply_refuses_when_a_directory_or_file_is_in_the_way(
             await scratch.apply()
         assert {c.path: c.reason for c in info.value.conflicts} == {
             "README.md": "now a directory in the workspace",
-            "docs/new.md": "a directory or file in the workspace is in the way",
-            "out.txt": "a directory or file in the workspace is in the way",
+            "docs/new.md": "docs is a file in the workspace, where the change needs a directory",
+            "out.txt": "a directory is in the way",
         }
         assert info.value.clean == ["src/app.py"]
         assert tree(repo) == before

@@ -31,6 +31,7 @@ from driveros.review._models import (
     FileStatus,
     ReviewState,
 )
+from driveros.review._plan import PlannedFile, path_problem, plan_file, read_text
 from driveros.review._scratch import ContainerGit, KeptScratch, ScratchWorkspace
 from driveros.review._snapshot import DEFAULT_EXCLUDES
 from driveros.review.approval import (
@@ -69,6 +70,7 @@ __all__ = [
     "NeverApproval",
     "NoTerminalError",
     "NotARepositoryError",
+    "PlannedFile",
     "PolicyApproval",
     "ReviewError",
     "ReviewState",
@@ -78,6 +80,9 @@ __all__ = [
     "approval_from_name",
     "classify_command",
     "combined_patch",
+    "path_problem",
+    "plan_file",
+    "read_text",
     "rebase_text",
     "render_changes",
     "unified_diff",

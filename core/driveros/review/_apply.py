@@ -10,33 +10,16 @@ from driveros.review._files import (
     atomic_write,
     blob_sha,
     current_sha,
-    inside,
     read_scratch,
     remove_file,
 )
 from driveros.review._models import Conflict, FileChange
+from driveros.review._plan import path_problem
 
 
 def _expected(path: str, sha: str | None, disk_baseline: Mapping[str, str | None]) -> str | None:
     # An overlaid file's baseline is the buffer; on disk the user still has the old bytes.
     return disk_baseline.get(path, sha)
-
-
-def _is_real_dir(path: Path) -> bool:
-    return path.is_dir() and not path.is_symlink()
-
-
-def _blocked(workspace: Path, rel: str) -> bool:
-    """Whether writing ``rel`` is impossible: it is a directory, or a parent is not one."""
-    target = workspace / rel
-    if _is_real_dir(target):
-        return True
-    parent = target.parent
-    while parent != workspace and workspace in parent.parents:
-        if parent.exists() or parent.is_symlink():
-            return not parent.is_dir()
-        parent = parent.parent
-    return False
 
 
 def find_conflicts(
@@ -45,17 +28,16 @@ def find_conflicts(
     """Files the user changed since the baseline (their version would be clobbered)."""
     conflicts: list[Conflict] = []
     for ch in changes:
+        # Where a file may be written or removed: the review planner's rule, shared with the
+        # language server (never through a symbolic link, never over a directory).
+        blocked = False
         for rel in ch.paths:
-            if not inside(workspace, workspace / rel):
-                conflicts.append(Conflict(path=rel, reason="the path leaves the workspace"))
-        removed = ch.path if ch.action == "delete" else ch.old_path
-        if removed is not None and _is_real_dir(workspace / removed):
-            conflicts.append(Conflict(path=removed, reason="now a directory in the workspace"))
-            continue
-        if ch.action != "delete" and _blocked(workspace, ch.path):
-            conflicts.append(
-                Conflict(path=ch.path, reason="a directory or file in the workspace is in the way")
-            )
+            removing = rel == ch.old_path or ch.action == "delete"
+            problem = path_problem(workspace, rel, remove=removing)
+            if problem is not None:
+                conflicts.append(Conflict(path=rel, reason=problem))
+                blocked = True
+        if blocked:
             continue
         target_now = current_sha(workspace / ch.path)
         if ch.action == "rename":
