@@ -235,4 +235,4 @@ def _end_message(run: Run) -> str:
     result = run.outcome.result if run.outcome is not None else None
     outcome = getattr(result, "outcome", run.state)
     files = len(run.pending)
-    return f"{outcome}; {files} file(s) proposed" if files else str(outcome)
+    return f"{outcome}; {files} file{'' if files == 1 else 's'} proposed" if files else str(outcome)

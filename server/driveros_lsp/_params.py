@@ -79,7 +79,8 @@ def parse(command: str, model: type[P], arguments: Sequence[Any]) -> P:
         return model()
     if len(arguments) != 1 or not isinstance(arguments[0], dict):
         raise JsonRpcInvalidParams(
-            f"{command} expects exactly one object argument, got {len(arguments)} argument(s)"
+            f"{command} expects exactly one object argument, got {len(arguments)} "
+            + ("argument" if len(arguments) == 1 else "arguments")
         )
     try:
         return model.model_validate(arguments[0])

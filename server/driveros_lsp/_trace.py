@@ -67,7 +67,7 @@ def describe(event: Any) -> str | None:
         case "tool_result":
             return f"turn {turn}: {event.name} {'ok' if event.ok else 'failed'}"
         case "diagnostics":
-            return f"turn {turn}: {event.total} problem(s)"
+            return f"turn {turn}: {event.total} problem{'' if event.total == 1 else 's'}"
         case "stuck":
             return f"turn {turn}: stuck ({event.detector})"
         case "approval":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -245,9 +246,11 @@ async def test_cli_review_actions(git_repo: Path, action: str) -> None:
     elif action == "keep":
         assert content.endswith("a + b\n") and status == " M calc.py\n"
         assert log.splitlines() == ["initial"]
+        assert "driveros: review: applied 1 file\n" in run.stderr
     else:
         assert content.endswith("a + b\n") and status == ""
         assert log.splitlines() == ["driveros: fix add", "initial"]
+        assert re.search(r"driveros: review: committed [0-9a-f]+ \(1 file\)\n", run.stderr)
 
 
 async def test_cli_review_commit_outside_a_repository_fails_without_writing(
@@ -266,7 +269,10 @@ async def test_cli_review_commit_outside_a_repository_fails_without_writing(
             cwd=calc_repo,
         )
     assert run.code == 1
-    assert run.json()["outcome"] == "answered"
+    result = run.json()  # the result tells what happened, and its exit code is the status
+    assert (result["outcome"], result["exit_code"]) == ("setup_error", 1)
+    assert "commit failed, nothing was written" in result["error"]
+    assert result["answer"]
     assert "commit failed, nothing was written" in run.stderr
     assert (calc_repo / "calc.py").read_text().endswith("a - b\n")
 

@@ -74,7 +74,9 @@ async def test_council_gate_on_kept_changes(
     assert f"council: {verdict} (referee anthropic:" in res.stderr
     assert "+    return a + b" in reviewed  # the council saw the diff
     assert (tmp_path / "calc.py").read_text() == final
-    assert json.loads(res.stdout)["outcome"] == "answered"
+    result = json.loads(res.stdout)  # the result tells what happened to the change
+    assert result["exit_code"] == code
+    assert result["outcome"] == ("refused" if code == 6 else "answered")
 
 
 async def test_council_needs_review(tmp_path: Path) -> None:

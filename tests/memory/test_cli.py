@@ -122,7 +122,7 @@ def test_cli_reembed_switches_the_pinned_model(
     with EmbeddingServer() as server:
         monkeypatch.setenv("OLLAMA_HOST", server.base_url.removesuffix("/v1"))
         code, out, _ = cli(capsys, "reembed", "--model", "ollama:embed-a", *ws)
-        assert code == 0 and out == "re-embedded 1 facts with ollama:embed-a\n"
+        assert code == 0 and out == "re-embedded 1 fact with ollama:embed-a\n"
         monkeypatch.setenv("MNEME_EMBED_MODEL", "ollama:embed-a")
         code, out, _ = cli(capsys, "search", "which database", *ws)
         assert code == 0 and "SQLite" in out

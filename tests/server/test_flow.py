@@ -104,7 +104,7 @@ async def test_flow_vscode_fix_is_an_annotated_edit_applied_to_the_buffer(
         assert "turn 1" in reports
         assert any(str(m).startswith("turn 1: edit_file") for m in reports)
         assert isinstance(progress[-1], lsp.WorkDoneProgressEnd)
-        assert progress[-1].message == "answered; 1 file(s) proposed"
+        assert progress[-1].message == "answered; 1 file proposed"
 
         # trace: the event schema, in order, deltas merged
         kinds = [e["type"] for e in ed.events(run_id)]

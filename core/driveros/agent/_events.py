@@ -2,7 +2,9 @@
 
 Every event has ``type``, ``run_id``, ``seq`` and ``ts``. The JSON Schema of the union is
 published in docs/events.md (``event_json_schema()``). Secrets never appear in any event:
-emitters pass every event through a redactor before it leaves the agent.
+emitters pass every event through a redactor before it leaves the agent. Every event can be
+serialized: lone surrogates (undecodable bytes of argv or file names, ``"\\udcff"`` escapes
+in a model's tool arguments) are replaced by visible escapes when the event is built.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
+from driveros._unicode import printable_data
 from driveros.llm import Usage
 
 Outcome = Literal[
@@ -38,7 +41,16 @@ EXIT_CODES: dict[str, int] = {
 }
 
 
-class _Event(BaseModel):
+class _Printable(BaseModel):
+    """A model whose strings always encode as UTF-8 (lone surrogates become escapes)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _printable(cls, data: Any) -> Any:
+        return printable_data(data) if isinstance(data, dict) else data
+
+
+class _Event(_Printable):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     run_id: str
@@ -98,7 +110,7 @@ class ToolResult(_Event):
     truncated: bool = False
 
 
-class DiagnosticItem(BaseModel):
+class DiagnosticItem(_Printable):
     model_config = ConfigDict(frozen=True)
 
     path: str
@@ -170,7 +182,7 @@ class TurnFinished(_Event):
     usage: Usage = Field(default_factory=Usage)
 
 
-class ProposalFile(BaseModel):
+class ProposalFile(_Printable):
     model_config = ConfigDict(frozen=True)
 
     path: str

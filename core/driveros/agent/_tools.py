@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from driveros._errors import DriverosError
+from driveros._plural import count
 from driveros.agent._hooks import DiagnosticsSnapshot
 from driveros.llm import ToolSpec
 from driveros.sandbox import (
@@ -128,7 +129,7 @@ def format_diagnostics(snapshot: DiagnosticsSnapshot) -> str:
     if not snapshot.items:
         checks = ", ".join(snapshot.checks) or "no checks"
         return f"No diagnostics ({checks})." + (f"\n{snapshot.raw}" if snapshot.raw else "")
-    lines = [f"{len(snapshot.items)} diagnostics ({', '.join(snapshot.checks)}):"]
+    lines = [f"{count(len(snapshot.items), 'diagnostic')} ({', '.join(snapshot.checks)}):"]
     for d in snapshot.items:
         code = f" [{d.code}]" if d.code else ""
         lines.append(f"{d.path}:{d.line}:{d.column}: {d.severity}: {d.message}{code}")

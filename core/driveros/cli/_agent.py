@@ -18,7 +18,10 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
 from driveros._errors import ConfigError, DriverosError
+from driveros._unicode import printable
 from driveros.agent import (
     EXIT_CODES,
     Event,
@@ -30,9 +33,12 @@ from driveros.agent import (
     approval_policy,
     execute_run,
 )
+from driveros.cli._fail import fail
+from driveros.cli._options import add_provider, chosen_provider, positive_int, positive_seconds
 from driveros.cli._output import TraceWriter, result_json, summary_line
 from driveros.cli._output_review import council_gate, finish_review, review_prompt_check
-from driveros.config import PROVIDER_ORDER, Environment, load_environment
+from driveros.cli._parser import UsageError
+from driveros.config import Environment, load_environment
 
 T = TypeVar("T")
 
@@ -46,8 +52,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="stdout: answer + SUMMARY line (text), one result object (json), every event (ndjson)",
     )
-    add("--provider", choices=PROVIDER_ORDER, help="default: the first configured one")
-    add("--model", help="model name (wins over the *_MODEL variables)")
+    add_provider(parser)
     add("--workspace", type=Path, default=Path(), metavar="DIR", help="default: .")
     add("--sandbox", choices=("local", "docker"), default="local", help="where tools run")
     add("--runtime", choices=("runc", "runsc"), default="runc", help="docker runtime")
@@ -59,17 +64,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=False,
         help="long-term memory: recall before, store after a verified answer",
     )
-    add("--max-iterations", type=_positive_int, default=30, metavar="N", help="model turns")
-    add("--max-wall", type=_positive_float, default=900.0, metavar="SECONDS", help="run time")
+    add("--max-iterations", type=positive_int, default=30, metavar="N", help="model turns")
+    add("--max-wall", type=positive_seconds, default=900.0, metavar="SECONDS", help="run time")
     add(
         "--first-byte-timeout",
-        type=_positive_float,
+        type=positive_seconds,
         metavar="SECONDS",
         help="give up on a provider that sends nothing after a request (default: 60)",
     )
     add(
         "--idle-timeout",
-        type=_positive_float,
+        type=positive_seconds,
         metavar="SECONDS",
         help="give up on a stream that stays silent this long (default: 60)",
     )
@@ -84,8 +89,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add(
         "--review-action",
         choices=("prompt", "commit", "discard", "keep"),
-        default="prompt",
-        help="what --review does with the changes (prompt asks on /dev/tty)",
+        default=None,
+        help="with --review: what happens to the changes (default prompt: ask on /dev/tty)",
     )
     add(
         "--council",
@@ -99,20 +104,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="GLOB",
         help="let the agent read a deny-listed secret file (.env, keys...); repeatable",
     )
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be positive")
-    return value
 
 
 def _diagnostics_enabled(env: Environment) -> bool:
@@ -152,7 +143,7 @@ class _Stdout:
         if self.broken:
             return
         try:
-            sys.stdout.write(text)
+            sys.stdout.write(printable(text))
             sys.stdout.flush()
         except (BrokenPipeError, ValueError):
             self.broken = True
@@ -166,58 +157,94 @@ class _Stdout:
                 pass
 
 
-def _read_task(args: argparse.Namespace) -> str:
+def _check_usage(args: argparse.Namespace) -> None:
+    """Flags that mean nothing alone are usage errors, never silently ignored."""
     if args.task is None:
-        raise ConfigError("driveros agent: error: --task is required (use '-' to read stdin)")
-    task = sys.stdin.read() if args.task == "-" else args.task
+        raise UsageError("driveros agent: error: --task is required (use '-' to read stdin)")
+    if not args.review:
+        for flag, given in (("--council", args.council), ("--review-action", args.review_action)):
+            if given:
+                raise UsageError(f"driveros agent: error: {flag} needs --review")
+    if args.review_action is None:
+        args.review_action = "prompt"
+
+
+def _read_task(args: argparse.Namespace) -> str:
+    """The task text; undecodable bytes (argv or stdin) are shown as ``\\xNN`` escapes."""
+    if args.task == "-":
+        stream = sys.stdin
+        if stream is None:
+            raise UsageError("driveros agent: error: --task -: stdin is closed")
+        try:
+            raw = getattr(stream, "buffer", None)
+            task = raw.read().decode("utf-8", "surrogateescape") if raw else stream.read()
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"driveros agent: error: --task -: cannot read stdin: {exc}") from exc
+    else:
+        task = args.task
     if not task.strip():
-        raise ConfigError("driveros agent: error: the task is empty")
-    return str(task)
+        raise UsageError("driveros agent: error: the task is empty")
+    return printable(task)
 
 
 def run(args: argparse.Namespace) -> int:
+    fmt = args.format
     try:
+        _check_usage(args)
         task = _read_task(args)
         env = load_environment()
+    except UsageError as exc:
+        return fail(str(exc), fmt)
     except ConfigError as exc:
-        _err(str(exc))
-        return EXIT_CODES["setup_error"]
+        return fail(f"driveros: {exc}", fmt)
     redactor = Redactor(env.secret_values())
     log_filter = RedactingFilter(redactor)
     for handler in logging.getLogger().handlers:
         handler.addFilter(log_filter)
     try:
         return asyncio.run(_run(args, task, env))
+    except UsageError as exc:
+        return fail(redactor.text(str(exc)), fmt)
     except DriverosError as exc:
-        _err(f"driveros: {redactor.text(str(exc))}")
-        return EXIT_CODES["setup_error"]
+        return fail(f"driveros: {redactor.text(str(exc))}", fmt)
+
+
+def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
+    workspace: Path = args.workspace.expanduser()
+    try:
+        if not workspace.is_dir():
+            raise ConfigError(f"workspace is not a directory: {printable(str(workspace))}")
+        root = workspace.resolve()
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise ConfigError(f"workspace {printable(str(workspace))}: {exc}") from exc
+    provider, model = chosen_provider(args)
+    try:
+        return RunSpec(
+            task=task,
+            workspace=root,
+            provider=provider,
+            model=model,
+            sandbox=args.sandbox,
+            runtime=args.runtime,
+            untrusted=args.untrusted,
+            network=args.network,
+            memory=args.memory,
+            max_iterations=args.max_iterations,
+            max_wall_s=args.max_wall,
+            first_byte_timeout_s=args.first_byte_timeout,
+            idle_timeout_s=args.idle_timeout,
+            approve=args.approve,
+            review=args.review,
+            diagnostics=_diagnostics_enabled(env),
+            allow_secret_files=args.allow_secret_file,
+        )
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid run settings: {problems}") from exc
 
 
 async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
-    workspace = args.workspace.expanduser()
-    if not workspace.is_dir():
-        raise ConfigError(f"workspace is not a directory: {workspace}")
-    spec = RunSpec(
-        task=task,
-        workspace=workspace.resolve(),
-        provider=args.provider,
-        model=args.model,
-        sandbox=args.sandbox,
-        runtime=args.runtime,
-        untrusted=args.untrusted,
-        network=args.network,
-        memory=args.memory,
-        max_iterations=args.max_iterations,
-        max_wall_s=args.max_wall,
-        first_byte_timeout_s=args.first_byte_timeout,
-        idle_timeout_s=args.idle_timeout,
-        approve=args.approve,
-        review=args.review,
-        diagnostics=_diagnostics_enabled(env),
-        allow_secret_files=args.allow_secret_file,
-    )
-    if args.council and not args.review:
-        raise ConfigError("driveros agent: error: --council needs --review")
+    spec = _spec(args, task, env)
     # Fail fast (exit 1) before any work when a question could not be asked.
     if args.approve in ("ask", "interactive"):
         approval_policy(args.approve)
@@ -233,8 +260,8 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         if event.type == "run_started":
             providers.append(event.provider)
         if event.type == "result":
-            results.append(event)
-        if args.format == "ndjson":
+            results.append(event)  # printed last, once the review action is known
+        elif args.format == "ndjson":
             out.write(event.model_dump_json() + "\n")
         if trace is not None:
             trace.write(event)
@@ -244,34 +271,52 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         report = await _cancellable(execute_run(spec, env=env, on_event=on_event))
     except asyncio.CancelledError:
         pass  # the run emitted its ``canceled`` result before re-raising
-    result = results[-1] if results else None
-    if result is None:  # canceled before the run could even start
-        _err("driveros: canceled")
-        return EXIT_CODES["canceled"]
-    review_ok = True
-    refused_by_council = False
+    if not results:  # canceled before the run could even start
+        return fail("driveros: canceled", args.format, outcome="canceled", exit_code=7)
+    result = results[-1]
     if report is not None and report.scratch is not None:
-        action = args.review_action
-        if args.council and report.changes:
-            verdict = await council_gate(report, task=task, env=env, author=providers)
-            if verdict == "reject" and action in ("commit", "keep"):
-                _err("driveros: the council rejected the change: discarding it")
-                action, refused_by_council = "discard", True
-        try:
-            review_ok = await _cancellable(finish_review(report, task=task, action=action))
-        except asyncio.CancelledError:
-            _err("driveros: review: canceled; changes discarded")
-            return EXIT_CODES["canceled"]
-    if args.format == "json":
+        result = await _review(args, report, result, task=task, env=env, authors=providers)
+    if args.format in ("json", "ndjson"):
         out.write(result_json(result) + "\n")
     elif args.format == "text":
         if result.answer:
             out.write(result.answer.rstrip("\n") + "\n")
         out.write(summary_line(result) + "\n")
-    if result.outcome == "setup_error" and result.error:
-        _err(f"driveros: {result.error}")
-    if not review_ok:
-        return EXIT_CODES["setup_error"]
-    if refused_by_council:
-        return EXIT_CODES["refused"]
+    if result.error and (trace is None or result.error != results[-1].error):
+        _err(f"driveros: {result.outcome}: {result.error}")
     return result.exit_code
+
+
+async def _review(
+    args: argparse.Namespace,
+    report: RunReport,
+    result: Result,
+    *,
+    task: str,
+    env: Environment,
+    authors: list[str],
+) -> Result:
+    """Carry out the review action; the result it returns tells what really happened."""
+    action = args.review_action
+    refused = False
+    if args.council and report.changes:
+        verdict = await council_gate(report, task=task, env=env, author=authors)
+        if verdict == "reject" and action in ("commit", "keep"):
+            _err("driveros: the council rejected the change: discarding it")
+            action, refused = "discard", True
+    try:
+        error = await _cancellable(finish_review(report, task=task, action=action))
+    except asyncio.CancelledError:
+        error = "review: canceled; changes discarded"
+        return _amend(result, "canceled", error)
+    if error is not None:
+        return _amend(result, "setup_error", error)
+    if refused:
+        return _amend(result, "refused", "the council rejected the change; it was discarded")
+    return result
+
+
+def _amend(result: Result, outcome: str, error: str) -> Result:
+    return result.model_copy(
+        update={"outcome": outcome, "exit_code": EXIT_CODES[outcome], "error": error}
+    )

@@ -13,11 +13,12 @@ import sys
 from pathlib import Path
 
 from driveros._errors import DriverosError
+from driveros.cli._options import add_provider
 from driveros.cli._parser import ArgumentParser
 
 
 def configure(parser: ArgumentParser) -> None:
-    parser.add_argument("--provider", help="provider[:model] (default: the first configured)")
+    add_provider(parser)
     parser.add_argument("--corpus", type=Path, help="corpus file (default .driveros/corpus.jsonl)")
     parser.add_argument("--no-record", action="store_true", help="do not record to the corpus")
     mode = parser.add_mutually_exclusive_group()
@@ -58,7 +59,7 @@ async def _run(args: argparse.Namespace, executable: str) -> int:
         return 0
     try:
         diff = await staged_diff(repo)
-        provider = provider_from_spec(args.provider, env)
+        provider = provider_from_spec(args.provider, env, model=args.model)
         try:
             recent = await git(repo, "log", "-10", "--format=%s", check=False)
             message = await propose(provider, diff, recent=recent.strip())

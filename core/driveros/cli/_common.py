@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from driveros._git import run_git
+from driveros.cli._options import ProviderSpec
 from driveros.config import Environment
 from driveros.evals import Corpus
 from driveros.llm import Provider
@@ -29,11 +30,12 @@ async def open_corpus(env: Environment, explicit: Path | None) -> Corpus:
     return Corpus(await default_corpus_path(env, explicit))
 
 
-def provider_from_spec(spec: str | None, env: Environment) -> Provider:
-    """``provider[:model]`` (or None for the first configured provider)."""
+def provider_from_spec(
+    spec: ProviderSpec | None, env: Environment, *, model: str | None = None
+) -> Provider:
+    """``NAME[:MODEL]`` (None: the first configured provider); ``model`` wins over ``:MODEL``."""
     from driveros.agent import pick_provider
     from driveros.llm import provider_from_env
 
-    name, _, model = (spec or "").partition(":")
-    chosen = pick_provider(env, name or None)
-    return provider_from_env(chosen, env, model=model or None)
+    chosen = pick_provider(env, spec.name if spec else None)
+    return provider_from_env(chosen, env, model=model or (spec.model if spec else None))

@@ -7,14 +7,37 @@ import sys
 from pathlib import Path
 
 from driveros._errors import ConfigError, ProviderError
+from driveros.cli._options import (
+    PROVIDER_HELP,
+    PROVIDER_METAVAR,
+    ProviderSpec,
+    positive_int,
+    provider_spec,
+)
 from driveros.cli._parser import ArgumentParser
 from driveros.config import Environment
 from driveros.llm import Provider
 
 
+def _record_options(parser: ArgumentParser, *, default: bool) -> None:
+    """Accepted before and after the action (``council --no-record review`` = ``council review
+    --no-record``)."""
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=None if default else argparse.SUPPRESS,
+        help="corpus file (default .driveros/corpus.jsonl)",
+    )
+    parser.add_argument(
+        "--no-record",
+        action="store_true",
+        default=False if default else argparse.SUPPRESS,
+        help="do not record to the corpus",
+    )
+
+
 def configure(parser: ArgumentParser) -> None:
-    parser.add_argument("--corpus", type=Path, help="corpus file (default .driveros/corpus.jsonl)")
-    parser.add_argument("--no-record", action="store_true", help="do not record to the corpus")
+    _record_options(parser, default=True)
     sub = parser.add_subparsers(
         dest="council_command", metavar="ACTION", parser_class=ArgumentParser
     )
@@ -22,17 +45,38 @@ def configure(parser: ArgumentParser) -> None:
     rev.add_argument("artifact", nargs="?", default="-", help="a file, or - for stdin")
     rev.add_argument("--staged", action="store_true", help="review `git diff --cached`")
     rev.add_argument("--kind", default="diff", help="diff, plan, answer, ... (default diff)")
-    rev.add_argument("--author", help="provider[:model] of the author")
-    rev.add_argument("--critic", help="provider[:model] of the critic")
-    rev.add_argument("--referee", action="append", default=[], help="provider[:model] (repeat)")
-    rev.add_argument("--rounds", type=int, default=2)
+    _providers(rev, "the council's seats")
+    spec = PROVIDER_METAVAR
+    rev.add_argument("--author", type=provider_spec, metavar=spec, help="the author's seat")
+    rev.add_argument("--critic", type=provider_spec, metavar=spec, help="the critic's seat")
+    rev.add_argument(
+        "--referee", type=provider_spec, metavar=spec, action="append", default=[], help="a referee"
+    )
+    rev.add_argument("--rounds", type=positive_int, default=2, metavar="N")
     rev.add_argument("--check", action="store_true", help="exit 2 unless the verdict is approve")
     rev.add_argument("--format", choices=("text", "json"), default="text")
     con = sub.add_parser("consult", help="several models answer; the referee synthesizes")
     con.add_argument("question", help="the question, or - for stdin")
-    con.add_argument("--member", action="append", default=[], help="provider[:model] (repeat)")
-    con.add_argument("--referee", action="append", default=[], help="provider[:model] (repeat)")
+    _providers(con, "the members", extra=("--member",))
+    con.add_argument(
+        "--referee", type=provider_spec, metavar=spec, action="append", default=[], help="a referee"
+    )
     con.add_argument("--format", choices=("text", "json"), default="text")
+    for p in (rev, con):
+        _record_options(p, default=False)
+
+
+def _providers(parser: ArgumentParser, who: str, extra: tuple[str, ...] = ()) -> None:
+    parser.add_argument(
+        "--provider",
+        *extra,
+        dest="providers",
+        type=provider_spec,
+        action="append",
+        default=[],
+        metavar=PROVIDER_METAVAR,
+        help=f"{who}: {PROVIDER_HELP} (repeat; default: every configured provider)",
+    )
 
 
 def _read(source: str) -> str:
@@ -71,11 +115,20 @@ async def _record(
     await (await open_corpus(env, args.corpus)).add(record)
 
 
-async def _configured(env: Environment) -> list[Provider]:
+async def _configured(env: Environment, specs: list[ProviderSpec]) -> list[Provider]:
+    """The ``--provider`` ones, else every configured provider; none is a setup error."""
+    from driveros.cli._common import provider_from_spec
     from driveros.llm import Registry
 
+    if specs:
+        return [provider_from_spec(spec, env) for spec in specs]
     registry = await Registry.from_env(env)
-    return [registry.must_get(n) for n in registry.names()]
+    providers = [registry.must_get(n) for n in registry.names()]
+    if not providers:
+        raise ConfigError(
+            "no provider is configured for the council: set a provider key (docs/cli.md)"
+        )
+    return providers
 
 
 async def _review(args: argparse.Namespace, env: Environment, opened: list[Provider]) -> int:
@@ -97,7 +150,7 @@ async def _review(args: argparse.Namespace, env: Environment, opened: list[Provi
         referees = [provider_from_spec(s, env) for s in args.referee] or [critic]
         opened += [critic, *referees, *([author] if author else [])]
     else:
-        opened += await _configured(env)
+        opened += await _configured(env, args.providers)
         author, critic, referees = seat_council(opened)
     verdict = await review(
         artifact,
@@ -105,7 +158,7 @@ async def _review(args: argparse.Namespace, env: Environment, opened: list[Provi
         referees=referees,
         author=author,
         kind=args.kind,
-        max_rounds=max(1, args.rounds),
+        max_rounds=args.rounds,
     )
     if args.format == "json":
         sys.stdout.write(verdict.model_dump_json() + "\n")
@@ -134,13 +187,8 @@ async def _consult(args: argparse.Namespace, env: Environment, opened: list[Prov
     from driveros.council import consult
 
     question = _read(args.question) if args.question == "-" else args.question
-    if args.member:
-        members = [provider_from_spec(s, env) for s in args.member]
-    else:
-        members = await _configured(env)
+    members = await _configured(env, args.providers)
     opened += members
-    if not members:
-        raise ConfigError("no provider is configured for the consultation")
     referees = [provider_from_spec(s, env) for s in args.referee] or [*members]
     opened += referees
     result = await consult(question, members=members, referees=referees)

@@ -8,7 +8,14 @@ import time
 from pathlib import Path
 
 from driveros._errors import ConfigError
+from driveros.cli._options import (
+    add_provider,
+    chosen_provider,
+    non_negative_int,
+    positive_int,
+)
 from driveros.cli._parser import ArgumentParser
+from driveros.config import Environment
 
 
 def configure(parser: ArgumentParser) -> None:
@@ -23,10 +30,17 @@ def configure(parser: ArgumentParser) -> None:
         action="store_true",
         help="with --record: play each case's scripted turns instead of a real provider",
     )
-    run.add_argument("--provider", help="provider for live/record runs")
-    run.add_argument("--model", help="model for live/record runs")
-    run.add_argument("--concurrency", type=int, default=2)
-    run.add_argument("--retries", type=int, default=2, help="retries of infrastructure failures")
+    add_provider(run, help="provider for live/record runs and the corpus judge (NAME[:MODEL])")
+    run.add_argument(
+        "--concurrency", type=positive_int, default=2, metavar="N", help="cases at once"
+    )
+    run.add_argument(
+        "--retries",
+        type=non_negative_int,
+        default=2,
+        metavar="N",
+        help="retries of infrastructure failures (default 2)",
+    )
     run.add_argument("--case", action="append", default=[], help="run only this case (repeat)")
     run.add_argument("--out", type=Path, help="output directory (default .driveros/evals/...)")
     run.add_argument("--no-resume", action="store_true", help="ignore earlier partial results")
@@ -94,15 +108,19 @@ async def _run(args: argparse.Namespace) -> int:
     if suite.kind == "corpus":
         return await _run_corpus(suite.corpus, args)
     mode = "replay" if args.replay else "record" if args.record else "live"
+    provider, model = chosen_provider(args)
+    env = load_environment()
+    if mode == "live" or (mode == "record" and not args.scripted):
+        await _check_provider(env, provider, model)
     out = (
         args.out
         or Path(".driveros/evals") / f"{suite.name}-{mode}-{time.strftime('%Y%m%d-%H%M%S')}"
     )
     options = EvalOptions(
         mode=mode,
-        provider=args.provider,
-        model=args.model,
-        retries=max(0, args.retries),
+        provider=provider,
+        model=model,
+        retries=args.retries,
         strict_replay=args.strict_replay,
         output_dir=out.resolve(),
         resume=not args.no_resume,
@@ -114,8 +132,8 @@ async def _run(args: argparse.Namespace) -> int:
     run = await run_suite(
         suite,
         options,
-        env=load_environment(),
-        executor=LocalExecutor(max(1, args.concurrency)),
+        env=env,
+        executor=LocalExecutor(args.concurrency),
         on_case_done=_Progress(),
     )
     report = out / "report.html"
@@ -137,6 +155,15 @@ async def _run(args: argparse.Namespace) -> int:
     return 0 if s.failed == 0 else 2
 
 
+async def _check_provider(env: Environment, provider: str | None, model: str | None) -> None:
+    """A live run without a usable provider is a setup error (exit 1) before any case runs,
+    not one infrastructure failure per case."""
+    from driveros.agent import pick_provider
+    from driveros.llm import provider_from_env
+
+    await provider_from_env(pick_provider(env, provider), env, model=model).aclose()
+
+
 async def _run_corpus(corpus_path: str | None, args: argparse.Namespace) -> int:
     from driveros.agent import pick_provider
     from driveros.config import load_environment
@@ -147,7 +174,8 @@ async def _run_corpus(corpus_path: str | None, args: argparse.Namespace) -> int:
         raise ConfigError("the corpus suite runs live against a judge model (no cassettes)")
     path = args.corpus or Path(corpus_path or ".driveros/corpus.jsonl")
     env = load_environment()
-    judge = provider_from_env(pick_provider(env, args.provider), env, model=args.model)
+    name, model = chosen_provider(args)
+    judge = provider_from_env(pick_provider(env, name), env, model=model)
     try:
         agreement = await judge_corpus(await Corpus(path).records(), judge)
     finally:

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 from driveros._errors import ConfigError
+from driveros._plural import files
+from driveros.cli._options import add_provider, chosen_provider, positive_int
 from driveros.cli._parser import ArgumentParser
 
 
@@ -16,9 +18,8 @@ def configure(parser: ArgumentParser) -> None:
     source.add_argument("--github", metavar="OWNER/REPO#N", help="fetch the issue from GitHub")
     parser.add_argument("--workspace", type=Path, default=Path())
     parser.add_argument("--out", type=Path, default=Path(".driveros/issue-bot"))
-    parser.add_argument("--provider")
-    parser.add_argument("--model")
-    parser.add_argument("--max-iterations", type=int, default=30)
+    add_provider(parser)
+    parser.add_argument("--max-iterations", type=positive_int, default=30, metavar="N")
     parser.add_argument(
         "--approve",
         choices=("policy", "never", "interactive"),
@@ -47,6 +48,8 @@ async def _run(args: argparse.Namespace, text: str | None) -> int:
         assert text is not None
         issue = parse_markdown_issue(text, source=args.issue)
 
+    provider, model = chosen_provider(args)
+
     async def on_event(event: Event) -> None:
         if event.type == "tool_call":
             sys.stderr.write(f"  > {event.name} {event.arguments}\n")
@@ -59,8 +62,8 @@ async def _run(args: argparse.Namespace, text: str | None) -> int:
         out_dir=args.out,
         env=env,
         on_event=on_event,
-        provider=args.provider,
-        model=args.model,
+        provider=provider,
+        model=model,
         max_iterations=args.max_iterations,
         approve=args.approve,
         corpus=None if args.no_record else await open_corpus(env, args.corpus),
@@ -70,7 +73,7 @@ async def _run(args: argparse.Namespace, text: str | None) -> int:
     else:
         sys.stdout.write(f"{result.patch_path}\n{result.summary_path}\n")
     sys.stderr.write(
-        f"issue-bot: {result.outcome}, {len(result.files)} file(s) changed"
+        f"issue-bot: {result.outcome}, {files(len(result.files))} changed"
         + (f", corpus record {result.record_id}" if result.record_id else "")
         + "\n"
     )

@@ -16,7 +16,8 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from driveros._errors import DriverosError
+from driveros._errors import DriverosError, ProviderError
+from driveros.cli._fail import fail, requested_format
 from driveros.cli._parser import ArgumentParser, UsageError
 
 #: name -> (module, one-line help). Order is the order shown in --help.
@@ -70,13 +71,24 @@ def _setup_logging(verbosity: int) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every path ends in an exit code, never in a traceback."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    fmt = requested_format(args_list)
+    try:
+        return _main(args_list, fmt)
+    except KeyboardInterrupt:
+        return fail("driveros: canceled", fmt, outcome="canceled", exit_code=7)
+    except Exception as exc:  # a bug: one line for the user, the traceback with -v
+        logging.getLogger("driveros.cli").info("internal error", exc_info=True)
+        return fail(f"driveros: internal error ({type(exc).__name__}: {exc}); -v shows more", fmt)
+
+
+def _main(args_list: list[str], fmt: str | None) -> int:
     try:
         parser, modules = _build_parser(args_list)
         args = parser.parse_args(args_list)
     except UsageError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 1
+        return fail(str(exc), fmt)
     if args.version:
         from driveros import __version__
 
@@ -85,24 +97,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     _setup_logging(args.verbose)
     if args.command is None:
         parser.print_help(sys.stderr)
-        return 1
+        return fail("driveros: error: choose a command", fmt)
     module = modules.get(args.command)
     if module is None:
-        sys.stderr.write(f"driveros: the '{args.command}' command is not available in this build\n")
-        return 1
+        return fail(f"driveros: the '{args.command}' command is not available in this build", fmt)
     try:
         outcome = module.run(args)
         if inspect.iscoroutine(outcome):
             outcome = asyncio.run(outcome)
         return int(outcome)
     except UsageError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 1
+        return fail(str(exc), fmt)
+    except ProviderError as exc:
+        return fail(f"driveros: {exc}", fmt, outcome="provider_error", exit_code=5)
     except DriverosError as exc:
-        sys.stderr.write(f"driveros: {exc}\n")
-        return 1
-    except KeyboardInterrupt:
-        return 7
+        return fail(f"driveros: {exc}", fmt)
 
 
 def entry(argv: Sequence[str] | None = None) -> None:

@@ -12,18 +12,21 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from driveros._errors import ConfigError, MemoryStoreError
+from driveros._plural import count
 from driveros.config import Environment, load_environment
 from driveros.memory import (
     Fact,
+    MemoryStats,
     MemoryStore,
     default_db_path,
     embedder_from_env,
     open_memory_store,
+    scope_for,
 )
 
 ACTIONS = ("list", "search", "show", "forget", "undo", "export", "import", "stats", "reembed")
 #: Actions that print empty data, rather than fail, when nothing was ever remembered.
-_EMPTY_OK = ("list", "search", "export")
+_EMPTY_OK = ("list", "search", "export", "stats")
 EXPORT_VERSION = 1
 _FACTS = TypeAdapter(list[Fact])
 
@@ -164,20 +167,80 @@ async def run(args: argparse.Namespace) -> int:
     env = load_environment()
     workspace = (args.workspace or Path.cwd()).resolve()
     path = args.path or default_db_path(workspace, env)
-    if not await asyncio.to_thread(path.exists) and args.action != "import":
+    # An import is read and checked before anything is created: a bad file leaves no database.
+    imported = await _read_import(args.file) if args.action == "import" else []
+    if not await asyncio.to_thread(path.exists):
+        if args.action == "import" and not imported:
+            _emit_imported(0, args.format)
+            return 0
         if args.action in _EMPTY_OK:
             sys.stderr.write(f"driveros memory: nothing remembered yet ({path} does not exist)\n")
-            if args.format == "json" or args.action == "export":
-                _emit_facts([], "json")
+            await _emit_empty(args, workspace, path)
             return 0
-        sys.stderr.write(f"driveros memory: no memory database at {path}\n")
-        return 1
+        if args.action != "import":
+            sys.stderr.write(f"driveros memory: no memory database at {path}\n")
+            return 1
     hybrid = args.action in ("search", "import")
     store = await open_memory_store(workspace, env, path=path, with_embedder=hybrid, timeout=None)
     try:
+        if args.action == "import":
+            _emit_imported(await store.import_facts(imported), args.format)
+            return 0
         return await _dispatch(args, store, env)
     finally:
         await store.aclose()
+
+
+def _emit_imported(added: int, fmt: str) -> None:
+    if fmt == "json":
+        sys.stdout.write(json.dumps({"imported": added}) + "\n")
+    else:
+        sys.stdout.write(f"imported {count(added, 'fact')}\n")
+
+
+async def _export(args: argparse.Namespace, scope: str, facts: list[Fact]) -> None:
+    """The export document (``{"version", "scope", "facts"}``), to ``-o`` or stdout."""
+    payload = {
+        "version": EXPORT_VERSION,
+        "scope": scope,
+        "facts": [f.model_dump() for f in facts],
+    }
+    text = json.dumps(payload, indent=2) + "\n"
+    if args.output == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        await asyncio.to_thread(Path(args.output).write_text, text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+    sys.stderr.write(f"exported {count(len(facts), 'fact')} to {args.output}\n")
+
+
+async def _emit_empty(args: argparse.Namespace, workspace: Path, path: Path) -> None:
+    """What an action shows when no database exists yet: empty data, in the asked format."""
+    if args.action == "export":
+        await _export(args, await scope_for(workspace), [])
+    elif args.action == "stats":
+        stats = MemoryStats(
+            path=str(path),
+            scope=await scope_for(workspace),
+            schema_version=0,
+            active=0,
+            superseded=0,
+            forgotten=0,
+            scopes=0,
+        )
+        _emit_stats(stats, args.format)
+    elif args.format == "json":
+        _emit_facts([], "json")
+
+
+def _emit_stats(stats: MemoryStats, fmt: str) -> None:
+    if fmt == "json":
+        sys.stdout.write(stats.model_dump_json(indent=2) + "\n")
+    else:
+        for key, value in stats.model_dump().items():
+            sys.stdout.write(f"{key}: {'-' if value is None else value}\n")
 
 
 async def _dispatch(args: argparse.Namespace, store: MemoryStore, env: Environment) -> int:
@@ -202,39 +265,18 @@ async def _dispatch(args: argparse.Namespace, store: MemoryStore, env: Environme
             _emit_facts(await store.undo(args.id), fmt)
         case "export":
             facts = await store.list_facts(status="all", all_scopes=args.all_scopes)
-            payload = {
-                "version": EXPORT_VERSION,
-                "scope": store.scope,
-                "facts": [f.model_dump() for f in reversed(facts)],
-            }
-            text = json.dumps(payload, indent=2) + "\n"
-            if args.output == "-":
-                sys.stdout.write(text)
-            else:
-                await asyncio.to_thread(Path(args.output).write_text, text, encoding="utf-8")
-                sys.stderr.write(f"exported {len(facts)} facts to {args.output}\n")
-        case "import":
-            added = await store.import_facts(await _read_import(args.file))
-            if fmt == "json":
-                sys.stdout.write(json.dumps({"imported": added}) + "\n")
-            else:
-                sys.stdout.write(f"imported {added} facts\n")
+            await _export(args, store.scope, list(reversed(facts)))
         case "stats":
-            stats = await store.stats()
-            if fmt == "json":
-                sys.stdout.write(stats.model_dump_json(indent=2) + "\n")
-            else:
-                for key, value in stats.model_dump().items():
-                    sys.stdout.write(f"{key}: {'-' if value is None else value}\n")
+            _emit_stats(await store.stats(), fmt)
         case "reembed":
             embedder = embedder_from_env(env, model=args.model)
             if embedder is None:
                 raise ConfigError("no embedding model: pass --model or set MNEME_EMBED_MODEL")
-            count = await store.reembed(embedder)
+            n = await store.reembed(embedder)
             if fmt == "json":
-                sys.stdout.write(json.dumps({"reembedded": count, "model": embedder.model}) + "\n")
+                sys.stdout.write(json.dumps({"reembedded": n, "model": embedder.model}) + "\n")
             else:
-                sys.stdout.write(f"re-embedded {count} facts with {embedder.model}\n")
+                sys.stdout.write(f"re-embedded {count(n, 'fact')} with {embedder.model}\n")
         case _:
             raise MemoryStoreError(f"unknown action {args.action!r}")
     return 0

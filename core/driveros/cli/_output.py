@@ -6,6 +6,7 @@ import json
 import re
 from typing import TextIO
 
+from driveros._plural import files
 from driveros.agent import Event, Result
 from driveros.review.approval import display_command
 
@@ -108,7 +109,7 @@ class TraceWriter:
                     f"   ({event.duration_ms:.0f} ms, {u.input_tokens} in / {u.output_tokens} out)"
                 )
             case "proposal":
-                self._line(f"  proposal: {len(event.files)} file(s) changed")
+                self._line(f"  proposal: {files(len(event.files))} changed")
             case "result":
                 self._close_line()
                 if event.error and event.outcome not in ("answered", "unverified"):

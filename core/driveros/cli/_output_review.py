@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from driveros._errors import ConfigError, DriverosError
+from driveros._plural import files
 from driveros.agent import RunReport
 from driveros.config import Environment
 
@@ -69,13 +70,13 @@ def commit_message(task: str, answer: str, run_id: str) -> str:
     )
 
 
-async def finish_review(report: RunReport, *, task: str, action: str) -> bool:
+async def finish_review(report: RunReport, *, task: str, action: str) -> str | None:
     """Show the proposed changes and carry out ``action`` (prompt|commit|discard|keep).
 
     A canceled run, or one that did not end with an answer, is discarded unless the user is
-    asked (``prompt``). The scratch copy is always closed. Returns False when the action
-    failed (a conflict with your own edits, not a repository, ...): the diff stays on stderr
-    and nothing was written.
+    asked (``prompt``). The scratch copy is always closed. Returns why the action failed (a
+    conflict with your own edits, not a repository, ...; the diff stays on stderr and nothing
+    was written), or None when it was carried out.
     """
     scratch = report.scratch
     assert scratch is not None
@@ -86,13 +87,13 @@ async def finish_review(report: RunReport, *, task: str, action: str) -> bool:
         changes = report.changes
         if not changes:
             sys.stderr.write("driveros: review: no changes\n")
-            return True
+            return None
         sys.stderr.write(render_changes(changes, color=sys.stderr.isatty()))
         answered = result.outcome in ("answered", "unverified")
         if result.outcome == "canceled" or (not answered and action != "prompt"):
             sys.stderr.write(f"driveros: review: {result.outcome}; changes discarded\n")
             await scratch.discard()
-            return True
+            return None
         selected: list[str] | None = None
         if action == "prompt":
             reply = await _ask(
@@ -114,19 +115,19 @@ async def finish_review(report: RunReport, *, task: str, action: str) -> bool:
             action = "keep" if selected else "discard"
         if action == "commit":
             applied = await scratch.commit(commit_message(task, result.answer, result.run_id))
-            sys.stderr.write(
-                f"driveros: review: committed {applied.commit} ({len(applied.applied)} files)\n"
-            )
+            count = files(len(applied.applied))
+            sys.stderr.write(f"driveros: review: committed {applied.commit} ({count})\n")
         elif action == "keep":
             applied = await scratch.apply(selected)
-            sys.stderr.write(f"driveros: review: applied {len(applied.applied)} files\n")
+            sys.stderr.write(f"driveros: review: applied {files(len(applied.applied))}\n")
         else:
             await scratch.discard()
             sys.stderr.write("driveros: review: changes discarded\n")
-        return True
+        return None
     except (DriverosError, OSError) as exc:
-        sys.stderr.write(f"driveros: review: {action} failed, nothing was written: {exc}\n")
-        return False
+        error = f"review: {action} failed, nothing was written: {exc}"
+        sys.stderr.write(f"driveros: {error}\n")
+        return error
     finally:
         await scratch.aclose()
 

@@ -11,6 +11,7 @@ import sys
 from argparse import ArgumentParser, Namespace
 
 from driveros import llm
+from driveros.cli._options import PROVIDER_HELP, PROVIDER_METAVAR, positive_int, provider_spec
 from driveros.config import KEY_VARS, load_environment
 
 DEFAULT_PROMPT = "Explain goroutines in one sentence."
@@ -19,13 +20,16 @@ ANSWER_WIDTH = 72
 
 def configure(parser: ArgumentParser) -> None:
     parser.add_argument("--prompt", default=DEFAULT_PROMPT, help="the prompt to send")
-    parser.add_argument("--max-tokens", type=int, default=200, help="answer length cap")
+    parser.add_argument(
+        "--max-tokens", type=positive_int, default=200, metavar="N", help="answer length cap"
+    )
     parser.add_argument(
         "--provider",
         action="append",
+        type=provider_spec,
         default=None,
-        metavar="NAME",
-        help="only these providers (repeatable); default: every configured one",
+        metavar=PROVIDER_METAVAR,
+        help=f"only these: {PROVIDER_HELP} (repeat); default: every configured one",
     )
     parser.add_argument(
         "--no-ollama-probe",
@@ -67,15 +71,18 @@ async def run(args: Namespace) -> int:
     registry = await llm.Registry.from_env(env, probe_ollama=not args.no_ollama_probe)
     async with registry:
         names = registry.names()
+        models: dict[str, str] = {}
         if args.provider:
-            unknown = [n for n in args.provider if n not in names]
+            wanted = [spec.name for spec in args.provider]
+            unknown = [n for n in wanted if n not in names]
             if unknown:
                 sys.stderr.write(
                     f"driveros playground: not configured: {', '.join(unknown)}"
                     f" (configured: {', '.join(names) or 'none'})\n"
                 )
                 return 1
-            names = [n for n in names if n in args.provider]
+            names = [n for n in names if n in wanted]
+            models = {spec.name: spec.model for spec in args.provider if spec.model}
         if not names:
             keys = ", ".join(v for v in KEY_VARS.values() if v)
             sys.stderr.write(
@@ -85,6 +92,16 @@ async def run(args: Namespace) -> int:
             return 1
         req = llm.Request(messages=[llm.user(args.prompt)], max_tokens=args.max_tokens)
         sys.stderr.write(f"asking {', '.join(names)}…\n")
-        results = await llm.compare({n: registry.must_get(n) for n in names}, req)
+        chosen = {
+            n: llm.provider_from_env(n, env, model=models[n])
+            if n in models
+            else registry.must_get(n)
+            for n in names
+        }
+        try:
+            results = await llm.compare(chosen, req)
+        finally:
+            for n in models:
+                await chosen[n].aclose()
     sys.stdout.write(format_table(results))
     return 0 if any(r.ok for r in results) else 5

@@ -389,7 +389,8 @@ async def run_suite(
     cases = [c for c in suite.cases if not options.only or c.id in options.only]
     unknown = set(options.only) - {c.id for c in suite.cases}
     if unknown:
-        raise ConfigError(f"suite {suite.name!r} has no case(s): {', '.join(sorted(unknown))}")
+        names = ", ".join(sorted(unknown))
+        raise ConfigError(f"suite {suite.name!r} has no case named {names}")
     partial = options.output_dir / "results.partial.jsonl"
     done = await asyncio.to_thread(_load_partial, partial) if options.resume else {}
     if not options.resume:

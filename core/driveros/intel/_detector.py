@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from driveros._plural import count
 from driveros.agent._events import DiagnosticItem
 from driveros.agent._hooks import DiagnosticsSnapshot, StuckVerdict, TurnObservation
 from driveros.intel._compare import ItemKey, format_item, item_key, remaining_targets
@@ -137,7 +138,8 @@ class BuildDiagnosticsDetector:
         self._stall = 0
         self._worse = [len(errors)]
         return self._verdict(
-            f"oscillation: {len(hit)} error(s) fixed by an earlier edit came back at turn {turn}",
+            f"oscillation: {count(len(hit), 'error')} fixed by an earlier edit came back "
+            f"at turn {turn}",
             hit,
         )
 
@@ -188,8 +190,8 @@ class BuildDiagnosticsDetector:
         self._stall = 0
         return self._verdict(
             (
-                f"no improvement: the same {len(errors)} error(s) after {self._k} edit turns "
-                f"(fingerprint {snap.fingerprint}) up to turn {obs.turn}"
+                f"no improvement: the same {count(len(errors), 'error')} after {self._k} edit "
+                f"turns (fingerprint {snap.fingerprint}) up to turn {obs.turn}"
             ),
             errors,
         )

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from driveros._errors import ConfigError, ProviderError, StallError, StreamError, TransportError
+from driveros._unicode import printable_data
 from driveros.llm._httperrors import (
     body_kind,
     error_from_status,
@@ -54,7 +55,11 @@ class StreamState(Protocol):
 
 
 def _dumps(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # a lone surrogate (argv, a file name): send it escaped
+        return json.dumps(printable_data(body), separators=(",", ":"), ensure_ascii=False).encode()
 
 
 class HTTPProvider(ABC):

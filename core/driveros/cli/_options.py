@@ -1,0 +1,104 @@
+"""Argument types and options shared by every subcommand (one meaning per flag).
+
+Every type here raises ``ArgumentTypeError`` with its own sentence, so argparse never
+shows a Python type name ("invalid _positive_int value"). ``--provider`` takes
+``NAME[:MODEL]`` everywhere; ``--model`` sets the model of the one provider a subcommand
+uses and wins over a ``:MODEL`` suffix (docs/cli.md, "Conventions").
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import NamedTuple
+
+from driveros.config import PROVIDER_ORDER
+
+PROVIDER_METAVAR = "NAME[:MODEL]"
+PROVIDER_HELP = f"{' | '.join(PROVIDER_ORDER)}, optionally with :MODEL"
+
+
+class ProviderSpec(NamedTuple):
+    name: str
+    model: str | None
+
+    def __str__(self) -> str:
+        return f"{self.name}:{self.model}" if self.model else self.name
+
+
+def provider_spec(text: str) -> ProviderSpec:
+    """``NAME[:MODEL]`` with NAME one of the known providers."""
+    name, colon, model = text.strip().partition(":")
+    if name not in PROVIDER_ORDER:
+        raise argparse.ArgumentTypeError(
+            f"unknown provider {text!r}; choose one of {', '.join(PROVIDER_ORDER)} "
+            "(optionally NAME:MODEL)"
+        )
+    if colon and not model.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} names no model after ':'")
+    return ProviderSpec(name, model.strip() or None)
+
+
+def model_name(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the model name is empty")
+    return text.strip()
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds above zero (``nan``, ``inf`` and ``-1`` are refused)."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number of seconds above 0, got {text!r}"
+        )
+    return value
+
+
+def add_provider(parser: argparse.ArgumentParser, *, model: bool = True, help: str = "") -> None:
+    """``--provider NAME[:MODEL]`` (one provider) and, with ``model``, ``--model NAME``."""
+    parser.add_argument(
+        "--provider",
+        type=provider_spec,
+        metavar=PROVIDER_METAVAR,
+        help=help or f"{PROVIDER_HELP} (default: the first configured one)",
+    )
+    if model:
+        parser.add_argument(
+            "--model",
+            type=model_name,
+            help="model name (wins over :MODEL and the *_MODEL variables)",
+        )
+
+
+def chosen_provider(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """(provider, model) from ``--provider NAME[:MODEL]`` and ``--model``."""
+    spec: ProviderSpec | None = getattr(args, "provider", None)
+    model: str | None = getattr(args, "model", None)
+    if spec is None:
+        return None, model
+    return spec.name, model or spec.model
