@@ -19,9 +19,14 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The task reaches the agent through the environment, unexpanded: neither make nor the shell
+# interprets `$5`, backquotes or quotes in it. The recipe is not echoed; a failing agent
+# makes make report `Error N` with N the agent's exit code (docs/cli.md).
+agent: override TASK := $(value TASK)
+agent: export DRIVEROS_MAKE_TASK = $(TASK)
 agent: $(STAMP)
-	@if [ -z "$(TASK)" ]; then echo 'usage: make agent TASK="what the agent should do"' >&2; exit 1; fi
-	$(BIN)/driveros agent --task "$(TASK)" $(ARGS)
+	@if [ -z "$$DRIVEROS_MAKE_TASK" ]; then echo 'usage: make agent TASK="what the agent should do"' >&2; exit 1; fi
+	@exec $(BIN)/driveros agent --task "$$DRIVEROS_MAKE_TASK" $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check core server tests bench
