@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from driveros_lsp._diagnostics import DiagnosticsBoard
-from driveros_lsp._edits import EditPlan, OpenDocument, path_uri, plan_edit
+from driveros_lsp._edits import EditPlan, OpenDocument, plan_edit
 from driveros_lsp._runs import Run
 from driveros_lsp._trace import TraceChannel, TraceSender, TraceTargets
 from driveros_lsp.protocol import NOTIFY_PROPOSAL, PROGRESS_TOKEN_PREFIX
@@ -100,27 +100,22 @@ class RunHub:
 
     # -- the proposal ------------------------------------------------------------------
     def proposal_payload(self, run: Run) -> dict[str, Any]:
+        from driveros_lsp.protocol_models import ProposalParams, proposal_file
+
         root = self._root()
         changes = run.outcome.changes if run.outcome is not None else ()
         files = [
-            {
-                "path": str(c.path),
-                "uri": path_uri(root, str(c.path)),
-                "action": str(c.action),
-                "oldPath": c.old_path,
-                "diff": c.diff,
-                "conflict": str(c.path) in run.conflicts,
-            }
+            proposal_file(c, root=root, conflicts=run.conflicts)
             for c in changes
             if str(c.path) in run.pending
         ]
-        return {
-            "runId": run.run_id,
-            "state": run.state,
-            "rationale": run.outcome.rationale if run.outcome is not None else "",
-            "council": run.outcome.council if run.outcome is not None else None,
-            "files": files,
-        }
+        return ProposalParams(
+            run_id=run.run_id,
+            state=run.state,
+            rationale=run.outcome.rationale if run.outcome is not None else "",
+            council=run.outcome.council if run.outcome is not None else None,
+            files=files,
+        ).wire()
 
     def send_proposal(self, run: Run) -> None:
         self._server.notify(NOTIFY_PROPOSAL, self.proposal_payload(run))

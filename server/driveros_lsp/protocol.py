@@ -37,6 +37,19 @@ NOTIFY_PROPOSAL: Final = "driveros/proposal"
 
 NOTIFICATIONS: Final[tuple[str, ...]] = (NOTIFY_TRACE, NOTIFY_PROPOSAL)
 
+# the wire fields of each file of a driveros/proposal notification, in order; the pydantic
+# shape is driveros_lsp.protocol_models.ProposalFile (newText: the whole proposed content)
+PROPOSAL_FILE_FIELDS: Final[tuple[str, ...]] = (
+    "path",
+    "uri",
+    "action",
+    "oldPath",
+    "diff",
+    "newText",
+    "binary",
+    "conflict",
+)
+
 # code action titles (prefixes) and kinds
 ACTION_FIX_PREFIX: Final = "Ask agent to fix: "
 ACTION_FIX_ALL: Final = "Ask agent to fix all in file"

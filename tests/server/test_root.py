@@ -11,8 +11,9 @@ from pygls.exceptions import JsonRpcException
 
 from driveros.testing import ToolCallSpec, Turn
 from driveros_lsp import protocol
+from driveros_lsp.protocol_models import ProposalParams
 from tests.server._lsp import Editor, editor_session
-from tests.server.conftest import model_env
+from tests.server.conftest import CALC, model_env
 
 SETTINGS = {"provider": "openai", "model": "scripted-model"}
 TURNS = [
@@ -39,6 +40,7 @@ async def _run_to_proposal(ed: Editor) -> dict[str, object]:
     run_id = started["runId"]
     proposal = await ed.wait_for(lambda: ed.last_proposal(run_id), what="a proposal")
     assert isinstance(proposal, dict)
+    ProposalParams.model_validate(proposal)  # the documented shape
     return proposal
 
 
@@ -62,6 +64,7 @@ async def test_no_folder_and_no_root_uri_uses_the_first_opened_documents_directo
         assert isinstance(files, list)
         assert [f["path"] for f in files] == ["calc.py"]
         assert files[0]["uri"] == ed.uri("calc.py")
+        assert files[0]["newText"] == CALC.replace("a - b", "a + b")
         lines = _root_lines(ed)
         assert len(lines) == 1, lines
         assert str(workspace) in lines[0]

@@ -4,6 +4,8 @@
  * or a missing optional field is shown generically, never an error.
  */
 
+import type { PROPOSAL_FILE_FIELDS } from "./protocol";
+
 export interface Usage {
   input_tokens?: number;
   output_tokens?: number;
@@ -80,23 +82,30 @@ export interface TraceParams {
   event: TraceEvent;
 }
 
-/** A file of a `driveros/proposal` notification; `content` is the sandbox version when sent. */
+/**
+ * A file of a `driveros/proposal` notification: exactly the server's ProposalFile
+ * (server/driveros_lsp/protocol_models.py, docs/protocol.md), whose wire names are
+ * `PROPOSAL_FILE_FIELDS` in protocol.ts (a compile-time check below keeps them equal).
+ */
 export interface ProposalFileParams {
+  /** Workspace-relative path (the new path of a rename). */
   path: string;
   uri?: string;
-  action?: string;
+  action?: "create" | "modify" | "delete" | "rename";
+  /** A rename's source path. */
   oldPath?: string | null;
-  old_path?: string | null;
+  /** Unified diff of the change. */
   diff?: string;
-  /** The sandbox version of the file (servers may name it `after`, `content` or `newText`). */
-  after?: string | null;
-  content?: string | null;
+  /** The whole proposed content; null for a delete, a binary file or a file too large to send. */
   newText?: string | null;
-  before?: string | null;
   binary?: boolean;
   /** The file could not be applied (edited in the editor since the run started). */
   conflict?: boolean;
 }
+
+type ExactKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+/** Fails to compile when ProposalFileParams and PROPOSAL_FILE_FIELDS drift apart. */
+export const PROPOSAL_FILE_KEYS_MATCH: ExactKeys<keyof ProposalFileParams, (typeof PROPOSAL_FILE_FIELDS)[number]> = true;
 
 /** The council's review of a proposal (when the `council` setting is on). */
 export interface CouncilVerdict {

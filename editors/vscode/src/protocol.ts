@@ -33,6 +33,10 @@ export const NOTIFY_PROPOSAL = "driveros/proposal";
 
 export const NOTIFICATIONS: readonly string[] = [NOTIFY_TRACE, NOTIFY_PROPOSAL];
 
+// the wire fields of each file of a driveros/proposal notification (events.ts
+// ProposalFileParams; newText: the whole proposed content)
+export const PROPOSAL_FILE_FIELDS = ["path", "uri", "action", "oldPath", "diff", "newText", "binary", "conflict"] as const;
+
 // code action titles (prefixes) and kinds
 export const ACTION_FIX_PREFIX = "Ask agent to fix: ";
 export const ACTION_FIX_ALL = "Ask agent to fix all in file";

@@ -1,13 +1,12 @@
 /**
- * Reviewing a run's proposal: the per-file diff against a read-only virtual document of the
- * sandbox version, reopening the Refactor Preview, and rejecting with feedback. Deciding and
+ * Reviewing a run's proposal: the per-file diff of the workspace file against a read-only virtual
+ * document of the proposed version (the `newText` the server sends), reopening the Refactor Preview, and rejecting with feedback. Deciding and
  * applying stay on the server (driveros.review.accept / driveros.review.reject).
  */
 
 import * as vscode from "vscode";
 
 import type { ProposalFileParams } from "./events";
-import { applyUnifiedDiff } from "./patch";
 import type { RunState, RunStore } from "./runs";
 
 export const PROPOSAL_SCHEME = "driveros-proposal";
@@ -39,15 +38,6 @@ export function workspaceUri(file: ProposalFileParams, path = file.path): vscode
   return folder === undefined ? undefined : vscode.Uri.joinPath(folder.uri, path);
 }
 
-function sandboxText(file: ProposalFileParams): string | undefined {
-  for (const v of [file.after, file.content, file.newText]) {
-    if (typeof v === "string") {
-      return v;
-    }
-  }
-  return undefined;
-}
-
 async function currentText(uri: vscode.Uri | undefined): Promise<string> {
   if (uri === undefined) {
     return "";
@@ -68,7 +58,6 @@ export class ProposalContentProvider implements vscode.TextDocumentContentProvid
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
   private readonly subscription: { dispose(): void };
-  private readonly rebuilt = new Map<string, string>();
 
   constructor(private readonly store: RunStore) {
     this.subscription = store.onDidChange((run) => {
@@ -92,30 +81,15 @@ export class ProposalContentProvider implements vscode.TextDocumentContentProvid
       return "(binary file)";
     }
     if (parsed.side === "before") {
-      return typeof file.before === "string" ? file.before : currentText(workspaceUri(file, file.oldPath ?? file.old_path ?? file.path));
+      return file.action === "create" ? "" : currentText(workspaceUri(file, file.oldPath ?? file.path));
     }
     if (file.action === "delete") {
       return "";
     }
-    const given = sandboxText(file);
-    if (given !== undefined) {
-      return given;
+    if (typeof file.newText === "string") {
+      return file.newText;
     }
-    // The sandbox version does not change while the diff stays the same, but the workspace file
-    // does (once the proposal is applied): keep what was rebuilt for the life of the proposal.
-    const key = `${parsed.runId}\0${file.path}\0${file.diff ?? ""}`;
-    const cached = this.rebuilt.get(key);
-    if (cached !== undefined) {
-      return cached;
-    }
-    const before = typeof file.before === "string" ? file.before : await currentText(workspaceUri(file, file.oldPath ?? file.old_path ?? file.path));
-    try {
-      const after = applyUnifiedDiff(before, file.diff ?? "");
-      this.rebuilt.set(key, after);
-      return after;
-    } catch (err) {
-      return `(cannot rebuild the proposed version: ${err instanceof Error ? err.message : String(err)})\n\n${file.diff ?? ""}`;
-    }
+    return `(the proposed content was not sent: the file is too large to show as text)\n\n${file.diff ?? ""}`;
   }
 
   dispose(): void {
@@ -126,7 +100,7 @@ export class ProposalContentProvider implements vscode.TextDocumentContentProvid
 
 /** Open the diff of one proposal file: current (or pre-run) version on the left, sandbox on the right. */
 export async function showProposalDiff(run: RunState, file: ProposalFileParams): Promise<void> {
-  const left = file.action === "create" || typeof file.before === "string" ? proposalUri(run.id, file.path, "before") : workspaceUri(file, file.oldPath ?? file.old_path ?? file.path);
+  const left = file.action === "create" ? proposalUri(run.id, file.path, "before") : workspaceUri(file, file.oldPath ?? file.path);
   const right = proposalUri(run.id, file.path, "after");
   const title = `${file.path} ↔ DriverOS proposal (${file.action ?? "modify"})`;
   await vscode.commands.executeCommand("vscode.diff", left ?? proposalUri(run.id, file.path, "before"), right, title, { preview: true });

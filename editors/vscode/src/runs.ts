@@ -176,14 +176,18 @@ export class RunStore {
         break;
       }
       case "proposal":
-        run.proposal = (event.files ?? []).map((f) => ({
-          path: f.path,
-          action: f.action,
-          oldPath: f.old_path ?? null,
-          diff: f.diff,
-        }));
+        // The reviewable proposal is the driveros/proposal notification (uri, newText, the
+        // pending set); the agent's event only stands in until that arrives.
+        if (run.proposal === undefined) {
+          run.proposal = (event.files ?? []).map((f) => ({
+            path: f.path,
+            action: f.action,
+            oldPath: f.old_path ?? null,
+            diff: f.diff,
+          }));
+          run.proposalPending = run.proposal.length > 0;
+        }
         run.rationale = event.rationale;
-        run.proposalPending = run.proposal.length > 0;
         break;
       case "result":
         run.result = event;

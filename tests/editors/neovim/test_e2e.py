@@ -109,6 +109,19 @@ def test_neovim_fix_review_undo_and_cancel(tmp_path: Path, scripted_model: str) 
     assert any(line.startswith("= answered (exit 0) · verified: yes") for line in lines)
     assert out["trace_windows"] == 1
     assert sorted(out["proposal"]) == ["calc.py", "util.py"]
+    # each file was shown in Neovim's diff mode: the current text against the proposal's newText
+    views = {prompt.split(": ", 1)[1]: view for prompt, view in out["review_views"].items()}
+    assert sorted(views) == ["modify calc.py", "modify util.py"]
+    for rel, new in (
+        ("calc.py", ["def add(a, b):", "    return a + b"]),
+        ("util.py", ["def double(x):", "    return x + x"]),
+    ):
+        current, proposed = views[f"modify {rel}"]
+        assert current["name"].startswith("driveros://current/") and current["name"].endswith(rel)
+        assert proposed["name"].startswith("driveros://proposal/")
+        assert current["diff"] and proposed["diff"]
+        assert proposed["lines"] == new
+        assert current["lines"] == (CALC if rel == "calc.py" else UTIL).splitlines()
     # accept calc.py: the buffer changed (undoable), the disk did not
     assert out["calc_buffer"] == ["def add(a, b):", "    return a + b"]
     assert out["calc_modified"] is True

@@ -18,6 +18,10 @@ M.CMD_MEMORY_FORGET = 'driveros.memory.forget'
 M.NOTIFY_TRACE = 'driveros/trace'
 M.NOTIFY_PROPOSAL = 'driveros/proposal'
 
+-- the wire fields of each file of a driveros/proposal notification (newText: the whole
+-- proposed content)
+M.PROPOSAL_FILE_FIELDS = { 'path', 'uri', 'action', 'oldPath', 'diff', 'newText', 'binary', 'conflict' }
+
 M.ACTION_FIX_PREFIX = 'Ask agent to fix: '
 M.ACTION_FIX_ALL = 'Ask agent to fix all in file'
 M.ACTION_ACCEPT = 'Accept agent proposal'

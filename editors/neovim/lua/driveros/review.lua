@@ -1,8 +1,8 @@
 ---@mod driveros.review Reviewing an agent proposal file by file.
 ---@brief [[
 ---Neovim 0.11 does not confirm annotated workspace edits, so the plugin reviews proposals
----itself: for each file it shows the change (native diff mode when the proposal carries the
----new text, a unified diff buffer otherwise) and asks through `vim.ui.select` (so picker
+---itself: for each file it shows the change (native diff mode between the workspace file and
+---the proposal's `newText`; the unified diff when the server sent no text) and asks through `vim.ui.select` (so picker
 ---plugins apply). Accepted files are applied by the server through `workspace/applyEdit`:
 ---buffers change, undo works, nothing is written to disk until you `:write`.
 ---@brief ]]
@@ -57,35 +57,98 @@ local function label(file)
   return ('%s %s'):format(file.action or 'modify', file.path or file.uri or '?')
 end
 
----Show one file's change in a new tab page; returns a function that closes it.
+---@param v any
+---@return string|nil
+local function text(v)
+  return type(v) == 'string' and v or nil
+end
+
+---The lines of a text (a final newline ends the last line, it does not start another).
+---@param s string
+---@return string[]
+local function lines(s)
+  if s == '' then
+    return {}
+  end
+  return vim.split(s:gsub('\n$', ''), '\n', { plain = true })
+end
+
+---A read-only scratch buffer in the current window.
+---@param name string
+---@param content string[]
+---@param filetype? string
+---@return integer
+local function scratch(name, content, filetype)
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].swapfile = false
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, content)
+  pcall(vim.api.nvim_buf_set_name, buf, name)
+  if filetype then
+    vim.bo[buf].filetype = filetype
+  end
+  vim.bo[buf].modifiable = false
+  return buf
+end
+
+---The file a change starts from: the workspace file (a rename's `oldPath`), nil for a create.
+---@param file table
+---@return string|nil
+local function source_path(file)
+  if file.action == 'create' or not file.uri then
+    return nil
+  end
+  local target = vim.uri_to_fname(file.uri)
+  local old = text(file.oldPath)
+  if old and file.path and target:sub(-#file.path) == file.path then
+    return target:sub(1, #target - #file.path) .. old
+  end
+  return target
+end
+
+---What the user has now: the loaded buffer (saved or not), else the file on disk; nil when
+---neither exists. Reading never loads a buffer.
+---@param path string
+---@return string[]|nil
+local function current_lines(path)
+  local buf = vim.fn.bufnr(path)
+  if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) then
+    return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  end
+  if vim.uv.fs_stat(path) == nil then
+    return nil
+  end
+  local ok, content = pcall(vim.fn.readfile, path)
+  return ok and content or nil
+end
+
+---Show one file's change in a new tab page: Neovim's diff mode between the current text and
+---the proposed `newText` (empty for a delete), or the unified diff when the server sent no
+---text (a binary or too large file). Returns a function that closes it.
 ---@param run_id string
 ---@param file table
 ---@return fun()
 local function show(run_id, file)
   vim.cmd('tabnew')
   local tab = vim.api.nvim_get_current_tabpage()
-  local after = file.after or file.newText
-  local path = file.uri and vim.uri_to_fname(file.uri) or (file.path and vim.fs.normalize(file.path))
-  if after and path and file.action ~= 'delete' and vim.uv.fs_stat(path) then
-    vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  local new = text(file.newText)
+  if file.action == 'delete' then
+    new = ''
+  end
+  local src = source_path(file)
+  local current = src == nil and {} or current_lines(src)
+  if new and not file.binary and current then
+    local ft = vim.filetype.match({ filename = file.path or '' })
+    scratch(('driveros://current/%s/%s'):format(run_id, file.path), current, ft)
     vim.cmd('diffthis')
     vim.cmd('vnew')
-    local buf = vim.api.nvim_get_current_buf()
-    vim.bo[buf].buftype = 'nofile'
-    vim.bo[buf].bufhidden = 'wipe'
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(after, '\n', { plain = true }))
-    pcall(vim.api.nvim_buf_set_name, buf, ('driveros://proposal/%s/%s'):format(run_id, file.path))
-    vim.bo[buf].modifiable = false
+    scratch(('driveros://proposal/%s/%s'):format(run_id, file.path), lines(new), ft)
     vim.cmd('diffthis')
   else
-    local buf = vim.api.nvim_get_current_buf()
-    vim.bo[buf].buftype = 'nofile'
-    vim.bo[buf].bufhidden = 'wipe'
-    vim.bo[buf].filetype = 'diff'
-    local text = file.diff ~= nil and file.diff ~= '' and file.diff or ('(no textual diff for %s)'):format(label(file))
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, '\n', { plain = true }))
-    pcall(vim.api.nvim_buf_set_name, buf, ('driveros://diff/%s/%s'):format(run_id, file.path or '?'))
-    vim.bo[buf].modifiable = false
+    local body = file.diff ~= nil and file.diff ~= vim.NIL and file.diff ~= '' and file.diff
+      or ('(no textual diff for %s)'):format(label(file))
+    scratch(('driveros://diff/%s/%s'):format(run_id, file.path or '?'), lines(body), 'diff')
   end
   return function()
     if vim.api.nvim_tabpage_is_valid(tab) and #vim.api.nvim_list_tabpages() > 1 then

@@ -24,6 +24,10 @@ function parsePythonProtocol(source: string): Map<string, Value> {
     names.set(
       m[1] as string,
       items.map((item) => {
+        const literal = /^"([^"]*)"$/.exec(item);
+        if (literal !== null) {
+          return literal[1] as string;
+        }
         const v = names.get(item);
         assert.equal(typeof v, "string", `protocol.py tuple ${m[1]} names unknown constant ${item}`);
         return v as string;
@@ -44,6 +48,6 @@ test("test_protocol_ts_matches_protocol_py", () => {
 });
 
 test("test_protocol_parser_reads_scalars_and_tuples", () => {
-  const parsed = parsePythonProtocol('A: Final = "x"\nB: Final = "y"  # noqa: S105\nALL: Final[tuple[str, ...]] = (\n    A,\n    B,\n)\n');
-  assert.deepEqual(Object.fromEntries(parsed), { A: "x", B: "y", ALL: ["x", "y"] });
+  const parsed = parsePythonProtocol('A: Final = "x"\nB: Final = "y"  # noqa: S105\nALL: Final[tuple[str, ...]] = (\n    A,\n    B,\n)\nLIT: Final[tuple[str, ...]] = ("a", "bC")\n');
+  assert.deepEqual(Object.fromEntries(parsed), { A: "x", B: "y", ALL: ["x", "y"], LIT: ["a", "bC"] });
 });

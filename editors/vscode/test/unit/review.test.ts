@@ -21,23 +21,26 @@ test("test_proposal_uri_round_trips", () => {
   assert.deepEqual(parseProposalUri(uri), { runId: "abc123", path: "src/app.py", side: "after" });
 });
 
-test("test_proposal_content_prefers_the_sent_sandbox_version", async () => {
-  workspace();
+test("test_proposal_content_is_the_sent_new_text_never_a_rebuilt_diff", async () => {
+  const dir = workspace();
+  writeFileSync(path.join(dir, "a.py"), "x = 1\n");
   const store = new RunStore();
-  store.proposal("r1", [{ path: "a.py", action: "modify", after: "x = 2\n", diff: "garbage" }]);
+  store.proposal("r1", [{ path: "a.py", action: "modify", newText: "x = 2\n", diff: "garbage" }]);
   const provider = new ProposalContentProvider(store);
   assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "a.py", "after")), "x = 2\n");
+  assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "a.py", "before")), "x = 1\n");
   provider.dispose();
 });
 
-test("test_proposal_content_rebuilds_from_diff_and_disk", async () => {
-  const dir = workspace();
-  writeFileSync(path.join(dir, "a.py"), "pritn('x')\nok = 1\n");
+test("test_proposal_content_without_new_text_shows_the_diff_and_why", async () => {
+  workspace();
   const store = new RunStore();
-  store.proposal("r1", [{ path: "a.py", action: "modify", diff: "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n-pritn('x')\n+print('x')\n ok = 1\n" }]);
+  store.proposal("r1", [{ path: "big.txt", action: "modify", newText: null, diff: "@@ -1 +1 @@\n-a\n+b\n" }]);
   const provider = new ProposalContentProvider(store);
-  assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "a.py", "after")), "print('x')\nok = 1\n");
-  assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "a.py", "before")), "pritn('x')\nok = 1\n");
+  const text = await provider.provideTextDocumentContent(proposalUri("r1", "big.txt", "after"));
+  assert.match(text, /^\(the proposed content was not sent: the file is too large/);
+  assert.match(text, /\+b/);
+  assert.equal(await provider.provideTextDocumentContent(proposalUri("gone", "a.py", "after")), "(this proposal is no longer available)");
   provider.dispose();
 });
 
@@ -46,35 +49,32 @@ test("test_proposal_content_reads_open_buffers_over_disk", async () => {
   writeFileSync(path.join(dir, "a.py"), "on disk\n");
   state.textDocuments = [{ uri: Uri.file(path.join(dir, "a.py")), getText: () => "in buffer\n" }];
   const store = new RunStore();
-  store.proposal("r1", [{ path: "a.py", diff: "@@ -1 +1 @@\n-in buffer\n+changed\n" }]);
+  store.proposal("r1", [{ path: "a.py", newText: "changed\n" }]);
   const provider = new ProposalContentProvider(store);
+  assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "a.py", "before")), "in buffer\n");
   assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "a.py", "after")), "changed\n");
   provider.dispose();
 });
 
-test("test_proposal_content_explains_a_diff_that_no_longer_applies", async () => {
+test("test_proposal_content_of_created_deleted_renamed_and_binary_files", async () => {
   const dir = workspace();
-  writeFileSync(path.join(dir, "a.py"), "something else\n");
-  const store = new RunStore();
-  store.proposal("r1", [{ path: "a.py", diff: "@@ -1 +1 @@\n-old\n+new\n" }]);
-  const provider = new ProposalContentProvider(store);
-  const text = await provider.provideTextDocumentContent(proposalUri("r1", "a.py", "after"));
-  assert.match(text, /^\(cannot rebuild the proposed version: line 1 does not match/);
-  assert.equal(await provider.provideTextDocumentContent(proposalUri("gone", "a.py", "after")), "(this proposal is no longer available)");
-  provider.dispose();
-});
-
-test("test_proposal_content_of_created_and_deleted_files", async () => {
-  workspace();
+  writeFileSync(path.join(dir, "old.py"), "bye\n");
+  writeFileSync(path.join(dir, "src.py"), "moved\n");
   const store = new RunStore();
   store.proposal("r1", [
-    { path: "new.py", action: "create", diff: "--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+hello\n" },
-    { path: "old.py", action: "delete", diff: "" },
+    { path: "new.py", action: "create", newText: "hello\n", diff: "" },
+    { path: "old.py", action: "delete", newText: null, diff: "" },
+    { path: "dst.py", action: "rename", oldPath: "src.py", newText: "moved!\n", diff: "" },
+    { path: "logo.png", action: "modify", binary: true, newText: null },
   ]);
   const provider = new ProposalContentProvider(store);
   assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "new.py", "after")), "hello\n");
   assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "new.py", "before")), "");
   assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "old.py", "after")), "");
+  assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "old.py", "before")), "bye\n");
+  assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "dst.py", "before")), "moved\n");
+  assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "dst.py", "after")), "moved!\n");
+  assert.equal(await provider.provideTextDocumentContent(proposalUri("r1", "logo.png", "after")), "(binary file)");
   provider.dispose();
 });
 
@@ -83,7 +83,7 @@ test("test_proposal_content_stays_stable_once_the_file_is_applied", async () => 
   const file = path.join(dir, "a.py");
   writeFileSync(file, "old\n");
   const store = new RunStore();
-  store.proposal("r1", [{ path: "a.py", diff: "@@ -1 +1 @@\n-old\n+new\n" }]);
+  store.proposal("r1", [{ path: "a.py", newText: "new\n", diff: "@@ -1 +1 @@\n-old\n+new\n" }]);
   const provider = new ProposalContentProvider(store);
   const uri = proposalUri("r1", "a.py", "after");
   assert.equal(await provider.provideTextDocumentContent(uri), "new\n");

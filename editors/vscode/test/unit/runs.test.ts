@@ -94,8 +94,8 @@ test("test_run_store_marks_runs_canceled_when_server_stops", () => {
 
 test("test_run_store_proposal_notification_carries_contents", () => {
   const store = new RunStore();
-  store.proposal("r1", [{ path: "a.py", action: "modify", after: "x = 1\n" }], "why");
-  assert.equal(store.get("r1")?.proposal?.[0]?.after, "x = 1\n");
+  store.proposal("r1", [{ path: "a.py", action: "modify", newText: "x = 1\n" }], "why");
+  assert.equal(store.get("r1")?.proposal?.[0]?.newText, "x = 1\n");
   store.settled("r1");
   assert.equal(store.get("r1")?.proposalPending, false);
 });
@@ -110,4 +110,12 @@ test("test_run_store_proposal_updates_end_the_review_but_keep_the_files", () => 
   assert.equal(run?.serverState, "accepted");
   assert.deepEqual(run?.proposal?.map((f) => f.path), ["a.py"]);
   assert.equal(run?.rationale, "why");
+});
+
+test("test_run_store_trace_proposal_event_never_replaces_the_notification", () => {
+  const store = new RunStore();
+  store.proposal("r1", [{ path: "a.py", action: "modify", newText: "x = 2\n", uri: "file:///w/a.py" }], "why", "proposed");
+  store.apply("r1", { type: "proposal", run_id: "r1", files: [{ path: "a.py", action: "modify", diff: "d" }], rationale: "why" });
+  assert.equal(store.get("r1")?.proposal?.[0]?.newText, "x = 2\n");
+  assert.equal(store.get("r1")?.proposalPending, true);
 });

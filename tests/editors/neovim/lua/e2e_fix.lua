@@ -63,8 +63,23 @@ step('proposal')
 
 -- answer the review programmatically through vim.ui.select
 local prompts = {}
+out.review_views = {}
 vim.ui.select = function(items, opts, on_choice)
   table.insert(prompts, opts.prompt)
+  -- what the review shows for this file: the windows of its tab page, diff mode or not
+  local view = {}
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local b = vim.api.nvim_win_get_buf(win)
+    table.insert(view, {
+      name = vim.api.nvim_buf_get_name(b),
+      diff = vim.wo[win].diff,
+      lines = vim.api.nvim_buf_get_lines(b, 0, -1, false),
+    })
+  end
+  table.sort(view, function(a, b)
+    return a.name < b.name
+  end)
+  out.review_views[opts.prompt] = view
   if opts.prompt:find('calc.py', 1, true) then
     on_choice('Accept')
   elseif opts.prompt:find('util.py', 1, true) then

@@ -1,0 +1,92 @@
+"""The proposal's one shape (issue 16): the pydantic model, the names in protocol.py, the
+TypeScript interface, the Lua table and the docs table agree; each file carries its new text."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from driveros_lsp import protocol
+from driveros_lsp.protocol_models import ProposalFile, ProposalParams, proposal_file
+from tests.conftest import REPO_ROOT
+
+DOC = REPO_ROOT / "docs" / "protocol.md"
+EVENTS_TS = REPO_ROOT / "editors" / "vscode" / "src" / "events.ts"
+PROTOCOL_LUA = REPO_ROOT / "editors" / "neovim" / "lua" / "driveros" / "protocol.lua"
+
+
+def _wire_fields() -> list[str]:
+    return [info.alias or name for name, info in ProposalFile.model_fields.items()]
+
+
+def test_model_fields_are_the_names_in_protocol_py() -> None:
+    assert _wire_fields() == list(protocol.PROPOSAL_FILE_FIELDS)
+
+
+def test_typescript_interface_declares_exactly_the_fields() -> None:
+    source = EVENTS_TS.read_text(encoding="utf-8")
+    body = re.search(r"export interface ProposalFileParams \{(.*?)\n\}", source, re.DOTALL)
+    assert body, "events.ts has no ProposalFileParams interface"
+    declared = re.findall(r"^\s+([A-Za-z_]+)\??:", body.group(1), re.MULTILINE)
+    assert declared == list(protocol.PROPOSAL_FILE_FIELDS)
+
+
+def test_lua_table_lists_exactly_the_fields() -> None:
+    source = PROTOCOL_LUA.read_text(encoding="utf-8")
+    table = re.search(r"^M\.PROPOSAL_FILE_FIELDS\s*=\s*\{([^}]*)\}", source, re.MULTILINE)
+    assert table, "protocol.lua has no PROPOSAL_FILE_FIELDS"
+    assert re.findall(r"'([^']*)'", table.group(1)) == list(protocol.PROPOSAL_FILE_FIELDS)
+
+
+def test_docs_table_lists_exactly_the_fields() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split("### `ProposalFile`", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| `([A-Za-z]+)` \|", section, re.MULTILINE)
+    assert rows == list(protocol.PROPOSAL_FILE_FIELDS)
+
+
+@dataclass
+class _Change:
+    path: str
+    action: str
+    old_path: str | None = None
+    before: str | None = None
+    after: str | None = None
+    binary: bool = False
+    diff: str = ""
+
+
+@pytest.mark.parametrize(
+    ("change", "new_text", "old_path"),
+    [
+        (_Change("a.py", "modify", before="x\n", after="y\n", diff="d"), "y\n", None),
+        (_Change("n.py", "create", after="new\n"), "new\n", None),
+        (_Change("d.py", "delete", before="bye\n"), None, None),
+        (_Change("b/c.py", "rename", old_path="c.py", before="z\n", after="z!\n"), "z!\n", "c.py"),
+        (_Change("logo.png", "modify", binary=True), None, None),
+        (_Change("huge.txt", "modify", before=None, after=None, diff=""), None, None),
+    ],
+)
+def test_each_file_carries_its_new_text_once(
+    tmp_path: Path, change: _Change, new_text: str | None, old_path: str | None
+) -> None:
+    wire = proposal_file(change, root=tmp_path, conflicts=["a.py"]).wire()
+    assert list(wire) == list(protocol.PROPOSAL_FILE_FIELDS)
+    assert wire["newText"] == new_text
+    assert wire["oldPath"] == old_path
+    assert wire["uri"] == (tmp_path / change.path).as_uri()
+    assert wire["conflict"] is (change.path == "a.py")
+    assert wire["binary"] is change.binary
+
+
+def test_params_are_camel_case_on_the_wire(tmp_path: Path) -> None:
+    params = ProposalParams(
+        run_id="r1",
+        state="proposed",
+        files=[proposal_file(_Change("a.py", "modify", after="y\n"), root=tmp_path, conflicts=())],
+    ).wire()
+    assert set(params) == {"runId", "state", "rationale", "council", "files"}
+    assert ProposalParams.model_validate(params).files[0].new_text == "y\n"
