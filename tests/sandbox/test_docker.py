@@ -29,7 +29,12 @@ from tests.sandbox.conftest import (
 
 pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
 
-SECRETS = {"OPENAI_API_KEY": "sk-docker-secret", "GH_TOKEN": "ghp-docker", "KEEP_ME": "kept"}
+SECRETS = {
+    "OPENAI_API_KEY": "sk-docker-secret",
+    "GH_TOKEN": "ghp-docker",
+    "CI": "kept",
+    "NOT_ALLOWLISTED": "dropped",
+}
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +90,7 @@ async def test_docker_run_streams_exit_code_stdin_and_cwd(box: DockerSandbox) ->
 
 async def test_docker_env_is_scrubbed(box: DockerSandbox) -> None:
     seen = await in_container(box, "env")
-    assert "KEEP_ME=kept" in seen and "TERM=dumb" in seen
+    assert "CI=kept" in seen and "TERM=dumb" in seen and "NOT_ALLOWLISTED" not in seen
     assert "sk-docker-secret" not in seen and "ghp-docker" not in seen
     assert (await box.run("echo $EXTRA", env={"EXTRA": "given"})).stdout == "given\n"
 

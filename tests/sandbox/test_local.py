@@ -111,11 +111,12 @@ async def test_run_env_is_minimal_and_scrubbed(
         "X_AI_API_KEY": "xai-secret",
         "GITHUB_TOKEN": "ghp",
         "DATABASE_URL": "postgres://u:pw@h/db",
-        "KEEP_ME": "kept",
+        "CI": "kept",
+        "NOT_ALLOWLISTED": "dropped",
     }
     async with LocalSandbox(workspace, base_env=base) as passed:
         seen = (await passed.run("env", env={"EXPLICIT": "yes"})).stdout
-    assert "KEEP_ME=kept" in seen and "EXPLICIT=yes" in seen
+    assert "CI=kept" in seen and "EXPLICIT=yes" in seen and "NOT_ALLOWLISTED" not in seen
     for secret in ("sk-secret", "xai-secret", "ghp", "postgres://"):
         assert secret not in seen
 

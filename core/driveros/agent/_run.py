@@ -144,7 +144,8 @@ async def _open_sandbox(
             runtime=spec.runtime,
             untrusted=spec.untrusted,
             network=spec.network,
-            base_env={**env.raw, **git_env},
+            base_env=env.raw,
+            extra_env=git_env,
             extra_mounts={src: dst for src, dst in mounts.items()},
             allow_secret_files=spec.allow_secret_files,
         )

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -23,10 +23,14 @@ from driveros.sandbox._docker_reaper import owner_labels, reap_orphans
 from driveros.sandbox._env import (
     DEFAULT_PATH,
     FRESH_CODE,
+    GIT_NEUTRAL,
     NON_INTERACTIVE,
+    TOOLCHAIN_PATHS,
+    VENV_PATHS,
+    allowed_environment,
     check_command,
     command_environment,
-    scrub,
+    read_dotenv_pairs,
 )
 from driveros.sandbox._files import DEFAULT_MAX_READ
 from driveros.sandbox._paths import is_git_name
@@ -82,6 +86,7 @@ class DockerSandbox(SandboxBase):
         user: str | None = None,
         base_url: str | None = None,
         allow_secret_files: Sequence[str] = (),
+        extra_env: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(
             workspace,
@@ -105,21 +110,31 @@ class DockerSandbox(SandboxBase):
             owner = self._files.root.stat()
             user = f"{owner.st_uid}:{owner.st_gid}"
         self.user = user
-        self._env = {
-            "PATH": DEFAULT_PATH,
-            "HOME": "/tmp",  # noqa: S108 - the container's private tmpfs
-            "LANG": "C.UTF-8",
-            "LC_ALL": "C.UTF-8",
-        }
-        self._env.update(
-            {k: v for k, v in scrub(base_env or {}).items() if k not in ("PATH", "HOME")}
-        )
-        self._env.update(NON_INTERACTIVE)
-        self._env.update(FRESH_CODE)
+        self._given_env = dict(base_env or {})
+        self._extra_env = command_environment({}, extra_env)
+        self._env = self._environment(())
         self._base_url = base_url
         self._daemon_url = ""
         self._client: Any = None
         self._container_id: str | None = None
+
+    def _environment(self, dotenv: Iterable[tuple[str, str]]) -> dict[str, str]:
+        """The container's environment: the allowlist, less host paths, plus ``extra_env``."""
+        env = {
+            "PATH": DEFAULT_PATH,
+            "HOME": "/tmp",  # noqa: S108 - the container's private tmpfs
+            "TMPDIR": "/tmp",  # noqa: S108
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+        }
+        allowed = allowed_environment(self._given_env, workspace=self.workspace, dotenv=dotenv)
+        host_paths = {"PATH", *TOOLCHAIN_PATHS, *VENV_PATHS}
+        env.update({k: v for k, v in allowed.items() if k not in host_paths})
+        env.update(NON_INTERACTIVE)
+        env.update(FRESH_CODE)
+        env.update(GIT_NEUTRAL)
+        env.update(self._extra_env)
+        return env
 
     @property
     def tier(self) -> str:
@@ -152,6 +167,9 @@ class DockerSandbox(SandboxBase):
         async with self._start_lock:
             if self._container_id is not None:
                 return
+            self._env = self._environment(
+                await asyncio.to_thread(read_dotenv_pairs, self.workspace)
+            )
             self._client = await asyncio.to_thread(self._connect)
             await asyncio.to_thread(self._preflight)
             await self._watchdog.start()

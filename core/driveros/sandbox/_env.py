@@ -1,18 +1,27 @@
-"""The environment commands see: minimal by default, secrets scrubbed always.
+"""The environment commands see: an allowlist, never the caller's environment as it is.
 
-The sandbox never reads ``os.environ`` itself. A caller that wants its own environment
-passed through hands it in (``LocalSandbox(ws, base_env=os.environ)``); it is scrubbed of
-provider keys and anything that looks like a secret before any command sees it.
+The sandbox never reads ``os.environ`` itself. A caller hands an environment in
+(``LocalSandbox(ws, base_env=os.environ)``); only the variables named in :data:`PASS_NAMES`
+(and ``LC_*``) are taken from it, and of those, none whose value a ``.env*`` file of the
+workspace also sets, and no path that is relative or (for toolchain locations) inside the
+workspace. ``HOME`` and ``TMPDIR`` are private directories of the sandbox. So ``LD_PRELOAD``,
+``GIT_CONFIG_GLOBAL``, ``XDG_CONFIG_HOME``, ``BASH_ENV``, ``PYTHONSTARTUP``, provider keys and
+anything else a repository's ``.env`` or the user's shell holds never reach a command.
+See docs/sandbox.md, "Environment".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import io
+import os
+import stat as st
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from driveros.config import KEY_VARS, is_secret_name
 from driveros.sandbox._protocol import PolicyError
 
-#: Used when the caller gives no base environment.
+#: Used when the caller gives no base environment (or no usable PATH).
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 #: Name fragments treated as secrets on top of driveros.config's hints.
@@ -21,6 +30,60 @@ _EXTRA_SECRET_HINTS = ("PASS", "AUTH", "COOKIE", "SESSION", "PRIVATE", "CREDS", 
 _SECRET_NAMES = frozenset(
     {"DATABASE_URL", "REDIS_URL", "MONGODB_URI", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "NETRC"}
 )
+
+#: Locale, time zone and who: taken from the caller when set.
+LOCALE_NAMES = frozenset({"LANG", "LANGUAGE", "TZ", "USER", "LOGNAME"})
+#: Where toolchains are installed: taken when an absolute path outside the workspace.
+#: (rustup's ``cargo`` shim needs RUSTUP_HOME/CARGO_HOME once HOME is private; Go finds its
+#: module cache through GOPATH/GOMODCACHE; Java tools through JAVA_HOME; and so on.)
+TOOLCHAIN_PATHS = frozenset(
+    {
+        "JAVA_HOME",
+        "GOROOT",
+        "GOPATH",
+        "GOMODCACHE",
+        "GOCACHE",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "PYENV_ROOT",
+        "NVM_DIR",
+        "GEM_HOME",
+        "GEM_PATH",
+        "DOTNET_ROOT",
+        "ANDROID_HOME",
+        "ANDROID_SDK_ROOT",
+        "CONDA_EXE",
+    }
+)
+#: Where toolchains live when their variable is unset: under the caller's HOME. The command's
+#: HOME is private, so these are set explicitly when the directory exists (rustup's shims,
+#: pyenv's shims and nvm find nothing otherwise).
+HOME_DEFAULTS = {
+    "RUSTUP_HOME": ".rustup",
+    "CARGO_HOME": ".cargo",
+    "PYENV_ROOT": ".pyenv",
+    "NVM_DIR": ".nvm",
+    "GOPATH": "go",
+}
+#: The active Python environment: may be the workspace's own ``.venv``.
+VENV_PATHS = frozenset({"VIRTUAL_ENV", "CONDA_PREFIX"})
+#: Switches that only change how tools report or behave, never what they load or run.
+SWITCH_NAMES = frozenset(
+    {
+        "CI",
+        "RUSTUP_TOOLCHAIN",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+        "PYTHONUTF8",
+        "PYTHONIOENCODING",
+        "PYTHONHASHSEED",
+        "SOURCE_DATE_EPOCH",
+        "GOTOOLCHAIN",
+        "CARGO_TERM_COLOR",
+        "FORCE_COLOR",
+    }
+)
+#: Every name taken from the caller's environment (plus ``LC_*`` and PATH).
+PASS_NAMES = LOCALE_NAMES | TOOLCHAIN_PATHS | VENV_PATHS | SWITCH_NAMES | {"PATH"}
 
 #: Forced for every command: nothing may wait on a terminal or a pager.
 NON_INTERACTIVE = {
@@ -32,12 +95,22 @@ NON_INTERACTIVE = {
     "DEBIAN_FRONTEND": "noninteractive",
 }
 
-
 #: Forced for every command: Python writes no bytecode caches. An edit that keeps a file's size
 #: within the same second as an earlier import would otherwise leave a ``.pyc`` that Python
 #: still trusts (it checks whole-second mtime and size), and the agent's next test run would
 #: exercise the old code. It also keeps ``__pycache__`` out of the copy the agent works on.
 FRESH_CODE = {"PYTHONDONTWRITEBYTECODE": "1"}
+
+#: Forced for every command: git never starts a filesystem monitor, whatever a repository's
+#: ``.git/config`` says (command-line scope beats every config file).
+GIT_NEUTRAL = {
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "core.fsmonitor",
+    "GIT_CONFIG_VALUE_0": "false",
+}
+
+#: Largest ``.env*`` file read to learn which values came from one.
+MAX_DOTENV_BYTES = 1024 * 1024
 
 
 def is_secret(name: str) -> bool:
@@ -53,25 +126,111 @@ def scrub(env: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if not is_secret(k)}
 
 
-def base_environment(base_env: Mapping[str, str] | None) -> dict[str, str]:
-    """The environment every command starts from (HOME is added by the sandbox if absent).
+def _inside(path: str, root: Path | None) -> bool:
+    if root is None:
+        return False
+    real = Path(os.path.realpath(path))
+    return real == root or root in real.parents
 
-    ``None`` gives a minimal safe one (PATH, LANG, TERM=dumb ...); a mapping is scrubbed
-    and used. The non-interactive and fresh-code settings always win.
+
+def _clean_path(value: str, root: Path | None) -> str:
+    """PATH without empty or relative entries (they mean "the command's cwd")."""
+    del root  # absolute entries inside the workspace stay: the user's activated .venv/bin
+    entries = [e for e in value.split(os.pathsep) if e.startswith("/")]
+    return os.pathsep.join(dict.fromkeys(entries)) or DEFAULT_PATH
+
+
+def allowed_environment(
+    base_env: Mapping[str, str],
+    *,
+    workspace: Path | None = None,
+    dotenv: Iterable[tuple[str, str]] = (),
+) -> dict[str, str]:
+    """The variables of ``base_env`` a command may see (see the module docstring).
+
+    ``dotenv`` lists ``(name, value)`` pairs read from the workspace's ``.env*`` files: a
+    variable a file assigns that same value is dropped, whoever put it in ``base_env``.
+    """
+    from_files = set(dotenv)
+    env: dict[str, str] = {}
+    for name, value in base_env.items():
+        if not (name in PASS_NAMES or name.startswith("LC_")) or is_secret(name):
+            continue
+        if "\x00" in value or (name, value) in from_files:
+            continue
+        if name == "PATH":
+            env[name] = _clean_path(value, workspace)
+        elif name in TOOLCHAIN_PATHS or name in VENV_PATHS:
+            paths = value.split(os.pathsep)
+            if not all(p.startswith("/") for p in paths):
+                continue
+            if name in TOOLCHAIN_PATHS and any(_inside(p, workspace) for p in paths):
+                continue
+            env[name] = value
+        else:
+            env[name] = value
+    home = base_env.get("HOME", "")
+    if home.startswith("/") and ("HOME", home) not in from_files and not _inside(home, workspace):
+        for name, sub in HOME_DEFAULTS.items():
+            path = Path(home, sub)
+            if name not in env and path.is_dir() and not _inside(str(path), workspace):
+                env[name] = str(path)
+    return env
+
+
+def base_environment(
+    base_env: Mapping[str, str] | None,
+    *,
+    workspace: Path | None = None,
+    dotenv: Iterable[tuple[str, str]] = (),
+) -> dict[str, str]:
+    """The environment every command starts from (the sandbox adds HOME and TMPDIR).
+
+    ``None`` gives a minimal safe one (PATH, LANG, TERM=dumb ...); a mapping is filtered by
+    :func:`allowed_environment`. The non-interactive, fresh-code and git settings always win.
     """
     if base_env is None:
         env = {"PATH": DEFAULT_PATH, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
     else:
-        env = scrub(base_env)
+        env = allowed_environment(base_env, workspace=workspace, dotenv=dotenv)
         env.setdefault("PATH", DEFAULT_PATH)
         env.setdefault("LANG", "C.UTF-8")
     env.update(NON_INTERACTIVE)
     env.update(FRESH_CODE)
+    env.update(GIT_NEUTRAL)
     return env
 
 
+def read_dotenv_pairs(root: Path) -> list[tuple[str, str]]:
+    """``(name, value)`` of every assignment in the ``.env*`` files at ``root`` (blocking).
+
+    Only regular files are read (no FIFO can hang this, no symlink leads out), each up to
+    :data:`MAX_DOTENV_BYTES`; nothing is interpolated. Unreadable files are skipped.
+    """
+    from dotenv import dotenv_values  # lazy: keeps `import driveros` cheap
+
+    pairs: list[tuple[str, str]] = []
+    try:
+        names = sorted(e.name for e in os.scandir(root) if e.name.casefold().startswith(".env"))
+    except OSError:
+        return pairs
+    for name in names:
+        try:
+            fd = os.open(root / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        with os.fdopen(fd, "rb") as handle:
+            if not st.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                continue
+            data = handle.read(MAX_DOTENV_BYTES)
+        text = data.decode("utf-8", "replace")
+        values = dotenv_values(stream=io.StringIO(text), interpolate=False)
+        pairs.extend((k, v) for k, v in values.items() if v)
+    return pairs
+
+
 def command_environment(base: Mapping[str, str], extra: Mapping[str, str] | None) -> dict[str, str]:
-    """``base`` plus the caller's per-command variables (given explicitly, so not scrubbed)."""
+    """``base`` plus the caller's per-command variables (given explicitly, so not filtered)."""
     env = dict(base)
     if extra:
         for key, value in extra.items():

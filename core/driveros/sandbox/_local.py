@@ -6,12 +6,17 @@ import asyncio
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
-from pathlib import PurePosixPath
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path, PurePosixPath
 
 from driveros.sandbox._base import SandboxBase
 from driveros.sandbox._channel import LocalChannel
-from driveros.sandbox._env import base_environment, check_command, command_environment
+from driveros.sandbox._env import (
+    base_environment,
+    check_command,
+    command_environment,
+    read_dotenv_pairs,
+)
 from driveros.sandbox._files import DEFAULT_MAX_READ
 from driveros.sandbox._hostproc import run_host_command
 from driveros.sandbox._protocol import DEFAULT_OUTPUT_CAP, RunResult
@@ -24,9 +29,11 @@ class LocalSandbox(SandboxBase):
     """Commands run as host subprocesses; files are reached only through the fence.
 
     ``base_env`` is the environment commands start from: ``None`` (the default) gives a
-    minimal one (PATH, LANG, TERM=dumb, ... and HOME, a private scratch directory removed
-    by ``aclose()``); pass ``os.environ`` or any mapping to hand yours through; it is
-    scrubbed of provider keys and other secrets either way.
+    minimal one (PATH, LANG, TERM=dumb, ...); a mapping (``os.environ``) is filtered through
+    the allowlist of docs/sandbox.md ("Environment"): locale, PATH without relative entries,
+    toolchain locations, a few switches; never a value a workspace ``.env*`` file sets.
+    ``HOME`` and ``TMPDIR`` are always private scratch directories removed by ``aclose()``.
+    ``extra_env`` is set for every command as given (driveros' own settings, never a file's).
     Commands run with ``/bin/sh -c`` in their own process group, never inherit stdout, and
     are killed whole on timeout, cancellation, ``aclose()`` or the owner's death.
     """
@@ -43,6 +50,7 @@ class LocalSandbox(SandboxBase):
         max_read: int = DEFAULT_MAX_READ,
         shell: str = "/bin/sh",
         allow_secret_files: Sequence[str] = (),
+        extra_env: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(
             workspace,
@@ -51,25 +59,41 @@ class LocalSandbox(SandboxBase):
             max_read=max_read,
             allow_secret_files=allow_secret_files,
         )
-        self._env = base_environment(base_env)
-        self._home: str | None = None
+        self._given_env = None if base_env is None else dict(base_env)
+        self._extra_env = command_environment({}, extra_env)
+        self._env = self._environment(())
+        self._scratch: str | None = None
+        self._prepared = False
         self.shell = shell
         self.session_shell = shell
 
+    def _environment(self, dotenv: Iterable[tuple[str, str]]) -> dict[str, str]:
+        env = base_environment(self._given_env, workspace=self.workspace, dotenv=dotenv)
+        env.update(self._extra_env)
+        return env
+
     @property
     def env(self) -> dict[str, str]:
-        """A copy of the (scrubbed) environment commands start from."""
+        """A copy of the (allowlisted) environment commands start from."""
         return dict(self._env)
 
     async def start(self) -> None:
-        """Start the watchdog and make the scratch HOME (also done by the first command)."""
+        """Start the watchdog, make the private HOME and TMPDIR (also done by the first command)."""
         self._check_open()
         async with self._start_lock:
             await self._watchdog.start()
-            if "HOME" not in self._env:
-                self._home = await asyncio.to_thread(tempfile.mkdtemp, prefix="driveros-home-")
-                self._watchdog.track_dir(self._home)
-                self._env["HOME"] = self._home
+            if self._prepared:
+                return
+            dotenv = await asyncio.to_thread(read_dotenv_pairs, self.workspace)
+            env = await asyncio.to_thread(self._environment, dotenv)
+            self._scratch = await asyncio.to_thread(tempfile.mkdtemp, prefix="driveros-sbx-")
+            self._watchdog.track_dir(self._scratch)
+            home, tmp = Path(self._scratch, "home"), Path(self._scratch, "tmp")
+            await asyncio.to_thread(home.mkdir, 0o700)
+            await asyncio.to_thread(tmp.mkdir, 0o700)
+            env["HOME"], env["TMPDIR"] = str(home), str(tmp)
+            self._env = env
+            self._prepared = True
 
     async def run(
         self,
@@ -127,5 +151,5 @@ class LocalSandbox(SandboxBase):
         self._closed = True
         await self._close_children()
         await self._watchdog.aclose()
-        if self._home is not None:
-            await asyncio.to_thread(shutil.rmtree, self._home, True)
+        if self._scratch is not None:
+            await asyncio.to_thread(shutil.rmtree, self._scratch, True)

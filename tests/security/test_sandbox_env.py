@@ -1,0 +1,143 @@
+"""Row 4 of issue 13: nothing from a repository's ``.env`` reaches a command.
+
+The hostile repository's ``.env`` sets ``GIT_CONFIG_GLOBAL`` to a planted config whose
+``core.fsmonitor`` runs a script, plus ``LD_PRELOAD``, ``BASH_ENV``, ``PATH`` and ripgrep's
+config. The sandbox is handed the environment the way a careless caller would build it (the
+``.env`` merged under the real environment); ``git status`` then runs through the local and
+docker tiers, the diagnostics feed and a shell session, ripgrep runs host-side for ``search``,
+and driveros' own host git runs on the repository: no planted program may run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from driveros._git import run_git
+from driveros.intel import CheckSpec, DiagnosticsFeed, IntelConfig
+from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
+from tests.sandbox.conftest import SANDBOX_UID, require_docker
+
+PLANTED = {
+    "GIT_CONFIG_GLOBAL": "evil.gitconfig",
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "core.fsmonitor",
+    "GIT_CONFIG_VALUE_0": "./fsmonitor.sh",
+    "LD_PRELOAD": "./evil.so",
+    "BASH_ENV": "./evil.sh",
+    "ENV": "./evil.sh",
+    "XDG_CONFIG_HOME": "cfg",
+    "RIPGREP_CONFIG_PATH": "rgrc",
+    "PYTHONSTARTUP": "evil.py",
+    "NODE_OPTIONS": "--require ./evil.js",
+    "GOFLAGS": "-toolexec=./fsmonitor.sh",
+}
+MARKERS = ("pwned-fsmonitor", "pwned-rg", "pwned-sh")
+
+
+def hostile_repo(base: Path) -> Path:
+    repo = base / "repo"
+    repo.mkdir(parents=True)
+    env = {"PATH": os.environ["PATH"], "HOME": str(base)}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
+
+    git("init", "-q")
+    (repo / "app.py").write_text("print('hi')\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    (repo / "fsmonitor.sh").write_text('#!/bin/sh\ntouch pwned-fsmonitor\necho "{}"\n')
+    (repo / "fsmonitor.sh").chmod(0o755)
+    (repo / "evil.gitconfig").write_text("[core]\n\tfsmonitor = ./fsmonitor.sh\n")
+    (repo / "evil.sh").write_text("touch pwned-sh\n")
+    (repo / "rgrc").write_text("--pre=./rg-pre.sh\n")
+    (repo / "rg-pre.sh").write_text('#!/bin/sh\ntouch pwned-rg\ncat "$1"\n')
+    (repo / "rg-pre.sh").chmod(0o755)
+    (repo / "bin").mkdir()
+    for tool in ("git", "rg", "sh"):
+        (repo / "bin" / tool).write_text("#!/bin/sh\ntouch pwned-sh\n")
+        (repo / "bin" / tool).chmod(0o755)
+    planted = {**PLANTED, "PATH": f"{repo}/bin:bin:.:{os.environ['PATH']}"}
+    (repo / ".env").write_text("".join(f"{k}={v}\n" for k, v in planted.items()))
+    return repo
+
+
+def handed_env(repo: Path) -> dict[str, str]:
+    """What a caller that merged the repository's .env would hand the sandbox."""
+    return {
+        **PLANTED,
+        "PATH": f"{repo}/bin:bin:.:{os.environ['PATH']}",
+        "HOME": str(repo),
+        "LANG": "C.UTF-8",
+    }
+
+
+def assert_no_marker(repo: Path) -> None:
+    found = [m for m in MARKERS if (repo / m).exists()]
+    assert not found, f"planted code ran: {found}"
+
+
+async def exercise(sandbox: Sandbox, repo: Path) -> None:
+    result = await sandbox.run("git status --porcelain && env")
+    assert result.exit_code == 0, result
+    lines = result.stdout.splitlines()
+    for name, value in PLANTED.items():
+        if not name.startswith("GIT_CONFIG_") or name == "GIT_CONFIG_GLOBAL":
+            # (the sandbox sets its own GIT_CONFIG_COUNT/KEY_0/VALUE_0: core.fsmonitor=false)
+            assert f"{name}={value}" not in lines, name
+    assert "GIT_CONFIG_VALUE_0=false" in lines
+    assert "/bin:bin:" not in result.stdout  # no relative PATH entries
+    assert f"HOME={repo}" not in result.stdout
+    feed = DiagnosticsFeed(
+        sandbox,
+        config=IntelConfig(
+            auto=False, checks=(CheckSpec(name="git", command="git status --porcelain"),)
+        ),
+    )
+    await feed.snapshot()
+    assert [run.name for run in feed.runs] == ["git"]
+    session = await sandbox.open_session()
+    assert (await session.run("git status")).exit_code == 0
+    await sandbox.search("print")
+    assert_no_marker(repo)
+
+
+async def test_sandbox_env_local(tmp_path: Path) -> None:
+    repo = hostile_repo(tmp_path)
+    async with LocalSandbox(repo, base_env=handed_env(repo)) as sandbox:
+        home = (await sandbox.run("echo $HOME; echo $TMPDIR")).stdout.split()
+        assert all(not Path(p).is_relative_to(repo) and Path(p).is_dir() for p in home)
+        await exercise(sandbox, repo)
+    assert_no_marker(repo)
+
+
+async def test_sandbox_env_host_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = hostile_repo(tmp_path)
+    monkeypatch.chdir(repo)  # relative planted paths resolve in the repository
+    for name, value in PLANTED.items():
+        monkeypatch.setenv(name, value)
+    # the repository's own config too (a copied directory can carry one)
+    with (repo / ".git" / "config").open("a") as cfg:
+        cfg.write("[core]\n\tfsmonitor = ./fsmonitor.sh\n")
+    code, _, err = await run_git(repo, "status", "--porcelain")
+    assert code == 0, err
+    code, _, err = await run_git(repo, "rev-parse", "--show-toplevel")
+    assert code == 0, err
+    assert_no_marker(repo)
+
+
+@pytest.mark.docker
+async def test_sandbox_env_docker(tmp_path: Path) -> None:
+    require_docker()
+    repo = hostile_repo(tmp_path)
+    if os.geteuid() == 0:
+        for path in [repo, *repo.rglob("*")]:
+            os.chown(path, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
+    async with DockerSandbox(repo, base_env=handed_env(repo)) as sandbox:
+        assert (await sandbox.run("echo $HOME")).stdout.strip() == "/tmp"
+        await exercise(sandbox, repo)
+    assert_no_marker(repo)
