@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from driveros import MemoryStoreError
+from driveros import MemoryDamagedError, MemoryStoreError
 from driveros.memory import SCHEMA_VERSION, MemoryStore, Provenance
 
 PROV = Provenance(run_id="run-1", model="m", task="t")
@@ -225,7 +225,8 @@ async def test_store_open_on_a_file_that_is_not_a_database_is_a_memory_error(
 ) -> None:
     path = tmp_path / "mem.db"
     path.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(MemoryStoreError, match="cannot open memory") as info:
+    with pytest.raises(MemoryStoreError, match="is damaged: run `driveros memory doctor`") as info:
         await MemoryStore.open(path, scope="s")
-    assert info.value.context["op"] == "open"
+    assert isinstance(info.value, MemoryDamagedError)
+    assert info.value.context["path"] == str(path)
     assert path.read_bytes() == b"this is not sqlite" * 100

@@ -12,13 +12,18 @@ from driveros.agent._sink import EventSink
 from driveros.llm import Message
 
 
+def _why(exc: BaseException) -> str:
+    """The error's own message (typed store errors say what is wrong), or its kind."""
+    return str(exc) or type(exc).__name__
+
+
 async def recall(memory: MemoryHook, task: str, *, sink: EventSink, timeout: float) -> list[str]:
     """Memories for ``task`` (redacted), or none when memory fails or takes too long."""
     try:
         async with asyncio.timeout(timeout):
             items = await memory.recall(task)
     except (DriverosError, OSError, TimeoutError) as exc:
-        await sink.emit(MemoryEvent, action="error", detail=f"recall failed: {exc!r}")
+        await sink.emit(MemoryEvent, action="error", detail=f"recall failed: {_why(exc)}")
         return []
     await sink.emit(MemoryEvent, action="recall", count=len(items))
     return [sink.redactor.text(i) for i in items]
@@ -44,6 +49,6 @@ async def store(
                 run_id=sink.run_id,
             )
     except (DriverosError, OSError, TimeoutError) as exc:
-        await sink.emit(MemoryEvent, action="error", detail=f"store failed: {exc!r}")
+        await sink.emit(MemoryEvent, action="error", detail=f"store failed: {_why(exc)}")
         return
     await sink.emit(MemoryEvent, action="store", count=count)

@@ -18,13 +18,26 @@ from driveros.memory import (
     Fact,
     MemoryStats,
     MemoryStore,
+    check_integrity,
     default_db_path,
     embedder_from_env,
     open_memory_store,
+    salvage_facts,
     scope_for,
 )
 
-ACTIONS = ("list", "search", "show", "forget", "undo", "export", "import", "stats", "reembed")
+ACTIONS = (
+    "list",
+    "search",
+    "show",
+    "forget",
+    "undo",
+    "export",
+    "import",
+    "stats",
+    "reembed",
+    "doctor",
+)
 #: Actions that print empty data, rather than fail, when nothing was ever remembered.
 _EMPTY_OK = ("list", "search", "export", "stats")
 EXPORT_VERSION = 1
@@ -87,6 +100,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "import": "add the active facts of an export",
         "stats": "counts, embedding model, file size",
         "reembed": "re-embed every fact and pin the store to a new embedding model",
+        "doctor": "check the database (SQLite integrity_check); salvage what is readable",
     }
     ps = {name: sub.add_parser(name, help=text, description=text) for name, text in specs.items()}
     for p in ps.values():
@@ -114,6 +128,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--all-scopes", action="store_true", help="every repository in this file"
     )
     ps["import"].add_argument("file", help="an export file, or - for stdin")
+    ps["doctor"].add_argument(
+        "--salvage",
+        metavar="FILE",
+        default=None,
+        help="write every readable fact of this repository as an export (- for stdout)",
+    )
     ps["reembed"].add_argument(
         "--model", default=None, help="embedding model (default: MNEME_EMBED_MODEL)"
     )
@@ -167,6 +187,8 @@ async def run(args: argparse.Namespace) -> int:
     env = load_environment()
     workspace = (args.workspace or Path.cwd()).resolve()
     path = args.path or default_db_path(workspace, env)
+    if args.action == "doctor":
+        return await _doctor(args, workspace, path)
     # An import is read and checked before anything is created: a bad file leaves no database.
     imported = await _read_import(args.file) if args.action == "import" else []
     if not await asyncio.to_thread(path.exists):
@@ -279,4 +301,49 @@ async def _dispatch(args: argparse.Namespace, store: MemoryStore, env: Environme
                 sys.stdout.write(f"re-embedded {count(n, 'fact')} with {embedder.model}\n")
         case _:
             raise MemoryStoreError(f"unknown action {args.action!r}")
+    return 0
+
+
+async def _doctor(args: argparse.Namespace, workspace: Path, path: Path) -> int:
+    """Exit 0 when the database is sound (or absent), 1 when it is damaged."""
+    if not await asyncio.to_thread(path.exists):
+        sys.stderr.write(f"driveros memory: no memory database at {path}: nothing to check\n")
+        if args.format == "json":
+            sys.stdout.write(json.dumps({"path": str(path), "ok": True, "problems": []}) + "\n")
+        return 0
+    problems = await check_integrity(path, full=True)
+    report: dict[str, Any] = {"path": str(path), "ok": not problems, "problems": problems[:50]}
+    if args.salvage is not None:
+        scope = await scope_for(workspace)
+        found = await salvage_facts(path, scope=scope)
+        payload = {
+            "version": EXPORT_VERSION,
+            "scope": scope,
+            "facts": [f.model_dump() for f in found.facts],
+        }
+        text = json.dumps(payload, indent=2) + "\n"
+        if args.salvage == "-":
+            sys.stdout.write(text)
+        else:
+            await asyncio.to_thread(Path(args.salvage).write_text, text, encoding="utf-8")
+        report["salvaged"] = len(found.facts)
+        report["salvage_complete"] = found.complete and not found.gaps
+        gaps = "" if report["salvage_complete"] else " (some rows could not be read)"
+        sys.stderr.write(f"salvaged {len(found.facts)} facts to {args.salvage}{gaps}\n")
+    if args.salvage != "-":
+        if args.format == "json":
+            sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        else:
+            sys.stdout.write(f"path: {path}\nintegrity: {'ok' if not problems else 'damaged'}\n")
+            for problem in report["problems"]:
+                sys.stdout.write(f"problem: {problem}\n")
+    if problems:
+        salvage = args.salvage if args.salvage not in (None, "-") else "facts.json"
+        sys.stderr.write(
+            f"driveros memory: {path} is damaged; nothing will be written to it. To recover:\n"
+            f"  driveros memory doctor --salvage {salvage}   # the facts still readable\n"
+            f"  mv {path} {path}.damaged   # and its -wal/-shm files, if any\n"
+            f"  driveros memory import {salvage}   # a fresh database with them\n"
+        )
+        return 1
     return 0

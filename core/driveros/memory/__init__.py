@@ -8,7 +8,10 @@
     lines = await memory.recall(task)
     written = await memory.store(task=..., answer=..., transcript=..., verified=True, run_id=...)
 
-See docs/memory.md for what is stored, what may be stale and how to reset.
+    problems = await check_integrity(path)        # [] when sound (driveros memory doctor)
+
+See docs/memory.md for what is stored, what may be stale, how to reset and how to recover a
+damaged database.
 """
 
 from driveros._errors import (
@@ -25,6 +28,7 @@ from driveros.memory._agent import (
 )
 from driveros.memory._decide import parse_json_object
 from driveros.memory._embed import Embedder, OpenAICompatEmbedder, embedder_from_env
+from driveros.memory._health import Salvage, check_integrity, salvage_facts
 from driveros.memory._models import Fact, FactStatus, MemoryStats, Provenance, StoreReport
 from driveros.memory._schema import SCHEMA_VERSION
 from driveros.memory._scope import DEFAULT_DB_NAME, default_db_path, scope_for
@@ -46,12 +50,15 @@ __all__ = [
     "MemoryStoreError",
     "OpenAICompatEmbedder",
     "Provenance",
+    "Salvage",
     "StoreReport",
+    "check_integrity",
     "default_db_path",
     "embedder_from_env",
     "format_fact",
     "open_agent_memory",
     "open_memory_store",
     "parse_json_object",
+    "salvage_facts",
     "scope_for",
 ]

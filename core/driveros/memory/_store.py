@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 import aiosqlite
 
-from driveros._errors import MemoryStoreError
+from driveros._errors import MemoryDamagedError, MemoryStoreError
+from driveros.memory import _health as health
 from driveros.memory._db import BUSY_MS, begin_immediate, prepare, rollback
 from driveros.memory._embed import Embedder
 from driveros.memory._models import Fact, MemoryStats, Provenance
@@ -71,6 +72,8 @@ class MemoryStore:
         self.embedder = embedder
         self.timeout = timeout
         self._lock = asyncio.Lock()
+        #: Set once SQLite reported damage: from then on nothing is written.
+        self.damaged = False
         #: See ``POSTING_BUDGET``; an attribute so tests can exercise the cut-off cheaply.
         self.posting_budget = POSTING_BUDGET
 
@@ -85,10 +88,21 @@ class MemoryStore:
         embedder: Embedder | None = None,
         timeout: float | None = 30.0,
     ) -> MemoryStore:
-        """Open (creating and migrating as needed) the database at ``path``."""
+        """Open (creating and migrating as needed) the database at ``path``.
+
+        An existing file must pass SQLite's ``quick_check`` first, before anything is written
+        to it: a damaged one raises :class:`~driveros.MemoryDamagedError`. A read-only medium
+        or a full disk raise :class:`~driveros.MemoryReadOnlyError` /
+        :class:`~driveros.MemoryDiskFullError`.
+        """
         try:
             async with asyncio.timeout(timeout):
                 await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+                problems = await asyncio.to_thread(health.check, path)
+                if problems:
+                    error = health.damaged(path)
+                    error.context["problems"] = problems[:20]
+                    raise error
                 conn = await aiosqlite.connect(
                     str(path), isolation_level=None, timeout=BUSY_MS / 1000
                 )
@@ -103,9 +117,7 @@ class MemoryStore:
                 f"opening memory {path} timed out after {timeout}s", path=str(path), op="open"
             ) from exc
         except (sqlite3.Error, OSError) as exc:
-            raise MemoryStoreError(
-                f"cannot open memory {path}: {exc}", path=str(path), op="open"
-            ) from exc
+            raise await asyncio.to_thread(health.store_error, exc, path, op="open") from exc
         return cls(conn, reader, path=path, scope=scope, embedder=embedder, timeout=timeout)
 
     async def aclose(self) -> None:
@@ -136,13 +148,16 @@ class MemoryStore:
             raise MemoryStoreError(
                 f"memory {name} timed out after {limit}s", path=str(self.path), op=name
             ) from exc
-        except sqlite3.Error as exc:
-            raise MemoryStoreError(
-                f"memory {name} failed: {exc}", path=str(self.path), op=name
-            ) from exc
+        except (sqlite3.Error, OSError) as exc:
+            error = await asyncio.to_thread(health.store_error, exc, self.path, op=name)
+            if isinstance(error, MemoryDamagedError):
+                self.damaged = True
+            raise error from exc
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
+        if self.damaged:
+            raise health.damaged(self.path)
         await begin_immediate(self._conn)
         try:
             yield self._conn
