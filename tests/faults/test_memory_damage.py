@@ -25,6 +25,13 @@ from driveros.testing import ScriptedModelServer, Turn
 from tests.memory.conftest import make_repo
 
 Cap = pytest.CaptureFixture[str]
+ONE_FACT = {
+    "id": 1,
+    "scope": "s",
+    "text": "a new fact",
+    "created_at": "2026-01-01T00:00:00Z",
+    "updated_at": "2026-01-01T00:00:00Z",
+}
 DRIVEROS = Path(sys.executable).parent / "driveros"
 FACTS = [
     f"fact {i}: the build of module {i} runs with make target-{i} " + "x" * 200 for i in range(60)
@@ -84,7 +91,7 @@ def test_memory_damage_every_command_exits_1_and_never_writes(
     repo, db = damaged_repo
     before = _digest(db)
     export = tmp_path / "export.json"
-    export.write_text(json.dumps({"facts": [{"id": 1, "scope": "s", "text": "new fact"}]}))
+    export.write_text(json.dumps({"facts": [ONE_FACT]}))
     ws = ("--workspace", str(repo))
     for args in (
         ("list",),
@@ -98,9 +105,13 @@ def test_memory_damage_every_command_exits_1_and_never_writes(
         ("list", "--format", "json"),
     ):
         code, out, err = cli(capsys, *args, *ws)
+        message = f"memory database {db} is damaged: run `driveros memory doctor`"
         assert code == 1, (args, out, err)
-        assert out == "", args
-        assert f"memory database {db} is damaged: run `driveros memory doctor`" in err, args
+        assert message in err, args
+        if "json" in args:  # stdout carries the error as data
+            assert json.loads(out)["error"] == message
+        else:
+            assert out == "", args
         assert "Traceback" not in err
     assert _digest(db) == before
     wal = Path(f"{db}-wal")

@@ -22,6 +22,13 @@ from driveros.cli._main import main
 from driveros.memory import MemoryStore, Provenance
 
 Cap = pytest.CaptureFixture[str]
+ONE_FACT = {
+    "id": 1,
+    "scope": "s",
+    "text": "a new fact",
+    "created_at": "2026-01-01T00:00:00Z",
+    "updated_at": "2026-01-01T00:00:00Z",
+}
 
 
 def _mount(*args: str) -> None:
@@ -78,7 +85,7 @@ def test_memory_read_only_medium_says_read_only(tmpfs: Path, capsys: Cap) -> Non
     asyncio.run(_seed(db))
     _mount("-o", "remount,ro", str(tmpfs))
     export = tmpfs.parent / "export.json"
-    export.write_text(json.dumps({"facts": []}))
+    export.write_text(json.dumps({"facts": [ONE_FACT]}))
     for args in (
         ("list", "--path", str(db)),
         ("forget", "1", "--path", str(db)),
@@ -108,7 +115,7 @@ def test_memory_full_disk_says_no_space(tmpfs: Path, capsys: Cap) -> None:
     asyncio.run(_seed(db))
     _fill(tmpfs)
     export = tmpfs.parent / "export.json"
-    export.write_text(json.dumps({"facts": []}))
+    export.write_text(json.dumps({"facts": [ONE_FACT]}))
     for args in (
         ("forget", "1", "--path", str(db)),
         ("import", str(export), "--path", str(tmpfs / "new.db")),
