@@ -168,12 +168,32 @@ class _Intel:
     judge: TargetsJudge | None = None
 
 
-def _intel_for(sandbox: Sandbox, targets: Sequence[ev.DiagnosticItem]) -> _Intel:
+async def _feed_cache(sandbox: Sandbox, stack: contextlib.AsyncExitStack) -> str | None:
+    """A cache directory for the feed's tools that goes with the run (registered in the
+    state directory, so a killed run's is collected later). None for a container, whose
+    own temp directory goes with it."""
+    if sandbox.tier != "local":
+        return None
+    import tempfile
+
+    from driveros.state import Lease, new_lease_id
+
+    lease_id = new_lease_id()
+    tmp = await asyncio.to_thread(lambda: Path(tempfile.gettempdir()).resolve())
+    path = tmp / f"driveros-intel-{lease_id}"
+    lease = await Lease.create("cache", paths=[path], lease_id=lease_id)
+    stack.push_async_callback(lease.release)
+    return str(path)
+
+
+def _intel_for(
+    sandbox: Sandbox, targets: Sequence[ev.DiagnosticItem], cache_dir: str | None = None
+) -> _Intel:
     """The build-diagnostics feed, its stuck detector and target matching (driveros.intel)."""
     from driveros import intel
 
     return _Intel(
-        feed=intel.DiagnosticsFeed(sandbox),
+        feed=intel.DiagnosticsFeed(sandbox, cache_dir=cache_dir),
         detectors=[intel.BuildDiagnosticsDetector(targets=targets)],
         judge=intel.targets_fixed,
     )
@@ -246,7 +266,11 @@ async def execute_run(
                 root = scratch.path
             sandbox, seen_as = await _open_sandbox(spec, root, env, scratch)
             stack.push_async_callback(sandbox.aclose)
-            found = _intel_for(sandbox, spec.targets) if spec.diagnostics else _Intel()
+            found = (
+                _intel_for(sandbox, spec.targets, await _feed_cache(sandbox, stack))
+                if spec.diagnostics
+                else _Intel()
+            )
             memory = await _open_memory(spec, env, provider, sink)
             if memory is not None:
                 closer = getattr(memory, "aclose", None)

@@ -72,10 +72,20 @@ class DiagnosticsFeed:
 
     ``config=None`` reads the workspace's own configuration (``.driveros.toml`` or
     ``[tool.driveros.diagnostics]`` in pyproject.toml); an invalid one is reported in the
-    snapshot (a warning item and raw text) and the defaults are used.
+    snapshot (a warning item and raw text) and the defaults are used. ``cache_dir`` is where
+    the tools keep their caches (bytecode, mypy), as the sandbox's commands see it; the
+    caller owns and removes it (``driveros.agent.execute_run`` registers one per run in the
+    state directory). None: ``${TMPDIR:-/tmp}/driveros-intel/<hash>``, which nobody removes
+    (fine inside a container that goes away).
     """
 
-    def __init__(self, sandbox: Sandbox, *, config: IntelConfig | None = None) -> None:
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        *,
+        config: IntelConfig | None = None,
+        cache_dir: str | None = None,
+    ) -> None:
         self._sandbox = sandbox
         self._given = config
         self._config = config or IntelConfig()
@@ -93,7 +103,12 @@ class DiagnosticsFeed:
         self._last: DiagnosticsSnapshot | None = None
         self._runs: tuple[CheckRun, ...] = ()
         digest = hashlib.blake2b(str(sandbox.workspace).encode(), digest_size=6).hexdigest()
-        self._cache_dir = f"${{TMPDIR:-/tmp}}/driveros-intel/{digest}"
+        # Commands use it inside double quotes: a path that would need escaping there is
+        # not used (the default is).
+        usable = cache_dir is not None and not any(c in cache_dir for c in '"$`\\\n')
+        self._cache_dir = (
+            cache_dir if usable and cache_dir else f"${{TMPDIR:-/tmp}}/driveros-intel/{digest}"
+        )
 
     @property
     def last(self) -> DiagnosticsSnapshot | None:
