@@ -70,15 +70,15 @@ def main(argv: list[str] | None = None, *, runner_factory: RunnerFactory | None 
         level=getattr(logging, args.log_level),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from driveros_lsp._serve import serve_stdio, serve_tcp
+    from driveros_lsp._serve import run_process, serve_stdio, serve_tcp
     from driveros_lsp._server import create_server
 
     server = create_server(runner_factory=runner_factory)
     if fds is not None:
-        asyncio.run(serve_stdio(server, fds))
+        asyncio.run(run_process(serve_stdio(server, fds)))
     else:
         host, port = args.tcp
-        asyncio.run(serve_tcp(server, host, port))
+        asyncio.run(run_process(serve_tcp(server, host, port)))
     sys.exit(0 if server.protocol._shutdown else 1)
 
 
