@@ -46,6 +46,8 @@ def cli_environ(
         "GIT_AUTHOR_EMAIL": "test@example.com",
         "GIT_COMMITTER_NAME": "Test",
         "GIT_COMMITTER_EMAIL": "test@example.com",
+        # the test's private state directory (tests/conftest.py), never the real one
+        "DRIVEROS_STATE_DIR": os.environ.get("DRIVEROS_STATE_DIR", ""),
     }
     if server is None:
         return env

@@ -3,7 +3,7 @@
 stdout carries data only (``text``: the answer and a SUMMARY line; ``json``: one result
 object; ``ndjson``: every event, ending with ``result``); the live trace, banners and errors
 go to stderr; questions go to /dev/tty and fail fast without one. Exit codes follow
-``driveros.agent.EXIT_CODES``; SIGINT/SIGTERM cancel cleanly with exit 7.
+``driveros.agent.EXIT_CODES``; SIGINT, SIGTERM, SIGHUP and SIGQUIT cancel cleanly with exit 7.
 """
 
 from __future__ import annotations
@@ -112,17 +112,37 @@ def _diagnostics_enabled(env: Environment) -> bool:
     return value not in ("0", "off", "false", "no")
 
 
+#: Signals that cancel a run like Ctrl-C: the result is still printed, exit code 7.
+CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
 async def _cancellable(work: Coroutine[Any, Any, T]) -> T:
-    """Run ``work`` as a task that SIGINT and SIGTERM cancel (CancelledError comes out)."""
+    """Run ``work`` as a task that :data:`CANCEL_SIGNALS` cancel (CancelledError comes out).
+
+    Before it starts, what ended driveros processes left behind (scratch copies, worktree
+    entries, caches) is collected once per process."""
+    await _collect_once()
     loop = asyncio.get_running_loop()
     task = asyncio.create_task(work)
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in CANCEL_SIGNALS:
         loop.add_signal_handler(sig, task.cancel)
     try:
         return await task
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in CANCEL_SIGNALS:
             loop.remove_signal_handler(sig)
+
+
+_collected: list[bool] = []
+
+
+async def _collect_once() -> None:
+    if _collected:
+        return
+    _collected.append(True)
+    from driveros.state import startup_gc
+
+    await startup_gc()
 
 
 def _err(message: str) -> None:
@@ -145,7 +165,7 @@ class _Stdout:
         try:
             sys.stdout.write(printable(text))
             sys.stdout.flush()
-        except (BrokenPipeError, ValueError):
+        except (OSError, ValueError):  # a closed pipe, or a terminal gone (SIGHUP: EIO)
             self.broken = True
             # The reader left (``| head``): point stdout at /dev/null so the interpreter's
             # final flush does not complain; the run itself finishes normally.

@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "council": ("driveros.cli._council", "adversarial review by several models"),
     "commit-msg": ("driveros.cli._commit_msg", "write a commit message for the staged diff"),
     "issue-bot": ("driveros.cli._issue_bot", "propose a patch for an issue"),
+    "gc": ("driveros.cli._gc", "remove what ended driveros processes left behind"),
 }
 
 

@@ -1,0 +1,139 @@
+"""Row 2 of issue 15 (CLI): ``driveros agent --review`` stopped by a signal mid-run prints
+its result and exits 7 with nothing left behind; after kill -9, ``driveros gc`` (or the next
+start) removes what it left."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from driveros.state import list_leases
+from driveros.testing import ScriptedModelServer, Turn
+from tests.cli.conftest import DRIVEROS, cli_environ, start_cli
+from tests.cli.conftest import calc_repo as calc_repo  # the fixtures, for these tests
+from tests.cli.conftest import git_repo as git_repo
+from tests.review._repo import git
+
+STALL = [Turn(text="never mind", delay_s=600)]
+ARGS = ("--task", "stall", "--review", "--review-action", "discard", "--provider", "openai")
+
+
+def _worktrees(repo: Path) -> list[str]:
+    out = git(repo, "worktree", "list", "--porcelain")
+    return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
+
+
+def _worktree_count(repo: Path) -> int:
+    """While a ``git worktree add`` is half-way, ``worktree list`` may fail: count 0 then."""
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list", "--porcelain"], capture_output=True, text=True
+    )
+    return (
+        proc.stdout.count("\nworktree ") + proc.stdout.startswith("worktree ")
+        if proc.returncode == 0
+        else 0
+    )
+
+
+async def _until(check: Any, what: str) -> None:
+    async with asyncio.timeout(60):
+        while not check():
+            await asyncio.sleep(0.05)
+    assert check(), what
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path) -> Path:
+    d = tmp_path / "tmp"
+    d.mkdir()
+    return d
+
+
+async def _mid_run(repo: Path, env: dict[str, str], fmt: str) -> asyncio.subprocess.Process:
+    proc = await start_cli(*ARGS, "--format", fmt, env=env, cwd=repo)
+    await _until(lambda: _worktree_count(repo) == 2, "the run's scratch worktree")
+    return proc
+
+
+@pytest.mark.parametrize("sig", ["SIGHUP", "SIGQUIT", "SIGTERM", "SIGINT"])
+async def test_cli_signal_mid_run_prints_result_and_cleans_up(
+    git_repo: Path, private_tmp: Path, sig: str
+) -> None:
+    async with ScriptedModelServer(STALL) as model:
+        env = cli_environ(model) | {"TMPDIR": str(private_tmp)}
+        proc = await _mid_run(git_repo, env, "json")
+        proc.send_signal(getattr(signal, sig))
+        async with asyncio.timeout(60):
+            out, err = await proc.communicate()
+    assert proc.returncode == 7, err.decode()
+    result = json.loads(out)
+    assert (result["outcome"], result["exit_code"]) == ("canceled", 7)
+    assert _worktrees(git_repo) == [str(git_repo)]
+    assert await list_leases() == []
+    assert sorted(p.name for p in private_tmp.iterdir()) == []
+
+
+async def test_cli_signal_mid_run_text_format_has_summary(
+    git_repo: Path, private_tmp: Path
+) -> None:
+    async with ScriptedModelServer(STALL) as model:
+        env = cli_environ(model) | {"TMPDIR": str(private_tmp)}
+        proc = await _mid_run(git_repo, env, "text")
+        proc.send_signal(signal.SIGHUP)
+        async with asyncio.timeout(60):
+            out, _ = await proc.communicate()
+    assert proc.returncode == 7
+    assert out.decode().splitlines()[-1].startswith("SUMMARY")
+
+
+async def test_cli_killed_mid_run_then_gc_removes_everything(
+    git_repo: Path, private_tmp: Path
+) -> None:
+    async with ScriptedModelServer(STALL) as model:
+        env = cli_environ(model) | {"TMPDIR": str(private_tmp)}
+        proc = await _mid_run(git_repo, env, "json")
+        proc.send_signal(signal.SIGKILL)
+        await proc.communicate()
+    pid = proc.pid
+    assert len(_worktrees(git_repo)) == 2
+    kinds = sorted(lease.record.kind for lease in await list_leases())
+    assert "scratch" in kinds
+
+    gc = subprocess.run(
+        [str(DRIVEROS), "gc", "--format", "json"], env=env, capture_output=True, text=True
+    )
+    assert gc.returncode == 0, gc.stderr
+    report = json.loads(gc.stdout)
+    assert sorted(c["kind"] for c in report["removed"]) == kinds
+    assert {c["owner_pid"] for c in report["removed"]} == {pid}
+    assert {c["reason"] for c in report["removed"]} == {"owner_gone"}
+    assert _worktrees(git_repo) == [str(git_repo)]
+    assert await list_leases() == []
+    assert sorted(p.name for p in private_tmp.iterdir()) == []
+
+    again = subprocess.run([str(DRIVEROS), "gc"], env=env, capture_output=True, text=True)
+    assert again.returncode == 0
+    assert again.stdout.startswith("nothing to remove")
+
+
+async def test_cli_start_collects_what_a_killed_run_left(git_repo: Path, private_tmp: Path) -> None:
+    async with ScriptedModelServer(STALL) as model:
+        env = cli_environ(model) | {"TMPDIR": str(private_tmp)}
+        proc = await _mid_run(git_repo, env, "json")
+        proc.send_signal(signal.SIGKILL)
+        await proc.communicate()
+    async with ScriptedModelServer([Turn(text="hello")]) as model:
+        env = cli_environ(model) | {"TMPDIR": str(private_tmp)}
+        proc = await start_cli("--task", "hi", "--provider", "openai", env=env, cwd=git_repo)
+        _, err = await proc.communicate()
+    assert proc.returncode in (0, 2), err.decode()
+    assert "left by ended processes" in err.decode()
+    assert _worktrees(git_repo) == [str(git_repo)]
+    assert await list_leases() == []
+    assert sorted(p.name for p in private_tmp.iterdir()) == []
