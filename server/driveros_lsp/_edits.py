@@ -48,6 +48,8 @@ class EditPlan:
     #: Included paths whose file is not open in the editor (``version: null`` in the edit),
     #: with the planner's decision: their disk content is checked around the edit.
     closed: dict[str, Any] = field(default_factory=dict)
+    #: Paths asked for whose edit is already in flight (sent, not answered): not sent again.
+    in_flight: list[str] = field(default_factory=list)
 
 
 def path_uri(root: Path, rel: str) -> str:

@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from driveros_lsp._diagnostics import DiagnosticsBoard
-from driveros_lsp._edits import EditPlan, OpenDocument, plan_edit
+from driveros_lsp._edits import (
+    EditPlan,
+    OpenDocument,
+    closed_file_drift,
+    plan_edit,
+)
 from driveros_lsp._runs import Run
 from driveros_lsp._trace import TraceChannel, TraceSender, TraceTargets
 from driveros_lsp.protocol import NOTIFY_PROPOSAL, PROGRESS_TOKEN_PREFIX
@@ -121,59 +126,104 @@ class RunHub:
         self._server.notify(NOTIFY_PROPOSAL, self.proposal_payload(run))
 
     async def review(self, run: Run, paths: Sequence[str] | None) -> EditPlan:
-        """Send the edit for ``paths`` (default: everything pending); returns at once."""
+        """Send the edit for ``paths`` (default: everything pending); returns at once.
+
+        Idempotent per run and file: a file whose edit is in flight (sent, not yet answered)
+        is never sent again; it is reported in ``plan.in_flight``. Files that are not open
+        in the editor (``version: null``) are checked on disk right before the edit is sent
+        and again once the client answered: a change behind the edit's back is a conflict.
+        """
         assert run.outcome is not None
-        traits = self._server.traits
-        documents = {
-            uri: OpenDocument(uri=uri, version=doc.version or 0, text=doc.source)
-            for uri, doc in self._server.workspace.text_documents.items()
-        }
-        changes = [c for c in run.outcome.changes if str(c.path) in run.pending]
-        plan = await asyncio.to_thread(
-            plan_edit,
-            changes,
-            root=self._root(),
-            paths=paths,
-            documents=documents,
-            encoding=traits.encoding,
-            annotate=traits.annotations,
-            rationale=run.outcome.rationale,
-            rebase=_rebase,
-        )
-        run.conflicts = sorted(plan.conflicts)
+        wanted = list(paths) if paths is not None else list(run.pending)
+        busy = [p for p in wanted if p in run.in_flight]
+        todo = [p for p in wanted if p not in run.in_flight and p in run.pending]
+        if not todo:
+            return EditPlan(edit=None, in_flight=busy)
+        run.in_flight.update(todo)  # reserved before the first await: a racing accept sees it
+        try:
+            plan = await self._plan_checked(run, todo)
+        except BaseException:
+            run.in_flight.difference_update(todo)
+            raise
+        plan.in_flight = busy
+        run.in_flight.difference_update(p for p in todo if p not in plan.included)
         if plan.conflicts:
-            lines = "; ".join(f"{p}: {why}" for p, why in sorted(plan.conflicts.items()))
-            self._server.show(
-                f"driveros run {run.run_id}: kept in the proposal, not applied: {lines}",
-                lsp.MessageType.Warning,
-            )
-            self.send_proposal(run)
+            run.conflicts = sorted(set(run.conflicts) - set(plan.included) | set(plan.conflicts))
+            self._warn_conflicts(run, plan.conflicts)
+        else:
+            run.conflicts = sorted(set(run.conflicts) - set(plan.included))
         if plan.edit is not None:
             params = lsp.ApplyWorkspaceEditParams(
                 edit=plan.edit, label=f"driveros: {_title(run.request.task)}"
             )
             future = self._server.workspace_apply_edit(params)
-            self._spawn(self._await_applied(run, asyncio.wrap_future(future), plan.included))
+            self._spawn(self._await_applied(run, asyncio.wrap_future(future), plan))
         elif plan.included:
+            run.in_flight.difference_update(plan.included)
             self._settle(run, plan.included)
         return plan
 
-    async def _await_applied(
-        self, run: Run, answer: asyncio.Future[Any], included: list[str]
-    ) -> None:
-        try:
-            result = await answer
-        except Exception as exc:
-            self._server.show(
-                f"driveros run {run.run_id}: the editor refused the edit: {exc}",
-                lsp.MessageType.Warning,
+    async def _plan_checked(self, run: Run, todo: list[str]) -> EditPlan:
+        """Plan ``todo``, then re-read the closed files: any that changed since the plan read
+        them is a conflict and the edit is planned again without it."""
+        assert run.outcome is not None
+        traits = self._server.traits
+        root = self._root()
+        changes = [c for c in run.outcome.changes if str(c.path) in run.pending]
+        drifted: dict[str, str] = {}
+        while True:
+            documents = {
+                uri: OpenDocument(uri=uri, version=doc.version or 0, text=doc.source)
+                for uri, doc in self._server.workspace.text_documents.items()
+            }
+            plan = await asyncio.to_thread(
+                plan_edit,
+                changes,
+                root=root,
+                paths=[p for p in todo if p not in drifted],
+                documents=documents,
+                encoding=traits.encoding,
+                annotate=traits.annotations,
+                rationale=run.outcome.rationale,
+                rebase=_rebase,
             )
-            return
-        if not getattr(result, "applied", False):
-            reason = getattr(result, "failure_reason", None) or "not confirmed"
-            self._server.log(f"driveros run {run.run_id}: edit not applied ({reason})")
-            return
-        self._settle(run, included)
+            drift = await asyncio.to_thread(closed_file_drift, root, plan.closed, after=False)
+            if not drift:
+                plan.conflicts.update(drifted)
+                return plan
+            drifted.update(drift)
+
+    def _warn_conflicts(self, run: Run, conflicts: dict[str, str]) -> None:
+        lines = "; ".join(f"{p}: {why}" for p, why in sorted(conflicts.items()))
+        self._server.show(
+            f"driveros run {run.run_id}: kept in the proposal, not applied: {lines}",
+            lsp.MessageType.Warning,
+        )
+        self.send_proposal(run)
+
+    async def _await_applied(self, run: Run, answer: asyncio.Future[Any], plan: EditPlan) -> None:
+        try:
+            try:
+                result = await answer
+            except Exception as exc:
+                self._server.show(
+                    f"driveros run {run.run_id}: the editor refused the edit: {exc}",
+                    lsp.MessageType.Warning,
+                )
+                return
+            if not getattr(result, "applied", False):
+                reason = getattr(result, "failure_reason", None) or "not confirmed"
+                self._server.log(f"driveros run {run.run_id}: edit not applied ({reason})")
+                return
+            drift = await asyncio.to_thread(
+                closed_file_drift, self._root(), plan.closed, after=True
+            )
+        finally:
+            run.in_flight.difference_update(plan.included)
+        if drift and run.state == "proposed":
+            run.conflicts = sorted(set(run.conflicts) | set(drift))
+            self._warn_conflicts(run, drift)
+        self._settle(run, [p for p in plan.included if p not in drift])
 
     def _settle(self, run: Run, included: list[str]) -> None:
         if run.state != "proposed":

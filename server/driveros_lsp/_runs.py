@@ -55,6 +55,8 @@ class Run:
     pending: list[str] = field(default_factory=list)
     #: Paths the last review attempt could not apply (edited in the editor meanwhile).
     conflicts: list[str] = field(default_factory=list)
+    #: Paths whose ``workspace/applyEdit`` is sent and not answered yet (never sent twice).
+    in_flight: set[str] = field(default_factory=set)
     epoch: int = 0
 
     def summary(self) -> dict[str, Any]:
@@ -66,6 +68,7 @@ class Run:
             "outcome": getattr(result, "outcome", None),
             "files": list(self.pending),
             "conflicts": list(self.conflicts),
+            "inFlight": sorted(self.in_flight),
             "startedAt": self.started_at,
             "error": self.error,
         }

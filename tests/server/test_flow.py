@@ -168,7 +168,12 @@ async def test_flow_neovim_reviews_by_command_in_utf8(workspace: Path, scripted_
         answer = await ed.command(
             protocol.CMD_REVIEW_ACCEPT, {"runId": run_id, "paths": ["notes.txt"]}
         )
-        assert answer == {"runId": run_id, "applying": ["notes.txt"], "conflicts": {}}
+        assert answer == {
+            "runId": run_id,
+            "applying": ["notes.txt"],
+            "inFlight": [],
+            "conflicts": {},
+        }
         await ed.wait_for(lambda: ed.text("notes.txt") == "héllo wörld 😀 end", what="utf-8 edit")
         edit = ed.edits[0].edit
         assert edit.change_annotations is None

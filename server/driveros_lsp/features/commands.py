@@ -243,7 +243,12 @@ def setup(server: DriverosLanguageServer) -> None:
         p = parse(CMD_REVIEW_ACCEPT, AcceptParams, args)
         run = _proposed(server, p, p.paths)
         plan = await server.hub.review(run, p.paths)
-        return {"runId": run.run_id, "applying": plan.included, "conflicts": plan.conflicts}
+        return {
+            "runId": run.run_id,
+            "applying": plan.included,
+            "inFlight": plan.in_flight,
+            "conflicts": plan.conflicts,
+        }
 
     @command(server, CMD_REVIEW_REJECT)
     async def reject(ls: Any, *args: Any) -> dict[str, Any]:
