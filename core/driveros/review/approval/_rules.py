@@ -1,7 +1,9 @@
 """Per-command allowlist rules for ``run`` commands (see docs/review.md for the table).
 
 Each rule receives one simple command's argv and raises :class:`Unsafe` with the reason when
-it is not safe to run without asking.
+it is not safe to run without asking. Options are read the way each program reads them
+(:mod:`._options`): attached values, clusters, abbreviations; every value and operand that
+could name a file is checked to stay inside the workspace and away from secret files.
 """
 
 from __future__ import annotations
@@ -10,27 +12,64 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 
-
-class Unsafe(Exception):
-    """Raised inside the classifier; its message becomes the block reason."""
-
-
-_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
-_DANGEROUS_VARS = re.compile(
-    r"^(LD_\w*|DYLD_\w*|PATH|BASH_ENV|ENV|SHELLOPTS|PS4|PROMPT_COMMAND|IFS|GIT_\w*|PAGER|EDITOR|PYTHONSTARTUP|NODE_OPTIONS)$"
+from driveros.review.approval._options import (
+    GREP,
+    RG,
+    Unsafe,
+    is_long_prefix,
+    parse_options,
 )
+
+__all__ = ["ENV_PREFIXES", "Ctx", "Unsafe", "check_path_arg", "classify_argv"]
+
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+#: Environment prefixes a command may set (``NAME=value cmd``); every other name is refused
+#: (``HOME``, ``XDG_*``, ``*_CONFIG*``, ``GIT_*``, ``LD_*``, ``RIPGREP_CONFIG_PATH``,
+#: ``PYTEST_ADDOPTS``, ``PYTHONSTARTUP``, ...: they point programs at config or code).
+#: Values are plain words (no ``/``, ``$``, spaces), except PYTHONPATH: workspace paths.
+ENV_PREFIXES: frozenset[str] = frozenset(
+    {
+        "CI",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "CLICOLOR",
+        "COLUMNS",
+        "LANG",
+        "LC_ALL",
+        "LC_CTYPE",
+        "LC_MESSAGES",
+        "PYTHONPATH",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONUNBUFFERED",
+        "PYTHONHASHSEED",
+        "PYTHONIOENCODING",
+        "PYTHONFAULTHANDLER",
+        "PYTHONUTF8",
+        "RUST_BACKTRACE",
+        "RUST_LOG",
+        "GOTRACEBACK",
+        "NODE_ENV",
+    }
+)
+_PLAIN_VALUE = re.compile(r"^[A-Za-z0-9_.,:+@%-]*$")
 
 
 class Ctx:
-    """What the rules know besides argv: the workspace root as commands see it."""
+    """What the rules know besides argv: the workspace root as commands see it, and an
+    optional ``secret_reason(path)`` that names why a path is a secret file (or None)."""
 
-    def __init__(self, workspace: PurePosixPath | None) -> None:
+    def __init__(
+        self,
+        workspace: PurePosixPath | None,
+        secret_reason: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.workspace = workspace
+        self.secret_reason = secret_reason
+        #: A ``cd`` ran earlier in this command line: git could find another repository.
+        self.moved = False
 
 
-def check_path_arg(arg: str, ctx: Ctx | None = None) -> None:
-    """Refuse arguments that name places outside the workspace."""
-    value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+def _check_place(value: str, arg: str, ctx: Ctx | None) -> None:
     if value.startswith("~"):
         raise Unsafe(f"{arg!r} reaches outside the workspace")
     p = PurePosixPath(value)
@@ -40,20 +79,36 @@ def check_path_arg(arg: str, ctx: Ctx | None = None) -> None:
         ws = ctx.workspace if ctx is not None else None
         if ws is None or not (p == ws or ws in p.parents):
             raise Unsafe(f"{arg!r} is outside the workspace")
+    if ctx is not None and ctx.secret_reason is not None and value:
+        why = ctx.secret_reason(value)
+        if why:
+            raise Unsafe(f"{arg!r} names a secret file ({why})")
+
+
+def check_path_arg(arg: str, ctx: Ctx | None = None) -> None:
+    """Refuse an argument that names, or carries a value naming, a place outside the
+    workspace or a secret file: the argument itself, the value after ``=`` (``--file=x``,
+    ``cache_dir=x``) and, for a short option, what follows its letters (``-f/etc/x``,
+    ``-m../magic``)."""
+    _check_place(arg, arg, ctx)
+    if "=" in arg:
+        _check_place(arg.split("=", 1)[1], arg, ctx)
+    if arg.startswith("-") and not arg.startswith("--"):
+        for k in range(2, len(arg)):
+            if arg[k] in "/.~" or arg[k - 1] in "=,:":
+                _check_place(arg[k:], arg, ctx)
 
 
 def _banned(arg: str, flag: str, *, cluster: bool) -> bool:
-    if arg == flag or (flag.startswith("--") and arg.startswith(flag + "=")):
+    """Whether ``arg`` is the banned ``flag`` in any spelling the program accepts."""
+    if arg == flag:
         return True
-    short = len(flag) == 2 and flag[0] == "-"
-    # "-la" style clusters, and "-ofile" style attached values.
-    return (
-        cluster
-        and short
-        and arg.startswith("-")
-        and not arg.startswith("--")
-        and flag[1] in arg[1:]
-    )
+    if flag.startswith("--"):  # and any abbreviation, with or without "=value"
+        return is_long_prefix(arg, flag)
+    if len(flag) > 2:  # a single-dash long option (go, find): -name, --name, -name=value
+        return arg.startswith("-") and arg.lstrip("-").split("=", 1)[0] == flag[1:]
+    # A short option: inside a cluster ("-la") or with an attached value ("-ofile").
+    return cluster and arg.startswith("-") and not arg.startswith("--") and flag[1] in arg[1:]
 
 
 def _no_flags(args: Sequence[str], banned: Sequence[str], cmd: str) -> None:
@@ -67,20 +122,20 @@ def _no_flags(args: Sequence[str], banned: Sequence[str], cmd: str) -> None:
 
 
 #: Commands whose short options may be clustered ("-la"); others are matched exactly.
-_SHORT_CLUSTER = frozenset({"tree", "file", "branch"})
+_SHORT_CLUSTER = frozenset({"tree", "file", "branch", "cargo"})
 
 _READ_COMMANDS: dict[str, tuple[str, ...]] = {
     "ls": (),
     "cat": (),
     "head": (),
     "tail": (),
-    "wc": (),
+    "wc": ("--files0-from",),
     "grep": (),
     "egrep": (),
     "fgrep": (),
-    "rg": ("--pre",),
-    "tree": ("-o",),
-    "file": ("-C", "--compile"),
+    "rg": ("--pre", "--search-zip", "-z"),
+    "tree": ("-o", "--fromfile"),
+    "file": ("-C", "--compile", "-f", "--files-from"),
     "stat": (),
     "pwd": (),
     "echo": (),
@@ -97,45 +152,56 @@ _FIND_BANNED = (
     "-fprint0",
     "-fprintf",
     "-fls",
+    "-files0-from",
 )
 
 
-_GREP = frozenset({"grep", "egrep", "fgrep", "rg"})
-_PATTERN_OPTS = frozenset({"-e", "--regexp"})
+def _grep(argv: Sequence[str], ctx: Ctx) -> None:
+    """grep and rg: parsed with their own option tables; the pattern (an operand or an
+    ``-e``/``--regexp`` value) is not a path, everything else may be."""
+    cmd, rest = argv[0], argv[1:]
+    table = RG if cmd == "rg" else GREP
+    parsed = parse_options(rest, table, cmd)
+    _no_flags([o for o, _ in parsed.options], _READ_COMMANDS[cmd], cmd)
+    given = False
+    for option, value in parsed.options:
+        if option in ("-e", "--regexp"):
+            given = True
+            continue
+        if option in ("-f", "--file"):
+            given = True
+        if value is not None:
+            check_path_arg(value, ctx)
+    operands = parsed.operands if given else parsed.operands[1:]
+    for a in operands:
+        check_path_arg(a, ctx)
 
 
 def _read_command(argv: Sequence[str], ctx: Ctx) -> None:
     cmd, rest = argv[0], argv[1:]
+    if cmd in _GREP:
+        _grep(argv, ctx)
+        return
     _no_flags(rest, _READ_COMMANDS[cmd], cmd)
     if cmd == "echo":
         return
     if cmd == "cd" and (len(rest) != 1 or rest[0] == "-"):
         raise Unsafe("`cd` is only auto-allowed with one directory in the workspace")
-    # For grep and rg the first operand is the pattern, not a path (unless -e gives it).
-    pattern_pending = cmd in _GREP and not any(a in _PATTERN_OPTS for a in rest)
-    skip_next = False
     for a in rest:
-        if skip_next:
-            skip_next = False
-            continue
-        if cmd in _GREP and a in _PATTERN_OPTS:
-            skip_next = True
-            continue
-        if pattern_pending and not a.startswith("-"):
-            pattern_pending = False
-            continue
         check_path_arg(a, ctx)
 
 
 def _find(argv: Sequence[str], ctx: Ctx) -> None:
     for a in argv[1:]:
-        if a in _FIND_BANNED:
-            raise Unsafe(f"`find {a}` changes files or runs commands")
+        for banned in _FIND_BANNED:
+            if _banned(a, banned, cluster=False):
+                raise Unsafe(f"`find {banned}` changes files or runs commands")
         check_path_arg(a, ctx)
 
 
 _GIT_READ = frozenset({"status", "diff", "log", "show", "branch"})
-_GIT_BANNED = ("--output", "--ext-diff", "--exec")
+_GIT_GLOBAL_OK = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs"})
+_GIT_BANNED = ("--output", "--ext-diff", "--exec", "--textconv", "--open-files-in-pager")
 _BRANCH_WRITE = (
     "-d",
     "-D",
@@ -163,16 +229,19 @@ _BRANCH_VALUE_OPTS = frozenset(
 
 
 def _git(argv: Sequence[str], ctx: Ctx) -> None:
+    if ctx.moved:
+        raise Unsafe(
+            "git after `cd` is not auto-allowed (the directory may hold its own repository); "
+            "run git from the workspace root"
+        )
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
         a = argv[i]
-        if a in ("--no-pager", "-P", "--no-optional-locks"):
-            i += 1
-        elif a == "-C" and i + 1 < len(argv):
-            check_path_arg(argv[i + 1], ctx)
-            i += 2
-        else:
+        if a not in _GIT_GLOBAL_OK:
+            # -C, -c, --git-dir, --work-tree, --exec-path, --config-env, ...: another
+            # repository or configuration (a planted `sub/.git` runs its own fsmonitor).
             raise Unsafe(f"git option {a} is not auto-allowed")
+        i += 1
     if i >= len(argv):
         raise Unsafe("bare `git` is not auto-allowed")
     sub, rest = argv[i], argv[i + 1 :]
@@ -183,7 +252,7 @@ def _git(argv: Sequence[str], ctx: Ctx) -> None:
     _no_flags(rest, _GIT_BANNED, "git")
     if sub == "branch":
         _no_flags(rest, _BRANCH_WRITE, "branch")
-        listing = any(a in ("-l", "--list") for a in rest)
+        listing = any(a == "-l" or is_long_prefix(a, "--list") for a in rest)
         positional, j = [], 0
         while j < len(rest):
             if rest[j] in _BRANCH_VALUE_OPTS:
@@ -201,21 +270,43 @@ def _needs(argv: Sequence[str], flag: str) -> None:
         raise Unsafe(f"`{argv[0]}` is only auto-allowed with {flag}")
 
 
+#: Go build flags that run or substitute programs or files: never auto-allowed.
+_GO_BANNED = (
+    "-exec",
+    "-toolexec",
+    "-vettool",
+    "-overlay",
+    "-ldflags",
+    "-gcflags",
+    "-asmflags",
+    "-gccgoflags",
+    "-modfile",
+    "-pgo",
+)
+
+
 def _test_runner(argv: Sequence[str], ctx: Ctx) -> None:
     cmd, rest = argv[0], list(argv[1:])
     match cmd:
         case "pytest" | "py.test":
             _no_flags(rest, ("--basetemp",), cmd)
         case "tox" | "mypy" | "pyright":
-            _no_flags(rest, ("--install-types", "--createstub"), cmd)
+            _no_flags(
+                rest,
+                ("--install-types", "--createstub", "--python-executable", "--pythonpath"),
+                cmd,
+            )
         case "go":
             if not rest or rest[0] not in ("test", "vet"):
                 raise Unsafe("only `go test` and `go vet` are auto-allowed")
-            _no_flags(rest, ("-exec", "-toolexec", "--exec", "--toolexec"), cmd)
+            for a in rest:
+                for banned in _GO_BANNED:
+                    if _banned(a, banned, cluster=False):
+                        raise Unsafe(f"`go {banned}` is not auto-allowed")
         case "cargo":
             if not rest or rest[0] not in ("test", "check"):
                 raise Unsafe("only `cargo test` and `cargo check` are auto-allowed")
-            _no_flags(rest, ("--config",), cmd)
+            _no_flags(rest, ("--config", "-Z"), cmd)
         case "npm":
             if rest[:1] not in (["test"], ["t"]) and rest[:2] != ["run", "test"]:
                 raise Unsafe("only `npm test` is auto-allowed")
@@ -262,6 +353,7 @@ def _timeout(argv: Sequence[str], ctx: Ctx) -> None:
     classify_argv(list(argv[i + 1 :]), ctx)
 
 
+_GREP = frozenset({"grep", "egrep", "fgrep", "rg"})
 _Rule = Callable[[Sequence[str], Ctx], None]
 _RULES: dict[str, _Rule] = {
     **dict.fromkeys(_READ_COMMANDS, _read_command),
@@ -291,10 +383,20 @@ _PYTHON = re.compile(r"^python(3(\.\d+)?)?$")
 _ENV_TOOL = re.compile(r"^(\./)?(\.venv/bin|venv/bin|env/bin|node_modules/\.bin)/([^/]+)$")
 
 
+def _check_assignment(name: str, value: str, ctx: Ctx) -> None:
+    if name not in ENV_PREFIXES:
+        allowed = ", ".join(sorted(ENV_PREFIXES))
+        raise Unsafe(f"setting {name} is not auto-allowed (allowed: {allowed})")
+    if name == "PYTHONPATH":
+        for part in value.split(":"):
+            check_path_arg(part, ctx)
+    elif not _PLAIN_VALUE.match(value):
+        raise Unsafe(f"setting {name} to {value!r} is not auto-allowed (plain words only)")
+
+
 def classify_argv(argv: list[str], ctx: Ctx) -> None:
     while argv and (m := _ASSIGN.match(argv[0])):
-        if _DANGEROUS_VARS.match(m.group(1)):
-            raise Unsafe(f"setting {m.group(1)} is not auto-allowed")
+        _check_assignment(m.group(1), m.group(2), ctx)
         argv = argv[1:]
     if not argv:
         return  # a bare assignment only affects this shell

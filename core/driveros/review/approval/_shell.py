@@ -10,7 +10,7 @@ redirection to a file, here-documents) is blocked with a reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -22,6 +22,8 @@ from driveros.review.approval._types import Decision
 class _Tok:
     text: str
     op: bool = False
+    #: Offsets in ``text`` of unquoted ``*``, ``?`` and ``[``: the shell globs this word.
+    glob: tuple[int, ...] = ()
 
 
 _OPS = (
@@ -60,14 +62,16 @@ def tokenize(command: str) -> list[_Tok]:
     """Split a command like a POSIX shell. Raises Unsafe for what we will not reason about."""
     toks: list[_Tok] = []
     word: list[str] = []
+    globs: list[int] = []
     in_word = False
     i, n = 0, len(command)
 
     def flush() -> None:
         nonlocal in_word
         if in_word:
-            toks.append(_Tok("".join(word)))
+            toks.append(_Tok("".join(word), glob=tuple(globs)))
         word.clear()
+        globs.clear()
         in_word = False
 
     while i < n:
@@ -114,6 +118,7 @@ def tokenize(command: str) -> list[_Tok]:
             # "2>" or "2>&1": an all-digit word right before a redirection is its fd number.
             if op[0] in "<>" and in_word and "".join(word).isdigit():
                 word.clear()
+                globs.clear()
                 in_word = False
             else:
                 flush()
@@ -122,6 +127,8 @@ def tokenize(command: str) -> list[_Tok]:
         else:
             if c == "{" and _BRACES.match(command, i):
                 raise Unsafe("brace expansion is not auto-allowed")
+            if c in "*?[":
+                globs.append(sum(len(w) for w in word))
             word.append(c)
             in_word = True
             i += 1
@@ -129,13 +136,37 @@ def tokenize(command: str) -> list[_Tok]:
     return toks
 
 
+def check_glob(word: _Tok, ctx: Ctx) -> None:
+    """Refuse a word the shell would glob unless every expansion provably stays inside the
+    workspace and cannot become an option: dash matches ``.?`` against ``..``, ``*`` against
+    a planted file named ``--pre=x``."""
+    if not word.glob:
+        return
+    text, first = word.text, min(word.glob)
+    if first == 0 or text.startswith(("-", "~")):
+        raise Unsafe(
+            f"the glob {text!r} could expand to an option or anything: quote it, "
+            "or start it with ./"
+        )
+    start = 0
+    for comp in text.split("/"):
+        end = start + len(comp)
+        if comp.startswith(".") and any(start <= g < end for g in word.glob):
+            raise Unsafe(f"the glob {text!r} can match `.` or `..`")
+        start = end + 1
+    literal = text[: text.rfind("/", 0, first) + 1]
+    if literal:
+        check_path_arg(literal.rstrip("/") or "/", ctx)
+
+
 def _simple_commands(toks: Sequence[_Tok], ctx: Ctx) -> list[list[str]]:
-    """Split at separators, vetting operators and redirections on the way."""
+    """Split at separators, vetting operators, redirections and globs on the way."""
     cmds: list[list[str]] = [[]]
     i = 0
     while i < len(toks):
         t = toks[i]
         if not t.op:
+            check_glob(t, ctx)
             cmds[-1].append(t.text)
         elif t.text in _SEPARATORS:
             cmds.append([])
@@ -149,6 +180,8 @@ def _simple_commands(toks: Sequence[_Tok], ctx: Ctx) -> list[list[str]]:
             if i + 1 >= len(toks) or toks[i + 1].op:
                 raise Unsafe("incomplete redirection")
             target = toks[i + 1].text
+            if toks[i + 1].glob:
+                raise Unsafe(f"a glob in a redirection ({t.text} {target})")
             if t.text in (">&", "<&") and (target.isdigit() or target == "-"):
                 pass  # duplicating a descriptor, e.g. 2>&1
             elif t.text == "<":
@@ -165,16 +198,36 @@ def _simple_commands(toks: Sequence[_Tok], ctx: Ctx) -> list[list[str]]:
     return cmds
 
 
-def classify_command(command: str, *, workspace: str | None = None) -> Decision:
+def classify_command(
+    command: str,
+    *,
+    workspace: str | None = None,
+    secret_reason: Callable[[str], str | None] | None = None,
+) -> Decision:
     """Whether the policy auto-allows ``command``; the reason names what blocked it.
 
     ``workspace`` is the workspace root as the command sees it; absolute paths below it are
-    allowed, every other absolute path, ``~`` and ``..`` are not.
+    allowed, every other absolute path, ``~`` and ``..`` are not. ``secret_reason(path)``
+    (default: :func:`driveros.sandbox.secret_path_reason` when available) names why a file
+    argument is a secret file; such arguments are refused.
     """
-    ctx = Ctx(PurePosixPath(workspace) if workspace else None)
+    ctx = Ctx(PurePosixPath(workspace) if workspace else None, secret_reason or _secret_reason())
     try:
         for argv in _simple_commands(tokenize(command), ctx):
             classify_argv(argv, ctx)
+            if argv and argv[0] == "cd":
+                ctx.moved = True
     except Unsafe as exc:
         return Decision(allowed=False, reason=f"blocked by policy: {exc}")
     return Decision(allowed=True, reason="allowed by policy: read-only or test command")
+
+
+def _secret_reason() -> Callable[[str], str | None] | None:
+    """The sandbox's secret-file rule (one deny list for the fence, search and this
+    allowlist), when the sandbox layer provides it."""
+    try:
+        from driveros import sandbox
+    except ImportError:  # pragma: no cover - the sandbox is part of the distribution
+        return None
+    found: Callable[[str], str | None] | None = getattr(sandbox, "secret_path_reason", None)
+    return found
