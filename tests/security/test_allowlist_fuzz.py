@@ -207,7 +207,7 @@ KNOWN_GOOD = [
     "grep -rn alpha .",
     "grep -e. -- a.txt",
     "rg -n alpha",
-    "ls ./* sub/*",
+    "ls ./*.txt sub/*.txt",
     "find . -name '*.py'",
     "git status",
     "git log --oneline -n 1",

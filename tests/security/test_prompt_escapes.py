@@ -37,10 +37,11 @@ def test_display_command_leaves_only_visible_characters(text: str) -> None:
     for ch in shown:
         assert ch == " " or ch.isprintable(), repr(ch)
         assert unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn")
-    # Nothing is dropped: every visible character of the input is still there, in order.
-    visible = [ch for ch in text if ch == " " or (ch.isprintable() and ch not in "\\")]
-    it = iter(shown)
-    assert all(ch in it for ch in visible)
+    # Nothing is dropped: each character is shown as itself or as one escape, in order.
+    pieces = [display_command(ch) for ch in text]
+    assert shown == "".join(pieces)
+    for piece, ch in zip(pieces, text, strict=True):
+        assert piece == ch or (piece.startswith("\\") and len(piece) >= 2)
 
 
 async def test_terminal_prompt_shows_the_hidden_command_escaped() -> None:

@@ -81,8 +81,8 @@ ALLOWED = [
     "timeout 60 pytest -x",
     "ls # ; rm -rf /  (a comment is never run)",
     "ls /workspace/src",  # inside the workspace given to the classifier
-    "ls ./*.py src/*/test_*.py",
-    "cat -- ./-*",  # expands to ./-name: never an option  # globs that start literally and never match . or ..
+    "ls ./*.py src/*/test_*.py",  # globs that start literally and never match . or ..
+    "cat -- ./-*.txt",  # expands to ./-name: never an option
     "cat /workspace/src/*.py",
     "grep -rne. src",  # -e with an attached pattern: every operand is a path
     "grep -e foo -e bar src tests",
@@ -99,6 +99,7 @@ ALLOWED = [
     "go test -run TestX -v ./...",
     "git --literal-pathspecs status",
     "mypy --ignore-missing-imports src",
+    "cat .env.example id_rsa.pub",  # templates and public keys are not secrets
 ]
 
 BLOCKED = [
@@ -240,6 +241,14 @@ BLOCKED = [
     ("MYPY_CONFIG_FILE_DIR=x mypy", "setting MYPY_CONFIG_FILE_DIR"),
     ("PYTHONPATH=/etc pytest", "outside the workspace"),
     ("LANG=../../x ls", "plain words only"),
+    ("cat .env", "names a secret file"),
+    ("cat < config/.ENV", "names a secret file"),
+    ("grep -r KEY .aws/credentials", "names a secret file"),
+    ("rg -f .env x", "names a secret file"),
+    ("head -n1 keys/id_ed25519", "names a secret file"),
+    ("cat ./*.pem", "can expand to a secret file"),
+    ("cat ./*", "can expand to a secret file"),
+    ("PYTHONPATH=src:.ssh/x pytest", "names a secret file"),
 ]
 
 

@@ -9,6 +9,7 @@ redirection to a file, here-documents) is blocked with a reason.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import PurePosixPath
 
 from driveros.review.approval._rules import Ctx, Unsafe, check_path_arg, classify_argv
 from driveros.review.approval._types import Decision
+from driveros.sandbox import secret_path_reason
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,23 @@ def tokenize(command: str) -> list[_Tok]:
     return toks
 
 
+#: Names of typical secret files: a glob that matches one of them may expand to a secret.
+_SECRET_SAMPLES = (
+    ".env",
+    "prod.env",
+    "server.pem",
+    "server.key",
+    "id_rsa",
+    "id_ed25519",
+    "store.p12",
+    "prod.tfvars",
+    "terraform.tfstate",
+    "service-account-prod.json",
+    "application_default_credentials.json",
+    "credentials.db",
+)
+
+
 def check_glob(word: _Tok, ctx: Ctx) -> None:
     """Refuse a word the shell would glob unless every expansion provably stays inside the
     workspace and cannot become an option: dash matches ``.?`` against ``..``, ``*`` against
@@ -157,6 +176,13 @@ def check_glob(word: _Tok, ctx: Ctx) -> None:
     literal = text[: text.rfind("/", 0, first) + 1]
     if literal:
         check_path_arg(literal.rstrip("/") or "/", ctx)
+    if ctx.secret_reason is not None:
+        last = text.rsplit("/", 1)[-1]
+        for sample in _SECRET_SAMPLES:
+            if sample.startswith(".") and not last.startswith("."):
+                continue  # the shell's * and ? never match a leading dot
+            if fnmatch.fnmatchcase(sample, last) and ctx.secret_reason(sample):
+                raise Unsafe(f"the glob {text!r} can expand to a secret file such as {sample}")
 
 
 def _simple_commands(toks: Sequence[_Tok], ctx: Ctx) -> list[list[str]]:
@@ -208,10 +234,11 @@ def classify_command(
 
     ``workspace`` is the workspace root as the command sees it; absolute paths below it are
     allowed, every other absolute path, ``~`` and ``..`` are not. ``secret_reason(path)``
-    (default: :func:`driveros.sandbox.secret_path_reason` when available) names why a file
-    argument is a secret file; such arguments are refused.
+    (default: :func:`driveros.sandbox.secret_path_reason`, the one deny list of the fence and
+    ``search``) names why a file argument is a secret file; such arguments, and globs that
+    could expand to one, are refused.
     """
-    ctx = Ctx(PurePosixPath(workspace) if workspace else None, secret_reason or _secret_reason())
+    ctx = Ctx(PurePosixPath(workspace) if workspace else None, secret_reason or secret_path_reason)
     try:
         for argv in _simple_commands(tokenize(command), ctx):
             classify_argv(argv, ctx)
@@ -220,14 +247,3 @@ def classify_command(
     except Unsafe as exc:
         return Decision(allowed=False, reason=f"blocked by policy: {exc}")
     return Decision(allowed=True, reason="allowed by policy: read-only or test command")
-
-
-def _secret_reason() -> Callable[[str], str | None] | None:
-    """The sandbox's secret-file rule (one deny list for the fence, search and this
-    allowlist), when the sandbox layer provides it."""
-    try:
-        from driveros import sandbox
-    except ImportError:  # pragma: no cover - the sandbox is part of the distribution
-        return None
-    found: Callable[[str], str | None] | None = getattr(sandbox, "secret_path_reason", None)
-    return found
