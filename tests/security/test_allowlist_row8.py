@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from driveros.review.approval import classify_command
+from driveros.review.approval import ApprovalRequest, PolicyApproval, Tier, classify_command
 
 from ._trace import outside, trace_command
 
@@ -69,3 +69,29 @@ def test_row8_example_really_escapes_under_dash(
     escaped = outside(trace, allowed=(str(planted), str(tmp_path / "strace.log")))
     ran_planted = any(p.endswith("monitor.sh") for p in trace.executed)
     assert "/etc/hostname" in escaped or ran_planted, trace.raw[-2000:]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cat link/secret.txt", "cat ./link/*.txt", "cd link && cat secret.txt", "grep -r x link"],
+)
+async def test_local_tier_refuses_paths_through_a_planted_symlink(
+    tmp_path: Path, command: str
+) -> None:
+    """The same attack through a committed symlink: the text stays inside, the file does not."""
+    outside_dir = tmp_path / "outside"
+    outside_dir.mkdir()
+    (outside_dir / "secret.txt").write_text("outside\n")
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "link").symlink_to(outside_dir)
+    (ws / "docs").symlink_to("src")  # a symlink that stays inside is fine
+    local = PolicyApproval(workspace=ws, tier=Tier(sandbox="local", scratch=True))
+    decision = await local.decide(ApprovalRequest(tool="run", command=command))
+    assert not decision.allowed
+    assert "through a symlink" in decision.reason
+    inside = await local.decide(ApprovalRequest(tool="run", command="ls docs ./docs/*.py"))
+    assert inside.allowed, inside.reason
+    contained = Tier(sandbox="docker", runtime="runc", network=False, scratch=True)
+    boxed = PolicyApproval(workspace="/workspace", tier=contained)
+    assert (await boxed.decide(ApprovalRequest(tool="run", command=command))).allowed

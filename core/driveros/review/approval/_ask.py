@@ -7,7 +7,7 @@ import json
 import logging
 from pathlib import Path
 
-from driveros.review.approval._policies import DEFAULT_ASK_TIMEOUT, policy_decision
+from driveros.review.approval._policies import DEFAULT_ASK_TIMEOUT, decide_in_tier
 from driveros.review.approval._types import (
     LOCAL_TIER,
     ApprovalRequest,
@@ -58,7 +58,7 @@ class AskApproval:
         self._for_run: dict[tuple[str, str], str] = {}
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        auto = policy_decision(request, workspace=self._workspace, tier=self.tier)
+        auto = await decide_in_tier(request, workspace=self._workspace, tier=self.tier)
         if auto.allowed:
             return auto
         async with self._lock:

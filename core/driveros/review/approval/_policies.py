@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from driveros._errors import ConfigError
-from driveros.review.approval._shell import classify_command
+from driveros.review.approval._shell import classify_command, command_paths
 from driveros.review.approval._types import (
     EDIT_TOOLS,
     LOCAL_TIER,
@@ -46,6 +47,42 @@ def policy_decision(
     return Decision(allowed=False, reason=f"blocked by policy: unknown tool {request.tool!r}")
 
 
+def _leaves_through_symlink(workspace: str, paths: list[str]) -> str | None:
+    """The first of ``paths`` that resolves (through a symlink) outside ``workspace``."""
+    root = Path(workspace).resolve()
+    for text in paths:
+        if text == "/dev/null":
+            continue
+        real = (Path(workspace) / text).resolve()
+        if real != root and not real.is_relative_to(root):
+            return text
+    return None
+
+
+async def decide_in_tier(
+    request: ApprovalRequest, *, workspace: str | None = None, tier: Tier | None = None
+) -> Decision:
+    """:func:`policy_decision`, plus, in the local tier (the workspace is on this machine),
+    a look at the file system: an allowed command whose path arguments lead outside the
+    workspace through a symlink (``cat link/x`` with ``link -> /etc``) is refused."""
+    tier = tier or LOCAL_TIER
+    decision = policy_decision(request, workspace=workspace, tier=tier)
+    if not decision.allowed or tier.sandbox != "local" or workspace is None:
+        return decision
+    if request.command is None:
+        return decision
+    paths = command_paths(request.command, workspace=workspace)
+    if not paths:
+        return decision
+    escaped = await asyncio.to_thread(_leaves_through_symlink, workspace, paths)
+    if escaped is None:
+        return decision
+    return Decision(
+        allowed=False,
+        reason=f"blocked by policy: {escaped!r} leads outside the workspace through a symlink",
+    )
+
+
 class PolicyApproval:
     """Auto-allows the documented allowlist (read-only tools, edits, safe commands; every
     command in a contained tier); blocks everything else with a reason the model can read.
@@ -62,7 +99,7 @@ class PolicyApproval:
         self.tier = tier or LOCAL_TIER
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        return policy_decision(request, workspace=self._workspace, tier=self.tier)
+        return await decide_in_tier(request, workspace=self._workspace, tier=self.tier)
 
 
 class NeverApproval:

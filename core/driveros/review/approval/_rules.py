@@ -67,6 +67,11 @@ class Ctx:
         self.secret_reason = secret_reason
         #: A ``cd`` ran earlier in this command line: git could find another repository.
         self.moved = False
+        #: Where the command stands after its ``cd``s, relative to where it started.
+        self.cwd = PurePosixPath(".")
+        #: Every path-like argument seen, relative to the start directory (or absolute):
+        #: checked against symlinks by callers that can see the file system.
+        self.paths: list[str] = []
 
 
 def _check_place(value: str, arg: str, ctx: Ctx | None) -> None:
@@ -83,6 +88,8 @@ def _check_place(value: str, arg: str, ctx: Ctx | None) -> None:
         why = ctx.secret_reason(value)
         if why:
             raise Unsafe(f"{arg!r} names a secret file ({why})")
+    if ctx is not None and value:
+        ctx.paths.append(value if p.is_absolute() else str(ctx.cwd / p))
 
 
 def check_path_arg(arg: str, ctx: Ctx | None = None) -> None:
@@ -189,6 +196,8 @@ def _read_command(argv: Sequence[str], ctx: Ctx) -> None:
         raise Unsafe("`cd` is only auto-allowed with one directory in the workspace")
     for a in rest:
         check_path_arg(a, ctx)
+    if cmd == "cd":
+        ctx.cwd = ctx.cwd / rest[0]
 
 
 def _find(argv: Sequence[str], ctx: Ctx) -> None:

@@ -238,6 +238,22 @@ def classify_command(
     ``search``) names why a file argument is a secret file; such arguments, and globs that
     could expand to one, are refused.
     """
+    return _classify(command, workspace=workspace, secret_reason=secret_reason)[0]
+
+
+def command_paths(command: str, *, workspace: str | None = None) -> list[str]:
+    """The path-like arguments of an allowed ``command``, relative to where it starts (or
+    absolute); empty when the command is refused."""
+    decision, paths = _classify(command, workspace=workspace, secret_reason=None)
+    return paths if decision.allowed else []
+
+
+def _classify(
+    command: str,
+    *,
+    workspace: str | None,
+    secret_reason: Callable[[str], str | None] | None,
+) -> tuple[Decision, list[str]]:
     ctx = Ctx(PurePosixPath(workspace) if workspace else None, secret_reason or secret_path_reason)
     try:
         for argv in _simple_commands(tokenize(command), ctx):
@@ -245,5 +261,5 @@ def classify_command(
             if argv and argv[0] == "cd":
                 ctx.moved = True
     except Unsafe as exc:
-        return Decision(allowed=False, reason=f"blocked by policy: {exc}")
-    return Decision(allowed=True, reason="allowed by policy: read-only or test command")
+        return Decision(allowed=False, reason=f"blocked by policy: {exc}"), []
+    return Decision(allowed=True, reason="allowed by policy: read-only or test command"), ctx.paths
