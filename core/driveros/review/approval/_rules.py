@@ -9,6 +9,7 @@ could name a file is checked to stay inside the workspace and away from secret f
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 
@@ -74,12 +75,21 @@ class Ctx:
         self.paths: list[str] = []
 
 
+def _is_git_dir_name(part: str) -> bool:
+    """``.git`` in any spelling a file system may treat as it (``.GIT``, ``.git.``,
+    ``.g\u200cit``)."""
+    visible = "".join(ch for ch in part if unicodedata.category(ch) != "Cf")
+    return visible.rstrip(". ").casefold() == ".git"
+
+
 def _check_place(value: str, arg: str, ctx: Ctx | None) -> None:
     if value.startswith("~"):
         raise Unsafe(f"{arg!r} reaches outside the workspace")
     p = PurePosixPath(value)
     if ".." in p.parts:
         raise Unsafe(f"{arg!r} reaches outside the workspace")
+    if any(_is_git_dir_name(part) for part in p.parts):
+        raise Unsafe(f"{arg!r} names git's own directory (never the agent's)")
     if p.is_absolute() and value != "/dev/null":
         ws = ctx.workspace if ctx is not None else None
         if ws is None or not (p == ws or ws in p.parents):
