@@ -27,3 +27,14 @@ def _private_state_dir(
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("DRIVEROS_STATE_DIR", str(state))
     return state
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_config(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test gets its own empty user config directory (trust store, provider settings):
+    the developer's own ``~/.config/driveros`` never leaks into a test, nor a test into it."""
+    config = tmp_path_factory.mktemp("xdg-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    return config

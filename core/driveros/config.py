@@ -1,12 +1,24 @@
-"""The one place that reads the process environment (and a ``.env`` file).
+"""The one place that reads the process environment and the files that configure providers.
 
-Everything else receives an :class:`Environment` value. Precedence: flags (applied by the
-caller) > real environment variables > ``.env`` in the working directory.
+Everything else receives an :class:`Environment` value. Sources, weakest first:
+
+1. the user's config file, ``$XDG_CONFIG_HOME/driveros/env`` (``~/.config/driveros/env``),
+   ``.env`` syntax;
+2. the workspace's ``.env``, only when the user trusts the workspace (``driveros trust``);
+3. the real environment variables;
+4. flags, applied by the caller (``--provider``, ``--model``).
+
+Every key and endpoint remembers its source, and a key is never sent to an endpoint from a
+different source: such a provider carries an ``endpoint_conflict`` and building it fails with
+a setup error (docs/security.md, row 3). Nothing from any ``.env`` reaches the environment of a
+command: :attr:`Environment.process_env` is the real process environment only.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -15,7 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from driveros._errors import ConfigError
 
+log = logging.getLogger(__name__)
+
 ProviderName = Literal["openai", "openrouter", "xai", "ollama", "anthropic"]
+#: Where a setting came from, weakest first (see the module docstring).
+Source = Literal["user", "workspace", "environment", "flag"]
 
 #: The documented order in which ``Registry.from_env()`` adds providers.
 PROVIDER_ORDER: tuple[ProviderName, ...] = ("anthropic", "openai", "openrouter", "xai", "ollama")
@@ -43,17 +59,27 @@ URL_VARS: dict[ProviderName, str] = {
 }
 #: Extra names whose values are secrets wherever they appear (redacted from events and logs).
 SECRET_NAME_HINTS: tuple[str, ...] = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+#: The user's provider settings file inside the user's driveros config directory.
+USER_ENV_FILE = "env"
+#: A ``.env`` bigger than this is not read (it is not a configuration file).
+_MAX_DOTENV_BYTES = 1 << 20
+_DEFAULT_GITHUB_API = "https://api.github.com"
 
 
 class ProviderEnv(BaseModel):
-    """What the environment says about one provider."""
+    """What the configuration says about one provider, and where each part came from."""
 
     model_config = ConfigDict(frozen=True)
 
     name: ProviderName
     api_key: SecretStr | None = None
     model: str | None = None
+    #: The endpoint; None when unset or when it came from another source than the key.
     base_url: str | None = None
+    key_source: Source | None = None
+    url_source: Source | None = None
+    #: Why a configured endpoint was not paired with the key (a setup error when used).
+    endpoint_conflict: str | None = None
 
     @property
     def key_var(self) -> str | None:
@@ -72,9 +98,17 @@ class Environment(BaseModel):
     corpus_path: str | None = None
     #: GitHub access for ``driveros issue-bot --github`` (GITHUB_TOKEN, GITHUB_API_URL).
     github_token: SecretStr | None = None
-    github_api_url: str = "https://api.github.com"
+    github_api_url: str = _DEFAULT_GITHUB_API
     secrets: tuple[SecretStr, ...] = ()
+    #: Whether the workspace's ``.env`` was read as configuration (the workspace is trusted).
+    workspace_trusted: bool = False
+    #: Things the user should know about the configuration (printed by the CLI, logged).
+    warnings: tuple[str, ...] = ()
+    #: Every configuration variable, merged over the sources (for :meth:`get`).
     raw: dict[str, str] = Field(default_factory=dict, repr=False, exclude=True)
+    #: The real process environment, without anything read from a file: what commands may
+    #: start from (the sandbox narrows it further).
+    process_env: dict[str, str] = Field(default_factory=dict, repr=False, exclude=True)
 
     def provider(self, name: str) -> ProviderEnv:
         if name not in KEY_VARS:
@@ -94,12 +128,56 @@ class Environment(BaseModel):
         return self.raw.get(name, default)
 
 
-def _read_dotenv(path: Path) -> dict[str, str]:
-    if not path.is_file():
+def user_home(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's home directory (``HOME``, else the password database)."""
+    env = os.environ if environ is None else environ
+    home = env.get("HOME")
+    return Path(home) if home and Path(home).is_absolute() else Path.home()
+
+
+def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME/driveros``, or ``~/.config/driveros`` (the trust store and the user's
+    provider settings live here)."""
+    env = os.environ if environ is None else environ
+    xdg = env.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else user_home(env) / ".config"
+    return base / "driveros"
+
+
+def user_env_file(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's provider settings file (``.env`` syntax)."""
+    return user_config_dir(environ) / USER_ENV_FILE
+
+
+def source_label(source: Source, *, workspace: Path | None = None) -> str:
+    """How a source is named in messages."""
+    match source:
+        case "user":
+            return "the user config file"
+        case "workspace":
+            return f"the workspace .env ({workspace / '.env'})" if workspace else "a workspace .env"
+        case "environment":
+            return "the environment"
+        case "flag":
+            return "a flag"
+
+
+def _read_dotenv(path: Path, *, follow_symlinks: bool) -> dict[str, str]:
+    """A ``.env`` file's assignments; {} when it is absent, not a regular file, or too big."""
+    try:
+        info = path.stat() if follow_symlinks else path.lstat()
+    except OSError:
+        return {}
+    if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_DOTENV_BYTES:
         return {}
     from dotenv import dotenv_values  # lazy: keeps `import driveros` cheap
 
-    return {k: v for k, v in dotenv_values(path).items() if v is not None}
+    try:
+        values = dotenv_values(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        log.warning("cannot read %s: %s", path, exc)
+        return {}
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def is_secret_name(name: str) -> bool:
@@ -107,32 +185,119 @@ def is_secret_name(name: str) -> bool:
     return any(hint in upper for hint in SECRET_NAME_HINTS)
 
 
-def load_environment(
-    *, cwd: Path | None = None, environ: Mapping[str, str] | None = None
-) -> Environment:
-    """Read ``.env`` in ``cwd`` (default: the working directory) under the real environment."""
-    base = Path.cwd() if cwd is None else cwd
-    merged: dict[str, str] = _read_dotenv(base / ".env")
-    merged.update(os.environ if environ is None else environ)
+class _Layers:
+    """The configuration sources, strongest last; a lookup remembers the source."""
 
-    providers: dict[str, ProviderEnv] = {}
-    for name in PROVIDER_ORDER:
-        key_var = KEY_VARS[name]
-        key = merged.get(key_var) if key_var else None
-        providers[name] = ProviderEnv(
-            name=name,
-            api_key=SecretStr(key) if key else None,
-            model=merged.get(MODEL_VARS[name]) or None,
-            base_url=merged.get(URL_VARS[name]) or None,
+    def __init__(self, layers: list[tuple[Source, Mapping[str, str]]]) -> None:
+        self._layers = layers
+
+    def find(self, name: str) -> tuple[str | None, Source | None]:
+        for source, values in reversed(self._layers):
+            value = values.get(name)
+            if value:
+                return value, source
+        return None, None
+
+    def merged(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for _source, values in self._layers:
+            out.update({k: v for k, v in values.items() if v})
+        return out
+
+
+def _provider(name: ProviderName, layers: _Layers, workspace: Path) -> ProviderEnv:
+    key_var = KEY_VARS[name]
+    key, key_source = layers.find(key_var) if key_var else (None, None)
+    url, url_source = layers.find(URL_VARS[name])
+    model, _ = layers.find(MODEL_VARS[name])
+    conflict = None
+    if key and url and key_source != url_source:
+        assert key_var is not None and key_source is not None and url_source is not None
+        conflict = (
+            f"{URL_VARS[name]} comes from {source_label(url_source, workspace=workspace)} but "
+            f"{key_var} from {source_label(key_source, workspace=workspace)}: driveros never "
+            "sends a key to an endpoint set somewhere else. Set both in the same place, or "
+            f"remove {URL_VARS[name]} from {source_label(url_source, workspace=workspace)}"
         )
-    secrets = tuple(SecretStr(v) for k, v in merged.items() if v and is_secret_name(k))
+        url = None
+    return ProviderEnv(
+        name=name,
+        api_key=SecretStr(key) if key else None,
+        model=model,
+        base_url=url,
+        key_source=key_source if key else None,
+        url_source=url_source if url else None,
+        endpoint_conflict=conflict,
+    )
+
+
+def load_environment(
+    *,
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    trusted: bool | None = None,
+    user_file: Path | None = None,
+) -> Environment:
+    """The configuration for work in the workspace ``cwd`` (default: the working directory).
+
+    ``environ`` is the real environment (default: ``os.environ``); ``trusted`` says whether
+    the workspace's ``.env`` is configuration (None: ask the user's trust store);
+    ``user_file`` replaces the user's config file (default: :func:`user_env_file`).
+    """
+    real = dict(os.environ if environ is None else environ)
+    workspace = Path.cwd() if cwd is None else cwd
+    if trusted is None:
+        from driveros.trust import TrustStore
+
+        trusted = TrustStore.default(real).is_trusted(workspace)
+    user_values = _read_dotenv(user_file or user_env_file(real), follow_symlinks=True)
+    # An untrusted workspace's .env is read for redaction only, never as configuration.
+    dotenv = _read_dotenv(workspace / ".env", follow_symlinks=trusted)
+    sources: list[tuple[Source, Mapping[str, str]]] = [("user", user_values)]
+    if trusted:
+        sources.append(("workspace", dotenv))
+    sources.append(("environment", real))
+    layers = _Layers(sources)
+    providers = {name: _provider(name, layers, workspace) for name in PROVIDER_ORDER}
+    warnings: list[str] = []
+    token, token_source = layers.find("GITHUB_TOKEN")
+    api_url, api_source = layers.find("GITHUB_API_URL")
+    if token and api_url and token_source != api_source:
+        assert token_source is not None and api_source is not None
+        warnings.append(
+            f"GITHUB_API_URL from {source_label(api_source, workspace=workspace)} ignored: "
+            f"GITHUB_TOKEN comes from {source_label(token_source, workspace=workspace)}"
+        )
+        api_url = None
+    if dotenv and not trusted and any(_is_config_name(k) for k in dotenv):
+        warnings.append(
+            f"{workspace / '.env'} is not read: the workspace is not trusted "
+            f"(`driveros trust {workspace}` trusts it; keys can also live in the environment "
+            f"or in {user_file or user_env_file(real)})"
+        )
+    secret_sources = (user_values, dotenv, real)
+    secrets = tuple(
+        SecretStr(v)
+        for values in secret_sources
+        for k, v in values.items()
+        if v and is_secret_name(k)
+    )
+    merged = layers.merged()
     return Environment(
         providers=providers,
-        embed_model=merged.get("MNEME_EMBED_MODEL") or None,
-        memory_path=merged.get("DRIVEROS_MEMORY_PATH") or None,
-        corpus_path=merged.get("DRIVEROS_CORPUS") or None,
-        github_token=SecretStr(merged["GITHUB_TOKEN"]) if merged.get("GITHUB_TOKEN") else None,
-        github_api_url=merged.get("GITHUB_API_URL") or "https://api.github.com",
+        embed_model=layers.find("MNEME_EMBED_MODEL")[0],
+        memory_path=layers.find("DRIVEROS_MEMORY_PATH")[0],
+        corpus_path=layers.find("DRIVEROS_CORPUS")[0],
+        github_token=SecretStr(token) if token else None,
+        github_api_url=api_url or _DEFAULT_GITHUB_API,
         secrets=secrets,
-        raw=dict(merged),
+        workspace_trusted=trusted,
+        warnings=tuple(warnings),
+        raw=merged,
+        process_env=real,
     )
+
+
+def _is_config_name(name: str) -> bool:
+    names = {v for v in KEY_VARS.values() if v} | set(URL_VARS.values()) | set(MODEL_VARS.values())
+    return name in names or name.startswith(("DRIVEROS_", "MNEME_", "GITHUB_"))

@@ -9,7 +9,7 @@ import pytest
 from tests._scripted import FIX_CALC
 
 from driveros.agent import DiagnosticItem
-from driveros.intel import DiagnosticsFeed
+from driveros.intel import DiagnosticsFeed, read_workspace_config
 from driveros.sandbox import LocalSandbox
 from driveros.testing import ToolCallSpec, Turn
 
@@ -18,14 +18,16 @@ from .conftest import run_scripted, sandbox_env
 
 @pytest.fixture
 def checked_repo(calc_repo: Path) -> Path:
-    """The calc repository configured so the feed runs its tests (not just collects them)."""
+    """The calc repository configured so the feed runs its tests (not just collects them);
+    the runs below trust it, so its configuration is used."""
     (calc_repo / ".driveros.toml").write_text('[diagnostics]\npytest = "run"\n')
     return calc_repo
 
 
 async def _baseline(repo: Path) -> list[DiagnosticItem]:
     async with LocalSandbox(repo, base_env=sandbox_env()) as sandbox:
-        before = await DiagnosticsFeed(sandbox).snapshot()
+        config = read_workspace_config(repo).config
+        before = await DiagnosticsFeed(sandbox, config=config).snapshot()
     targets = [d for d in before.items if d.severity == "error"]
     assert targets, f"the fixture's failing test should be a diagnostic: {before}"
     return targets
@@ -38,7 +40,9 @@ async def test_diagnostics_delta_after_edits_and_targets_fixed(checked_repo: Pat
         Turn(tool_calls=[FIX_CALC]),
         Turn(text="Fixed."),
     ]
-    out = await run_scripted(turns, checked_repo, diagnostics=True, targets=targets)
+    out = await run_scripted(
+        turns, checked_repo, diagnostics=True, targets=targets, workspace_trusted=True
+    )
     (event,) = out.of("diagnostics")
     assert event.turn == 2 and len(event.fixed) >= 1 and event.new == []
     sent = [m for m in out.server.requests[2]["messages"] if m["role"] == "tool"][-1]
@@ -52,7 +56,13 @@ async def test_diagnostics_delta_after_edits_and_targets_fixed(checked_repo: Pat
 
 async def test_targets_not_fixed_when_the_answer_is_premature(checked_repo: Path) -> None:
     targets = await _baseline(checked_repo)
-    out = await run_scripted([Turn(text="Done!")], checked_repo, diagnostics=True, targets=targets)
+    out = await run_scripted(
+        [Turn(text="Done!")],
+        checked_repo,
+        diagnostics=True,
+        targets=targets,
+        workspace_trusted=True,
+    )
     assert out.report.result.targets_fixed is False
 
 

@@ -41,7 +41,13 @@ async def run(turns: Sequence[Turn], repo: Path) -> tuple[RunReport, list[Event]
             "OPENAI_MODEL": "scripted",
         }
         env = load_environment(cwd=repo, environ=environ)
-        spec = RunSpec(task="make m.py lint clean", workspace=repo, diagnostics=True, memory=False)
+        spec = RunSpec(
+            task="make m.py lint clean",
+            workspace=repo,
+            diagnostics=True,
+            memory=False,
+            workspace_trusted=True,  # its .driveros.toml turns mypy and pytest off
+        )
         report = await execute_run(spec, env=env, on_event=on_event)
     return report, events
 

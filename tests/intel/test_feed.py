@@ -13,6 +13,7 @@ from driveros.intel import (
     DiagnosticsFeed,
     IntelConfig,
     diff_snapshots,
+    read_workspace_config,
     targets_fixed,
 )
 from tests.intel import _projects as P
@@ -121,7 +122,9 @@ async def test_feed_keeps_unknown_output_as_raw(open_project: OpenProject) -> No
     assert "[noisy] exit 3" in snap.raw and "internal tool panic: 0xdeadbeef" in snap.raw
 
 
-async def test_feed_reads_workspace_config_and_reports_a_bad_one(open_project: OpenProject) -> None:
+async def test_feed_runs_the_users_workspace_config_and_reports_a_bad_one(
+    open_project: OpenProject,
+) -> None:
     files = {
         ".driveros.toml": (
             "[diagnostics]\nauto = false\n[[diagnostics.checks]]\nname = 'todo'\n"
@@ -131,17 +134,65 @@ async def test_feed_reads_workspace_config_and_reports_a_bad_one(open_project: O
         "notes.txt": "first\nTODO write docs\n",
     }
     async with open_project(files) as sandbox:
-        feed = DiagnosticsFeed(sandbox)
-        snap = await feed.snapshot()
+        found = read_workspace_config(sandbox.workspace)
+        assert found.origin == ".driveros.toml" and found.problem is None
+        snap = await DiagnosticsFeed(sandbox, config=found.config).snapshot()
         assert snap.checks == ("todo",)
         assert [(i.path, i.line, i.severity) for i in snap.items if i.path == "notes.txt"] == [
             ("notes.txt", 2, "warning")
         ]
-        await sandbox.write_file(".driveros.toml", "[diagnostics]\ntimeout = 'soon'\n")
-        bad = await feed.snapshot()
-    (problem,) = [i for i in bad.items if i.source == "driveros"]
+        (sandbox.workspace / ".driveros.toml").write_text("[diagnostics]\ntimeout = 'soon'\n")
+        bad = read_workspace_config(sandbox.workspace)
+        feed = DiagnosticsFeed(
+            sandbox, config=bad.config, config_problem=bad.problem, config_origin=".driveros.toml"
+        )
+        snap = await feed.snapshot()
+    (problem,) = [i for i in snap.items if i.source == "driveros"]
     assert problem.code == "config" and "timeout" in problem.message
-    assert bad.checks == ()  # the defaults took over: nothing to detect in a notes folder
+    assert problem.path == ".driveros.toml"
+    assert snap.checks == ()  # the defaults took over: nothing to detect in a notes folder
+
+
+async def test_feed_never_reads_configuration_from_the_workspace_it_checks(
+    open_project: OpenProject,
+) -> None:
+    """The agent writes the feed's workspace: a .driveros.toml there (present at start or
+    written later) configures nothing (docs/security.md, row 2)."""
+    marker = "feed-ran-a-workspace-command"
+    planted = (
+        "[diagnostics]\nauto = false\n[[diagnostics.checks]]\nname = 'planted'\n"
+        f"command = 'touch {marker}'\n"
+    )
+    async with open_project({".driveros.toml": planted, "a.py": "a = 1\n"}) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=IntelConfig(type_checker="off", pytest="off"))
+        first = await feed.snapshot()
+        await sandbox.write_file(".driveros.toml", planted.replace("planted", "again"))
+        await sandbox.write_file("a.py", "a = 2\n")
+        second = await feed.snapshot(changed=["a.py", ".driveros.toml"])
+        assert "planted" not in first.checks and "again" not in second.checks
+        assert not (sandbox.workspace / marker).exists()
+
+
+async def test_feed_puts_every_configured_command_to_approve(open_project: OpenProject) -> None:
+    asked: list[tuple[str, str]] = []
+
+    async def refuse(check: CheckSpec, command: str) -> tuple[bool, str]:
+        asked.append((check.name, command))
+        return False, "blocked by policy: not on the allowlist"
+
+    custom = CheckSpec(name="mark", command="touch marked; echo 'a.py:1:1: warning: x'")
+    cfg = IntelConfig(checks=(custom,), type_checker="off", pytest="off")
+    async with open_project({"a.py": "a = 1\n"}) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=cfg, approve=refuse)
+        snap = await feed.snapshot()
+        await sandbox.write_file("a.py", "a = 2\n")
+        again = await feed.snapshot(changed=["a.py"])
+        assert not (sandbox.workspace / "marked").exists()
+    assert asked == [("mark", custom.command)]  # decided once per command line per run
+    for s in (snap, again):
+        (note,) = [i for i in s.items if i.source == "mark"]
+        assert note.code == "check-refused" and "not on the allowlist" in note.message
+    assert "ruff" in snap.checks or "compileall" in snap.checks  # built-ins ran unasked
 
 
 async def test_feed_compileall_is_the_floor(open_project: OpenProject) -> None:
@@ -291,19 +342,18 @@ def _lint_config(word: str) -> str:
     )
 
 
-async def test_feed_changed_check_config_reruns_whole(open_project: OpenProject) -> None:
+async def test_feed_reruns_a_configured_check_on_changed_files_only(
+    open_project: OpenProject,
+) -> None:
     files = {".driveros.toml": _lint_config("seen"), "a.py": "a = 1\n", "b.py": "b = 1\n"}
     async with open_project(files) as sandbox:
-        feed = DiagnosticsFeed(sandbox)
+        feed = DiagnosticsFeed(sandbox, config=read_workspace_config(sandbox.workspace).config)
         await feed.snapshot()
+        assert [r.mode for r in feed.runs] == ["full"]
         await sandbox.write_file("a.py", "a = 2\n")
-        await feed.snapshot()
-        assert [(r.mode, r.files) for r in feed.runs] == [("files", ("a.py",))]
-        await sandbox.write_file(".driveros.toml", _lint_config("again"))
-        await sandbox.write_file("a.py", "a = 3\n")
         snap = await feed.snapshot()
-    assert [r.mode for r in feed.runs] == ["full"]
-    assert [(i.path, i.message) for i in snap.items] == [("a.py", "again"), ("b.py", "again")]
+    assert [(r.mode, r.files) for r in feed.runs] == [("files", ("a.py",))]
+    assert [(i.path, i.message) for i in snap.items] == [("a.py", "seen"), ("b.py", "seen")]
 
 
 async def test_feed_falls_back_when_a_tool_rejects_its_flags(open_project: OpenProject) -> None:

@@ -21,7 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from driveros._errors import ConfigError, DriverosError
 from driveros.agent import _events as ev
-from driveros.agent._approval import ApprovalPolicy, ApproveMode, Asker, Tier, approval_policy
+from driveros.agent._approval import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    ApproveMode,
+    Asker,
+    Tier,
+    approval_policy,
+)
 from driveros.agent._hooks import DiagnosticsSource, MemoryHook, StuckDetector
 from driveros.agent._loop import Agent
 from driveros.agent._redact import Redactor
@@ -75,6 +82,9 @@ class RunSpec(BaseModel):
     diagnostics: bool = True
     #: Globs the user exempts from the secret-file deny list (docs/sandbox.md, "Secret files").
     allow_secret_files: list[str] = Field(default_factory=list)
+    #: The user trusts this workspace (``driveros trust``, ``--trust``): its own diagnostics
+    #: checks are read from ``workspace`` at start and run through ``approve`` (docs/security.md).
+    workspace_trusted: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,14 +154,16 @@ async def _open_sandbox(
             runtime=spec.runtime,
             untrusted=spec.untrusted,
             network=spec.network,
-            base_env=env.raw,
+            base_env=env.process_env,
             extra_env=git_env,
             extra_mounts={src: dst for src, dst in mounts.items()},
             allow_secret_files=spec.allow_secret_files,
         )
         seen_as = DOCKER_WORKSPACE
     else:
-        box = LocalSandbox(root, base_env=env.raw, allow_secret_files=spec.allow_secret_files)
+        box = LocalSandbox(
+            root, base_env=env.process_env, allow_secret_files=spec.allow_secret_files
+        )
         seen_as = str(root)
     try:
         await box.start()
@@ -186,15 +198,60 @@ async def _feed_cache(sandbox: Sandbox, stack: contextlib.AsyncExitStack) -> str
     return str(path)
 
 
-def _intel_for(
-    sandbox: Sandbox, targets: Sequence[ev.DiagnosticItem], cache_dir: str | None = None
+async def _intel_for(
+    spec: RunSpec,
+    sandbox: Sandbox,
+    approval: ApprovalPolicy,
+    sink: EventSink,
+    cache_dir: str | None = None,
 ) -> _Intel:
-    """The build-diagnostics feed, its stuck detector and target matching (driveros.intel)."""
+    """The build-diagnostics feed, its stuck detector and target matching (driveros.intel).
+
+    The workspace's own checks come only from a trusted workspace, read now from the user's
+    tree (never from the copy the agent writes to), and each of their commands goes through
+    the run's approval policy like a ``run`` call (docs/security.md, rows 1 and 2).
+    """
     from driveros import intel
 
+    found = intel.WorkspaceConfig()
+    if spec.workspace_trusted:
+        found = await asyncio.to_thread(intel.read_workspace_config, spec.workspace)
+    elif await asyncio.to_thread(intel.has_workspace_config, spec.workspace):
+        log.warning(
+            "%s: the workspace's diagnostics configuration is not used: the workspace is not "
+            "trusted (driveros trust)",
+            spec.workspace,
+        )
+
+    async def approve(check: intel.CheckSpec, command: str) -> tuple[bool, str]:
+        decision = await approval.decide(
+            ApprovalRequest(tool="run", arguments={"command": command})
+        )
+        if decision.asked:
+            label = "approved" if decision.allowed else "denied"
+        else:
+            label = "allowed" if decision.allowed else "blocked"
+        await sink.emit(
+            ev.Approval,
+            turn=0,
+            call_id=f"check:{check.name}",
+            name="diagnostics",
+            decision=label,
+            reason=f"custom check {check.name!r}: {decision.reason}",
+        )
+        return decision.allowed, decision.reason
+
+    feed = intel.DiagnosticsFeed(
+        sandbox,
+        config=found.config,
+        approve=approve,
+        config_problem=found.problem,
+        config_origin=found.origin or ".driveros.toml",
+        cache_dir=cache_dir,
+    )
     return _Intel(
-        feed=intel.DiagnosticsFeed(sandbox, cache_dir=cache_dir),
-        detectors=[intel.BuildDiagnosticsDetector(targets=targets)],
+        feed=feed,
+        detectors=[intel.BuildDiagnosticsDetector(targets=spec.targets)],
         judge=intel.targets_fixed,
     )
 
@@ -266,8 +323,11 @@ async def execute_run(
                 root = scratch.path
             sandbox, seen_as = await _open_sandbox(spec, root, env, scratch)
             stack.push_async_callback(sandbox.aclose)
+            policy = approval or approval_policy(
+                spec.approve, workspace=seen_as, tier=run_tier(spec), asker=asker
+            )
             found = (
-                _intel_for(sandbox, spec.targets, await _feed_cache(sandbox, stack))
+                await _intel_for(spec, sandbox, policy, sink, await _feed_cache(sandbox, stack))
                 if spec.diagnostics
                 else _Intel()
             )
@@ -282,10 +342,7 @@ async def execute_run(
                 config=(config or AgentConfig()).model_copy(
                     update={"max_iterations": spec.max_iterations, "max_wall_s": spec.max_wall_s}
                 ),
-                approval=approval
-                or approval_policy(
-                    spec.approve, workspace=seen_as, tier=run_tier(spec), asker=asker
-                ),
+                approval=policy,
                 extra_detectors=found.detectors,
                 diagnostics=found.feed,
                 targets_judge=found.judge,

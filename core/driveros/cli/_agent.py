@@ -57,6 +57,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--sandbox", choices=("local", "docker"), default="local", help="where tools run")
     add("--runtime", choices=("runc", "runsc"), default="runc", help="docker runtime")
     add("--untrusted", action="store_true", help="treat the workspace as hostile")
+    add(
+        "--trust",
+        action="store_true",
+        help="trust the workspace for this run only (its .env and custom checks; see "
+        "`driveros trust`)",
+    )
     add("--network", action="store_true", help="allow network inside the docker sandbox")
     add(
         "--memory",
@@ -212,11 +218,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         _check_usage(args)
         task = _read_task(args)
-        env = load_environment()
+        env = load_environment(
+            cwd=args.workspace.expanduser(), trusted=True if args.trust else None
+        )
     except UsageError as exc:
         return fail(str(exc), fmt)
     except ConfigError as exc:
         return fail(f"driveros: {exc}", fmt)
+    for warning in env.warnings:
+        _err(f"driveros: warning: {warning}")
     redactor = Redactor(env.secret_values())
     log_filter = RedactingFilter(redactor)
     for handler in logging.getLogger().handlers:
@@ -257,6 +267,7 @@ def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
             review=args.review,
             diagnostics=_diagnostics_enabled(env),
             allow_secret_files=args.allow_secret_file,
+            workspace_trusted=env.workspace_trusted,
         )
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "commit-msg": ("driveros.cli._commit_msg", "write a commit message for the staged diff"),
     "issue-bot": ("driveros.cli._issue_bot", "propose a patch for an issue"),
     "gc": ("driveros.cli._gc", "remove what ended driveros processes left behind"),
+    "trust": ("driveros.cli._trust", "trust a workspace, list or revoke trusted workspaces"),
 }
 
 

@@ -27,17 +27,21 @@ from driveros.intel._config import (
     IntelConfig,
     IntelConfigError,
     ParserName,
+    WorkspaceConfig,
+    has_workspace_config,
     load_config,
     parse_config,
+    read_workspace_config,
 )
 from driveros.intel._detector import BuildDiagnosticsDetector
-from driveros.intel._feed import DiagnosticsFeed
+from driveros.intel._feed import CheckApproval, DiagnosticsFeed
 from driveros.intel._parse_common import ParseResult, PathContext
 from driveros.intel._parsers import get_parser, parse_output
 from driveros.intel._results import CheckRun
 
 __all__ = [
     "BuildDiagnosticsDetector",
+    "CheckApproval",
     "CheckRun",
     "CheckSpec",
     "DiagnosticsFeed",
@@ -47,15 +51,18 @@ __all__ = [
     "ParserName",
     "PathContext",
     "SnapshotDelta",
+    "WorkspaceConfig",
     "diff_snapshots",
     "fingerprint",
     "format_item",
     "get_parser",
+    "has_workspace_config",
     "item_key",
     "load_config",
     "normalize_message",
     "parse_config",
     "parse_output",
+    "read_workspace_config",
     "remaining_targets",
     "render_snapshot",
     "targets_fixed",

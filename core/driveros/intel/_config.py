@@ -3,12 +3,20 @@ or ``[diagnostics]`` in ``.driveros.toml`` (which wins when both exist).
 
 Every field is optional; an empty configuration means "detect the toolchains and run their
 usual checks". The schema is documented in docs/intel.md.
+
+The configuration names commands, so it is configuration only in a workspace the user trusts,
+and it is read once, from the user's own workspace when a run starts
+(:func:`read_workspace_config`), never from a copy the agent can write to (docs/security.md,
+rows 1 and 2).
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -151,3 +159,65 @@ def load_config(files: Mapping[str, str]) -> IntelConfig:
         if table is not None:
             return parse_config(table, origin=name)
     return IntelConfig()
+
+
+#: A configuration file bigger than this is not read.
+_MAX_CONFIG_BYTES = 1 << 20
+
+
+class WorkspaceConfig(BaseModel):
+    """What :func:`read_workspace_config` found: the configuration, and what was wrong with
+    the workspace's own (then the defaults are used)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    config: IntelConfig = Field(default_factory=IntelConfig)
+    #: Where the configuration came from (``.driveros.toml``, ``pyproject.toml``), if anywhere.
+    origin: str | None = None
+    problem: str | None = None
+
+
+def _read_small(path: Path) -> str | None:
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_CONFIG_BYTES:
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            return fh.read(_MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def read_workspace_config(root: Path) -> WorkspaceConfig:
+    """The diagnostics configuration of the user's workspace ``root``, read from disk now.
+
+    Blocking (call it off the event loop). Call it only for a trusted workspace, at run start,
+    on the user's own tree: the result is handed to the feed, which never re-reads it.
+    """
+    for name in (".driveros.toml", "pyproject.toml"):
+        text = _read_small(root / name)
+        if text is None:
+            continue
+        try:
+            table = config_table(text, origin=name)
+            if table is None:
+                continue
+            return WorkspaceConfig(config=parse_config(table, origin=name), origin=name)
+        except IntelConfigError as exc:
+            return WorkspaceConfig(origin=name, problem=f"{exc}; using the defaults")
+    return WorkspaceConfig()
+
+
+def has_workspace_config(root: Path) -> bool:
+    """Whether ``root`` holds a diagnostics table (to tell the user it was not used)."""
+    for name in CONFIG_FILES:
+        text = _read_small(root / name)
+        if text is None:
+            continue
+        try:
+            if config_table(text, origin=name) is not None:
+                return True
+        except IntelConfigError:
+            return True
+    return False

@@ -5,6 +5,12 @@ check either reuses a cached result (its relevant files hash the same as a previ
 re-runs it on just the changed files (checks with a ``files_command``, e.g. ruff), or runs
 it whole. Checks run concurrently (``max_parallel``), each under its own timeout: a timed-out
 check is reported as a warning and keeps its last known diagnostics, it never fails the call.
+
+The feed never reads its configuration from the workspace it checks (the agent writes there):
+the caller passes it (``driveros.intel.read_workspace_config`` on the user's trusted workspace
+at run start). A configured check is a command someone wrote, so each of its commands is put
+to ``approve`` (the run's approval policy, as for the ``run`` tool) before it runs; built-in
+checks are the feed's own and need no approval.
 """
 
 from __future__ import annotations
@@ -16,20 +22,14 @@ import posixpath
 import re
 import shlex
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Literal
 
 from driveros._errors import SandboxError
 from driveros.agent._events import DiagnosticItem
 from driveros.agent._hooks import DiagnosticsSnapshot
 from driveros.intel._compare import fingerprint
-from driveros.intel._config import (
-    CONFIG_FILES,
-    CheckSpec,
-    IntelConfig,
-    IntelConfigError,
-    load_config,
-)
+from driveros.intel._config import CheckSpec, IntelConfig
 from driveros.intel._detect import (
     Probe,
     detect_checks,
@@ -67,16 +67,28 @@ _USAGE_ERROR = re.compile(
 )
 
 
+class _CheckRefused(Exception):
+    """A configured check's command was refused by the approval policy (message: why)."""
+
+
+CheckApproval = Callable[[CheckSpec, str], Awaitable[tuple[bool, str]]]
+"""Decides whether a configured check may run ``command`` (the exact command line):
+``(allowed, reason)``. The agent passes its run's approval policy."""
+
+
 class DiagnosticsFeed:
     """The build-diagnostics feed over one sandbox (implements ``DiagnosticsSource``).
 
-    ``config=None`` reads the workspace's own configuration (``.driveros.toml`` or
-    ``[tool.driveros.diagnostics]`` in pyproject.toml); an invalid one is reported in the
-    snapshot (a warning item and raw text) and the defaults are used. ``cache_dir`` is where
-    the tools keep their caches (bytecode, mypy), as the sandbox's commands see it; the
-    caller owns and removes it (``driveros.agent.execute_run`` registers one per run in the
-    state directory). None: ``${TMPDIR:-/tmp}/driveros-intel/<hash>``, which nobody removes
-    (fine inside a container that goes away).
+    ``config`` is fixed for the feed's life (default: the built-in checks only; the workspace's
+    own files are never read as configuration here). ``config_problem`` (what was wrong with
+    the workspace's configuration) is reported in every snapshot as a warning item.
+    ``approve`` is asked before every command of a check from ``config.checks``; a refused
+    check is reported as a warning and does not run. Without ``approve`` the caller vouches
+    for its configured checks. ``cache_dir`` is where the tools keep their caches (bytecode,
+    mypy), as the sandbox's commands see it; the caller owns and removes it
+    (``driveros.agent.execute_run`` registers one per run in the state directory). None:
+    ``${TMPDIR:-/tmp}/driveros-intel/<hash>``, which nobody removes (fine inside a container
+    that goes away).
     """
 
     def __init__(
@@ -85,11 +97,17 @@ class DiagnosticsFeed:
         *,
         config: IntelConfig | None = None,
         cache_dir: str | None = None,
+        approve: CheckApproval | None = None,
+        config_problem: str | None = None,
+        config_origin: str = ".driveros.toml",
     ) -> None:
         self._sandbox = sandbox
-        self._given = config
         self._config = config or IntelConfig()
-        self._config_problem: str | None = None
+        self._config_problem = config_problem
+        self._config_origin = config_origin
+        self._approve = approve
+        self._custom = frozenset(c.name for c in self._config.checks)
+        self._verdicts: dict[str, tuple[bool, str]] = {}
         self._index = FileIndex(sandbox, exclude=self._config.exclude)
         self._plan: tuple[CheckSpec, ...] = ()
         self._plan_signature: tuple[str, ...] | None = None
@@ -145,6 +163,10 @@ class DiagnosticsFeed:
                 async with sem:
                     try:
                         outcomes[spec.name] = await self._check(spec, hashes, full=full)
+                    except _CheckRefused as exc:
+                        note = _check_warning(spec, "check-refused", str(exc))
+                        result = CheckResult(key="", items=(note,), raw=str(exc), hashes={})
+                        outcomes[spec.name] = result, CheckRun(name=spec.name, mode="full")
                     except Exception as exc:  # one broken check must not sink the others
                         _log.warning("check %s failed", spec.name, exc_info=True)
                         outcomes[spec.name] = self._broken(spec, exc)
@@ -162,9 +184,7 @@ class DiagnosticsFeed:
         if self._config_problem:
             items.append(
                 make_item(
-                    path=".driveros.toml"
-                    if "driveros.toml" in self._config_problem
-                    else "pyproject.toml",
+                    path=self._config_origin,
                     severity="warning",
                     code="config",
                     source="driveros",
@@ -200,15 +220,6 @@ class DiagnosticsFeed:
                 texts[path] = await self._sandbox.read_file(path)
             except SandboxError:
                 continue
-        if self._given is None:
-            try:
-                self._config = load_config({n: texts[n] for n in CONFIG_FILES if n in texts})
-                self._config_problem = None
-            except IntelConfigError as exc:
-                self._config = IntelConfig()
-                self._config_problem = f"{exc}; using the defaults"
-                _log.warning("%s", self._config_problem)
-            self._index = _rebuild_index(self._index, self._sandbox, self._config.exclude)
         result = await self._sandbox.run(probe_script(probe_candidates(files)), timeout=30)
         self._probe = parse_probe(result.stdout)
         self._plan = detect_checks(files, texts, self._probe, self._config, cache=self._cache_dir)
@@ -310,6 +321,9 @@ class DiagnosticsFeed:
     async def _execute(self, spec: CheckSpec, command: str) -> RunResult:
         timeout = spec.timeout or self._config.timeout
         command = command.replace("{cache}", self._cache_dir)
+        refusal = await self._refusal(spec, command)
+        if refusal is not None:
+            raise _CheckRefused(refusal)
         try:
             # the sandbox enforces the timeout; this bound only guards against a stuck sandbox
             async with asyncio.timeout(timeout + 30):
@@ -322,6 +336,20 @@ class DiagnosticsFeed:
             return RunResult(
                 stdout="", stderr=f"could not run: {exc}", exit_code=-1, duration_ms=0.0
             )
+
+    async def _refusal(self, spec: CheckSpec, command: str) -> str | None:
+        """Why a configured check may not run ``command`` (None: it may). One decision per
+        exact command line per feed, so a user is asked once per run."""
+        if spec.name not in self._custom or self._approve is None:
+            return None
+        verdict = self._verdicts.get(command)
+        if verdict is None:
+            verdict = await self._approve(spec, command)
+            self._verdicts[command] = verdict
+        allowed, reason = verdict
+        if allowed:
+            return None
+        return f"check {spec.name} not run: {reason or 'refused by the approval policy'}"
 
     def _record(
         self,
@@ -402,9 +430,3 @@ class DiagnosticsFeed:
 def _check_warning(spec: CheckSpec, code: str, message: str) -> DiagnosticItem:
     """A warning about the check itself (not about a file): it timed out, could not run, ..."""
     return make_item(path=".", severity="warning", code=code, source=spec.label, message=message)
-
-
-def _rebuild_index(index: FileIndex, sandbox: Sandbox, exclude: Sequence[str]) -> FileIndex:
-    if tuple(exclude) == index.exclude:
-        return index
-    return FileIndex(sandbox, exclude=exclude)

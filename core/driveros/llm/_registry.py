@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from driveros._errors import ConfigError
-from driveros.config import KEY_VARS, PROVIDER_ORDER, Environment
+from driveros.config import KEY_VARS, PROVIDER_ORDER, URL_VARS, Environment
 from driveros.llm._provider import Provider
 
 if TYPE_CHECKING:
     import httpx
+
+log = logging.getLogger(__name__)
 
 OLLAMA_PROBE = ("127.0.0.1", 11434)
 
@@ -36,6 +39,11 @@ def provider_from_env(
     api_key = settings.api_key.get_secret_value() if settings.api_key else None
     if key_var and not api_key:
         raise ConfigError(f"{key_var} is not set", provider=name, variable=key_var)
+    if settings.endpoint_conflict and base_url is None:
+        # docs/security.md row 3: a key only goes to an endpoint from the key's own source
+        raise ConfigError(
+            settings.endpoint_conflict, provider=name, variable=URL_VARS[settings.name]
+        )
     model = model or settings.model
     base_url = base_url or settings.base_url
     if settings.name == "anthropic":
@@ -131,6 +139,9 @@ class Registry:
                 ):
                     continue
             elif settings.api_key is None:
+                continue
+            if settings.endpoint_conflict:
+                log.warning("provider %s left out: %s", name, settings.endpoint_conflict)
                 continue
             registry.add(name, provider_from_env(name, env, http_client=http_client))
         return registry
