@@ -245,7 +245,7 @@ def load_environment(
     ``user_file`` replaces the user's config file (default: :func:`user_env_file`).
     """
     real = dict(os.environ if environ is None else environ)
-    workspace = Path.cwd() if cwd is None else cwd
+    workspace = (Path.cwd() if cwd is None else cwd).absolute()
     if trusted is None:
         from driveros.trust import TrustStore
 
