@@ -19,6 +19,7 @@ PUBLIC_MODULES = [
     "driveros.sandbox",
     "driveros.state",
     "driveros.testing",
+    "driveros.trust",
     "driveros_lsp",
 ]
 
