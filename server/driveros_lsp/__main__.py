@@ -1,7 +1,7 @@
 """``driveros-lsp``: the language server over stdio (default) or TCP.
 
     driveros-lsp [--stdio]                 speak LSP on stdin/stdout
-    driveros-lsp --tcp 127.0.0.1:2087      accept one client over TCP
+    driveros-lsp --tcp 127.0.0.1:2087      accept one client over TCP (loopback addresses only)
     driveros-lsp --print-settings-schema   print the settings' JSON Schema and exit
 
 Exit codes: 0 after shutdown+exit, 1 otherwise (also for usage errors).
@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
 import logging
+import socket
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
@@ -31,7 +33,35 @@ def _address(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
     return host or "127.0.0.1", int(port)
+
+
+def _is_loopback(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
+
+
+def remote_exposure(host: str, port: int) -> str | None:
+    """Why listening on ``host`` would accept clients from other machines (None: loopback).
+
+    Every address ``host`` resolves to must be a loopback address: the server is an
+    unauthenticated agent that runs commands as the user (docs/security.md, row 12).
+    """
+    try:
+        infos = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE | socket.AI_NUMERICSERV
+        )
+    except (OSError, UnicodeError) as exc:
+        return f"cannot resolve {host!r}: {exc}"
+    addresses = sorted({str(info[4][0]) for info in infos})
+    exposed = [a for a in addresses if not _is_loopback(a)]
+    if not addresses or exposed:
+        return f"{host} is not a loopback address ({', '.join(exposed) or 'no address'})"
+    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--tcp", type=_address, metavar="HOST:PORT", help="serve one TCP client")
     mode.add_argument(
         "--print-settings-schema", action="store_true", help="print the settings JSON Schema"
+    )
+    parser.add_argument(
+        "--allow-remote-unsafe",
+        action="store_true",
+        help="UNSAFE: let --tcp listen on a non-loopback address; anyone who can connect "
+        "controls an agent running as you",
     )
     parser.add_argument(
         "--log-level",
@@ -60,6 +96,22 @@ def main(argv: list[str] | None = None, *, runner_factory: RunnerFactory | None 
         sys.stdout.write(json.dumps(settings_json_schema(), indent=2, sort_keys=True) + "\n")
         sys.stdout.flush()
         return
+    if args.tcp is not None:
+        problem = remote_exposure(*args.tcp)
+        if problem is not None and not args.allow_remote_unsafe:
+            sys.stderr.write(
+                f"driveros-lsp: error: refusing --tcp {args.tcp[0]}:{args.tcp[1]}: {problem}. "
+                "The server does not authenticate clients, and a client can run commands as "
+                "you, so --tcp listens on loopback only (127.0.0.1, ::1, localhost). Reach it "
+                "from elsewhere through an SSH tunnel, or pass --allow-remote-unsafe "
+                "(anyone who can connect then controls the agent).\n"
+            )
+            raise SystemExit(1)
+        if problem is not None:
+            sys.stderr.write(
+                f"driveros-lsp: warning: --allow-remote-unsafe: {problem}; anyone who can "
+                "connect controls an agent running as you\n"
+            )
     fds = None
     if args.tcp is None:
         from driveros_lsp._stdio import claim_stdio
