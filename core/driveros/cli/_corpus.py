@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from driveros._errors import ConfigError
-from driveros.cli._parser import ArgumentParser
+from driveros.cli._parser import ArgumentParser, UsageError
 
 
 def configure(parser: ArgumentParser) -> None:
@@ -95,5 +95,4 @@ async def run(args: argparse.Namespace) -> int:
                 first = r.output.strip().splitlines()[0] if r.output.strip() else ""
                 sys.stdout.write(f"{r.id}  {r.kind:<10} {label:<9} {first[:70]}\n")
         return 0
-    sys.stderr.write("usage: driveros corpus {add,verdict,stats,list} ...\n")
-    return 1
+    raise UsageError("driveros corpus: error: choose an action: add, verdict, stats, list")

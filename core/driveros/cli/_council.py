@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from driveros._errors import ConfigError, ProviderError
+from driveros.cli._fail import fail
 from driveros.cli._options import (
     PROVIDER_HELP,
     PROVIDER_METAVAR,
@@ -14,7 +15,7 @@ from driveros.cli._options import (
     positive_int,
     provider_spec,
 )
-from driveros.cli._parser import ArgumentParser
+from driveros.cli._parser import ArgumentParser, UsageError
 from driveros.config import Environment
 from driveros.llm import Provider
 
@@ -224,14 +225,12 @@ async def run(args: argparse.Namespace) -> int:
     actions = {"review": _review, "consult": _consult}
     action = actions.get(args.council_command)
     if action is None:
-        sys.stderr.write("usage: driveros council {review,consult} ...\n")
-        return 1
+        raise UsageError("driveros council: error: choose an action: review, consult")
     opened: list[Provider] = []
     try:
         return await action(args, load_environment(), opened)
     except (CouncilError, ProviderError) as exc:
-        sys.stderr.write(f"driveros council: {exc}\n")
-        return 5
+        return fail(f"driveros council: {exc}", args.format, outcome="provider_error", exit_code=5)
     finally:
         closed: set[int] = set()
         for provider in opened:

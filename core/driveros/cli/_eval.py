@@ -14,7 +14,7 @@ from driveros.cli._options import (
     non_negative_int,
     positive_int,
 )
-from driveros.cli._parser import ArgumentParser
+from driveros.cli._parser import ArgumentParser, UsageError
 from driveros.config import Environment
 
 
@@ -217,5 +217,4 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(render_comparison_text(result) + "\n")
         return 2 if args.check and result.regressions else 0
-    sys.stderr.write("usage: driveros eval {run,list,report,compare} ...\n")
-    return 1
+    raise UsageError("driveros eval: error: choose an action: run, list, report, compare")

@@ -13,6 +13,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from driveros._errors import ConfigError, MemoryStoreError
 from driveros._plural import count
+from driveros.cli._parser import UsageError
 from driveros.config import Environment, load_environment
 from driveros.memory import (
     Fact,
@@ -182,8 +183,7 @@ async def _read_import(source: str) -> list[Fact]:
 
 async def run(args: argparse.Namespace) -> int:
     if args.action is None:
-        sys.stderr.write(f"driveros memory: error: choose an action: {', '.join(ACTIONS)}\n")
-        return 1
+        raise UsageError(f"driveros memory: error: choose an action: {', '.join(ACTIONS)}")
     env = load_environment()
     workspace = (args.workspace or Path.cwd()).resolve()
     path = args.path or default_db_path(workspace, env)
@@ -200,8 +200,7 @@ async def run(args: argparse.Namespace) -> int:
             await _emit_empty(args, workspace, path)
             return 0
         if args.action != "import":
-            sys.stderr.write(f"driveros memory: no memory database at {path}\n")
-            return 1
+            raise ConfigError(f"no memory database at {path}")
     hybrid = args.action in ("search", "import")
     store = await open_memory_store(workspace, env, path=path, with_embedder=hybrid, timeout=None)
     try:
