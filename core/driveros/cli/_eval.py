@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from driveros._errors import ConfigError
 from driveros.cli._options import (
@@ -16,6 +18,10 @@ from driveros.cli._options import (
 )
 from driveros.cli._parser import ArgumentParser, UsageError
 from driveros.config import Environment
+
+if TYPE_CHECKING:
+    from driveros.config import Environment
+    from driveros.evals import Executor
 
 
 def configure(parser: ArgumentParser) -> None:
@@ -46,6 +52,24 @@ def configure(parser: ArgumentParser) -> None:
     run.add_argument("--no-resume", action="store_true", help="ignore earlier partial results")
     run.add_argument("--strict-replay", action="store_true", help="fail on request mismatches")
     run.add_argument("--corpus", type=Path, help="corpus file for corpus suites")
+    run.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where cases run: this machine (default) or a Ray cluster (pip install driveros[ray])",
+    )
+    run.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="with --executor ray: 'auto' (the running cluster) or ADDR; default: a local cluster",
+    )
+    run.add_argument(
+        "--sandbox",
+        choices=("local", "docker"),
+        default="local",
+        help="the sandbox tier of every case (on the machine that runs it)",
+    )
+    run.add_argument("--runtime", choices=("runc", "runsc"), default="runc")
     run.add_argument("--format", choices=("text", "json"), default="text")
     sub.add_parser("list", help="list the shipped suites")
     rep = sub.add_parser("report", help="write the HTML report of result files")
@@ -126,16 +150,15 @@ async def _run(args: argparse.Namespace) -> int:
         resume=not args.no_resume,
         only=tuple(args.case),
         scripted=args.scripted,
+        sandbox=args.sandbox,
+        runtime=args.runtime,
     )
-    from driveros.evals import LocalExecutor
-
-    run = await run_suite(
-        suite,
-        options,
-        env=env,
-        executor=LocalExecutor(args.concurrency),
-        on_case_done=_Progress(),
-    )
+    # stdout carries the results only: Ray's driver prints cluster notices (a worker died,
+    # a task was lost) on whatever sys.stdout is while it runs; they belong with the trace.
+    with contextlib.redirect_stdout(sys.stderr):
+        run = await run_suite(
+            suite, options, env=env, executor=_executor(args, env), on_case_done=_Progress()
+        )
     report = out / "report.html"
     report.write_text(render_html([run], title=f"driveros eval: {suite.name}"), encoding="utf-8")
     s = run.summary
@@ -162,6 +185,22 @@ async def _check_provider(env: Environment, provider: str | None, model: str | N
     from driveros.llm import provider_from_env
 
     await provider_from_env(pick_provider(env, provider), env, model=model).aclose()
+
+
+def _executor(args: argparse.Namespace, env: Environment) -> Executor:
+    from driveros.evals import LocalExecutor
+
+    if args.executor == "local":
+        if args.ray_address:
+            raise ConfigError("--ray-address goes with --executor ray")
+        return LocalExecutor(args.concurrency)
+    from driveros.evals import RayExecutor, provider_env_vars
+
+    return RayExecutor(
+        address=args.ray_address,
+        concurrency=args.concurrency,
+        env_vars=provider_env_vars(env),
+    )
 
 
 async def _run_corpus(corpus_path: str | None, args: argparse.Namespace) -> int:

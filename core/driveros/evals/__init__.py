@@ -10,6 +10,7 @@ from driveros.evals._corpus import (
     corpus_stats,
 )
 from driveros.evals._judge import Agreement, JudgedRecord, judge_corpus, render_confusion
+from driveros.evals._ray import RAY_EXTRA, RayExecutor, provider_env_vars
 from driveros.evals._report import Comparison, compare_runs, render_comparison_text, render_html
 from driveros.evals._results import CaseResult, EvalRun, RunSummary, ScoreResult, summarize
 from driveros.evals._runner import (
@@ -18,12 +19,14 @@ from driveros.evals._runner import (
     Executor,
     LocalExecutor,
     SandboxFactory,
+    docker_sandbox,
     local_sandbox,
     run_suite,
 )
 from driveros.evals._suite import Case, Suite, load_suite, shipped_suite_names
 
 __all__ = [
+    "RAY_EXTRA",
     "Agreement",
     "Case",
     "CaseResult",
@@ -41,6 +44,7 @@ __all__ = [
     "Interaction",
     "JudgedRecord",
     "LocalExecutor",
+    "RayExecutor",
     "RunSummary",
     "SandboxFactory",
     "ScoreResult",
@@ -48,9 +52,11 @@ __all__ = [
     "Verdict",
     "compare_runs",
     "corpus_stats",
+    "docker_sandbox",
     "judge_corpus",
     "load_suite",
     "local_sandbox",
+    "provider_env_vars",
     "render_comparison_text",
     "render_confusion",
     "render_html",

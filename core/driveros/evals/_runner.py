@@ -19,7 +19,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,7 +33,7 @@ from driveros.evals._scoring import case_passed, score_case
 from driveros.evals._suite import Case, GitWorkspace, Suite
 from driveros.llm import Provider
 from driveros.review.approval import approval_from_name
-from driveros.sandbox import LocalSandbox, Sandbox
+from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
 
 if TYPE_CHECKING:
     import httpx
@@ -41,17 +41,17 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SandboxFactory = Callable[[Path], AbstractAsyncContextManager[Sandbox]]
-CaseWork = Callable[[Case], Awaitable[CaseResult]]
 INFRA_OUTCOMES = frozenset({"provider_error", "setup_error"})
 
 
 class Executor(Protocol):
-    """Runs case work items; results are reported through ``on_done`` as they finish."""
+    """Runs cases with ``runner`` (here or elsewhere: ``runner.suite`` and ``runner.options``
+    describe the work portably); results are reported through ``on_done`` as they finish."""
 
     async def run(
         self,
         cases: Sequence[Case],
-        work: CaseWork,
+        runner: CaseRunner,
         on_done: Callable[[CaseResult], Awaitable[None]],
     ) -> list[CaseResult]: ...
 
@@ -67,7 +67,7 @@ class LocalExecutor:
     async def run(
         self,
         cases: Sequence[Case],
-        work: CaseWork,
+        runner: CaseRunner,
         on_done: Callable[[CaseResult], Awaitable[None]],
     ) -> list[CaseResult]:
         gate = asyncio.Semaphore(self.concurrency)
@@ -75,7 +75,7 @@ class LocalExecutor:
 
         async def one(case: Case) -> None:
             async with gate:
-                result = await work(case)
+                result = await runner.run(case)
             results.append(result)
             await on_done(result)
 
@@ -89,6 +89,17 @@ class LocalExecutor:
 async def local_sandbox(workspace: Path) -> AsyncIterator[Sandbox]:
     async with LocalSandbox(workspace) as sandbox:
         yield sandbox
+
+
+def docker_sandbox(runtime: Literal["runc", "runsc"] = "runc") -> SandboxFactory:
+    """Cases in this machine's Docker daemon (the sandbox image must be there: docs/evals.md)."""
+
+    @contextlib.asynccontextmanager
+    async def factory(workspace: Path) -> AsyncIterator[Sandbox]:
+        async with DockerSandbox(workspace, runtime=runtime) as sandbox:
+            yield sandbox
+
+    return factory
 
 
 class EvalOptions(BaseModel):
@@ -106,6 +117,12 @@ class EvalOptions(BaseModel):
     #: Record mode only: play each case's ``scripted`` turns on a loopback scripted model
     #: instead of calling a real provider (how the shipped suites' cassettes are made).
     scripted: bool = False
+    #: The sandbox tier cases run in, on whichever machine runs them.
+    sandbox: Literal["local", "docker"] = "local"
+    runtime: Literal["runc", "runsc"] = "runc"
+
+    def sandbox_factory(self) -> SandboxFactory:
+        return local_sandbox if self.sandbox == "local" else docker_sandbox(self.runtime)
 
 
 def _replay_provider(cassette: Cassette, client: httpx.AsyncClient) -> Provider:
@@ -171,13 +188,13 @@ class CaseRunner:
         options: EvalOptions,
         *,
         env: Environment,
-        sandbox_factory: SandboxFactory = local_sandbox,
+        sandbox_factory: SandboxFactory | None = None,
         verdicts: dict[str, str] | None = None,
     ) -> None:
         self.suite = suite
         self.options = options
         self.env = env
-        self.sandbox_factory = sandbox_factory
+        self.sandbox_factory = sandbox_factory or options.sandbox_factory()
         self.verdicts = verdicts or {}
 
     def _live_provider(self, http_client: httpx.AsyncClient | None) -> Provider:
@@ -380,7 +397,7 @@ async def run_suite(
     options: EvalOptions,
     *,
     env: Environment,
-    sandbox_factory: SandboxFactory = local_sandbox,
+    sandbox_factory: SandboxFactory | None = None,
     executor: Executor | None = None,
     on_case_done: Callable[[CaseResult, int, int], Awaitable[None]] | None = None,
     verdicts: dict[str, str] | None = None,
@@ -407,7 +424,7 @@ async def run_suite(
         if on_case_done is not None:
             await on_case_done(result, finished, len(cases))
 
-    fresh = await (executor or LocalExecutor()).run(todo, runner.run, on_done)
+    fresh = await (executor or LocalExecutor()).run(todo, runner, on_done)
     by_id = {**done, **{r.case_id: r for r in fresh}}
     ordered = tuple(by_id[c.id] for c in cases if c.id in by_id)
     first = next((r for r in ordered if r.provider), None)
