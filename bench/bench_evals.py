@@ -2,9 +2,9 @@
 
 Runs the replayed ``smoke`` and ``fix-failing-test`` suites (offline, deterministic) with the
 same concurrency on ``LocalExecutor`` and on ``RayExecutor`` (a local Ray cluster this run
-starts once, in a network namespace of its own so it talks over loopback only) and prints cases/minute and the ratio
-ray / local. On one machine expect parity or a little less (each Ray task unpacks the suite
-and starts a fresh event loop, and the cluster start is counted once); the point of Ray is
+starts once, not counted, in a network namespace of its own so it talks over loopback only)
+and prints cases/minute and the ratio ray / local. On one machine expect parity or a little
+less (each Ray task unpacks the suite and starts a fresh event loop); the point of Ray is
 the scaling path past one machine (docs/evals.md), not speed here. Needs ``driveros[ray]``.
 """
 
