@@ -92,8 +92,7 @@ def _comparable(results: dict[str, object]) -> list[dict[str, object]]:
     cases = results["cases"]
     assert isinstance(cases, list)
     return [
-        {k: v for k, v in case.items() if k not in ("duration_ms", "events_file")}
-        for case in cases
+        {k: v for k, v in case.items() if k not in ("duration_ms", "events_file")} for case in cases
     ]
 
 
