@@ -43,7 +43,14 @@ class Cluster:
     def run(
         self, *argv: str, check: bool = True, timeout: float = 300, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
+        env = {
+            **os.environ,
+            "PATH": f"{BIN}:{os.environ.get('PATH', '')}",
+            # The cluster is alone in its namespace: no token to share between its nodes, and
+            # none of the user's ~/.ray to pick up.
+            "RAY_AUTH_MODE": "disabled",
+            "HOME": str(self.temp_dir / "home"),
+        }
         for name in ("RAY_ADDRESS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
             env.pop(name, None)
         return subprocess.run(
@@ -71,6 +78,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     subprocess.run(["ip", "netns", "add", netns], check=True)
     temp = Path(f"/tmp/ray-{netns[-8:]}")  # Ray's socket paths must stay short
     box = Cluster(netns, temp)
+    (temp / "home").mkdir(parents=True, exist_ok=True)
     try:
         box.run("ip", "link", "set", "lo", "up")
         ray = str(BIN / "ray")
@@ -213,7 +221,7 @@ def test_a_run_started_locally_resumes_on_ray(cluster: Cluster, tmp_path: Path) 
         "--out", str(out), cwd=tmp_path,
     )  # fmt: skip
     assert rest.returncode == 0, rest.stderr[-3000:]
-    progress = [line for line in rest.stderr.splitlines() if line.startswith("[")]
+    progress = [line for line in rest.stderr.splitlines() if line.startswith(("[#", "[."))]
     assert [line.split("]")[1].split()[0] for line in progress] == ["2/3", "3/3"]
     cases = json.loads(rest.stdout)["cases"]
     assert [c["case_id"] for c in cases] == ["module-path", "greeting", "list-python-files"]
