@@ -96,6 +96,9 @@ def sealed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GITHUB_API_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DRIVEROS_STATE_DIR", str(tmp_path / "state"))  # gc, trust: ours only
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     work = tmp_path / "a" / "b"
     work.mkdir(parents=True)
     monkeypatch.chdir(work)

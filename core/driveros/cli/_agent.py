@@ -313,7 +313,9 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         if result.answer:
             out.write(result.answer.rstrip("\n") + "\n")
         out.write(summary_line(result) + "\n")
-    if result.error and (trace is None or result.error != results[-1].error):
+    if trace is None and result is results[-1] and result.error:
+        # ndjson has no trace on stderr: say the run's error once (a review action that
+        # failed already said so itself)
         _err(f"driveros: {result.outcome}: {result.error}")
     return result.exit_code
 
