@@ -32,6 +32,9 @@ RunState = Literal["running", "proposed", "finished", "failed", "canceled", "acc
 ACTIVE_STATES: frozenset[str] = frozenset({"running"})
 #: How long cancel waits for a run's cleanup (sandbox teardown) before giving up on it.
 CANCEL_GRACE_S = 20.0
+#: How long server exit waits for scratch copies being released (bounded: the process's own
+#: deadline is shorter still; what a kill leaves is collected by the next start).
+RELEASE_GRACE_S = 15.0
 
 
 class RunError(Exception):
@@ -94,6 +97,8 @@ class RunManager:
         self._runs: dict[str, Run] = {}
         self._closed = False
         self._agent = AgentLoop()
+        #: Releases under way on the agent loop: server exit waits for every one of them.
+        self._releasing: set[asyncio.Future[None]] = set()
 
     @property
     def runner(self) -> Runner:
@@ -226,7 +231,11 @@ class RunManager:
             await asyncio.wait_for(asyncio.shield(task), CANCEL_GRACE_S)
 
     async def release(self, run: Run) -> None:
-        """Free the run's scratch copy (idempotent)."""
+        """Free the run's scratch copy (idempotent).
+
+        The release runs on the agent loop to its end even when the caller is canceled;
+        :meth:`aclose` waits for every release still under way.
+        """
         outcome = run.outcome
         if outcome is None or outcome.release is None:
             return
@@ -235,18 +244,33 @@ class RunManager:
         async def on_agent_loop() -> None:  # the scratch copy belongs to the agent loop
             await release()
 
+        done = asyncio.wrap_future(self._agent.submit(on_agent_loop()))
+        self._releasing.add(done)
+        done.add_done_callback(self._releasing.discard)
         try:
-            await self._agent.run(on_agent_loop())
+            await asyncio.shield(done)
+        except asyncio.CancelledError:
+            raise
         except Exception:
             logger.exception("releasing run %s failed", run.run_id)
 
     async def aclose(self) -> None:
-        """Cancel every running run and release every proposal (server exit)."""
+        """Cancel every running run and release every proposal (server exit), bounded.
+
+        Idempotent. Every run task is awaited (up to :data:`CANCEL_GRACE_S` each, at once) and
+        every scratch copy release, including those started before, is awaited (up to
+        :data:`RELEASE_GRACE_S`) before the agent loop stops, so nothing is left pending.
+        """
         self._closed = True
-        tasks = [r.task for r in self._runs.values() if r.state == "running" and r.task]
-        await asyncio.gather(*(self._cancel_task(t) for t in tasks if t is not None))
-        for run in self._runs.values():
-            await self.release(run)
+        tasks = [r.task for r in self._runs.values() if r.task is not None and not r.task.done()]
+        await asyncio.gather(*(self._cancel_task(t) for t in tasks))
+        await asyncio.gather(
+            *(self.release(run) for run in self._runs.values()), return_exceptions=True
+        )
+        if self._releasing:
+            _, late = await asyncio.wait(set(self._releasing), timeout=RELEASE_GRACE_S)
+            if late:
+                logger.warning("%d scratch copies were still being released at exit", len(late))
         await self._agent.aclose()
 
 

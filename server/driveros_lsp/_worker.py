@@ -8,6 +8,8 @@ protocol; each run's coroutine is a task on this second loop. Started with the f
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -58,12 +60,30 @@ class AgentLoop:
 
     async def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
         """Await ``coro`` on the agent loop from another loop."""
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._ensure()))
+        return await asyncio.wrap_future(self.submit(coro))
 
-    async def aclose(self) -> None:
+    def submit(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+        """Start ``coro`` on the agent loop; its future (thread-safe)."""
+        return asyncio.run_coroutine_threadsafe(coro, self._ensure())
+
+    async def aclose(self, *, grace: float = 10.0) -> None:
+        """Stop the loop: cancel what still runs on it, wait up to ``grace`` seconds for those
+        tasks to finish their cleanup, then stop the thread (idempotent)."""
         with self._lock:
             loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
         if loop is None or thread is None:
             return
+
+        async def drain() -> None:
+            tasks = asyncio.all_tasks() - {asyncio.current_task()}
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                _, late = await asyncio.wait(tasks, timeout=grace)
+                if late:
+                    logger.warning("%d agent tasks did not finish at exit", len(late))
+
+        with contextlib.suppress(Exception):
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(drain(), loop))
         loop.call_soon_threadsafe(loop.stop)
         await asyncio.to_thread(thread.join, 10)

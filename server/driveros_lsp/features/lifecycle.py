@@ -57,6 +57,11 @@ def report_settings_problems(server: DriverosLanguageServer, problems: list[str]
 
 
 async def stop_everything(server: DriverosLanguageServer) -> None:
-    """Cancel every run (model stream, tools, sandbox) and free every scratch copy."""
-    await server.runs.aclose()
+    """Cancel every run (model stream, tools, sandbox) and free every scratch copy.
+
+    The hub goes first (edits awaiting an answer, trace channels): the run manager then
+    waits, bounded, for every run task and every scratch copy release, including releases
+    the hub started, before the agent loop stops. Idempotent (shutdown, exit, end of input).
+    """
     await server.hub.aclose()
+    await server.runs.aclose()
