@@ -49,7 +49,7 @@ from driveros.agent._hooks import (
     TurnObservation,
 )
 from driveros.agent._loop import Agent
-from driveros.agent._redact import RedactingFilter, Redactor
+from driveros.agent._redact import RedactingFilter, Redactor, dotenv_secret_values
 from driveros.agent._run import (
     RunReport,
     RunSpec,
@@ -122,6 +122,7 @@ __all__ = [
     "TurnStarted",
     "approval_policy",
     "default_detectors",
+    "dotenv_secret_values",
     "event_adapter",
     "event_json_schema",
     "execute_run",

@@ -1,34 +1,140 @@
-"""Secret redaction for events, log records and any text leaving the agent."""
+"""Secret redaction for model input, events, log records, memory and the corpus.
+
+Two kinds of secret are masked with ``[REDACTED]``:
+
+- known values: the user's secret-looking environment variables, and the values of every
+  ``.env*`` file of the workspace (read directly, so a key the real environment shadows is
+  still known; see :func:`dotenv_secret_values`);
+- token shapes, whoever they belong to: OpenAI/Anthropic ``sk-…``, GitHub ``ghp_…`` and
+  ``github_pat_…``, AWS ``AKIA…``, Slack ``xox?-…``, Google ``AIza…``, Stripe, npm, JWTs, PEM
+  private-key blocks, and the password of ``scheme://user:pass@host``.
+
+What no redactor can catch is a secret that never appears whole: a command that prints it one
+character per line, base64-encodes or reverses it. That is why secret files are not readable in
+the first place (docs/sandbox.md, "Secret files"); docs/security.md says what remains.
+"""
 
 from __future__ import annotations
 
-import json
 import logging
+import re
 from collections.abc import Iterable
+from typing import Any
 
 from pydantic import TypeAdapter
 
 from driveros.agent._events import Event, event_adapter
+from driveros.config import is_secret_name
 
 MASK = "[REDACTED]"
 
+#: Known values shorter than this are ignored (they would mask ordinary words).
+MIN_SECRET_LEN = 6
+
+_PEM_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]{0,60}PRIVATE KEY(?: BLOCK)?)-----")
+
+#: Token shapes. None of them can match whitespace: the stream guard relies on that.
+TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p)
+    for p in (
+        # Distinctive prefixes match anywhere, even glued to other text.
+        r"sk-ant-[A-Za-z0-9_-]{16,}",
+        r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}",
+        r"github_pat_[A-Za-z0-9_]{20,}",
+        r"glpat-[A-Za-z0-9_-]{20,}",
+        r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}",
+        r"xox[abposr]-[A-Za-z0-9-]{10,}",
+        r"AIza[0-9A-Za-z_-]{35}",
+        r"npm_[A-Za-z0-9]{36}",
+        r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        # The generic ``sk-`` only at a word start ("task-runner-…" is code, not a key).
+        r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{16,}",
+    )
+)
+#: ``scheme://user:password@``: the user and password are masked, the scheme kept.
+_URL_CREDENTIALS = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,30}://)[^\s:/@]+:[^\s/@]+@")
+
+#: The stream guard never holds back more than this: a longer run without whitespace is
+#: released (redacted as far as it goes) rather than kept forever.
+MAX_HELD = 256 * 1024
+
+_WHITESPACE = re.compile(r"\s")
+
+
+def _redact_pem(text: str) -> str:
+    """Mask private-key blocks; one that never ends is masked to the end of ``text``."""
+    out: list[str] = []
+    pos = 0
+    while (begin := _PEM_BEGIN.search(text, pos)) is not None:
+        out.append(text[pos : begin.start()])
+        end_marker = f"-----END {begin.group(1)}-----"
+        end = text.find(end_marker, begin.end())
+        out.append(MASK)
+        if end < 0:
+            return "".join(out)
+        pos = end + len(end_marker)
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _pem_prefix(tail: str) -> bool:
+    """Whether ``tail`` could be the start of a private-key header still being streamed."""
+    head = "-----BEGIN "
+    if len(tail) <= len(head):
+        return head.startswith(tail)
+    if not tail.startswith(head):
+        return False
+    return re.fullmatch(r"[A-Z0-9 ]{0,70}-{0,4}", tail[len(head) :]) is not None
+
+
+#: Values of ``.env`` assignments that are never worth masking (they would hide ordinary words).
+_PLAIN_VALUE = re.compile(
+    r"(?:[a-z_.-]+|[A-Za-z]+|[0-9.]+|/[\w./-]*|[\w.-]+:\d{1,5}|https?://[\w.:-]+/?)"
+)
+
+
+def dotenv_secret_values(pairs: Iterable[tuple[str, str]]) -> list[str]:
+    """The values of ``.env`` assignments to mask: every value of a secret-looking name, and
+    any other value of 8 characters or more that is not a plain word, number, path, host:port
+    or credential-free URL (``DB_URL=postgres://admin:pw@…`` is masked whole)."""
+    values: set[str] = set()
+    for name, value in pairs:
+        value = value.strip()
+        if len(value) < MIN_SECRET_LEN:
+            continue
+        named = is_secret_name(name) or any(h in name.upper() for h in ("PASS", "AUTH", "DSN"))
+        if named or (len(value) >= 8 and not _PLAIN_VALUE.fullmatch(value)):
+            values.add(value)
+    return sorted(values, key=len, reverse=True)
+
 
 class Redactor:
-    """Replaces every known secret value with ``[REDACTED]``.
+    """Masks known secret values and token shapes with ``[REDACTED]``.
 
-    Values shorter than 6 characters are ignored (they would mask ordinary words). Longest
-    values are replaced first so a secret that contains another is masked whole.
+    ``secrets`` are exact values (under 6 characters are ignored); the longest is replaced
+    first, so a secret that contains another is masked whole. ``patterns=False`` masks only the
+    known values.
     """
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        values = {s for s in secrets if len(s) >= 6}
+    def __init__(self, secrets: Iterable[str] = (), *, patterns: bool = True) -> None:
+        values = {s for s in secrets if len(s) >= MIN_SECRET_LEN}
         self._secrets = tuple(sorted(values, key=len, reverse=True))
-        # The JSON-escaped form matters when we scan serialized events.
-        self._escaped = tuple(json.dumps(s, ensure_ascii=False)[1:-1] for s in self._secrets)
+        self._spaced = tuple(s for s in self._secrets if _WHITESPACE.search(s))
+        self.patterns = patterns
         self._adapter: TypeAdapter[Event] | None = None
 
     def __bool__(self) -> bool:
-        return bool(self._secrets)
+        return bool(self._secrets) or self.patterns
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The known values, longest first."""
+        return self._secrets
+
+    def with_secrets(self, more: Iterable[str]) -> Redactor:
+        """A redactor that also masks ``more``."""
+        return Redactor([*self._secrets, *more], patterns=self.patterns)
 
     def stream(self) -> StreamGuard:
         """A guard for one stream of text fragments (a secret may be split across them)."""
@@ -38,46 +144,97 @@ class Redactor:
         for secret in self._secrets:
             if secret in value:
                 value = value.replace(secret, MASK)
+        if not self.patterns:
+            return value
+        if "-----BEGIN " in value:
+            value = _redact_pem(value)
+        for pattern in TOKEN_PATTERNS:
+            value = pattern.sub(MASK, value)
+        if "://" in value:
+            value = _URL_CREDENTIALS.sub(rf"\1{MASK}@", value)
+        return value
+
+    def contains_secret(self, value: str) -> bool:
+        """Whether :meth:`text` would change ``value``."""
+        return self.text(value) != value
+
+    def _walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self._walk(k): self._walk(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self._walk(v) for v in value)
         return value
 
     def event(self, event: Event) -> Event:
         """The event itself when it holds no secret, otherwise a redacted copy."""
-        if not self._secrets:
+        if not self:
             return event
-        raw = event.model_dump_json()
-        if not any(s in raw for s in self._escaped):
+        raw = event.model_dump(mode="python")
+        clean = self._walk(raw)
+        if clean == raw:
             return event
-        for escaped in self._escaped:
-            raw = raw.replace(escaped, MASK)
         if self._adapter is None:
             self._adapter = event_adapter()
-        return self._adapter.validate_json(raw)
+        return self._adapter.validate_python(clean)
 
 
 class StreamGuard:
-    """Redacts a text stream fragment by fragment.
+    """Redacts a text stream fragment by fragment, the same as redacting it whole.
 
-    A fragment's tail that could be the beginning of a secret is held back until the next
-    fragment shows whether it is one; :meth:`flush` releases what is left at the end.
+    Text is released only up to a point no secret can straddle: after the last whitespace
+    (token shapes contain none), before any partial known value that contains whitespace, and
+    before an unfinished private-key block. The rest is held until the next fragment or
+    :meth:`flush`.
     """
 
     def __init__(self, redactor: Redactor) -> None:
         self._redactor = redactor
-        self._secrets = redactor._secrets
         self._held = ""
 
-    def push(self, fragment: str) -> str:
-        if not self._secrets:
-            return fragment
-        text = self._redactor.text(self._held + fragment)
-        keep = 0
-        for size in range(min(len(text), len(self._secrets[0]) - 1), 0, -1):
-            tail = text[-size:]
-            if any(secret.startswith(tail) for secret in self._secrets):
-                keep = size
+    def _cut(self, text: str) -> int:
+        red = self._redactor
+        if not red.patterns and not red.secrets:
+            return len(text)
+        # Token shapes and values without whitespace cannot straddle a whitespace boundary.
+        by_word = red.patterns or len(red._spaced) < len(red.secrets)
+        cut = (
+            max((m.end() for m in _WHITESPACE.finditer(text)), default=0) if by_word else len(text)
+        )
+        while True:
+            before = cut
+            for secret in red._spaced:  # a known value with whitespace may straddle the cut
+                for start in range(max(0, cut - len(secret) + 1), cut):
+                    if secret.startswith(text[start : start + len(secret)]):
+                        cut = start
+                        break
+            if red.patterns:
+                for begin in _PEM_BEGIN.finditer(text):
+                    if begin.start() >= cut:
+                        break
+                    marker = f"-----END {begin.group(1)}-----"
+                    end = text.find(marker, begin.end())
+                    if end < 0 or end + len(marker) > cut:  # the block is not over by the cut
+                        cut = begin.start()
+                        break
+                for start in range(max(0, len(text) - 90), cut):
+                    if text[start] == "-" and _pem_prefix(text[start:]):
+                        cut = start  # maybe the header of a key block still arriving
+                        break
+            if by_word and cut > 0 and not _WHITESPACE.match(text[cut - 1]):
+                cut = max((m.end() for m in _WHITESPACE.finditer(text, 0, cut)), default=0)
+            if cut == before:
                 break
-        self._held = text[len(text) - keep :] if keep else ""
-        return text[: len(text) - keep]
+        if len(text) - cut > MAX_HELD:
+            cut = len(text) - MAX_HELD // 2
+        return cut
+
+    def push(self, fragment: str) -> str:
+        text = self._held + fragment
+        cut = self._cut(text)
+        self._held = text[cut:]
+        return self._redactor.text(text[:cut])
 
     def flush(self) -> str:
         held, self._held = self._held, ""

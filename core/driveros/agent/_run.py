@@ -31,12 +31,12 @@ from driveros.agent._approval import (
 )
 from driveros.agent._hooks import DiagnosticsSource, MemoryHook, StuckDetector
 from driveros.agent._loop import Agent
-from driveros.agent._redact import Redactor
+from driveros.agent._redact import Redactor, dotenv_secret_values
 from driveros.agent._sink import EventSink, OnEvent
 from driveros.agent._state import AgentConfig, TargetsJudge
 from driveros.config import KEY_VARS, PROVIDER_ORDER, Environment
 from driveros.llm import Message, Provider
-from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
+from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox, dotenv_assignments
 
 if TYPE_CHECKING:
     from driveros.review import FileChange, ScratchWorkspace
@@ -301,7 +301,11 @@ async def execute_run(
     ``approve="ask"`` asks (default: the terminal). The policy is built per run, in the
     run's tier (:func:`run_tier`).
     """
-    sink = EventSink(spec.run_id or new_run_id(), on_event, Redactor(env.secret_values()))
+    # The user's secret variables, every value of the workspace's .env* files (a key the real
+    # environment shadows too) and token shapes: masked in model input, events and memory.
+    dotenv = await asyncio.to_thread(dotenv_assignments, spec.workspace)
+    redactor = Redactor([*env.secret_values(), *dotenv_secret_values(dotenv)])
+    sink = EventSink(spec.run_id or new_run_id(), on_event, redactor)
     if spec.overlays and not spec.review:
         return await _fail(spec, sink, ConfigError("overlays need a review run (review=True)"))
     try:

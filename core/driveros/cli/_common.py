@@ -27,7 +27,7 @@ async def default_corpus_path(env: Environment, explicit: Path | None) -> Path:
 
 
 async def open_corpus(env: Environment, explicit: Path | None) -> Corpus:
-    return Corpus(await default_corpus_path(env, explicit))
+    return Corpus(await default_corpus_path(env, explicit), secrets=env.secret_values())
 
 
 def provider_from_spec(

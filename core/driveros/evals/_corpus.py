@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from driveros._errors import DriverosError
+from driveros.agent import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -119,10 +120,18 @@ def _read_ops(path: Path) -> list[_AddOp | _VerdictOp]:
 class Corpus:
     """A corpus file. Every method is async; file work runs off the event loop."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, secrets: Iterable[str] = ()) -> None:
         self.path = path
+        #: Known secret values and token shapes never reach the file (docs/evals.md).
+        self._redactor = Redactor(secrets)
+
+    def _clean(self, text: str) -> str:
+        return self._redactor.text(text)
 
     async def add(self, record: CorpusRecord) -> CorpusRecord:
+        record = record.model_copy(
+            update={"input": self._clean(record.input), "output": self._clean(record.output)}
+        )
         line = _AddOp(record=record).model_dump_json()
         await asyncio.to_thread(_append_line, self.path, line)
         return record
@@ -151,6 +160,12 @@ class Corpus:
         record = await self.get(record_id)
         if verdict.label == "edited" and not verdict.edit:
             raise CorpusError("an 'edited' verdict needs the edited text", id=record.id)
+        verdict = verdict.model_copy(
+            update={
+                "edit": self._clean(verdict.edit) if verdict.edit else verdict.edit,
+                "note": self._clean(verdict.note),
+            }
+        )
         line = _VerdictOp(id=record.id, verdict=verdict).model_dump_json()
         await asyncio.to_thread(_append_line, self.path, line)
         return record.model_copy(update={"verdict": verdict})

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from driveros._errors import DriverosError, MemoryStoreError
+from driveros.agent import Redactor, dotenv_secret_values
 from driveros.config import Environment
 from driveros.llm import Message, Provider, Request, system, user
 from driveros.memory._decide import (
@@ -29,6 +30,7 @@ from driveros.memory._embed import embedder_from_env
 from driveros.memory._models import Fact, Provenance, StoreReport
 from driveros.memory._scope import default_db_path, exclude_from_git, scope_for
 from driveros.memory._store import MemoryStore
+from driveros.sandbox import dotenv_assignments
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +62,8 @@ class AgentMemory:
         self.memory = store
         self.provider = provider
         self.timeout = timeout
-        self._redact = tuple(s for s in redact if s)
+        #: Known values and token shapes: a fact holding one is never written (docs/memory.md).
+        self._redactor = Redactor(s for s in redact if s)
         #: What the last :meth:`store` call did (for traces and tests).
         self.last_report: StoreReport | None = None
 
@@ -122,7 +125,7 @@ class AgentMemory:
         rejected: list[str] = []
         facts = []
         for fact in parse_extraction(text):
-            if any(secret in fact for secret in self._redact):
+            if self._redactor.contains_secret(fact):
                 rejected.append("a fact containing a secret value")
             else:
                 facts.append(fact)
@@ -198,4 +201,6 @@ async def open_agent_memory(
     ``MNEME_EMBED_MODEL``) when the store cannot be opened.
     """
     store = await open_memory_store(workspace, env, timeout=timeout)
-    return AgentMemory(store, provider, timeout=timeout, redact=env.secret_values())
+    dotenv = await asyncio.to_thread(dotenv_assignments, workspace)
+    secrets = [*env.secret_values(), *dotenv_secret_values(dotenv)]
+    return AgentMemory(store, provider, timeout=timeout, redact=secrets)

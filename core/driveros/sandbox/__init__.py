@@ -7,6 +7,7 @@ docker SDK). Both also offer shell sessions and a process host. See docs/sandbox
 
 from driveros._errors import SandboxError
 from driveros.sandbox._docker import DEFAULT_IMAGE, DockerSandbox
+from driveros.sandbox._env import dotenv_assignments
 from driveros.sandbox._env import scrub as scrub_env
 from driveros.sandbox._local import LocalSandbox
 from driveros.sandbox._processes import BackgroundProcess, ProcessOutput
@@ -69,6 +70,7 @@ __all__ = [
     "ShellSession",
     "SpecialFileError",
     "WrongKindError",
+    "dotenv_assignments",
     "scrub_env",
     "secret_path_reason",
 ]

@@ -30,7 +30,7 @@ from driveros.sandbox._env import (
     allowed_environment,
     check_command,
     command_environment,
-    read_dotenv_pairs,
+    dotenv_assignments,
 )
 from driveros.sandbox._files import DEFAULT_MAX_READ
 from driveros.sandbox._paths import is_git_name
@@ -168,7 +168,7 @@ class DockerSandbox(SandboxBase):
             if self._container_id is not None:
                 return
             self._env = self._environment(
-                await asyncio.to_thread(read_dotenv_pairs, self.workspace)
+                await asyncio.to_thread(dotenv_assignments, self.workspace)
             )
             self._client = await asyncio.to_thread(self._connect)
             await asyncio.to_thread(self._preflight)

@@ -201,7 +201,7 @@ def base_environment(
     return env
 
 
-def read_dotenv_pairs(root: Path) -> list[tuple[str, str]]:
+def dotenv_assignments(root: Path) -> list[tuple[str, str]]:
     """``(name, value)`` of every assignment in the ``.env*`` files at ``root`` (blocking).
 
     Only regular files are read (no FIFO can hang this, no symlink leads out), each up to

@@ -15,7 +15,7 @@ from driveros.sandbox._env import (
     base_environment,
     check_command,
     command_environment,
-    read_dotenv_pairs,
+    dotenv_assignments,
 )
 from driveros.sandbox._files import DEFAULT_MAX_READ
 from driveros.sandbox._hostproc import run_host_command
@@ -84,7 +84,7 @@ class LocalSandbox(SandboxBase):
             await self._watchdog.start()
             if self._prepared:
                 return
-            dotenv = await asyncio.to_thread(read_dotenv_pairs, self.workspace)
+            dotenv = await asyncio.to_thread(dotenv_assignments, self.workspace)
             env = await asyncio.to_thread(self._environment, dotenv)
             self._scratch = await asyncio.to_thread(tempfile.mkdtemp, prefix="driveros-sbx-")
             self._watchdog.track_dir(self._scratch)
