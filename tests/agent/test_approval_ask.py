@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.sandbox.conftest import require_docker
+from tests.sandbox.conftest import daemon_runtimes, require_docker
 
 from driveros.agent import Event, RunSpec, execute_run
 from driveros.config import load_environment
@@ -122,15 +122,38 @@ async def test_local_tier_under_policy_refuses_the_probe(probe_repo: Path) -> No
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("approve", ["policy", "ask"])
-async def test_contained_docker_tier_runs_the_probe_unasked(probe_repo: Path, approve: str) -> None:
+@pytest.mark.parametrize(
+    ("approve", "runtime"), [("policy", "runc"), ("ask", "runc"), ("policy", "runsc")]
+)
+async def test_contained_docker_tier_runs_the_probe_unasked(
+    probe_repo: Path, approve: str, runtime: str
+) -> None:
     require_docker()
+    if runtime == "runsc" and "runsc" not in daemon_runtimes():
+        pytest.skip("the docker daemon has no runsc runtime")
     asker = RecordingAsker()  # any question would fail the test (no answer to pop)
     turns = [Turn(tool_calls=[RUN_PROBE]), Turn(text="it printed 42")]
-    out = await _run(turns, probe_repo, asker=asker, approve=approve, sandbox="docker", review=True)
+    out = await _run(
+        turns,
+        probe_repo,
+        asker=asker,
+        approve=approve,
+        sandbox="docker",
+        runtime=runtime,
+        review=True,
+    )
     assert out["report"].result.outcome == "answered", out["report"].result.error
     assert asker.questions == []
     (approval,) = [e for e in out["events"] if e.type == "approval"]
     assert (approval.decision, approval.asked) == ("allowed", False)
-    assert approval.tier == "docker runc, network off, scratch copy"
+    assert approval.tier == f"docker {runtime}, network off, scratch copy"
     assert "probe says 42" in _tool_messages(out["requests"][1])[0]
+
+
+async def test_ask_timeout_from_the_spec_is_a_denial(probe_repo: Path) -> None:
+    asker = SilentAsker()
+    turns = [Turn(tool_calls=[RUN_PROBE]), Turn(text="fine")]
+    out = await _run(turns, probe_repo, asker=asker, ask_timeout_s=0.05)
+    (approval,) = [e for e in out["events"] if e.type == "approval"]
+    assert (approval.decision, approval.asked, approval.answered_by) == ("denied", True, "timeout")
+    assert out["report"].result.outcome in ("answered", "unverified")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from driveros.review.approval import (
+    DEFAULT_ASK_TIMEOUT,
     ApprovalPolicy,
     ApprovalRequest,
     Asker,
@@ -39,7 +40,9 @@ def approval_policy(
     workspace: str | Path | None = None,
     tier: Tier | None = None,
     asker: Asker | None = None,
+    timeout: float | None = DEFAULT_ASK_TIMEOUT,
 ) -> ApprovalPolicy:
     """The policy for an ``--approve`` mode in ``tier`` (default: local). ``ask`` without an
-    ``asker`` (and ``interactive``) asks on /dev/tty and fails fast without a terminal."""
-    return approval_from_name(mode, workspace=workspace, tier=tier, asker=asker)
+    ``asker`` (and ``interactive``) asks on /dev/tty and fails fast without a terminal;
+    ``timeout`` is how long ``ask`` waits for an answer before denying."""
+    return approval_from_name(mode, workspace=workspace, tier=tier, asker=asker, timeout=timeout)

@@ -71,6 +71,8 @@ class RunSpec(BaseModel):
     first_byte_timeout_s: float | None = Field(default=None, gt=0)
     idle_timeout_s: float | None = Field(default=None, gt=0)
     approve: ApproveMode = "policy"
+    #: ``approve="ask"``: seconds to wait for an answer before it counts as a denial.
+    ask_timeout_s: float = Field(default=300.0, gt=0)
     #: Work on a scratch copy (driveros.review) and propose the changes instead of writing.
     review: bool = False
     #: Unsaved editor buffers: workspace-relative path -> text (needs ``review``).
@@ -238,6 +240,9 @@ async def _intel_for(
             name="diagnostics",
             decision=label,
             reason=f"custom check {check.name!r}: {decision.reason}",
+            asked=decision.asked,
+            answered_by=decision.answered_by,
+            scope=decision.scope,
         )
         return decision.allowed, decision.reason
 
@@ -328,7 +333,11 @@ async def execute_run(
             sandbox, seen_as = await _open_sandbox(spec, root, env, scratch)
             stack.push_async_callback(sandbox.aclose)
             policy = approval or approval_policy(
-                spec.approve, workspace=seen_as, tier=run_tier(spec), asker=asker
+                spec.approve,
+                workspace=seen_as,
+                tier=run_tier(spec),
+                asker=asker,
+                timeout=spec.ask_timeout_s,
             )
             found = (
                 await _intel_for(spec, sandbox, policy, sink, await _feed_cache(sandbox, stack))
