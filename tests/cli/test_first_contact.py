@@ -74,6 +74,20 @@ def test_cli_undecodable_task_reaches_json_stdout(calc_repo: Path) -> None:
     assert events[-1]["exit_code"] == proc.returncode == 2
 
 
+async def test_cli_undecodable_task_on_stdin_is_shown_escaped(calc_repo: Path) -> None:
+    async with ScriptedModelServer([Turn(text="done")]) as server:
+        proc = await asyncio.create_subprocess_exec(
+            str(DRIVEROS), "agent", "--task", "-", "--format", "ndjson",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=cli_environ(server), cwd=calc_repo,
+        )  # fmt: skip
+        out, err = await proc.communicate(b"fix \xff\xfe caf\xc3\xa9\n")
+    assert b"Traceback" not in err, err
+    events = [json.loads(line) for line in out.splitlines()]
+    assert events[0]["task"] == "fix \\xff\\xfe café\n"
+    assert events[-1]["exit_code"] == proc.returncode == 2
+
+
 async def test_cli_lone_surrogate_in_tool_arguments_ends_with_a_result(calc_repo: Path) -> None:
     raw = '{"path": "dir/bad\\udcffname.txt"}'  # the JSON escape of a lone surrogate
     turns = [Turn(tool_calls=[ToolCallSpec("read_file", raw)]), Turn(text="no such file")]
