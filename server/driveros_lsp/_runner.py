@@ -135,6 +135,7 @@ class AgentRunner:
             untrusted=s.untrusted,
             network=s.network,
             memory=s.memory,
+            diagnostics=s.diagnostics,
             max_iterations=s.max_iterations,
             max_wall_s=s.max_wall_s,
             first_byte_timeout_s=s.first_byte_timeout_s,

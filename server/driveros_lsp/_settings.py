@@ -49,6 +49,13 @@ class Settings(BaseModel):
         description="Tool approval: 'policy' asks the policy, 'never' refuses risky actions.",
     )
     memory: bool = Field(default=False, description="Use long-term memory (recall and store).")
+    diagnostics: bool = Field(
+        default=True,
+        description=(
+            "Run the project's checks (linters, type checkers, tests) after the agent's edits; "
+            "off saves CPU when many runs are active."
+        ),
+    )
     council: bool = Field(
         default=False,
         description="Have the council (critic, author, referee models) review each proposal.",

@@ -35,6 +35,7 @@ from driveros.intel._config import (
 )
 from driveros.intel._detector import BuildDiagnosticsDetector
 from driveros.intel._feed import CheckApproval, DiagnosticsFeed
+from driveros.intel._jobs import JobLimiter, default_limiter
 from driveros.intel._parse_common import ParseResult, PathContext
 from driveros.intel._parsers import get_parser, parse_output
 from driveros.intel._results import CheckRun
@@ -47,11 +48,13 @@ __all__ = [
     "DiagnosticsFeed",
     "IntelConfig",
     "IntelConfigError",
+    "JobLimiter",
     "ParseResult",
     "ParserName",
     "PathContext",
     "SnapshotDelta",
     "WorkspaceConfig",
+    "default_limiter",
     "diff_snapshots",
     "fingerprint",
     "format_item",

@@ -41,6 +41,7 @@ from driveros.intel._detect import (
     probe_script,
 )
 from driveros.intel._imports import ImportGraph
+from driveros.intel._jobs import JobLimiter, default_limiter
 from driveros.intel._parse_common import PathContext, make_item
 from driveros.intel._parsers import parse_output
 from driveros.intel._results import (
@@ -88,7 +89,9 @@ class DiagnosticsFeed:
     mypy), as the sandbox's commands see it; the caller owns and removes it
     (``driveros.agent.execute_run`` registers one per run in the state directory). None:
     ``${TMPDIR:-/tmp}/driveros-intel/<hash>``, which nobody removes (fine inside a container
-    that goes away).
+    that goes away). ``limiter`` bounds the check batches running at once across feeds
+    (default: the process-wide :func:`~driveros.intel.default_limiter`, one per core): each
+    snapshot's checks run while holding one of its slots.
     """
 
     def __init__(
@@ -100,8 +103,10 @@ class DiagnosticsFeed:
         approve: CheckApproval | None = None,
         config_problem: str | None = None,
         config_origin: str = ".driveros.toml",
+        limiter: JobLimiter | None = None,
     ) -> None:
         self._sandbox = sandbox
+        self._limiter = limiter or default_limiter()
         self._config = config or IntelConfig()
         self._config_problem = config_problem
         self._config_origin = config_origin
@@ -171,7 +176,7 @@ class DiagnosticsFeed:
                         _log.warning("check %s failed", spec.name, exc_info=True)
                         outcomes[spec.name] = self._broken(spec, exc)
 
-            async with asyncio.TaskGroup() as tg:
+            async with self._limiter.slot(), asyncio.TaskGroup() as tg:
                 for spec in self._plan:
                     tg.create_task(one(spec))
             return self._assemble(outcomes)
