@@ -37,7 +37,8 @@ function runIdOf(arg: RunArg): string | undefined {
 
 function describeRun(run: RunState): string {
   const state = run.status === "running" ? "running" : (run.result?.outcome ?? run.serverState ?? "finished");
-  const review = run.proposalPending ? ` · ${run.proposal?.length ?? 0} file(s) to review` : "";
+  const count = run.proposal?.length ?? 0;
+  const review = run.proposalPending ? ` · ${count} ${count === 1 ? "file" : "files"} to review` : "";
   return `${state}${review} · ${formatTokens(run.usage.total_tokens)}`;
 }
 

@@ -30,7 +30,7 @@ function M.check()
   end
   local clients = vim.lsp.get_clients({ name = 'driveros' })
   if #clients > 0 then
-    health.ok(('%d driveros client(s) running'):format(#clients))
+    health.ok(('%d driveros client%s running'):format(#clients, #clients == 1 and '' or 's'))
   else
     health.info('no driveros client is running (vim.lsp.enable("driveros") and open a file)')
   end

@@ -42,8 +42,9 @@ function M.on_proposal(_, params, _)
       council = ' · council: no verdict'
     end
   end
-  vim.notify(('DriverOS: run %s proposes changes to %d file(s)%s — :DriverOS review'):format(
-    params.runId, #run.proposal, council), vim.log.levels.INFO)
+  local n = #run.proposal
+  vim.notify(('DriverOS: run %s proposes changes to %d file%s%s — :DriverOS review'):format(
+    params.runId, n, n == 1 and '' or 's', council), vim.log.levels.INFO)
   if require('driveros').options.review.auto_open then
     vim.schedule(function()
       M.start(params.runId)

@@ -56,7 +56,9 @@ end
 ---@return string
 function M.describe(run)
   local state = run.outcome or run.status
-  local files = run.proposal and (' · %d file(s) proposed'):format(#run.proposal) or ''
+  local files = run.proposal
+      and (' · %d file%s proposed'):format(#run.proposal, #run.proposal == 1 and '' or 's')
+    or ''
   return ('%s  [%s]  %s%s'):format(run.id, state, run.task, files)
 end
 

@@ -98,14 +98,16 @@ local function add_event(view, ev)
   elseif t == 'turn_finished' then
     block = { lines = { ('  … turn %d: %d ms, %s'):format(ev.turn or 0, math.floor(ev.duration_ms or 0), tokens(ev.usage)) }, hl = 'Comment' }
   elseif t == 'proposal' then
-    local lines = { ('» proposal: %d file(s) — :DriverOS review'):format(#(ev.files or {})) }
+    local n = #(ev.files or {})
+    local lines = { ('» proposal: %d file%s — :DriverOS review'):format(n, n == 1 and '' or 's') }
     for _, f in ipairs(ev.files or {}) do
       table.insert(lines, ('    %s %s'):format(f.action or 'modify', f.path))
     end
     block = { lines = lines, hl = 'DiffAdd' }
   elseif t == 'result' then
-    local lines = { ('= %s (exit %d) · verified: %s · %d turn(s) · %s · %d ms'):format(ev.outcome, ev.exit_code or 0,
-      ev.verified and 'yes' or 'no', ev.turns or 0, tokens(ev.usage), math.floor(ev.duration_ms or 0)) }
+    local turns = ev.turns or 0
+    local lines = { ('= %s (exit %d) · verified: %s · %d turn%s · %s · %d ms'):format(ev.outcome, ev.exit_code or 0,
+      ev.verified and 'yes' or 'no', turns, turns == 1 and '' or 's', tokens(ev.usage), math.floor(ev.duration_ms or 0)) }
     if ev.answer and ev.answer ~= '' then
       vim.list_extend(lines, indent(ev.answer, '  '))
     end
