@@ -88,3 +88,37 @@ async def test_concurrent_scratch_create_across_processes(tmp_path: Path) -> Non
     assert [p.returncode for p in procs] == [0] * 4, [err.decode()[-2000:] for _, err in results]
     assert _worktrees(repo) == [str(repo)]
     assert list(base.iterdir()) == []
+
+
+async def test_concurrent_runs_through_the_server_all_start(tmp_path: Path) -> None:
+    """20 runs started at once through a real driveros-lsp on one repository: none ends
+    ``setup_error`` (their scratch worktrees no longer race), and none is left behind."""
+    from driveros.testing import ScriptedModelServer, Turn
+    from driveros_lsp import protocol
+    from tests.server._lsp import editor_session
+    from tests.server.conftest import model_env
+    from tests.server.test_flow import SETTINGS, wait_state
+
+    repo = _repo(tmp_path)
+    turns = [Turn(text=f"answer {i}") for i in range(N)]
+    settings = {**SETTINGS, "maxConcurrentRuns": N, "diagnostics": False}
+    async with (
+        ScriptedModelServer(turns) as model,
+        editor_session(repo, env=model_env(model), settings=settings) as ed,
+    ):
+        starts = [ed.command(protocol.CMD_AGENT_START, {"task": f"t{i}"}) for i in range(N)]
+        run_ids = [r["runId"] for r in await asyncio.gather(*starts)]
+        for run_id in run_ids:
+            await wait_state(ed, run_id, "finished", "proposed")
+        await ed.wait_for(lambda: all(ed.events(r, "result") for r in run_ids), what="results")
+        outcomes = [ed.events(r, "result")[0]["outcome"] for r in run_ids]
+        errors = [ed.events(r, "result")[0].get("error") for r in run_ids]
+        assert "setup_error" not in outcomes, errors
+        assert sorted(outcomes) == ["unverified"] * N
+        # Finished runs free their copies in the background: wait for that before shutdown
+        # (a shutdown racing those releases is row 6's business, not this test's).
+        async with asyncio.timeout(60):
+            while await list_leases():
+                await asyncio.sleep(0.05)
+    assert _worktrees(repo) == [str(repo)]
+    assert await list_leases() == []
