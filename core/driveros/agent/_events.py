@@ -65,6 +65,8 @@ class RunStarted(_Event):
     model: str = ""
     workspace: str = ""
     sandbox: str = ""
+    #: Untracked files over the size limit that the scratch copy does not have (review runs).
+    left_out: list[str] = Field(default_factory=list)
 
 
 class TurnStarted(_Event):

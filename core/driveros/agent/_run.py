@@ -330,6 +330,8 @@ async def execute_run(
                     scratch = await ScratchWorkspace.create(spec.workspace, overlays=spec.overlays)
                     owns_scratch = True
                 root = scratch.path
+                if scratch.left_out:
+                    sink.extra_fields[ev.RunStarted] = {"left_out": list(scratch.left_out)}
             sandbox, seen_as = await _open_sandbox(spec, root, env, scratch)
             stack.push_async_callback(sandbox.aclose)
             policy = approval or approval_policy(

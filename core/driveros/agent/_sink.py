@@ -22,6 +22,9 @@ class EventSink:
         self.redactor = redactor or Redactor()
         self._on_event = on_event
         self._seq = 0
+        #: Fields added to every event of a kind (set before it is emitted), e.g. what the
+        #: run's setup learned for ``run_started``.
+        self.extra_fields: dict[type[Any], dict[str, Any]] = {}
 
     @property
     def emitted(self) -> int:
@@ -30,6 +33,7 @@ class EventSink:
 
     async def emit(self, kind: type[E], **fields: Any) -> E:
         self._seq += 1
+        fields = {**self.extra_fields.get(kind, {}), **fields}
         event = self.redactor.event(kind(run_id=self.run_id, seq=self._seq, **fields))
         if self._on_event is not None:
             await self._on_event(event)

@@ -54,6 +54,13 @@ class TraceWriter:
             case "run_started":
                 where = f"{event.provider}/{event.model}" if event.provider else "setup"
                 self._line(f"driveros: run {event.run_id} · {where} · {event.sandbox or '-'}")
+                if event.left_out:
+                    shown = ", ".join(display_command(p) for p in event.left_out[:10])
+                    more = len(event.left_out) - 10
+                    self._line(
+                        "driveros: left out of the scratch copy (untracked, over the size"
+                        f" limit): {shown}" + (f" and {more} more" if more > 0 else "")
+                    )
             case "turn_started":
                 self._line(f"── turn {event.turn}")
             case "thinking":

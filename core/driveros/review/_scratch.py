@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,26 @@ from driveros.review._snapshot import Layout, build, destroy, layout_from_json, 
 from driveros.state import kept_leases
 
 log = logging.getLogger(__name__)
+
+#: Untracked files larger than this many bytes are left out of scratch copies.
+DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+#: The environment variable that sets that limit (bytes, or with a K/M/G suffix; 0: none).
+MAX_FILE_SIZE_VAR = "DRIVEROS_SCRATCH_MAX_FILE_SIZE"
+_SIZE = re.compile(r"^\s*(\d+)\s*(?:([kmg])i?b?|b)?\s*$", re.IGNORECASE)
+
+
+def max_file_size_from_env(environ: Mapping[str, str] | None = None) -> int:
+    """The size limit ``$DRIVEROS_SCRATCH_MAX_FILE_SIZE`` asks for, else the default.
+    An unreadable value is logged and the default used."""
+    raw = (os.environ if environ is None else environ).get(MAX_FILE_SIZE_VAR, "")
+    if not raw.strip():
+        return DEFAULT_MAX_FILE_SIZE
+    m = _SIZE.match(raw)
+    if m is None:
+        log.warning("ignoring %s=%r: expected a size like 10M", MAX_FILE_SIZE_VAR, raw)
+        return DEFAULT_MAX_FILE_SIZE
+    factor = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[(m.group(2) or "").lower()]
+    return int(m.group(1)) * factor
 
 
 @dataclass(frozen=True)
@@ -84,12 +106,17 @@ class ScratchWorkspace:
         *,
         overlays: Mapping[str, str] | None = None,
         base_dir: Path | None = None,
+        max_file_size: int | None = None,
     ) -> ScratchWorkspace:
+        """``max_file_size``: untracked files larger than this many bytes are left out (see
+        :attr:`left_out`); None reads ``$DRIVEROS_SCRATCH_MAX_FILE_SIZE`` (default 10 MiB),
+        0 copies everything."""
+        limit = max_file_size_from_env() if max_file_size is None else max(0, max_file_size)
         ws = Path(workspace)
         if not await asyncio.to_thread(ws.is_dir):
             raise ReviewError(f"workspace is not a directory: {ws}", workspace=str(ws))
         ws = await asyncio.to_thread(ws.resolve)
-        layout = await build(ws, overlays=overlays or {}, base_dir=base_dir)
+        layout = await build(ws, overlays=overlays or {}, base_dir=base_dir, max_file_size=limit)
         log.debug("scratch copy of %s at %s", ws, layout.path)
         return cls(layout)
 
@@ -109,6 +136,14 @@ class ScratchWorkspace:
     def is_worktree(self) -> bool:
         """Whether the copy is a git worktree (the workspace is in a repository with a HEAD)."""
         return self._lay.repo_top is not None
+
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """Untracked files of the workspace over the size limit, not in the copy (sorted,
+        workspace-relative). Not stored either: no proposal mentions them unless the agent
+        writes one of those paths, and applying that meets the user's file (a conflict)."""
+        prefix = self._lay.prefix
+        return tuple(sorted(p[len(prefix) :] for p in self._lay.left_out if p.startswith(prefix)))
 
     @property
     def environments(self) -> tuple[str, ...]:

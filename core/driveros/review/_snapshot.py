@@ -11,7 +11,9 @@ differ from HEAD are hashed).
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -75,6 +77,8 @@ class Layout:
     environments: list[str] = field(default_factory=list)
     #: The registration of ``root`` (and the worktree entry) in the state directory.
     lease: Lease | None = None
+    #: Untracked files over the size limit, not copied (paths relative to ``work``).
+    left_out: list[str] = field(default_factory=list)
 
     @property
     def path(self) -> Path:
@@ -130,7 +134,7 @@ async def _copy_parallel(src: Path, dst: Path, relpaths: list[str]) -> None:
             tg.create_task(asyncio.to_thread(sync_paths, src, dst, part))
 
 
-async def _populate_worktree(lay: Layout, top: Path, common: Path) -> None:
+async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size: int) -> None:
     status_task = asyncio.create_task(
         run_git(
             [
@@ -167,7 +171,12 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path) -> None:
             )
     finally:
         _, status, _ = await status_task
-    dirty = [e[3:] for e in split_z(status) if len(e) > 3 and not _untracked_excluded(e)]
+    entries = [e for e in split_z(status) if len(e) > 3 and not _untracked_excluded(e)]
+    if max_file_size:
+        untracked = [e[3:] for e in entries if e.startswith("??")]
+        lay.left_out = await asyncio.to_thread(too_big, top, untracked, max_file_size)
+    skip = set(lay.left_out)
+    dirty = [e[3:] for e in entries if e[3:] not in skip]
     _, index_out, _ = await run_git(["rev-parse", "--git-path", "index"], cwd=lay.work, raw=True)
     index = Path(index_out.decode("utf-8", "surrogateescape").strip())
     if not index.is_absolute():
@@ -187,13 +196,31 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path) -> None:
     await _copy_parallel(top, lay.work, dirty)
 
 
-async def _populate_copy(lay: Layout) -> None:
+async def _populate_copy(lay: Layout, max_file_size: int) -> None:
     # Hash the user's files straight into the private repository (honouring .gitignore and
     # the default excludes), then check them out into the copy: both steps run inside git,
     # and the copy is by construction exactly the baseline.
     await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
     await asyncio.to_thread(lay.work.mkdir)
+    exclude = lay.git_dir / "info" / "exclude"
+    if max_file_size:
+        # What `add -A` would take, minus the big files (excluded for that one command).
+        _, out, _ = await run_git(
+            ["ls-files", "-o", "--exclude-standard", "-z"],
+            cwd=lay.workspace,
+            git_dir=lay.git_dir,
+            work_tree=lay.workspace,
+        )
+        big = await asyncio.to_thread(too_big, lay.workspace, split_z(out), max_file_size)
+        lay.left_out = [p for p in big if "\n" not in p]  # a name git's excludes can say
+        if lay.left_out:
+            lines = "".join(f"{exclude_pattern(p)}\n" for p in lay.left_out)
+            await asyncio.to_thread(_append, exclude, lines)
     await run_git(["add", "-A"], cwd=lay.workspace, git_dir=lay.git_dir, work_tree=lay.workspace)
+    if lay.left_out:
+        # Only the initial add needs them: a file the agent creates at such a path is a
+        # change like any other (and applying it meets the user's file: a conflict).
+        await asyncio.to_thread(exclude.write_text, _EXCLUDES_TEXT, "utf-8")
     # -u records the copy's stat data in the index, so later `add -A` only hashes edits.
     await run_git(
         ["checkout-index", "--all", "--force", "--index"],
@@ -201,6 +228,31 @@ async def _populate_copy(lay: Layout) -> None:
         git_dir=lay.git_dir,
         work_tree=lay.work,
     )
+
+
+def _append(path: Path, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def too_big(root: Path, relpaths: list[str], limit: int) -> list[str]:
+    """The regular files among ``relpaths`` (under ``root``) larger than ``limit`` bytes."""
+    out: list[str] = []
+    for rel in relpaths:
+        try:
+            st = (root / rel).lstat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_size > limit:
+            out.append(rel)
+    return out
+
+
+def exclude_pattern(rel: str) -> str:
+    """A gitignore line matching exactly the file ``rel`` (anchored, wildcards escaped)."""
+    escaped = re.sub(r"([\\*?\[])", r"\\\1", rel)
+    stripped = escaped.rstrip(" ")
+    return "/" + stripped + "\\ " * (len(escaped) - len(stripped))
 
 
 async def _link_environments(lay: Layout) -> None:
@@ -218,7 +270,13 @@ def _root_for(base_dir: Path | None, lease_id: str) -> Path:
     return base.resolve() / f"driveros-scratch-{lease_id}"
 
 
-async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path | None) -> Layout:
+async def build(
+    workspace: Path,
+    *,
+    overlays: Mapping[str, str],
+    base_dir: Path | None,
+    max_file_size: int = 0,
+) -> Layout:
     """Create the copy, overlay the buffers and record the baseline. Cleans up on failure."""
     clean_overlays = {check_relpath(k): v for k, v in overlays.items()}
     repo = await _repo_info(workspace)
@@ -260,9 +318,11 @@ async def build(workspace: Path, *, overlays: Mapping[str, str], base_dir: Path 
         )
         await asyncio.to_thread(lay.git_dir.parent.mkdir)
         if repo is not None:
-            await _populate_worktree(lay, repo[0], repo[2])
+            await _populate_worktree(lay, repo[0], repo[2], max_file_size)
         else:
-            await _populate_copy(lay)
+            await _populate_copy(lay, max_file_size)
+        # An overlaid path is written from the editor's buffer whatever its size on disk.
+        lay.left_out = [p for p in lay.left_out if p[len(lay.prefix) :] not in clean_overlays]
         if clean_overlays:
             lay.disk_baseline = await asyncio.to_thread(current_shas, workspace, clean_overlays)
             await asyncio.to_thread(write_overlays, lay.path, clean_overlays)
