@@ -57,6 +57,8 @@ class RunRequest(BaseModel):
     #: Target diagnostics, each shaped like ``driveros.agent.DiagnosticItem`` (plain dicts
     #: here so that importing this module does not import the agent).
     targets: list[dict[str, Any]] = Field(default_factory=list)
+    #: The user trusts the workspace (decided by ``_trust.WorkspaceTrust`` as the run starts).
+    trusted: bool = False
 
 
 class RunOutcome(BaseModel):
@@ -123,7 +125,7 @@ class AgentRunner:
         from driveros.config import load_environment
 
         root = Path(request.workspace)
-        env = await asyncio.to_thread(load_environment, cwd=root)
+        env = await asyncio.to_thread(load_environment, cwd=root, trusted=request.trusted)
         s = request.settings
         spec = RunSpec(
             task=request.task,
@@ -145,6 +147,7 @@ class AgentRunner:
             overlays=dict(request.overlays),
             targets=[DiagnosticItem.model_validate(t) for t in request.targets],
             run_id=request.run_id,
+            workspace_trusted=env.workspace_trusted,
         )
 
         async def deliver(event: Event) -> None:

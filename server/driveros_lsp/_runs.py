@@ -17,7 +17,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -90,8 +90,16 @@ def new_run_id() -> str:
 class RunManager:
     """Starts, tracks, cancels and releases runs. One per server."""
 
-    def __init__(self, runner_factory: Callable[[], Runner], observer: RunObserver) -> None:
+    def __init__(
+        self,
+        runner_factory: Callable[[], Runner],
+        observer: RunObserver,
+        *,
+        prepare: Callable[[RunRequest], Awaitable[RunRequest]] | None = None,
+    ) -> None:
         self._runner_factory = runner_factory
+        #: Completes each request as its run starts (workspace trust, which may ask the user).
+        self._prepare = prepare
         self._runner: Runner | None = None
         self._observer = observer
         self._runs: dict[str, Run] = {}
@@ -153,6 +161,13 @@ class RunManager:
 
     async def _drive(self, run: Run, request: RunRequest, resume: RunOutcome | None) -> None:
         """On the server loop: run the runner on the agent loop, then record its outcome."""
+        if self._prepare is not None:
+            try:
+                request = await self._prepare(request)
+            except asyncio.CancelledError:
+                run.state = "canceled"
+                self._observer.run_finished(run)
+                raise
         loop = asyncio.get_running_loop()
         finished: asyncio.Future[RunOutcome] = loop.create_future()
         runner = self.runner

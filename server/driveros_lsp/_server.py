@@ -73,7 +73,12 @@ class DriverosLanguageServer(LanguageServer):
         from driveros_lsp._hub import RunHub
 
         self.hub = RunHub(self)
-        self.runs = RunManager(runner_factory or _default_runner_factory, self.hub)
+        from driveros_lsp._trust import WorkspaceTrust
+
+        self.trust = WorkspaceTrust(self)
+        self.runs = RunManager(
+            runner_factory or _default_runner_factory, self.hub, prepare=self.trust.prepare
+        )
 
     @property
     def settings(self) -> Settings:
