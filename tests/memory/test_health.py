@@ -28,18 +28,28 @@ async def _seed(db: Path) -> list[int]:
     return added
 
 
+class Sound:
+    """A sound database's bytes (a class, so a failing example does not print them all)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"Sound({len(self.data)} bytes)"
+
+
 @pytest.fixture(scope="module")
-def sound_db(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+def sound(tmp_path_factory: pytest.TempPathFactory) -> Sound:
     db = tmp_path_factory.mktemp("sound") / "mem.db"
     asyncio.run(_seed(db))
-    return db.read_bytes()
+    return Sound(db.read_bytes())
 
 
 def test_health_carving_a_sound_file_finds_every_row_as_sql_does(
-    sound_db: bytes, tmp_path: Path
+    sound: Sound, tmp_path: Path
 ) -> None:
     db = tmp_path / "mem.db"
-    db.write_bytes(sound_db)
+    db.write_bytes(sound.data)
     carved = carve_facts(db)
 
     async def listed() -> list[object]:
@@ -52,20 +62,20 @@ def test_health_carving_a_sound_file_finds_every_row_as_sql_does(
 
 
 async def test_health_salvage_keeps_one_scope_and_never_writes(
-    sound_db: bytes, tmp_path: Path
+    sound: Sound, tmp_path: Path
 ) -> None:
     db = tmp_path / "mem.db"
-    db.write_bytes(sound_db)
+    db.write_bytes(sound.data)
     found = await salvage_facts(db, scope="other")
     assert [f.text for f in found.facts] == ["another repository's fact"]
     assert not found.gaps and found.complete
-    assert db.read_bytes() == sound_db
+    assert db.read_bytes() == sound.data
     assert await check_integrity(db) == []
 
 
-async def test_health_header_garbage_is_damage(sound_db: bytes, tmp_path: Path) -> None:
+async def test_health_header_garbage_is_damage(sound: Sound, tmp_path: Path) -> None:
     db = tmp_path / "mem.db"
-    db.write_bytes(b"not a database at all" + sound_db[21:])
+    db.write_bytes(b"not a database at all" + sound.data[21:])
     with pytest.raises(MemoryDamagedError):
         await MemoryStore.open(db, scope="s")
     assert await check_integrity(db) != []
@@ -81,11 +91,11 @@ async def test_health_header_garbage_is_damage(sound_db: bytes, tmp_path: Path) 
     garbage=st.binary(min_size=1, max_size=9000),
 )
 def test_health_any_damage_never_crashes_and_never_writes(
-    sound_db: bytes, tmp_path_factory: pytest.TempPathFactory, at: float, garbage: bytes
+    sound: Sound, tmp_path_factory: pytest.TempPathFactory, at: float, garbage: bytes
 ) -> None:
     db = tmp_path_factory.mktemp("fuzz") / "mem.db"
-    offset = int(at * (len(sound_db) - 1))
-    data = (sound_db[:offset] + garbage + sound_db[offset + len(garbage) :])[: len(sound_db)]
+    offset = int(at * (len(sound.data) - 1))
+    data = (sound.data[:offset] + garbage + sound.data[offset + len(garbage) :])[: len(sound.data)]
     db.write_bytes(data)
     digest = hashlib.sha256(data).hexdigest()
     problems = asyncio.run(check_integrity(db))
@@ -107,10 +117,10 @@ def test_health_carving_random_bytes_never_crashes(data: bytes) -> None:
 
 
 async def test_health_a_store_found_damaged_refuses_every_write(
-    sound_db: bytes, tmp_path: Path
+    sound: Sound, tmp_path: Path
 ) -> None:
     db = tmp_path / "mem.db"
-    db.write_bytes(sound_db)
+    db.write_bytes(sound.data)
     async with await MemoryStore.open(db, scope="s") as store:
         store.damaged = True  # what the first "malformed" answer from SQLite sets
         before = await store.list_facts(status="all")

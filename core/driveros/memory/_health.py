@@ -61,8 +61,15 @@ def _primary(exc: sqlite3.Error) -> int | None:
     return None if code is None else int(code) & 0xFF
 
 
+#: What SQLite (through Python) raises for a damaged file: its own errors, and undecodable
+#: bytes where text should be (in a row, or in an error message quoting a garbled schema).
+DAMAGE_ERRORS = (sqlite3.DatabaseError, UnicodeDecodeError)
+
+
 def is_damage(exc: BaseException) -> bool:
-    """SQLITE_CORRUPT or SQLITE_NOTADB: the file is not a sound database."""
+    """SQLITE_CORRUPT or SQLITE_NOTADB, or text that is not text: the file is not sound."""
+    if isinstance(exc, UnicodeDecodeError):
+        return True
     if not isinstance(exc, sqlite3.DatabaseError):
         return False
     code = _primary(exc)
@@ -138,16 +145,22 @@ def store_error(exc: BaseException, path: Path, *, op: str) -> MemoryStoreError:
 def _connect_read_only(path: Path) -> sqlite3.Connection:
     """A connection that can never write ``path``, on a read-only medium too."""
     base = "file:" + pathname2url(str(path))
+    conn = sqlite3.connect(base + "?mode=ro", uri=True, isolation_level=None)
     try:
-        conn = sqlite3.connect(base + "?mode=ro", uri=True, isolation_level=None)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
-        return conn
-    except sqlite3.DatabaseError as exc:
+    except DAMAGE_ERRORS as exc:
+        conn.close()
         if is_damage(exc):
             raise
         # A WAL database on a read-only medium without its -shm file can only be read as
         # immutable (nobody else can be writing it there anyway).
-        return sqlite3.connect(base + "?mode=ro&immutable=1", uri=True, isolation_level=None)
+        conn = sqlite3.connect(base + "?mode=ro&immutable=1", uri=True, isolation_level=None)
+    conn.text_factory = _lenient_text
+    return conn
+
+
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
 
 
 def check(path: Path, *, full: bool = False) -> list[str]:
@@ -159,19 +172,25 @@ def check(path: Path, *, full: bool = False) -> list[str]:
     pragma = "integrity_check" if full else "quick_check"
     try:
         conn = _connect_read_only(path)
-    except sqlite3.DatabaseError as exc:
+    except DAMAGE_ERRORS as exc:
         if is_damage(exc):
-            return [str(exc)]
+            return [_words(exc)]
         raise
     try:
         rows = [str(r[0]) for r in conn.execute(f"PRAGMA {pragma}").fetchall()]
-    except sqlite3.DatabaseError as exc:
+    except DAMAGE_ERRORS as exc:
         if is_damage(exc):
-            return [str(exc)]
+            return [_words(exc)]
         raise
     finally:
         conn.close()
     return [] if rows == ["ok"] else rows
+
+
+def _words(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "database disk image is malformed (undecodable text)"
+    return str(exc)
 
 
 @dataclass
@@ -205,7 +224,7 @@ def _salvage_sql(path: Path) -> Salvage:
     out = Salvage()
     try:
         conn = _connect_read_only(path)
-    except sqlite3.DatabaseError:
+    except DAMAGE_ERRORS:
         out.gaps, out.complete = True, False
         return out
     sql = f"SELECT {FACT_COLUMNS} FROM facts WHERE id > ? ORDER BY id LIMIT 1"  # noqa: S608
@@ -214,7 +233,7 @@ def _salvage_sql(path: Path) -> Salvage:
         while gap <= _MAX_GAP:
             try:
                 row = conn.execute(sql, (last,)).fetchone()
-            except sqlite3.DatabaseError:
+            except DAMAGE_ERRORS:
                 last, gap = last + 1, gap + 1
                 out.gaps = True
                 continue

@@ -116,7 +116,7 @@ class MemoryStore:
             raise MemoryStoreError(
                 f"opening memory {path} timed out after {timeout}s", path=str(path), op="open"
             ) from exc
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, UnicodeDecodeError) as exc:
             raise await asyncio.to_thread(health.store_error, exc, path, op="open") from exc
         return cls(conn, reader, path=path, scope=scope, embedder=embedder, timeout=timeout)
 
@@ -148,7 +148,7 @@ class MemoryStore:
             raise MemoryStoreError(
                 f"memory {name} timed out after {limit}s", path=str(self.path), op=name
             ) from exc
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, UnicodeDecodeError) as exc:
             error = await asyncio.to_thread(health.store_error, exc, self.path, op=name)
             if isinstance(error, MemoryDamagedError):
                 self.damaged = True
