@@ -323,3 +323,44 @@ def test_trace_counts_files_in_words() -> None:
         files = [ProposalFile(path=f"f{i}.py") for i in range(n)]
         TraceWriter(out).write(Proposal(run_id="r", files=files))
         assert out.getvalue() == f"  proposal: {words}\n"
+
+
+# ---------------------------------------------------------------- odd standard streams
+
+
+def _agent_proc(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None, closed: tuple[int, ...] = ()
+) -> subprocess.CompletedProcess[bytes]:
+    def close() -> None:
+        for fd in closed:
+            os.close(fd)
+
+    return subprocess.run(
+        [str(DRIVEROS), "agent", *args],
+        env=cli_environ(None) | (env or {}),
+        cwd=tmp_path,
+        capture_output=True,
+        preexec_fn=close,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("closed", [(1,), (2,), (1, 2), (0, 1, 2)])
+def test_cli_closed_standard_streams_keep_the_exit_status(
+    tmp_path: Path, closed: tuple[int, ...]
+) -> None:
+    proc = _agent_proc(tmp_path, "--task", "x", "--format", "json", closed=closed)
+    assert proc.returncode == 1  # no provider: a setup error, whatever the streams
+    assert b"Traceback" not in proc.stderr and b"internal error" not in proc.stderr
+    if 1 not in closed:
+        assert json.loads(proc.stdout)["exit_code"] == 1
+
+
+def test_cli_ascii_stdout_still_gets_valid_json(tmp_path: Path) -> None:
+    task = "café … \U0001f600"
+    proc = _agent_proc(
+        tmp_path, "--task", task, "--format", "ndjson", env={"PYTHONIOENCODING": "ascii"}
+    )
+    assert b"Traceback" not in proc.stderr
+    started, result = (json.loads(line) for line in proc.stdout.splitlines())
+    assert started["task"] == task and result["exit_code"] == proc.returncode == 1

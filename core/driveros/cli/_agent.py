@@ -33,7 +33,7 @@ from driveros.agent import (
     approval_policy,
     execute_run,
 )
-from driveros.cli._fail import fail
+from driveros.cli._fail import CLOSED_STREAMS, fail
 from driveros.cli._options import add_provider, chosen_provider, positive_int, positive_seconds
 from driveros.cli._output import TraceWriter, result_json, summary_line
 from driveros.cli._output_review import council_gate, finish_review, review_prompt_check
@@ -199,7 +199,7 @@ def _read_task(args: argparse.Namespace) -> str:
     """The task text; undecodable bytes (argv or stdin) are shown as ``\\xNN`` escapes."""
     if args.task == "-":
         stream = sys.stdin
-        if stream is None:
+        if stream is None or "stdin" in CLOSED_STREAMS:
             raise UsageError("driveros agent: error: --task -: stdin is closed")
         try:
             raw = getattr(stream, "buffer", None)

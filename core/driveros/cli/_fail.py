@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from driveros._unicode import printable
 
 _DATA_FORMATS = ("json", "ndjson")
+#: Standard streams the process was started without (``<&-``); now on /dev/null.
+CLOSED_STREAMS: set[str] = set()
 
 
 def requested_format(argv: Sequence[str]) -> str | None:

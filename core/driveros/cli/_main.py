@@ -9,15 +9,18 @@ so ``driveros --help`` stays fast.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import importlib
 import inspect
+import io
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 
 from driveros._errors import DriverosError, ProviderError
-from driveros.cli._fail import fail, requested_format
+from driveros.cli._fail import CLOSED_STREAMS, fail, requested_format
 from driveros.cli._parser import ArgumentParser, UsageError
 
 #: name -> (module, one-line help). Order is the order shown in --help.
@@ -117,4 +120,50 @@ def _main(args_list: list[str], fmt: str | None) -> int:
 
 
 def entry(argv: Sequence[str] | None = None) -> None:
+    sane_std_streams()
     sys.exit(main(argv))
+
+
+def sane_std_streams() -> None:
+    """Make the standard streams safe to use whatever the caller gave us.
+
+    A closed descriptor (``<&-``, ``>&-``, ``2>&-``) is reopened on /dev/null, so a file opened
+    later never becomes "stdout" of a command the agent runs; its Python stream stays usable
+    (a closed stdin is remembered: ``--task -`` says so). Text that the stream's encoding cannot
+    represent (``PYTHONIOENCODING=ascii``) is written escaped instead of failing.
+    """
+    codecs.register_error(_JSON_ESCAPE, _json_escape)
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            opened = os.open(os.devnull, os.O_RDWR)
+            if opened != fd:  # a lower descriptor was free too: should not happen, be safe
+                os.dup2(opened, fd)
+                os.close(opened)
+            CLOSED_STREAMS.add(name)
+        stream = getattr(sys, name)
+        if stream is None or name in CLOSED_STREAMS:
+            mode = "r" if fd == 0 else "w"
+            stream = os.fdopen(fd, mode, encoding="utf-8", errors="backslashreplace", closefd=False)
+            setattr(sys, name, stream)
+        elif fd != 0 and isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors=_JSON_ESCAPE if fd == 1 else "backslashreplace")
+
+
+_JSON_ESCAPE = "driveros-json-escape"
+
+
+def _json_escape(exc: UnicodeError) -> tuple[str, int]:
+    """``\\uXXXX`` for what the encoding cannot say: still valid JSON inside a string."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = []
+    for char in exc.object[exc.start : exc.end]:
+        code = ord(char)
+        if code > 0xFFFF:
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out), exc.end
