@@ -109,3 +109,13 @@ def test_config_dotenv_that_is_not_a_small_regular_file_is_skipped(
     assert untrusted.secret_values() == []  # not even read when untrusted
     trusted = load_environment(cwd=ws, environ=environ, trusted=True)
     assert trusted.provider("openai").api_key is not None  # the user's own symlink
+
+
+def test_config_user_file_writable_by_others_is_ignored(ws: Path, tmp_path: Path) -> None:
+    user = write_env(tmp_path / "cfg" / "driveros" / "env", OPENAI_API_KEY="sk-user-file-1234")
+    environ = {"XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    assert load_environment(cwd=ws, environ=environ).provider("openai").api_key is not None
+    user.chmod(0o666)
+    env = load_environment(cwd=ws, environ=environ)
+    assert env.provider("openai").api_key is None
+    assert any("is ignored: it is writable by someone else" in w for w in env.warnings)

@@ -180,6 +180,18 @@ def _read_dotenv(path: Path, *, follow_symlinks: bool) -> dict[str, str]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def _owned_and_private(path: Path) -> bool:
+    """Whether ``path`` belongs to this user and nobody else may write it (or its directory)."""
+    try:
+        for node in (path.resolve(), path.resolve().parent):
+            info = node.stat()
+            if info.st_uid != os.getuid() or info.st_mode & 0o022:
+                return False
+    except OSError:
+        return False
+    return True
+
+
 def is_secret_name(name: str) -> bool:
     upper = name.upper()
     return any(hint in upper for hint in SECRET_NAME_HINTS)
@@ -250,7 +262,15 @@ def load_environment(
         from driveros.trust import TrustStore
 
         trusted = TrustStore.default(real).is_trusted(workspace)
-    user_values = _read_dotenv(user_file or user_env_file(real), follow_symlinks=True)
+    warnings: list[str] = []
+    settings_file = user_file or user_env_file(real)
+    user_values = _read_dotenv(settings_file, follow_symlinks=True)
+    if user_values and not _owned_and_private(settings_file):
+        warnings.append(
+            f"{settings_file} is ignored: it is writable by someone else or not yours "
+            f"(chmod 600 {settings_file})"
+        )
+        user_values = {}
     # An untrusted workspace's .env is read for redaction only, never as configuration.
     dotenv = _read_dotenv(workspace / ".env", follow_symlinks=trusted)
     sources: list[tuple[Source, Mapping[str, str]]] = [("user", user_values)]
@@ -259,7 +279,6 @@ def load_environment(
     sources.append(("environment", real))
     layers = _Layers(sources)
     providers = {name: _provider(name, layers, workspace) for name in PROVIDER_ORDER}
-    warnings: list[str] = []
     token, token_source = layers.find("GITHUB_TOKEN")
     api_url, api_source = layers.find("GITHUB_API_URL")
     if token and api_url and token_source != api_source:
@@ -273,7 +292,7 @@ def load_environment(
         warnings.append(
             f"{workspace / '.env'} is not read: the workspace is not trusted "
             f"(`driveros trust {workspace}` trusts it; keys can also live in the environment "
-            f"or in {user_file or user_env_file(real)})"
+            f"or in {settings_file})"
         )
     secret_sources = (user_values, dotenv, real)
     secrets = tuple(

@@ -13,12 +13,15 @@ inject their own. ``driveros.agent`` is imported lazily so ``initialize`` stays 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from driveros_lsp._settings import Settings
+
+logger = logging.getLogger(__name__)
 
 EventSink = Callable[[Any], None]
 """Receives every ``driveros.agent`` event of a run, in order (never blocks)."""
@@ -126,6 +129,8 @@ class AgentRunner:
 
         root = Path(request.workspace)
         env = await asyncio.to_thread(load_environment, cwd=root, trusted=request.trusted)
+        for warning in env.warnings:  # stderr: the editor's server log
+            logger.warning("%s", warning)
         s = request.settings
         spec = RunSpec(
             task=request.task,
