@@ -158,6 +158,7 @@ async def _open_sandbox(
             network=spec.network,
             base_env=env.process_env,
             extra_env=git_env,
+            private_copy=scratch is not None,
             extra_mounts={src: dst for src, dst in mounts.items()},
             allow_secret_files=spec.allow_secret_files,
         )

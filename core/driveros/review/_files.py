@@ -124,6 +124,7 @@ def atomic_write(target: Path, data: bytes, *, mode: str | None) -> None:
             perms &= ~0o111
     else:
         perms = 0o755 if mode == "100755" else 0o644
+    perms &= ~(stat.S_ISUID | stat.S_ISGID)  # never a set-id bit on content the agent wrote
     fd, tmp_name = tempfile.mkstemp(
         prefix=f".{target.name}.", suffix=".driveros.tmp", dir=target.parent
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -16,6 +17,7 @@ from driveros.sandbox._processes import BackgroundProcess, ProcessHost
 from driveros.sandbox._protocol import DirEntry, FileStat, SandboxClosedError, SearchResults
 from driveros.sandbox._secrets import SecretFiles
 from driveros.sandbox._session import ShellSession
+from driveros.sandbox._setid import strip_new_setid
 from driveros.sandbox._watchdog import Watchdog
 
 
@@ -46,6 +48,8 @@ class SandboxBase:
         self._closed = False
         self._sessions: list[ShellSession] = []
         self._processes = ProcessHost(self._open_command, output_cap=output_cap)
+        #: When this sandbox was made: set-id bits on files changed since are cleared on close.
+        self._born_ns = time.time_ns()
 
     # -- what a tier provides -----------------------------------------------------------
 
@@ -88,6 +92,10 @@ class SandboxBase:
     def _check_open(self) -> None:
         if self._closed:
             raise SandboxClosedError("this sandbox was closed", workspace=str(self.workspace))
+
+    async def _strip_setid(self) -> None:
+        """Clear set-id bits commands left on files in the workspace (part of ``aclose()``)."""
+        await asyncio.to_thread(strip_new_setid, self.workspace, self._born_ns)
 
     async def _close_children(self) -> None:
         """End every session and background process (the first step of ``aclose()``)."""

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -47,6 +48,8 @@ DEFAULT_IMAGE = "driveros-sandbox:latest"
 #: Where the workspace appears inside the container.
 CONTAINER_WORKSPACE = "/workspace"
 DEFAULT_TIMEOUT = 600.0
+#: The uid:gid commands run as when the workspace belongs to root (distroless' "nonroot").
+SANDBOX_UID = 65532
 
 RUNSC_HELP = (
     "the Docker daemon has no 'runsc' (gVisor) runtime, which untrusted code requires; "
@@ -87,6 +90,7 @@ class DockerSandbox(SandboxBase):
         base_url: str | None = None,
         allow_secret_files: Sequence[str] = (),
         extra_env: Mapping[str, str] | None = None,
+        private_copy: bool = False,
     ) -> None:
         super().__init__(
             workspace,
@@ -106,9 +110,17 @@ class DockerSandbox(SandboxBase):
         self.pids_limit = pids_limit
         self.tmp_size = tmp_size
         self._mounts = self._check_mounts(extra_mounts or {})
+        self.private_copy = private_copy
+        self._open_up = False
         if user is None:
             owner = self._files.root.stat()
             user = f"{owner.st_uid}:{owner.st_gid}"
+            if owner.st_uid == 0:
+                # Never root in the container, whoever owns the workspace (CI, containers).
+                user = f"{SANDBOX_UID}:{SANDBOX_UID}"
+                self._open_up = private_copy
+        elif user.split(":", 1)[0] in ("0", "root"):
+            raise PolicyError("the docker sandbox never runs commands as root (user=0)")
         self.user = user
         self._given_env = dict(base_env or {})
         self._extra_env = command_environment({}, extra_env)
@@ -170,6 +182,8 @@ class DockerSandbox(SandboxBase):
             self._env = self._environment(
                 await asyncio.to_thread(dotenv_assignments, self.workspace)
             )
+            if self._open_up:
+                await asyncio.to_thread(open_up_private_copy, self.workspace)
             self._client = await asyncio.to_thread(self._connect)
             await asyncio.to_thread(self._preflight)
             await self._watchdog.start()
@@ -305,6 +319,7 @@ class DockerSandbox(SandboxBase):
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(self._client.api.remove_container, cid, force=True)
             self._watchdog.untrack_container(cid)
+        await self._strip_setid()
         await self._watchdog.aclose()
         if self._client is not None:
             await asyncio.to_thread(self._client.close)
@@ -359,3 +374,30 @@ class DockerSandbox(SandboxBase):
 
     def _search_env(self) -> Mapping[str, str]:
         return {"PATH": DEFAULT_PATH, "LANG": "C.UTF-8"}
+
+
+def open_up_private_copy(root: Path) -> None:
+    """Let :data:`SANDBOX_UID` write a root-owned scratch copy: ``o+rwX`` on its tree.
+
+    Only for a copy driveros made (``private_copy=True``) and only when an ancestor directory
+    is private to root (the scratch directory is ``0700``): no other user can reach the tree,
+    so "other" here means the container's uid alone. Otherwise nothing changes and commands
+    can only write where the tree already lets them. Symlinks are never followed.
+    """
+    if not any(p.stat().st_uid == 0 and not p.stat().st_mode & 0o077 for p in root.parents):
+        log.warning("%s is not under a private directory; leaving its permissions alone", root)
+        return
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    for _top, dirs, files, top_fd in os.fwalk(root, follow_symlinks=False):
+        for name in [".", *dirs, *files]:
+            with contextlib.suppress(OSError):
+                info = os.stat(name, dir_fd=top_fd, follow_symlinks=False)
+                if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+                    continue  # symlinks, devices, FIFOs: never touched
+                fd = os.open(name, flags, dir_fd=top_fd)
+                try:
+                    searchable = stat.S_ISDIR(info.st_mode) or info.st_mode & 0o111
+                    mode = stat.S_IMODE(info.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
+                    os.fchmod(fd, mode | 0o006 | (0o001 if searchable else 0))
+                finally:
+                    os.close(fd)

@@ -341,7 +341,8 @@ class Fence:
                 while view:
                     view = view[os.write(fd, view) :]
                 if existing is not None:
-                    os.fchmod(fd, st.S_IMODE(existing.st_mode))
+                    # Never a set-id bit on content the agent wrote (see _setid.py).
+                    os.fchmod(fd, st.S_IMODE(existing.st_mode) & ~(st.S_ISUID | st.S_ISGID))
                     if os.geteuid() == 0:
                         os.fchown(fd, existing.st_uid, existing.st_gid)
                 elif os.geteuid() == 0:

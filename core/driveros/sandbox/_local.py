@@ -150,6 +150,7 @@ class LocalSandbox(SandboxBase):
             return
         self._closed = True
         await self._close_children()
+        await self._strip_setid()
         await self._watchdog.aclose()
         if self._scratch is not None:
             await asyncio.to_thread(shutil.rmtree, self._scratch, True)

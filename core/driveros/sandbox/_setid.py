@@ -1,0 +1,62 @@
+"""No setuid or setgid file the agent made survives in the user's tree.
+
+A command run as root (the local tier in CI) or any uid can ``chmod 4755`` a file it wrote; a
+setuid-root program left in a workspace is a privilege escalation for whoever can run it.
+:func:`strip_new_setid` clears the set-id bits of every regular file whose inode changed
+since the sandbox started (pre-existing, untouched set-id files stay as they are).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import stat as st
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+SETID_BITS = st.S_ISUID | st.S_ISGID
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def strip_new_setid(root: Path, since_ns: int) -> list[str]:
+    """Clear set-id bits of regular files under ``root`` changed at or after ``since_ns``.
+
+    Blocking; never follows symlinks; returns the workspace-relative paths it changed.
+    """
+    stripped: list[str] = []
+    pending = [root]
+    while pending:
+        directory = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if st.S_ISDIR(info.st_mode):
+                pending.append(Path(entry.path))
+            elif (
+                st.S_ISREG(info.st_mode)
+                and info.st_mode & SETID_BITS
+                and info.st_ctime_ns >= since_ns
+            ):
+                with contextlib.suppress(OSError):
+                    # by path, not following: a symlink swapped in meanwhile is not chmodded
+                    fd = os.open(
+                        entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                    )
+                    try:
+                        now = os.fstat(fd)
+                        if (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino):
+                            os.fchmod(fd, st.S_IMODE(now.st_mode) & ~SETID_BITS)
+                            stripped.append(os.path.relpath(entry.path, root))
+                    finally:
+                        os.close(fd)
+    if stripped:
+        log.warning("cleared setuid/setgid bits the sandbox left on: %s", ", ".join(stripped))
+    return stripped
