@@ -100,9 +100,10 @@ async def test_stall_mid_stream_after_output_is_never_retried() -> None:
 
 async def test_stall_idle_timer_restarts_with_every_byte() -> None:
     # Keep-alive comments arrive more often than the idle timeout for longer than it in total.
-    parts = [b": keep-alive\n\n"] * 8 + [OPENAI_STREAM]
-    fault = Fault(kind="drip", body=b": hello\n\n", parts=parts, delay=0.1)
-    async with _openai([fault], first_byte_timeout=5, idle_timeout=0.6) as (_srv, provider):
+    # Wide margins (a gap is a 15th of the timeout) keep this true on a loaded machine.
+    parts = [b": keep-alive\n\n"] * 20 + [OPENAI_STREAM]
+    fault = Fault(kind="drip", body=b": hello\n\n", parts=parts, delay=0.2)
+    async with _openai([fault], first_byte_timeout=5, idle_timeout=3) as (_srv, provider):
         events = [e async for e in provider.stream(REQ)]
     assert events[-1].response.text() == "Hello"
 
