@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from driveros.state import Lease, Owner, collect_garbage, kept_leases, list_leases, state_dir
 from tests.review._repo import git, make_repo
@@ -15,6 +16,7 @@ from tests.review._repo import git, make_repo
 _HOLD = """
 import asyncio, sys
 from pathlib import Path
+from typing import Any
 from driveros.review import ScratchWorkspace
 
 async def main() -> None:
@@ -145,3 +147,20 @@ async def test_gc_busy_when_another_process_collects(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert not (await collect_garbage()).busy
+
+
+async def test_unusable_state_dir_still_gives_working_scratch_copies(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from driveros.review import ScratchWorkspace
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("DRIVEROS_STATE_DIR", str(blocker / "state"))  # cannot be created
+    repo = make_repo(tmp_path / "proj", {"a.py": "A = 1\n"})
+    async with await ScratchWorkspace.create(repo, base_dir=tmp_path) as scratch:
+        (scratch.path / "a.py").write_text("A = 2\n")
+        assert [c.path for c in await scratch.changes()] == ["a.py"]
+    assert _worktrees(repo) == [str(repo)]
+    assert not scratch.path.exists()
+    assert (await collect_garbage()).removed == []

@@ -191,13 +191,17 @@ async def _feed_cache(sandbox: Sandbox, stack: contextlib.AsyncExitStack) -> str
         return None
     import tempfile
 
-    from driveros.state import Lease, new_lease_id
+    from driveros.state import Lease, new_lease_id, remove_paths
 
     lease_id = new_lease_id()
     tmp = await asyncio.to_thread(lambda: Path(tempfile.gettempdir()).resolve())
     path = tmp / f"driveros-intel-{lease_id}"
-    lease = await Lease.create("cache", paths=[path], lease_id=lease_id)
-    stack.push_async_callback(lease.release)
+    try:
+        lease = await Lease.create("cache", paths=[path], lease_id=lease_id)
+    except OSError:  # no usable state directory: still removed at the end of the run
+        stack.push_async_callback(remove_paths, [str(path)])
+    else:
+        stack.push_async_callback(lease.release)
     return str(path)
 
 

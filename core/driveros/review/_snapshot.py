@@ -11,6 +11,7 @@ differ from HEAD are hashed).
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import shutil
 import stat
@@ -32,6 +33,8 @@ from driveros.review._files import (
 )
 from driveros.review._git import run_git, split_z
 from driveros.state import Lease, new_lease_id, remove_paths, repo_lock
+
+log = logging.getLogger(__name__)
 
 #: Directories skipped even without a .gitignore saying so: never copied unless tracked by
 #: git, and never reported as changes (tool caches and environments, not source).
@@ -282,6 +285,7 @@ async def build(
     repo = await _repo_info(workspace)
     lease_id = new_lease_id()
     root = await asyncio.to_thread(_root_for, base_dir, lease_id)
+    lease: Lease | None = None
     try:
         # Registered before it exists: whatever happens next, a later start can clean it.
         lease = await Lease.create(
@@ -293,29 +297,28 @@ async def build(
             lease_id=lease_id,
         )
     except OSError as exc:
-        raise ReviewError(
-            f"cannot register the scratch copy in the state directory: {exc}",
-            path=exc.filename,
-        ) from exc
+        # Still usable, only not collectable after a crash: say so and go on.
+        log.warning("driveros: cannot register the scratch copy (%s); a crash would leak it", exc)
     try:
         await asyncio.to_thread(root.mkdir, 0o700)
     except OSError as exc:
-        await lease.forget()
+        if lease is not None:
+            await lease.forget()
         raise ReviewError(
             f"cannot create a scratch directory in {root.parent}: {exc}", base_dir=str(base_dir)
         ) from exc
+    name = (repo[0] if repo else workspace).name or "workspace"
+    lay = Layout(
+        workspace=workspace,
+        root=root,
+        work=root / name,
+        prefix=repo[1] if repo else "",
+        git_dir=root / "state" / "git",
+        repo_top=repo[0] if repo else None,
+        git_common=repo[2] if repo else None,
+        lease=lease,
+    )
     try:
-        name = (repo[0] if repo else workspace).name or "workspace"
-        lay = Layout(
-            workspace=workspace,
-            root=root,
-            work=root / name,
-            prefix=repo[1] if repo else "",
-            git_dir=root / "state" / "git",
-            repo_top=repo[0] if repo else None,
-            git_common=repo[2] if repo else None,
-            lease=lease,
-        )
         await asyncio.to_thread(lay.git_dir.parent.mkdir)
         if repo is not None:
             await _populate_worktree(lay, repo[0], repo[2], max_file_size)
@@ -334,7 +337,7 @@ async def build(
         lay.baseline = tree.decode().strip()
         return lay
     except BaseException as exc:
-        await asyncio.shield(lease.release())
+        await asyncio.shield(destroy(lay))
         if isinstance(exc, OSError):
             raise ReviewError(
                 f"cannot create the scratch copy of {workspace}: {exc}", workspace=str(workspace)

@@ -12,12 +12,15 @@ import asyncio
 import contextlib
 import fcntl
 import hashlib
+import logging
 import os
 import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from driveros.state._paths import ensure_dir, state_dir
+
+log = logging.getLogger(__name__)
 
 _LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
     weakref.WeakKeyDictionary()
@@ -56,7 +59,15 @@ async def file_lock(path: Path) -> AsyncIterator[None]:
     Waiting polls, so cancellation while waiting leaves nothing behind; the lock is released
     when the block ends or the process dies.
     """
-    fd = await asyncio.to_thread(_open_lock_file, path)
+    fd: int | None = None
+    try:
+        fd = await asyncio.to_thread(_open_lock_file, path)
+    except OSError as exc:
+        # No usable state directory (read-only home, ...): within-process locking only.
+        log.warning("driveros: cannot open %s (%s); locking within this process only", path, exc)
+    if fd is None:
+        yield
+        return
     try:
         delay = _POLL_MIN
         while not _try_flock(fd):
