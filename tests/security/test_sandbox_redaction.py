@@ -8,17 +8,28 @@ writes and the corpus, however a stream chops them up.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from driveros.agent import Redactor, ToolCall, ToolResult, dotenv_secret_values
+from driveros.agent import (
+    Event,
+    Redactor,
+    RunSpec,
+    ToolCall,
+    ToolResult,
+    dotenv_secret_values,
+    execute_run,
+)
+from driveros.config import load_environment
 from driveros.evals import Corpus, CorpusRecord
 from driveros.llm import openaicompat
 from driveros.memory import AgentMemory, MemoryStore
 from driveros.sandbox import dotenv_assignments
-from driveros.testing import ScriptedModelServer, Turn
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
+from tests._scripted import model_environ
 from tests.memory.test_agent_memory import transcript
 
 KNOWN = [
@@ -87,7 +98,14 @@ def test_sandbox_redaction_dotenv_values_shadowed_keys_too(tmp_path: Path) -> No
         "DEBUG=true\nHOST=localhost:5432\nNAME=development\n"
     )
     (tmp_path / ".env.local").write_text("SESSION_SECRET='s3cr3t value'\n")
-    values = dotenv_secret_values(dotenv_assignments(tmp_path))
+    (tmp_path / "services" / "api").mkdir(parents=True)
+    (tmp_path / "services" / "api" / "prod.env").write_text("API_KEY=nested-api-key-value\n")
+    (tmp_path / "node_modules" / "x").mkdir(parents=True)
+    (tmp_path / "node_modules" / "x" / ".env").write_text("TOKEN=dependency-token-value\n")
+    (tmp_path / "fifo.env").symlink_to("/dev/zero")  # never followed
+    assert "nested-api-key-value" not in dict(dotenv_assignments(tmp_path)).values()
+    values = dotenv_secret_values(dotenv_assignments(tmp_path, recursive=True))
+    assert "nested-api-key-value" in values and "dependency-token-value" not in values
     for secret in (
         "wJalrXUtnFEMI/K7MDENG",
         "postgres://admin:pw@db/app",
@@ -150,3 +168,55 @@ async def test_sandbox_redaction_memory_never_stores_a_secret(tmp_path: Path) ->
         await provider.aclose()
         await server.aclose()
         await store.aclose()
+
+
+async def test_sandbox_redaction_agent_run_end_to_end(tmp_path: Path) -> None:
+    """A hostile repository's secrets, through a whole run: none reaches the model or a trace."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzEXAMPLE"
+    db = "postgres://admin:s3cretpw@db.internal/app"
+    shadowed = "sk-live-shadowed-0123456789abcd"
+    (ws / ".env").write_text(
+        f"AWS_SECRET_ACCESS_KEY={aws}\nDB_URL={db}\nOPENAI_API_KEY={shadowed}\n"
+    )
+    (ws / "notes.txt").symlink_to(".env")
+    # copies that leaked elsewhere (a log, a fixture): readable, so redaction must hold
+    (ws / "leak.log").write_text(f"aws={aws}\ndb={db}\nkey={shadowed}\ntok={TOKENS[2]}\n")
+    turns = [
+        Turn(
+            tool_calls=[
+                ToolCallSpec("read_file", {"path": ".env"}),
+                ToolCallSpec("read_file", {"path": "notes.txt"}),
+                ToolCallSpec("search", {"pattern": "AWS|sk-live"}),
+                ToolCallSpec("read_file", {"path": "leak.log"}),
+                ToolCallSpec("run", {"command": "cat leak.log"}),
+            ]
+        ),
+        Turn(text="done"),
+    ]
+    events: list[Event] = []
+
+    async def on_event(event: Event) -> None:
+        events.append(event)
+
+    async with ScriptedModelServer(turns) as server:
+        environ = {
+            "PATH": os.environ["PATH"],
+            **model_environ(server, "openai", "sk-real-user-key-000000000000"),
+        }
+        env = load_environment(cwd=ws, environ=environ)
+        report = await execute_run(
+            RunSpec(task="look around", workspace=ws, diagnostics=False, approve="never"),
+            env=env,
+            on_event=on_event,
+        )
+        sent = json.dumps(server.requests)
+    assert report.result.outcome == "answered", report.result
+    trace = "\n".join(e.model_dump_json() for e in events)
+    for secret in (aws, db, "s3cretpw", shadowed, TOKENS[2], "sk-real-user-key-000000000000"):
+        assert secret not in sent, secret
+        assert secret not in trace, secret
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert [r.ok for r in results[:2]] == [False, False]  # .env and the link to it: refused
+    assert "[REDACTED]" in results[3].output

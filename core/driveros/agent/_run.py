@@ -313,7 +313,7 @@ async def execute_run(
     """
     # The user's secret variables, every value of the workspace's .env* files (a key the real
     # environment shadows too) and token shapes: masked in model input, events and memory.
-    dotenv = await asyncio.to_thread(dotenv_assignments, spec.workspace)
+    dotenv = await asyncio.to_thread(dotenv_assignments, spec.workspace, recursive=True)
     redactor = Redactor([*env.secret_values(), *dotenv_secret_values(dotenv)])
     sink = EventSink(spec.run_id or new_run_id(), on_event, redactor)
     if spec.overlays and not spec.review:

@@ -201,6 +201,6 @@ async def open_agent_memory(
     ``MNEME_EMBED_MODEL``) when the store cannot be opened.
     """
     store = await open_memory_store(workspace, env, timeout=timeout)
-    dotenv = await asyncio.to_thread(dotenv_assignments, workspace)
+    dotenv = await asyncio.to_thread(dotenv_assignments, workspace, recursive=True)
     secrets = [*env.secret_values(), *dotenv_secret_values(dotenv)]
     return AgentMemory(store, provider, timeout=timeout, redact=secrets)

@@ -201,31 +201,55 @@ def base_environment(
     return env
 
 
-def dotenv_assignments(root: Path) -> list[tuple[str, str]]:
-    """``(name, value)`` of every assignment in the ``.env*`` files at ``root`` (blocking).
+#: Directories never searched for ``.env`` files (dependencies and the git directory).
+_DOTENV_SKIP_DIRS = frozenset({".git", "node_modules"})
+#: At most this many directories are visited when looking for ``.env`` files below the root.
+MAX_DOTENV_DIRS = 20_000
 
-    Only regular files are read (no FIFO can hang this, no symlink leads out), each up to
-    :data:`MAX_DOTENV_BYTES`; nothing is interpolated. Unreadable files are skipped.
-    """
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _is_dotenv_name(name: str) -> bool:
+    folded = name.casefold()
+    return folded.startswith(".env") or folded.endswith(".env")
+
+
+def _read_dotenv(dir_fd: int, name: str) -> list[tuple[str, str]]:
     from dotenv import dotenv_values  # lazy: keeps `import driveros` cheap
 
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as handle:
+        if not st.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return []
+        data = handle.read(MAX_DOTENV_BYTES)
+    values = dotenv_values(stream=io.StringIO(data.decode("utf-8", "replace")), interpolate=False)
+    return [(k, v) for k, v in values.items() if v]
+
+
+def dotenv_assignments(root: Path, *, recursive: bool = False) -> list[tuple[str, str]]:
+    """``(name, value)`` of every assignment in the ``.env*``/``*.env`` files at ``root``.
+
+    ``recursive`` also reads those below it (not in ``.git`` or ``node_modules``, at most
+    :data:`MAX_DOTENV_DIRS` directories). Blocking. Only regular files are read (no FIFO can
+    hang this, no symlink is followed), each up to :data:`MAX_DOTENV_BYTES`; nothing is
+    interpolated; unreadable files are skipped.
+    """
     pairs: list[tuple[str, str]] = []
     try:
-        names = sorted(e.name for e in os.scandir(root) if e.name.casefold().startswith(".env"))
+        walker = os.fwalk(root, follow_symlinks=False)
+        for visited, (_top, dirs, files, top_fd) in enumerate(walker):
+            for name in sorted(files):
+                if _is_dotenv_name(name):
+                    pairs.extend(_read_dotenv(top_fd, name))
+            if not recursive or visited >= MAX_DOTENV_DIRS:
+                break
+            dirs[:] = [d for d in dirs if d not in _DOTENV_SKIP_DIRS]
     except OSError:
-        return pairs
-    for name in names:
-        try:
-            fd = os.open(root / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
-            continue
-        with os.fdopen(fd, "rb") as handle:
-            if not st.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                continue
-            data = handle.read(MAX_DOTENV_BYTES)
-        text = data.decode("utf-8", "replace")
-        values = dotenv_values(stream=io.StringIO(text), interpolate=False)
-        pairs.extend((k, v) for k, v in values.items() if v)
+        pass
     return pairs
 
 
