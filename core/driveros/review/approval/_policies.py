@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import glob
 from pathlib import Path
 
 from driveros._errors import ConfigError
@@ -47,10 +48,17 @@ def policy_decision(
     return Decision(allowed=False, reason=f"blocked by policy: unknown tool {request.tool!r}")
 
 
-def _leaves_through_symlink(workspace: str, paths: list[str]) -> str | None:
-    """The first of ``paths`` that resolves (through a symlink) outside ``workspace``."""
+def _leaves_through_symlink(workspace: str, paths: list[str], globs: list[str]) -> str | None:
+    """The first of ``paths`` (or of the expansions of ``globs``, expanded as the shell
+    would) that resolves through a symlink outside ``workspace``."""
     root = Path(workspace).resolve()
-    for text in paths:
+    expanded = [
+        str(Path(workspace) / match)
+        for pattern in globs
+        # glob.glob, not Path.glob: absolute patterns, and no dotfiles for * as in the shell
+        for match in glob.glob(pattern, root_dir=workspace)  # noqa: PTH207
+    ]
+    for text in [*paths, *expanded]:
         if text == "/dev/null":
             continue
         real = (Path(workspace) / text).resolve()
@@ -71,10 +79,10 @@ async def decide_in_tier(
         return decision
     if request.command is None:
         return decision
-    paths = command_paths(request.command, workspace=workspace)
-    if not paths:
+    paths, globs = command_paths(request.command, workspace=workspace)
+    if not paths and not globs:
         return decision
-    escaped = await asyncio.to_thread(_leaves_through_symlink, workspace, paths)
+    escaped = await asyncio.to_thread(_leaves_through_symlink, workspace, paths, globs)
     if escaped is None:
         return decision
     return Decision(

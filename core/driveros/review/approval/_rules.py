@@ -73,6 +73,8 @@ class Ctx:
         #: Every path-like argument seen, relative to the start directory (or absolute):
         #: checked against symlinks by callers that can see the file system.
         self.paths: list[str] = []
+        #: Every glob, relative to the start directory: expanded and checked the same way.
+        self.globs: list[str] = []
 
 
 def _is_git_dir_name(part: str) -> bool:
@@ -147,12 +149,12 @@ _READ_COMMANDS: dict[str, tuple[str, ...]] = {
     "head": (),
     "tail": (),
     "wc": ("--files0-from",),
-    "grep": (),
-    "egrep": (),
-    "fgrep": (),
-    "rg": ("--pre", "--search-zip", "-z"),
-    "tree": ("-o", "--fromfile"),
-    "file": ("-C", "--compile", "-f", "--files-from"),
+    "grep": ("-R", "--dereference-recursive"),
+    "egrep": ("-R", "--dereference-recursive"),
+    "fgrep": ("-R", "--dereference-recursive"),
+    "rg": ("--pre", "--search-zip", "-z", "-L", "--follow"),
+    "tree": ("-o", "--fromfile", "-l"),
+    "file": ("-C", "--compile", "-f", "--files-from", "-L", "--dereference"),
     "stat": (),
     "pwd": (),
     "echo": (),
@@ -169,8 +171,9 @@ _FIND_BANNED = (
     "-fprint0",
     "-fprintf",
     "-fls",
-    "-files0-from",
 )
+#: find options that read outside through symlinks or a list of names.
+_FIND_FOLLOW = ("-files0-from", "-L", "-H", "-follow")
 
 
 def _grep(argv: Sequence[str], ctx: Ctx) -> None:
@@ -215,12 +218,22 @@ def _find(argv: Sequence[str], ctx: Ctx) -> None:
         for banned in _FIND_BANNED:
             if _banned(a, banned, cluster=False):
                 raise Unsafe(f"`find {banned}` changes files or runs commands")
+        for banned in _FIND_FOLLOW:
+            if _banned(a, banned, cluster=False):
+                raise Unsafe(f"`find {banned}` follows symlinks or reads a list of names")
         check_path_arg(a, ctx)
 
 
 _GIT_READ = frozenset({"status", "diff", "log", "show", "branch"})
 _GIT_GLOBAL_OK = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs"})
-_GIT_BANNED = ("--output", "--ext-diff", "--exec", "--textconv", "--open-files-in-pager")
+_GIT_BANNED = (
+    "--output",
+    "--ext-diff",
+    "--exec",
+    "--textconv",
+    "--open-files-in-pager",
+    "--show-signature",  # runs gpg.program
+)
 _BRANCH_WRITE = (
     "-d",
     "-D",

@@ -176,6 +176,7 @@ def check_glob(word: _Tok, ctx: Ctx) -> None:
     literal = text[: text.rfind("/", 0, first) + 1]
     if literal:
         check_path_arg(literal.rstrip("/") or "/", ctx)
+    ctx.globs.append(text if text.startswith("/") else str(ctx.cwd / text))
     if ctx.secret_reason is not None:
         last = text.rsplit("/", 1)[-1]
         for sample in _SECRET_SAMPLES:
@@ -241,11 +242,11 @@ def classify_command(
     return _classify(command, workspace=workspace, secret_reason=secret_reason)[0]
 
 
-def command_paths(command: str, *, workspace: str | None = None) -> list[str]:
-    """The path-like arguments of an allowed ``command``, relative to where it starts (or
-    absolute); empty when the command is refused."""
-    decision, paths = _classify(command, workspace=workspace, secret_reason=None)
-    return paths if decision.allowed else []
+def command_paths(command: str, *, workspace: str | None = None) -> tuple[list[str], list[str]]:
+    """The path-like arguments and the globs of an allowed ``command``, relative to where it
+    starts (or absolute); empty when the command is refused."""
+    decision, ctx = _classify(command, workspace=workspace, secret_reason=None)
+    return (ctx.paths, ctx.globs) if decision.allowed else ([], [])
 
 
 def _classify(
@@ -253,7 +254,7 @@ def _classify(
     *,
     workspace: str | None,
     secret_reason: Callable[[str], str | None] | None,
-) -> tuple[Decision, list[str]]:
+) -> tuple[Decision, Ctx]:
     ctx = Ctx(PurePosixPath(workspace) if workspace else None, secret_reason or secret_path_reason)
     try:
         for argv in _simple_commands(tokenize(command), ctx):
@@ -261,5 +262,5 @@ def _classify(
             if argv and argv[0] == "cd":
                 ctx.moved = True
     except Unsafe as exc:
-        return Decision(allowed=False, reason=f"blocked by policy: {exc}"), []
-    return Decision(allowed=True, reason="allowed by policy: read-only or test command"), ctx.paths
+        return Decision(allowed=False, reason=f"blocked by policy: {exc}"), ctx
+    return Decision(allowed=True, reason="allowed by policy: read-only or test command"), ctx
