@@ -83,7 +83,7 @@ def trace_command(command: str, *, cwd: Path, env: dict[str, str], out: Path) ->
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        timeout=60,
+        timeout=30,
         check=False,
     )
     text = log.read_text(errors="replace")

@@ -5,6 +5,7 @@ other than the ones it names."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from driveros.review.approval import classify_command
+from driveros.review.approval import ApprovalRequest, Decision, PolicyApproval, Tier
 
 from ._trace import outside, require_tracer, trace_command
 
@@ -89,6 +90,14 @@ ATOMS = [
     "-exec",
     "./planted.sh",
     ";",
+    "link",
+    "link/secret.txt",
+    "./*/secret.txt",
+    "./*/*",
+    "-R",
+    "-L",
+    "--follow",
+    "-follow",
 ]
 PREFIXES = [
     "",
@@ -132,6 +141,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     planted.write_text(f"#!/bin/sh\ncat {out}/secret.txt\n")
     planted.chmod(0o755)
     (ws / ".gitconfig").write_text("[core]\n\tfsmonitor = ./planted.sh\n")
+    (ws / "link").symlink_to(out)  # a committed symlink that leads outside
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@e", "-c", "core.hooksPath=/dev/null"]
     subprocess.run([*git, "init", "-q", str(ws)], check=True)
     subprocess.run([*git, "-C", str(ws), "add", "-A"], check=True)
@@ -149,6 +159,12 @@ def _environ(world: dict[str, Path]) -> dict[str, str]:
         "PAGER": "cat",
         "TERM": "dumb",
     }
+
+
+def _decide(command: str, world: dict[str, Path]) -> Decision:
+    """What the local tier's policy decides (the classifier, then the file-system look)."""
+    policy = PolicyApproval(workspace=world["ws"], tier=Tier(sandbox="local", scratch=True))
+    return asyncio.run(policy.decide(ApprovalRequest(tool="run", command=command)))
 
 
 def _programs(command: str) -> set[str]:
@@ -174,7 +190,7 @@ def assert_contained(command: str, world: dict[str, Path], tmp: Path) -> None:
 
 
 @settings(
-    max_examples=120,
+    max_examples=200,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     database=None,
@@ -194,7 +210,7 @@ def test_allowlist_fuzz_allowed_commands_stay_inside(
     suffix: str,
 ) -> None:
     command = f"{prefix}{program} {' '.join(args)}{suffix}".strip()
-    decision = classify_command(command, workspace=str(world["ws"]))
+    decision = _decide(command, world)
     event("allowed" if decision.allowed else "refused")
     if not decision.allowed:
         return
@@ -224,6 +240,6 @@ KNOWN_GOOD = [
 def test_allowlist_known_good_commands_run_contained(
     world: dict[str, Path], tmp_path: Path, command: str
 ) -> None:
-    decision = classify_command(command, workspace=str(world["ws"]))
+    decision = _decide(command, world)
     assert decision.allowed, decision.reason
     assert_contained(command, world, tmp_path)

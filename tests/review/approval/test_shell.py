@@ -243,6 +243,8 @@ BLOCKED = [
     ("LANG=../../x ls", "plain words only"),
     ("cat .env", "names a secret file"),
     ("grep -R x .", "`grep -R`"),
+    ("tail -f log.txt", "`tail -f`"),
+    ("tail -qF log.txt", "`tail -F`"),
     ("grep --derefer x .", "`grep --dereference-recursive`"),
     ("rg -L x", "`rg -L`"),
     ("find -L . -name x", "follows symlinks"),

@@ -141,13 +141,13 @@ def _no_flags(args: Sequence[str], banned: Sequence[str], cmd: str) -> None:
 
 
 #: Commands whose short options may be clustered ("-la"); others are matched exactly.
-_SHORT_CLUSTER = frozenset({"tree", "file", "branch", "cargo"})
+_SHORT_CLUSTER = frozenset({"tree", "file", "branch", "cargo", "tail"})
 
 _READ_COMMANDS: dict[str, tuple[str, ...]] = {
     "ls": (),
     "cat": (),
     "head": (),
-    "tail": (),
+    "tail": ("-f", "-F", "--follow", "--retry"),  # waits forever
     "wc": ("--files0-from",),
     "grep": ("-R", "--dereference-recursive"),
     "egrep": ("-R", "--dereference-recursive"),
