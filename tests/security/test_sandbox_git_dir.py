@@ -152,6 +152,9 @@ async def test_sandbox_git_dir_refused_local_review(repo: Path, tmp_path: Path) 
 def docker_repo(tmp_path: Path) -> Path:
     require_docker()
     repo = hostile_repo(tmp_path)
+    (repo / "sub" / ".git").write_text("gitdir: ../.git/modules/sub\n")
+    (repo / "vendor" / "lib" / ".git").mkdir(parents=True)
+    (repo / "vendor" / "lib" / ".git" / "config").write_text("[core]\n")
     if os.geteuid() == 0:
         for path in [repo, *repo.rglob("*")]:
             os.chown(path, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
@@ -185,6 +188,16 @@ async def test_sandbox_git_dir_refused_docker(
         assert result.exit_code != 0, (command, result)
     check = await docker_box.run("test -w /workspace/.git || echo read-only")
     assert check.stdout.strip() == "read-only"
+    # a nested repository's (or submodule's) .git is read-only too: it cannot be repointed
+    for command in (
+        "echo 'gitdir: /workspace/evil' > sub/.git",
+        "echo x > vendor/lib/.git/config",
+        "rm -rf vendor/lib/.git",
+    ):
+        result = await docker_box.run(command)
+        assert result.exit_code != 0, (command, result)
+    assert (docker_repo / "sub" / ".git").read_text() == "gitdir: ../.git/modules/sub\n"
+    assert (docker_repo / "vendor" / "lib" / ".git" / "config").read_text() == "[core]\n"
     assert_git_untouched(docker_repo, before, marker)
     assert not (docker_repo / "pwned").exists()
     assert not (docker_repo / ".git-moved").exists()

@@ -48,6 +48,8 @@ DEFAULT_IMAGE = "driveros-sandbox:latest"
 #: Where the workspace appears inside the container.
 CONTAINER_WORKSPACE = "/workspace"
 DEFAULT_TIMEOUT = 600.0
+#: At most this many directories are searched for nested ``.git`` entries to mount read-only.
+MAX_GIT_SCAN_DIRS = 20_000
 #: The uid:gid commands run as when the workspace belongs to root (distroless' "nonroot").
 SANDBOX_UID = 65532
 
@@ -253,21 +255,33 @@ class DockerSandbox(SandboxBase):
             raise
 
     def _git_mounts(self) -> dict[str, dict[str, str]]:
-        """Read-only bind mounts over every ``.git`` at the workspace root (any spelling).
+        """Read-only bind mounts over every ``.git`` in the workspace (any spelling, any depth).
 
         The workspace is mounted writable, so without these a command could write a hook or
-        ``core.fsmonitor`` that runs on the user's next ``git status``. A ``.git`` file (a
-        worktree's pointer) is mounted read-only the same way. Symlinks are not mounted: their
-        target is either outside the container or a directory the fence refuses anyway.
+        ``core.fsmonitor`` that runs on the user's next ``git status`` — or point a nested
+        repository's or submodule's ``.git`` file at a git directory it planted. A ``.git``
+        file (a worktree's or submodule's pointer) is mounted read-only the same way.
+        Symlinks are not mounted (the fence refuses them). The walk skips ``node_modules``
+        and stops after :data:`MAX_GIT_SCAN_DIRS` directories.
         """
         mounts: dict[str, dict[str, str]] = {}
-        with os.scandir(self.workspace) as entries:
-            for entry in entries:
-                if not is_git_name(entry.name) or entry.is_symlink():
+        root = str(self.workspace)
+        walker = os.walk(root, followlinks=False)
+        for visited, (top, dirs, files) in enumerate(walker):
+            for name in [*dirs, *files]:
+                if not is_git_name(name):
                     continue
-                if entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False):
-                    target = str(PurePosixPath(CONTAINER_WORKSPACE, entry.name))
-                    mounts[entry.path] = {"bind": target, "mode": "ro"}
+                path = os.path.join(top, name)  # noqa: PTH118 - strings for the docker API
+                with contextlib.suppress(OSError):
+                    mode = os.lstat(path).st_mode
+                    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+                        rel = os.path.relpath(path, root)
+                        target = str(PurePosixPath(CONTAINER_WORKSPACE, rel))
+                        mounts[path] = {"bind": target, "mode": "ro"}
+            dirs[:] = [d for d in dirs if not is_git_name(d) and d != "node_modules"]
+            if visited >= MAX_GIT_SCAN_DIRS:
+                log.warning("stopped looking for nested .git after %d directories", visited)
+                break
         return mounts
 
     def _create_container(self) -> Any:
