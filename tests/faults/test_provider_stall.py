@@ -69,9 +69,7 @@ async def test_provider_stall_before_headers_ends_provider_error(tmp_path: Path)
     assert run.code == 5, run.stderr
     assert run.result["outcome"] == "provider_error"
     assert run.result["exit_code"] == 5
-    assert run.result["error"] == (
-        "no response from openai for 0.5 s (waiting for the first byte of the answer)"
-    )
+    assert run.result["error"] == ("no response from openai for 0.5 s")
     # Before any output a stall is retried like any transport error (2 retries by default).
     assert run.requests == 3
     assert "Traceback" not in run.stderr
@@ -82,9 +80,7 @@ async def test_provider_stall_mid_stream_is_not_retried(tmp_path: Path) -> None:
     run = await _agent(faults, tmp_path, "--idle-timeout", "0.5", "--first-byte-timeout", "30")
     assert run.code == 5, run.stderr
     assert run.result["outcome"] == "provider_error"
-    assert run.result["error"] == (
-        "no response from openai for 0.5 s (in the middle of the answer)"
-    )
+    assert run.result["error"] == ("no response from openai for 0.5 s")
     assert run.requests == 1
 
 

@@ -51,7 +51,7 @@ async def test_stall_before_headers_ends_with_no_response_message() -> None:
             [e async for e in provider.stream(REQ)]
         # The stalled connection is closed, not left to the 600 s read timeout.
         await asyncio.wait_for(_drained(srv), 5)
-    assert str(err.value).startswith("no response from openai for 0.3 s")
+    assert str(err.value) == "no response from openai for 0.3 s"
     assert err.value.phase == "first_byte"
     assert err.value.after == 0.3
     assert isinstance(err.value, llm.TransportError) and err.value.retryable
@@ -93,7 +93,7 @@ async def test_stall_mid_stream_after_output_is_never_retried() -> None:
                 events.append(event)
         await asyncio.wait_for(_drained(srv), 5)
     assert events == [llm.TextDelta(text="Hel")]
-    assert str(err.value).startswith("no response from openai for 0.3 s")
+    assert str(err.value) == "no response from openai for 0.3 s"
     assert err.value.phase == "idle"
     assert len(srv.requests) == 1
 
@@ -133,8 +133,10 @@ async def test_stall_timeouts_none_leave_only_the_read_timeout() -> None:
         _srv,
         provider,
     ):
-        with pytest.raises(llm.StallError, match="read timeout"):
+        with pytest.raises(llm.StallError) as err:
             [e async for e in provider.stream(REQ)]
+    assert str(err.value) == "no response from openai for 0.3 s"
+    assert err.value.phase == "read"
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf])

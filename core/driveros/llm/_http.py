@@ -211,13 +211,9 @@ class HTTPProvider(ABC):
         return transport_error(self._name, exc, read_timeout=client.timeout.read)
 
     def _stall(self, phase: str, after: float) -> StallError:
-        where = (
-            "waiting for the first byte of the answer"
-            if phase == "first_byte"
-            else "in the middle of the answer"
-        )
+        # One wording for both clocks (``phase`` tells them apart): what the user waited for.
         return StallError(
-            f"no response from {self._name} for {after:g} s ({where})",
+            f"no response from {self._name} for {after:g} s",
             provider=self._name,
             after=after,
             phase=phase,

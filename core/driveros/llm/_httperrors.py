@@ -270,7 +270,7 @@ def transport_error(
     if isinstance(exc, httpx.ReadTimeout):
         waited = f" for {read_timeout:g} s" if read_timeout else ""
         return StallError(
-            f"no response from {provider}{waited} (read timeout)",
+            f"no response from {provider}{waited}",
             after=read_timeout or 0.0,
             phase="read",
             **ctx,
