@@ -141,3 +141,53 @@ async def test_sandbox_env_docker(tmp_path: Path) -> None:
         assert (await sandbox.run("echo $HOME")).stdout.strip() == "/tmp"
         await exercise(sandbox, repo)
     assert_no_marker(repo)
+
+
+async def test_sandbox_env_is_an_allowlist(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".env").write_text("JAVA_HOME=/opt/from-dotenv\nTZ=Planted/Zone\n")
+    (tmp_path / "home" / ".rustup").mkdir(parents=True)
+    given = {
+        "PATH": f"/usr/bin::.:bin:{ws}/.venv/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "LANG": "C.UTF-8",
+        "LC_CTYPE": "C.UTF-8",
+        "TZ": "Planted/Zone",  # same value as the .env: dropped
+        "JAVA_HOME": "/opt/from-dotenv",  # same value as the .env: dropped
+        "GOROOT": str(ws / "go"),  # a toolchain inside the workspace: dropped
+        "GOPATH": "relative/go",  # not absolute: dropped
+        "VIRTUAL_ENV": str(ws / ".venv"),  # the workspace's venv: kept
+        "CI": "true",
+        "GIT_AUTHOR_NAME": "Ada",
+        "OPENAI_API_KEY": "sk-x",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "SSH_AUTH_SOCK": "/tmp/agent",
+        "PYTHONPATH": "evil",
+        "XDG_CONFIG_HOME": "cfg",
+        "BASH_ENV": "x",
+        "LD_LIBRARY_PATH": "x",
+        "DYLD_INSERT_LIBRARIES": "x",
+        "NODE_OPTIONS": "x",
+        "PERL5OPT": "x",
+        "RUBYOPT": "x",
+        "JAVA_TOOL_OPTIONS": "x",
+        "GIT_SSH_COMMAND": "x",
+        "GIT_EXEC_PATH": "x",
+        "EDITOR": "x",
+        "PAGER": "less",
+        "PROMPT_COMMAND": "x",
+    }
+    async with LocalSandbox(ws, base_env=given) as sandbox:
+        await sandbox.start()
+        env = sandbox.env
+    assert env["PATH"] == f"/usr/bin:{ws}/.venv/bin:/bin"
+    assert env["RUSTUP_HOME"] == str(tmp_path / "home" / ".rustup")
+    assert env["HOME"] != given["HOME"] and env["TMPDIR"].startswith(str(Path(env["HOME"]).parent))
+    taken = {"LANG", "LC_CTYPE", "VIRTUAL_ENV", "CI", "GIT_AUTHOR_NAME"}
+    assert {k: env[k] for k in taken} == {k: given[k] for k in taken}
+    forced = {"TERM", "PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT", "NO_COLOR", "DEBIAN_FRONTEND"}
+    forced |= {"PYTHONDONTWRITEBYTECODE", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0"}
+    forced |= {"GIT_CONFIG_VALUE_0", "HOME", "TMPDIR", "RUSTUP_HOME", "PATH"}
+    assert set(env) == taken | forced
+    assert env["PAGER"] == "cat"

@@ -82,8 +82,12 @@ SWITCH_NAMES = frozenset(
         "FORCE_COLOR",
     }
 )
+#: Who commits: the only ``GIT_*`` names taken (the private HOME has no ``~/.gitconfig``).
+IDENTITY_NAMES = frozenset(
+    {"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"}
+)
 #: Every name taken from the caller's environment (plus ``LC_*`` and PATH).
-PASS_NAMES = LOCALE_NAMES | TOOLCHAIN_PATHS | VENV_PATHS | SWITCH_NAMES | {"PATH"}
+PASS_NAMES = LOCALE_NAMES | TOOLCHAIN_PATHS | VENV_PATHS | SWITCH_NAMES | IDENTITY_NAMES | {"PATH"}
 
 #: Forced for every command: nothing may wait on a terminal or a pager.
 NON_INTERACTIVE = {
@@ -154,7 +158,9 @@ def allowed_environment(
     from_files = set(dotenv)
     env: dict[str, str] = {}
     for name, value in base_env.items():
-        if not (name in PASS_NAMES or name.startswith("LC_")) or is_secret(name):
+        if not (name in PASS_NAMES or name.startswith("LC_")):
+            continue
+        if is_secret(name) and name not in IDENTITY_NAMES:  # GIT_AUTHOR_* says "AUTH"
             continue
         if "\x00" in value or (name, value) in from_files:
             continue
