@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from driveros._errors import ConfigError
+from driveros.cli._input import read_input
 from driveros.cli._parser import ArgumentParser, UsageError
 
 
@@ -32,16 +32,15 @@ def configure(parser: ArgumentParser) -> None:
     lst = sub.add_parser("list", help="one line per record")
     lst.add_argument("--pending", action="store_true", help="only records without a verdict")
     lst.add_argument("--format", choices=("text", "json"), default="text")
+    for p in (add, verdict, stats, lst):  # before or after the action
+        p.add_argument("--corpus", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def _text(value: str) -> str:
     if value == "-":
-        return sys.stdin.read()
+        return read_input("-")
     if value.startswith("@"):
-        try:
-            return Path(value[1:]).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read {value[1:]}: {exc}") from exc
+        return read_input(value[1:])
     return value
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from pathlib import Path
 
 from driveros._errors import ConfigError, ProviderError
 from driveros.cli._fail import fail
+from driveros.cli._input import read_input, stdin_usable
 from driveros.cli._options import (
     PROVIDER_HELP,
     PROVIDER_METAVAR,
@@ -80,15 +82,10 @@ def _providers(parser: ArgumentParser, who: str, extra: tuple[str, ...] = ()) ->
     )
 
 
-def _read(source: str) -> str:
-    if source == "-":
-        if sys.stdin.isatty():
-            raise ConfigError("nothing to read: pass a file, pipe the artifact in, or --staged")
-        return sys.stdin.read()
-    try:
-        return Path(source).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read {source}: {exc}") from exc
+async def _read(source: str) -> str:
+    if source == "-" and stdin_usable() and sys.stdin.isatty():
+        raise ConfigError("nothing to read: pass a file, pipe the artifact in, or --staged")
+    return await asyncio.to_thread(read_input, source)
 
 
 async def _record(
@@ -141,7 +138,7 @@ async def _review(args: argparse.Namespace, env: Environment, opened: list[Provi
 
         artifact = await staged_diff(Path.cwd())
     else:
-        artifact = _read(args.artifact)
+        artifact = await _read(args.artifact)
     if not artifact.strip():
         raise ConfigError("the artifact to review is empty")
     author: Provider | None
@@ -187,7 +184,7 @@ async def _consult(args: argparse.Namespace, env: Environment, opened: list[Prov
     from driveros.cli._common import provider_from_spec
     from driveros.council import consult
 
-    question = _read(args.question) if args.question == "-" else args.question
+    question = await _read(args.question) if args.question == "-" else args.question
     members = await _configured(env, args.providers)
     opened += members
     referees = [provider_from_spec(s, env) for s in args.referee] or [*members]

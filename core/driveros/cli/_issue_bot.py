@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from pathlib import Path
 
 from driveros._errors import ConfigError
 from driveros._plural import files
+from driveros.cli._input import read_input, stdin_usable
 from driveros.cli._options import add_provider, chosen_provider, positive_int
 from driveros.cli._parser import ArgumentParser
 
@@ -41,9 +43,9 @@ async def _run(args: argparse.Namespace, text: str | None) -> int:
     if args.github:
         issue = await fetch_github_issue(args.github, env)
     elif args.issue == "-":
-        if sys.stdin.isatty():
+        if stdin_usable() and sys.stdin.isatty():
             raise ConfigError("pass an issue file, pipe the issue in, or use --github")
-        issue = parse_markdown_issue(sys.stdin.read(), source="stdin")
+        issue = parse_markdown_issue(await asyncio.to_thread(read_input, "-"), source="stdin")
     else:
         assert text is not None
         issue = parse_markdown_issue(text, source=args.issue)
@@ -85,8 +87,5 @@ def run(args: argparse.Namespace) -> int:
 
     text: str | None = None
     if not args.github and args.issue != "-":
-        try:
-            text = Path(args.issue).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read {args.issue}: {exc}") from exc
+        text = read_input(args.issue)
     return asyncio.run(_run(args, text))

@@ -13,6 +13,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from driveros._errors import ConfigError, MemoryStoreError
 from driveros._plural import count
+from driveros.cli._input import read_input
 from driveros.cli._parser import UsageError
 from driveros.config import Environment, load_environment
 from driveros.memory import (
@@ -163,14 +164,7 @@ def _emit_fact(fact: Fact, fmt: str) -> None:
 
 
 async def _read_import(source: str) -> list[Fact]:
-    try:
-        raw = (
-            await asyncio.to_thread(sys.stdin.read)
-            if source == "-"
-            else await asyncio.to_thread(Path(source).read_text, encoding="utf-8")
-        )
-    except OSError as exc:
-        raise ConfigError(f"cannot read {source}: {exc.strerror}") from exc
+    raw = await asyncio.to_thread(read_input, source)
     try:
         data: Any = json.loads(raw)
         facts = data["facts"] if isinstance(data, dict) else data
