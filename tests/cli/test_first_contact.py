@@ -364,3 +364,23 @@ def test_cli_ascii_stdout_still_gets_valid_json(tmp_path: Path) -> None:
     assert b"Traceback" not in proc.stderr
     started, result = (json.loads(line) for line in proc.stdout.splitlines())
     assert started["task"] == task and result["exit_code"] == proc.returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "says"),
+    [
+        (["council", "review", "bad.md", "--no-record"], 1, "no provider is configured"),
+        (["memory", "import", "bad.md"], 1, "is not a driveros memory export"),
+        (["corpus", "add", "--kind", "council", "--input", "@bad.md", "--output", "x"], 0, ""),
+        (["issue-bot", "bad.md", "--no-record"], 1, ""),
+    ],
+)
+def test_cli_undecodable_input_files_are_read_not_fatal(
+    capsys: Cap, no_provider: Path, argv: list[str], code: int, says: str
+) -> None:
+    (no_provider / "bad.md").write_bytes(b"# Title \xff\n\nbody \xfe\n")
+    got, _, err = call(capsys, *argv)
+    assert got == code and says in err and "internal error" not in err
+    if argv[0] == "corpus":
+        record = (no_provider / ".driveros" / "corpus.jsonl").read_text()
+        assert "# Title \\\\xff" in record
