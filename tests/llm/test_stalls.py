@@ -298,3 +298,15 @@ async def test_message_connection_refused_names_the_host() -> None:
             await provider.generate(REQ)
     assert str(err.value).startswith(f"openai: cannot connect to {url.removeprefix('http://')}:")
     assert "ConnectError" not in str(err.value)
+
+
+async def test_message_error_event_inside_a_200_stream_names_its_status() -> None:
+    body = (
+        b'data: {"error":{"code":502,"message":"Provider returned error",'
+        b'"metadata":{"provider_name":"Upstream"}}}\n\n'
+    )
+    async with _openai([Fault(body=body, content_type="text/event-stream")]) as (_srv, provider):
+        with pytest.raises(llm.StreamError) as err:
+            [e async for e in provider.stream(REQ)]
+    assert str(err.value) == "openai: 502 Bad Gateway: Provider returned error"
+    assert err.value.status == 502 and err.value.retryable

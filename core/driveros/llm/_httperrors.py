@@ -213,8 +213,9 @@ def error_from_event(provider: str, payload: Any) -> StreamError:
     retryable = etype in ("overloaded_error", "api_error") or (
         status is not None and (status >= 500 or status == 429)
     )
+    where = f"{status_text(status)}: " if status is not None and status >= 400 else ""
     return StreamError(
-        f"{provider}: {message}",
+        f"{provider}: {where}{message}",
         provider=provider,
         status=status,
         retryable=retryable,
