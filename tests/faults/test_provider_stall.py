@@ -106,3 +106,24 @@ async def test_provider_reset_names_the_host(tmp_path: Path) -> None:
     assert run.code == 5, run.stderr
     assert run.result["error"].startswith("openai: connection reset by 127.0.0.1:")
     assert "ReadError" not in run.result["error"]
+
+
+async def test_provider_stall_through_the_editor_uses_the_settings(tmp_path: Path) -> None:
+    from driveros_lsp import protocol
+    from tests.server._lsp import editor_session
+
+    workspace = tmp_path / "editor-ws"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("hello\n")
+    settings = {"firstByteTimeoutS": 0.5, "idleTimeoutS": 0.5, "diagnostics": False}
+    async with FaultServer([Fault(kind="stall")]) as srv:
+        env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": srv.url, "OPENAI_MODEL": "m"}
+        async with editor_session(workspace, env=env, settings=settings) as ed:
+            run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "say hi"}))["runId"]
+            results = await ed.wait_for(
+                lambda: ed.events(run_id, "result"), what="the run's result", timeout=60
+            )
+            bad = [m.message for m in ed.client.messages if "invalid settings" in m.message]
+    assert not bad
+    assert results[-1]["outcome"] == "provider_error"
+    assert results[-1]["error"] == "no response from openai for 0.5 s"
