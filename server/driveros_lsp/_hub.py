@@ -232,6 +232,8 @@ class RunHub:
         if not run.pending:
             run.state = "accepted"
             self._spawn(self._server.runs.release(run))
+        elif run.kept:
+            self._spawn(self._server.runs.keep(run))  # the kept manifest follows the review
         self.send_proposal(run)
 
     async def reject(self, run: Run, paths: Sequence[str] | None, feedback: str | None) -> None:
@@ -242,6 +244,8 @@ class RunHub:
         if not run.pending:
             run.state = "rejected"
             await self._server.runs.release(run)
+        elif run.kept:
+            await self._server.runs.keep(run)
         self.send_proposal(run)
 
     # -- plumbing ----------------------------------------------------------------------
@@ -253,6 +257,10 @@ class RunHub:
 
     def _root(self) -> Path:
         return self._server.workspace_root()
+
+    def spawn(self, coro: Any) -> None:
+        """Run ``coro`` as a background task of the hub (canceled at server exit)."""
+        self._spawn(coro)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)

@@ -76,10 +76,34 @@ class RunOutcome(BaseModel):
     rationale: str = ""
     #: Opaque, handed back as ``resume`` to continue the run (history, scratch copy).
     state: Any = None
-    #: Releases the scratch copy; called once the proposal is settled or the server stops.
+    #: Removes the scratch copy for good (kept or not); called once the proposal is settled,
+    #: and at server exit for a proposal that is not kept.
     release: Callable[[], Awaitable[None]] | None = None
+    #: Keeps the scratch copy past this process with a JSON manifest (a proposal that must
+    #: survive a restart); None when the copy cannot be kept.
+    keep: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     #: The council's verdict on the proposal (``council`` setting), or ``{"error": ...}``.
     council: dict[str, Any] | None = None
+
+
+class RestoredResult(BaseModel):
+    """The ``result`` of a run restored from a kept proposal (what its manifest recorded)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    outcome: str | None = None
+    answer: str = ""
+    error: str | None = None
+
+
+class RestoredRun(BaseModel):
+    """A proposal kept by an earlier server, reopened: its manifest and its outcome."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    manifest: dict[str, Any]
+    outcome: RunOutcome
+    kept_at: float
 
 
 class Runner(Protocol):
@@ -162,7 +186,7 @@ class AgentRunner:
         report = await execute_run(
             spec, env=env, on_event=deliver, history=history, scratch=scratch
         )
-        release = report.scratch.aclose if report.scratch is not None else None
+        release, keep = _scratch_handles(report.scratch)
         council = None
         if s.council and report.changes:
             from driveros.agent import pick_provider
@@ -179,4 +203,53 @@ class AgentRunner:
             rationale=report.result.answer,
             state=(report.history, report.scratch),
             release=release,
+            keep=keep,
         )
+
+    async def restore(self, workspace: str) -> list[RestoredRun]:
+        """The proposals kept by earlier servers for ``workspace``, reopened (oldest first)."""
+        from pathlib import Path
+
+        from driveros.review import ScratchWorkspace
+
+        restored: list[RestoredRun] = []
+        for kept in await ScratchWorkspace.reopen_kept(workspace=Path(workspace)):
+            scratch, manifest = kept.scratch, kept.manifest
+            changes = await scratch.changes()
+            release, keep = _scratch_handles(scratch)
+            result = RestoredResult(
+                outcome=_text(manifest.get("outcome")) or None,
+                answer=_text(manifest.get("rationale")),
+            )
+            outcome = RunOutcome(
+                result=result,
+                changes=list(changes),
+                rationale=result.answer,
+                state=(None, scratch),
+                release=release,
+                keep=keep,
+            )
+            restored.append(RestoredRun(manifest=manifest, outcome=outcome, kept_at=kept.kept_at))
+        return restored
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+Release = Callable[[], Awaitable[None]]
+Keep = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+def _scratch_handles(scratch: Any) -> tuple[Release | None, Keep | None]:
+    """``(release, keep)`` of a scratch copy: release removes it for good (also once kept)."""
+    if scratch is None:
+        return None, None
+
+    async def release() -> None:
+        await scratch.discard()
+
+    async def keep(manifest: dict[str, Any]) -> None:
+        await scratch.keep(manifest)
+
+    return release, keep

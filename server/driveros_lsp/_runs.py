@@ -60,6 +60,10 @@ class Run:
     conflicts: list[str] = field(default_factory=list)
     #: Paths whose ``workspace/applyEdit`` is sent and not answered yet (never sent twice).
     in_flight: set[str] = field(default_factory=set)
+    #: The proposal's scratch copy is kept past this process (it survives a restart).
+    kept: bool = False
+    #: Reopened from a proposal an earlier server kept.
+    restored: bool = False
     epoch: int = 0
 
     def summary(self) -> dict[str, Any]:
@@ -72,6 +76,7 @@ class Run:
             "files": list(self.pending),
             "conflicts": list(self.conflicts),
             "inFlight": sorted(self.in_flight),
+            "restored": self.restored,
             "startedAt": self.started_at,
             "error": self.error,
         }
@@ -204,15 +209,18 @@ class RunManager:
             self._agent.call(lambda: holder["task"].cancel())
             await asyncio.wait({finished}, timeout=CANCEL_GRACE_S)
             run.state = "canceled"
+            run.outcome = run.outcome or _without_changes(resume)  # its copy is still ours
             self._observer.run_finished(run)
             raise
         if finished.cancelled():
             run.state = "canceled"
+            run.outcome = run.outcome or _without_changes(resume)
             self._observer.run_finished(run)
             return
         error = finished.exception()
         if error is not None:  # the runner's failure ends this run, never the server
             logger.error("run %s failed", run.run_id, exc_info=error)
+            run.outcome = run.outcome or _without_changes(resume)
             run.state = "failed"
             run.error = f"{type(error).__name__}: {error}"
             self._observer.run_finished(run)
@@ -221,6 +229,8 @@ class RunManager:
         run.outcome = outcome
         run.pending = [_change_path(c) for c in outcome.changes]
         run.state = "proposed" if run.pending else "finished"
+        if run.state == "proposed":
+            await asyncio.shield(self.keep(run))  # on disk before anyone hears of it
         self._observer.run_finished(run)
         if run.state == "finished":
             await self.release(run)
@@ -269,24 +279,114 @@ class RunManager:
         except Exception:
             logger.exception("releasing run %s failed", run.run_id)
 
+    def _manifest(self, run: Run) -> dict[str, Any]:
+        result = run.outcome.result if run.outcome is not None else None
+        return {
+            "runId": run.run_id,
+            "task": run.request.task,
+            "startedAt": run.started_at,
+            "outcome": getattr(result, "outcome", None),
+            "rationale": run.outcome.rationale if run.outcome is not None else "",
+            "pending": list(run.pending),
+            "conflicts": list(run.conflicts),
+        }
+
+    async def keep(self, run: Run) -> None:
+        """Keep a proposal's scratch copy past this process (or refresh its manifest)."""
+        outcome = run.outcome
+        if run.state != "proposed" or outcome is None or outcome.keep is None:
+            return
+        keep, manifest = outcome.keep, self._manifest(run)
+
+        async def on_agent_loop() -> None:  # the scratch copy belongs to the agent loop
+            await keep(manifest)
+
+        try:
+            await self._agent.run(on_agent_loop())
+        except Exception:
+            logger.exception("keeping run %s for a restart failed", run.run_id)
+            return
+        run.kept = True
+
+    async def restore(self, request: Callable[[str, str], RunRequest]) -> list[Run]:
+        """Reopen the proposals earlier servers kept for this workspace: each becomes a
+        ``proposed`` run with ``restored`` set. ``request(run_id, task)`` builds its request."""
+        runner = self.runner
+        restore = getattr(runner, "restore", None)
+        if restore is None or self._closed:
+            return []
+        workspace = request("", "").workspace
+        try:
+            found = await self._agent.run(restore(workspace))
+        except Exception:
+            logger.exception("reopening kept proposals failed")
+            return []
+        runs: list[Run] = []
+        for item in found:
+            manifest = item.manifest
+            run_id = str(manifest.get("runId") or new_run_id())
+            if run_id in self._runs:
+                continue
+            paths = [_change_path(c) for c in item.outcome.changes]
+            wanted = manifest.get("pending")
+            pending = [p for p in paths if not isinstance(wanted, list) or p in wanted]
+            started = manifest.get("startedAt")
+            conflicts = manifest.get("conflicts")
+            run = Run(
+                run_id=run_id,
+                request=request(run_id, str(manifest.get("task") or "")),
+                base_versions={},
+                state="proposed" if pending else "finished",
+                started_at=float(started) if isinstance(started, int | float) else item.kept_at,
+                outcome=item.outcome,
+                pending=pending,
+                conflicts=[p for p in conflicts or () if p in pending]
+                if isinstance(conflicts, list)
+                else [],
+                kept=True,
+                restored=True,
+            )
+            self._runs[run_id] = run
+            if run.state == "finished":  # nothing left to review: gone for good
+                await self.release(run)
+            else:
+                runs.append(run)
+        return runs
+
     async def aclose(self) -> None:
         """Cancel every running run and release every proposal (server exit), bounded.
+
+        A kept proposal (see :meth:`keep`) is left on disk for the next server.
 
         Idempotent. Every run task is awaited (up to :data:`CANCEL_GRACE_S` each, at once) and
         every scratch copy release, including those started before, is awaited (up to
         :data:`RELEASE_GRACE_S`) before the agent loop stops, so nothing is left pending.
         """
         self._closed = True
-        tasks = [r.task for r in self._runs.values() if r.task is not None and not r.task.done()]
-        await asyncio.gather(*(self._cancel_task(t) for t in tasks))
+        live = [(r, r.task) for r in self._runs.values() if r.task and not r.task.done()]
+        await asyncio.gather(*(self._cancel_task(t) for r, t in live if r.state == "running"))
+        # a run that just ended is only finishing its bookkeeping (keeping its proposal)
+        ending = {t for r, t in live if r.state != "running"}
+        if ending:
+            await asyncio.wait(ending, timeout=CANCEL_GRACE_S)
         await asyncio.gather(
-            *(self.release(run) for run in self._runs.values()), return_exceptions=True
+            *(
+                self.release(run)
+                for run in self._runs.values()
+                if not (run.kept and run.state == "proposed")
+            ),
+            return_exceptions=True,
         )
         if self._releasing:
             _, late = await asyncio.wait(set(self._releasing), timeout=RELEASE_GRACE_S)
             if late:
                 logger.warning("%d scratch copies were still being released at exit", len(late))
         await self._agent.aclose()
+
+
+def _without_changes(outcome: RunOutcome | None) -> RunOutcome | None:
+    """A resumed run's previous outcome, kept only so that its scratch copy is released."""
+    return None if outcome is None else outcome.model_copy(update={"changes": ()})
 
 
 def _change_path(change: Any) -> str:

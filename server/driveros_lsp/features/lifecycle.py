@@ -1,4 +1,5 @@
-"""initialize (settings, client traits), shutdown and exit (every run canceled)."""
+"""initialize (settings, client traits), initialized (proposals kept by an earlier server are
+reopened and announced), shutdown and exit (every run canceled)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ def setup(server: DriverosLanguageServer) -> None:
         # which is imported off the loop so that initialize stays as fast as a bare server.
         server.settings_task = asyncio.ensure_future(load_settings(server, options))
 
+    @server.feature(lsp.INITIALIZED)
+    def initialized(params: lsp.InitializedParams) -> None:
+        server.hub.spawn(restore_proposals(server))
+
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(params: None) -> None:
         await stop_everything(server)
@@ -54,6 +59,35 @@ def report_settings_problems(server: DriverosLanguageServer, problems: list[str]
     text = "driveros: invalid settings replaced by defaults: " + "; ".join(problems)
     logger.warning("%s", text)
     server.show(text, lsp.MessageType.Warning)
+
+
+async def restore_proposals(server: DriverosLanguageServer) -> None:
+    """Reopen the proposals an earlier server kept for this workspace and tell the user."""
+    try:
+        root = server.workspace_root()
+    except LookupError:
+        return
+    settings = await server.current_settings()
+    from driveros_lsp._runner import RunRequest
+
+    def request(run_id: str, task: str) -> RunRequest:
+        return RunRequest(run_id=run_id, task=task, workspace=str(root), settings=settings)
+
+    runs = await server.runs.restore(request)
+    for run in runs:
+        server.hub.send_proposal(run)
+    if runs:
+        tasks = "; ".join(f"{r.run_id}: {_short(r.request.task)}" for r in runs)
+        server.show(
+            f"driveros: {len(runs)} proposal(s) from an earlier session are waiting for review "
+            f"({tasks}). Accept or reject them, or list them with driveros.agent.list.",
+            lsp.MessageType.Info,
+        )
+
+
+def _short(task: str) -> str:
+    line = " ".join(task.split())
+    return line if len(line) <= 40 else line[:39] + "…"
 
 
 async def stop_everything(server: DriverosLanguageServer) -> None:
