@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from driveros import ConfigError
 from driveros.config import load_environment, user_config_dir
@@ -119,3 +121,58 @@ def test_config_user_file_writable_by_others_is_ignored(ws: Path, tmp_path: Path
     env = load_environment(cwd=ws, environ=environ)
     assert env.provider("openai").api_key is None
     assert any("is ignored: it is writable by someone else" in w for w in env.warnings)
+
+
+_SOURCES = ("user", "workspace", "environment", None)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    key_from=st.sampled_from(_SOURCES),
+    url_from=st.sampled_from(_SOURCES),
+    trusted=st.booleans(),
+    noise=st.dictionaries(
+        st.from_regex(r"[A-Z][A-Z0-9_]{0,20}", fullmatch=True).filter(
+            lambda k: not k.startswith("OPENAI_")
+        ),
+        st.from_regex(r"[a-z0-9:/._-]{1,30}", fullmatch=True),
+        max_size=5,
+    ),
+)
+def test_config_a_key_only_ever_meets_an_endpoint_from_its_own_source(
+    tmp_path_factory: pytest.TempPathFactory,
+    key_from: str | None,
+    url_from: str | None,
+    trusted: bool,
+    noise: dict[str, str],
+) -> None:
+    """Wherever the key and the endpoint are set, the endpoint the provider gets came from the
+    key's own source; an untrusted workspace's .env never configures anything, and nothing from
+    any file reaches ``process_env``."""
+    root = tmp_path_factory.mktemp("prop")
+    ws = root / "ws"
+    ws.mkdir()
+    files: dict[str, dict[str, str]] = {"user": {}, "workspace": dict(noise), "environment": {}}
+    if key_from:
+        files[key_from]["OPENAI_API_KEY"] = f"sk-{key_from}-123456"
+    if url_from:
+        files[url_from]["OPENAI_BASE_URL"] = f"http://{url_from}.invalid/v1"
+    write_env(root / "cfg" / "driveros" / "env", **files["user"])
+    write_env(ws / ".env", **files["workspace"])
+    environ = {"XDG_CONFIG_HOME": str(root / "cfg"), **files["environment"]}
+    env = load_environment(cwd=ws, environ=environ, trusted=trusted)
+    openai = env.provider("openai")
+    assert env.process_env == environ
+    if not trusted:
+        assert not any(v for k, v in env.raw.items() if k in noise and k not in environ)
+    if openai.base_url is not None and openai.api_key is not None:
+        assert openai.key_source == openai.url_source
+    if openai.api_key is not None:
+        assert openai.key_source is not None
+        assert openai.api_key.get_secret_value() == f"sk-{openai.key_source}-123456"
+        assert trusted or openai.key_source != "workspace"
+    if openai.base_url is not None:
+        assert openai.base_url == f"http://{openai.url_source}.invalid/v1"
+        assert trusted or openai.url_source != "workspace"
