@@ -337,7 +337,9 @@ class Agent:
                 ApprovalRequest(tool=call.name, arguments=call.arguments)
             )
         except asyncio.CancelledError:
-            # Cancelled while deciding (a human was being asked): record the denial.
+            # Cancelled while a human was being asked: record the denial, then stop.
+            if getattr(self.approval, "asker", None) is None:
+                raise
             await self.sink.emit(
                 ev.Approval,
                 turn=turn,
