@@ -3,7 +3,8 @@ never a traceback, never an internal error, and a result object for json/ndjson 
 
 Runs in-process (``driveros.cli._main.main``) in a scratch directory, with no provider
 configured and GitHub pointed at a closed port, so nothing leaves the machine. Values never
-contain ``/`` (file options stay inside the scratch directory) nor NUL (argv cannot hold it);
+contain ``/`` (file options stay inside the scratch directory) except a few paths that can
+never be created nor NUL (argv cannot hold it);
 undecodable argv bytes arrive as lone surrogates (``\\udcff``), as Python passes them.
 """
 
@@ -33,6 +34,8 @@ VALUE_CHARS = st.one_of(
 VALUE = st.one_of(
     st.text(VALUE_CHARS, max_size=12),
     st.sampled_from(["0", "-1", "-3", "1", "2", "nan", "inf", "1e400", "-", "--", "", "json"]),
+    # paths that can never be created (the only values with a '/')
+    st.sampled_from(["/proc/driveros-none/x", "/dev/null/x", "/proc/self/no/such"]),
 )
 
 

@@ -384,3 +384,21 @@ def test_cli_undecodable_input_files_are_read_not_fatal(
     if argv[0] == "corpus":
         record = (no_provider / ".driveros" / "corpus.jsonl").read_text()
         assert "# Title \\\\xff" in record
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["corpus", "--corpus", "/proc/driveros-none/c.jsonl", "add", "--kind", "council",
+         "--input", "a", "--output", "b"],
+        ["memory", "export", "-o", "/proc/driveros-none/m.json"],
+        ["eval", "compare", "/proc/driveros-none/a.json", "/dev/null/b.json"],
+    ],
+)  # fmt: skip
+def test_cli_unwritable_or_missing_paths_are_setup_errors(
+    capsys: Cap, no_provider: Path, argv: list[str]
+) -> None:
+    code, _, err = (
+        call(capsys, *argv, "--format", "json") if argv[0] == "memory" else call(capsys, *argv)
+    )
+    assert code == 1 and "internal error" not in err and "/proc/driveros-none" in err

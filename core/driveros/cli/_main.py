@@ -83,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(args_list, fmt)
     except KeyboardInterrupt:
         return fail("driveros: canceled", fmt, outcome="canceled", exit_code=7)
+    except OSError as exc:  # a file the command was pointed at cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        return fail(f"driveros: {where}{exc.strerror or exc}", fmt)
     except Exception as exc:  # a bug: one line for the user, the traceback with -v
         logging.getLogger("driveros.cli").info("internal error", exc_info=True)
         return fail(f"driveros: internal error ({type(exc).__name__}: {exc}); -v shows more", fmt)
