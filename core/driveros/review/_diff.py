@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Sequence
 
 from driveros.review._models import FileChange
+from driveros.review.approval import display_command
 
 _NO_EOL = "\\ No newline at end of file"
 
@@ -83,12 +84,15 @@ def render_changes(changes: Sequence[FileChange], *, color: bool = False, diff: 
     """A review summary for a terminal: one line per file, a total, then (optionally) the diffs.
 
     With ``color`` the output uses ANSI colours (pass ``stream.isatty()``); otherwise plain text.
+    Control characters in paths and diff lines are escaped
+    (:func:`driveros.review.approval.display_command`).
     """
     if not changes:
         return "No changes.\n"
     lines: list[str] = []
     for ch in changes:
         name = f"{ch.old_path} -> {ch.path}" if ch.old_path else ch.path
+        name = display_command(name)
         counts = "binary" if ch.binary else f"+{ch.additions} -{ch.deletions}"
         lines.append(f" {_LETTER[ch.action]} {name} ({counts})")
     adds = sum(c.additions for c in changes)
@@ -98,7 +102,10 @@ def render_changes(changes: Sequence[FileChange], *, color: bool = False, diff: 
     if diff:
         lines.append("")
         for ch in changes:
-            for line in ch.diff.splitlines():
+            for raw in ch.diff.splitlines():
+                # What the agent wrote is shown as it is, never as the terminal would render
+                # it (an escape sequence could hide a line under review); tabs stay tabs.
+                line = "\t".join(display_command(part) for part in raw.split("\t"))
                 lines.append(_paint(line) if color else line)
     return "\n".join(lines) + "\n"
 
