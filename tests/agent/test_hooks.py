@@ -111,3 +111,29 @@ async def test_memory_failure_is_reported_and_the_run_goes_on(
     (event,) = out.of("memory")
     assert event.action == "error" and "memory unavailable" in event.detail
     assert out.report.result.outcome == "answered"
+
+
+async def test_a_diagnostics_snapshot_the_model_saw_verifies_the_answer(
+    checked_repo: Path,
+) -> None:
+    """Edit -> "0 new, 1 fixed" shown to the model -> answer: an observation of real state."""
+    out = await run_scripted(
+        [Turn(tool_calls=[FIX_CALC]), Turn(text="Fixed.")],
+        checked_repo,
+        diagnostics=True,
+        workspace_trusted=True,
+    )
+    (event,) = out.of("diagnostics")
+    assert event.fixed and event.new == []
+    sent = [m for m in out.server.requests[1]["messages"] if m["role"] == "tool"][-1]
+    assert "[build diagnostics after this turn's edits:" in sent["content"]
+    result = out.report.result
+    assert (result.outcome, result.verified, result.exit_code) == ("answered", True, 0)
+
+
+async def test_an_edit_without_any_snapshot_stays_unverified(checked_repo: Path) -> None:
+    out = await run_scripted(
+        [Turn(tool_calls=[FIX_CALC]), Turn(text="Fixed.")], checked_repo, diagnostics=False
+    )
+    result = out.report.result
+    assert (result.outcome, result.verified, result.exit_code) == ("unverified", False, 2)

@@ -318,6 +318,10 @@ class Agent:
             )
         state.blocked_streak = state.blocked_streak + 1 if blocked_only else 0
         snapshot = await self._after_edits(turn, changed, results) if changed else None
+        if snapshot is not None:
+            # The model receives the build's state after its edits: an observation of real
+            # state, so an answer after it is verified (docs/intel.md).
+            state.observed = True
         state.history.append(tool_results(*results))
         return TurnObservation(
             turn=turn,
