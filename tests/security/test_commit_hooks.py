@@ -164,3 +164,28 @@ def test_ordinary_paths_are_not_hook_paths() -> None:
     for path in ("calc.py", "docs/husky.md", "git/hooks.py", "package.json"):
         change = FileChange(path=path, action="modify", before="{}", after='{"a": 1}')
         assert static_hook_reason(change, path) is None, path
+
+
+async def test_commit_refuses_repointing_a_symlinked_hooks_directory(
+    husky_repo: Path, tmp_path: Path
+) -> None:
+    """``core.hooksPath=hooks`` where ``hooks`` is a committed symlink: the model points the
+    link at a directory of its own."""
+    marker = _planted(tmp_path)
+    (husky_repo / "real-hooks").mkdir()
+    (husky_repo / "hooks").symlink_to("real-hooks")
+    git(husky_repo, "add", "-A")
+    git(husky_repo, "commit", "-qm", "hooks dir")
+    git(husky_repo, "config", "core.hooksPath", "hooks")
+    async with await ScratchWorkspace.create(husky_repo) as scratch:
+        evil = scratch.path / "evil"
+        evil.mkdir()
+        (evil / "pre-commit").write_text(_hook(marker))
+        _executable(evil / "pre-commit")
+        (scratch.path / "hooks").unlink()
+        (scratch.path / "hooks").symlink_to("evil")
+        with pytest.raises(HookChangeError) as caught:
+            await scratch.commit("agent: tidy")
+        assert "hooks" in caught.value.paths
+    assert not marker.exists()
+    assert (husky_repo / "hooks").readlink() == Path("real-hooks")

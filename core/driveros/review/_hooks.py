@@ -10,6 +10,7 @@ committed by driveros: the user reviews that file by hand (docs/review.md, docs/
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -72,14 +73,15 @@ async def _repo_top(workspace: Path) -> Path:
     return Path(out.decode("utf-8", "surrogateescape").strip())
 
 
-async def _hooks_dir(workspace: Path) -> Path:
-    """The directory git runs hooks from (``core.hooksPath`` honoured), resolved."""
+async def _hooks_dirs(workspace: Path) -> tuple[Path, Path]:
+    """The directory git runs hooks from (``core.hooksPath`` honoured): as configured
+    (normalized, symlinks kept) and resolved."""
     _, out, _ = await run_git(
         ["rev-parse", "--git-path", "hooks"], cwd=workspace, raw=True, user_hooks=True
     )
     hooks = Path(out.decode("utf-8", "surrogateescape").strip())
     hooks = hooks if hooks.is_absolute() else workspace / hooks
-    return await asyncio.to_thread(hooks.resolve)
+    return await asyncio.to_thread(lambda: (Path(os.path.normpath(hooks)), hooks.resolve()))
 
 
 async def _config_files(workspace: Path) -> list[Path]:
@@ -113,7 +115,7 @@ async def _config_files(workspace: Path) -> list[Path]:
 async def hook_changes(workspace: Path, changes: Iterable[FileChange]) -> list[tuple[str, str]]:
     """``(path, why)`` for every side of ``changes`` that git would run or read as
     configuration on a commit in ``workspace``; empty when committing is safe."""
-    hooks = await _hooks_dir(workspace)
+    hooks_as_set, hooks = await _hooks_dirs(workspace)
     configs = set(await _config_files(workspace))
     ws = await asyncio.to_thread(workspace.resolve)
 
@@ -121,13 +123,21 @@ async def hook_changes(workspace: Path, changes: Iterable[FileChange]) -> list[t
         target = ws / path
         return target.parent.resolve() / target.name
 
+    def runs_hooks(path: str, real: Path) -> bool:
+        """Inside the hooks directory, or on the way to it (a symlink the change repoints)."""
+        for place in (Path(os.path.normpath(workspace / path)), real):
+            for dirs in (hooks_as_set, hooks):
+                if place == dirs or place.is_relative_to(dirs) or dirs.is_relative_to(place):
+                    return True
+        return False
+
     found: list[tuple[str, str]] = []
     for change in changes:
         for path in change.paths:
             why = static_hook_reason(change, path)
             if why is None:
                 real = await asyncio.to_thread(where, path)
-                if real == hooks or real.is_relative_to(hooks):
+                if runs_hooks(path, real):
                     why = f"git runs hooks from {hooks} (core.hooksPath)"
                 elif real in configs:
                     why = "your git configuration includes this file"
