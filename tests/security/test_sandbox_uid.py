@@ -90,6 +90,10 @@ async def test_sandbox_uid_docker_review_copy_writable_and_apply_strips(tmp_path
             assert made.exit_code == 0, made
             # root's own files stay root's: the container cannot chmod them
             assert (await box.run("chmod 6755 app.py")).exit_code != 0
+            # what the (host-side) file tools create stays writable for the container
+            await box.write_file("pkg/new/mod.py", "x = 1\n")
+            more = await box.run("echo 'y = 2' >> pkg/new/mod.py && touch pkg/new/other.py")
+            assert more.exit_code == 0, more
         # whatever leaves a set-id bit in the copy, no review action carries it over
         (scratch.path / "rootsh").chmod(0o4755)
         (scratch.path / "app.py").chmod(0o6755)
@@ -97,6 +101,7 @@ async def test_sandbox_uid_docker_review_copy_writable_and_apply_strips(tmp_path
         assert {c.path for c in changes} >= {"made.txt", "rootsh", "app.py", "suid-tool"}
         await scratch.apply()
     assert (repo / "made.txt").read_text() == "new\n"
+    assert (repo / "pkg" / "new" / "mod.py").read_text() == "x = 1\ny = 2\n"
     # the user's own set-id file got the agent's content, so it lost the bit
     assert (repo / "suid-tool").read_text().endswith("echo agent\n")
     assert (repo / "rootsh").exists()

@@ -184,8 +184,8 @@ class DockerSandbox(SandboxBase):
             self._env = self._environment(
                 await asyncio.to_thread(dotenv_assignments, self.workspace)
             )
-            if self._open_up:
-                await asyncio.to_thread(open_up_private_copy, self.workspace)
+            if self._open_up and await asyncio.to_thread(open_up_private_copy, self.workspace):
+                self._files.fence.others_bits = 0o006  # what the file tools create, too
             self._client = await asyncio.to_thread(self._connect)
             await asyncio.to_thread(self._preflight)
             await self._watchdog.start()
@@ -390,7 +390,7 @@ class DockerSandbox(SandboxBase):
         return {"PATH": DEFAULT_PATH, "LANG": "C.UTF-8"}
 
 
-def open_up_private_copy(root: Path) -> None:
+def open_up_private_copy(root: Path) -> bool:
     """Let :data:`SANDBOX_UID` write a root-owned scratch copy: ``o+rwX`` on its tree.
 
     Only for a copy driveros made (``private_copy=True``) and only when an ancestor directory
@@ -400,7 +400,7 @@ def open_up_private_copy(root: Path) -> None:
     """
     if not any(p.stat().st_uid == 0 and not p.stat().st_mode & 0o077 for p in root.parents):
         log.warning("%s is not under a private directory; leaving its permissions alone", root)
-        return
+        return False
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     for _top, dirs, files, top_fd in os.fwalk(root, follow_symlinks=False):
         for name in [".", *dirs, *files]:
@@ -415,3 +415,4 @@ def open_up_private_copy(root: Path) -> None:
                     os.fchmod(fd, mode | 0o006 | (0o001 if searchable else 0))
                 finally:
                     os.close(fd)
+    return True

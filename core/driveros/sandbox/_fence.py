@@ -64,6 +64,9 @@ class Fence:
         if not real.is_dir():
             raise NotFoundError(f"workspace {str(root)!r} is not a directory", workspace=str(root))
         self.root = real
+        #: Permission bits for "others" added to what the fence creates: the docker tier sets
+        #: them on a private copy it opened up for its unprivileged uid (see _docker.py).
+        self.others_bits = 0
         info = real.stat()
         self._root_id = (info.st_dev, info.st_ino)
 
@@ -166,7 +169,7 @@ class Fence:
                     raise NotFoundError(
                         f"{_show(parts)!r} does not exist", path=_show(parts)
                     ) from None
-                self._mkdir(name, here)
+                self._mkdir(name, here, self.others_bits)
             except OSError as exc:
                 if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                     raise
@@ -190,12 +193,18 @@ class Fence:
         return None
 
     @staticmethod
-    def _mkdir(name: str, dir_fd: int) -> None:
+    def _mkdir(name: str, dir_fd: int, others_bits: int = 0) -> None:
         try:
             os.mkdir(name, 0o777, dir_fd=dir_fd)
         except FileExistsError:
             return
         _inherit_owner_of_dir(name, dir_fd)
+        if others_bits:
+            fd = os.open(name, _DIR, dir_fd=dir_fd)
+            try:
+                os.fchmod(fd, st.S_IMODE(os.fstat(fd).st_mode) | others_bits | 0o001)
+            finally:
+                os.close(fd)
 
     def host_path(self, parts: tuple[str, ...]) -> Path:
         """The host path of an existing directory, verified through the fence."""
@@ -345,9 +354,12 @@ class Fence:
                     os.fchmod(fd, st.S_IMODE(existing.st_mode) & ~(st.S_ISUID | st.S_ISGID))
                     if os.geteuid() == 0:
                         os.fchown(fd, existing.st_uid, existing.st_gid)
-                elif os.geteuid() == 0:
-                    parent = os.fstat(dir_fd)
-                    os.fchown(fd, parent.st_uid, parent.st_gid)
+                else:
+                    if os.geteuid() == 0:
+                        parent = os.fstat(dir_fd)
+                        os.fchown(fd, parent.st_uid, parent.st_gid)
+                    if self.others_bits:
+                        os.fchmod(fd, st.S_IMODE(os.fstat(fd).st_mode) | self.others_bits)
             finally:
                 os.close(fd)
             if existing is not None:
