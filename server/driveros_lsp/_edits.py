@@ -199,11 +199,17 @@ def closed_file_drift(root: Path, closed: dict[str, Any], *, after: bool) -> dic
         except (OSError, UnicodeDecodeError) as exc:
             drift[rel] = f"cannot read the file: {exc}"
             continue
-        untouched = source_now == decided.current and (decided.source == rel or target_now is None)
+        untouched = source_now == decided.current and (
+            decided.source == rel or target_now is None
+        )
+        # A client may keep the new text in an unsaved buffer (VS Code does): then the disk
+        # holds the file as the edit's file operations left it, with the old text.
         if decided.action == "delete":
             done = target_now is None
+        elif decided.action == "create":
+            done = target_now in (decided.target, "")
         elif decided.source != rel:
-            done = source_now is None and target_now == decided.target
+            done = source_now is None and target_now in (decided.target, decided.current)
         else:
             done = target_now == decided.target
         if after and not (untouched or done):

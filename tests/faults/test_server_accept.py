@@ -181,3 +181,42 @@ async def test_server_accept_racing_writer_never_lands_on_the_wrong_lines(
                 outcomes.append("conflict after the answer")
                 await ed.command(protocol.CMD_REVIEW_REJECT, {"runId": run_id})
     assert len(outcomes) == trials
+
+
+def test_server_accept_drift_check_accepts_what_clients_leave_on_disk(tmp_path: Path) -> None:
+    from driveros.review import PlannedFile
+    from driveros_lsp._edits import closed_file_drift
+
+    def planned(
+        action: str, path: str, source: str, current: str | None, target: str | None
+    ) -> PlannedFile:
+        return PlannedFile(path=path, action=action, source=source, current=current, target=target)
+
+    closed = {
+        "m.py": planned("modify", "m.py", "m.py", "old\n", "new\n"),
+        "c.py": planned("create", "c.py", "c.py", None, "fresh\n"),
+        "n.py": planned("rename", "n.py", "o.py", "same\n", "changed\n"),
+        "d.py": planned("delete", "d.py", "d.py", "gone\n", None),
+    }
+    (tmp_path / "m.py").write_text("old\n")
+    (tmp_path / "o.py").write_text("same\n")
+    (tmp_path / "d.py").write_text("gone\n")
+    assert closed_file_drift(tmp_path, closed, after=False) == {}
+    # an editor that writes everything to disk
+    (tmp_path / "m.py").write_text("new\n")
+    (tmp_path / "c.py").write_text("fresh\n")
+    (tmp_path / "o.py").rename(tmp_path / "n.py")
+    (tmp_path / "n.py").write_text("changed\n")
+    (tmp_path / "d.py").unlink()
+    assert closed_file_drift(tmp_path, closed, after=True) == {}
+    # an editor that keeps the new text in unsaved buffers (created file empty, renamed as is)
+    (tmp_path / "m.py").write_text("old\n")
+    (tmp_path / "c.py").write_text("")
+    (tmp_path / "n.py").write_text("same\n")
+    assert closed_file_drift(tmp_path, closed, after=True) == {}
+    # a writer got in between
+    (tmp_path / "m.py").write_text("someone else\nold\n")
+    (tmp_path / "n.py").write_text("other\n")
+    assert sorted(closed_file_drift(tmp_path, closed, after=True)) == ["m.py", "n.py"]
+    before = closed_file_drift(tmp_path, closed, after=False)
+    assert sorted(before) == ["c.py", "d.py", "m.py", "n.py"]
