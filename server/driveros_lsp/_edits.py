@@ -199,9 +199,7 @@ def closed_file_drift(root: Path, closed: dict[str, Any], *, after: bool) -> dic
         except (OSError, UnicodeDecodeError) as exc:
             drift[rel] = f"cannot read the file: {exc}"
             continue
-        untouched = source_now == decided.current and (
-            decided.source == rel or target_now is None
-        )
+        untouched = source_now == decided.current and (decided.source == rel or target_now is None)
         # A client may keep the new text in an unsaved buffer (VS Code does): then the disk
         # holds the file as the edit's file operations left it, with the old text.
         if decided.action == "delete":
