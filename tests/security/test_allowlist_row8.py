@@ -18,8 +18,11 @@ DEEP = "/".join([".?"] * 12)
 EXAMPLES = [
     (f"cat {DEEP}/etc/hostname", "can match `.` or `..`"),
     ("grep -e. /etc/hostname", "outside the workspace"),
+    ("grep -ie. /etc/hostname", "outside the workspace"),
+    ("rg --regexp . /etc/hostname", "outside the workspace"),
     ("grep --regexp=. ../x", "reaches outside the workspace"),
     ("HOME=. git status", "setting HOME is not auto-allowed"),
+    ("HOME=.; git status", "setting HOME is not auto-allowed"),  # HOME is exported already
     ("XDG_CONFIG_HOME=cfg git status", "setting XDG_CONFIG_HOME is not auto-allowed"),
     ("RIPGREP_CONFIG_PATH=rgrc rg x", "setting RIPGREP_CONFIG_PATH is not auto-allowed"),
     ("git -C sub status", "git option -C is not auto-allowed"),
