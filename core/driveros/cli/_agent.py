@@ -341,6 +341,7 @@ async def _review(
         error = await _cancellable(finish_review(report, task=task, action=action))
     except asyncio.CancelledError:
         error = "review: canceled; changes discarded"
+        _err(f"driveros: {error}")
         return _amend(result, "canceled", error)
     if error is not None:
         return _amend(result, "setup_error", error)
