@@ -24,11 +24,11 @@ def processes_with(marker: str) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             state = next(
                 (
                     ln
-                    for ln in (entry / "status").read_text().splitlines()
+                    for ln in (entry / "status").read_text(errors="replace").splitlines()
                     if ln.startswith("State:")
                 ),
                 "",
