@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,6 +62,9 @@ class RunRequest(BaseModel):
     targets: list[dict[str, Any]] = Field(default_factory=list)
     #: The user trusts the workspace (decided by ``_trust.WorkspaceTrust`` as the run starts).
     trusted: bool = False
+    #: Who approval ``ask`` asks (a ``driveros.review.approval.Asker``, the editor); None:
+    #: nobody can be asked and ``ask`` runs as ``policy``.
+    asker: Any = Field(default=None, exclude=True, repr=False)
 
 
 class RunOutcome(BaseModel):
@@ -137,6 +140,10 @@ def _warm_imports(memory: bool) -> None:
             continue
 
 
+def _no_ask(mode: str) -> Literal["policy", "never"]:
+    return "never" if mode == "never" else "policy"
+
+
 class AgentRunner:
     """The production runner: ``driveros.agent.execute_run`` on a scratch copy (review mode)."""
 
@@ -171,7 +178,9 @@ class AgentRunner:
             max_wall_s=s.max_wall_s,
             first_byte_timeout_s=s.first_byte_timeout_s,
             idle_timeout_s=s.idle_timeout_s,
-            approve=s.approval,
+            # never the terminal: no asker (a client without message actions) is "policy"
+            approve="ask" if request.asker is not None else _no_ask(s.approval),
+            ask_timeout_s=s.approval_timeout_s,
             review=True,
             overlays=dict(request.overlays),
             targets=[DiagnosticItem.model_validate(t) for t in request.targets],
@@ -184,7 +193,12 @@ class AgentRunner:
 
         history, scratch = resume.state if resume is not None else (None, None)
         report = await execute_run(
-            spec, env=env, on_event=deliver, history=history, scratch=scratch
+            spec,
+            env=env,
+            on_event=deliver,
+            history=history,
+            scratch=scratch,
+            asker=request.asker,
         )
         release, keep = _scratch_handles(report.scratch)
         council = None

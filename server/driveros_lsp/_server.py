@@ -34,9 +34,15 @@ class ClientTraits:
     progress: bool = False
     trace: bool = False
     show_message: bool = True
+    #: window.showMessage.messageActionItem: the client can answer a question (approval ask).
+    message_actions: bool = False
+    #: Who answers questions in approval events (the client's name).
+    name: str = "editor"
 
     @classmethod
-    def from_capabilities(cls, caps: lsp.ClientCapabilities, encoding: str) -> ClientTraits:
+    def from_capabilities(
+        cls, caps: lsp.ClientCapabilities, encoding: str, name: str | None = None
+    ) -> ClientTraits:
         edit = caps.workspace.workspace_edit if caps.workspace else None
         window = caps.window
         experimental = caps.experimental if isinstance(caps.experimental, dict) else {}
@@ -48,6 +54,10 @@ class ClientTraits:
             annotations=bool(edit and edit.change_annotation_support is not None),
             progress=bool(window and window.work_done_progress),
             trace=bool(experimental.get(EXPERIMENTAL_TRACE)),
+            message_actions=bool(
+                window and window.show_message and window.show_message.message_action_item
+            ),
+            name=" ".join((name or "").split())[:60] or "editor",
         )
 
 
@@ -70,6 +80,8 @@ class DriverosLanguageServer(LanguageServer):
         self.traits = ClientTraits()
         self._first_document_dir: Path | None = None
         self._root_told: Path | None = None
+        #: The "approval ask needs message actions" warning was shown (once per session).
+        self.ask_warned = False
         from driveros_lsp._hub import RunHub
 
         self.hub = RunHub(self)

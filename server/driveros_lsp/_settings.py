@@ -44,9 +44,17 @@ class Settings(BaseModel):
     )
     untrusted: bool = Field(default=False, description="Treat the workspace as untrusted.")
     network: bool = Field(default=False, description="Allow network access inside the sandbox.")
-    approval: Literal["policy", "never"] = Field(
-        default="policy",
-        description="Tool approval: 'policy' asks the policy, 'never' refuses risky actions.",
+    approval: Literal["ask", "policy", "never"] = Field(
+        default="ask",
+        description="Tool approval: 'ask' asks you in the editor about what the policy would "
+        "not allow (clients that cannot show message actions get 'policy'), 'policy' refuses "
+        "it, 'never' refuses every command and edit.",
+    )
+    approval_timeout_s: float = Field(
+        default=300.0,
+        gt=0,
+        le=86_400,
+        description="Seconds an 'ask' question waits for your answer before it counts as Deny.",
     )
     memory: bool = Field(default=False, description="Use long-term memory (recall and store).")
     diagnostics: bool = Field(

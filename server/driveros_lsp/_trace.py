@@ -71,9 +71,25 @@ def describe(event: Any) -> str | None:
         case "stuck":
             return f"turn {turn}: stuck ({event.detector})"
         case "approval":
-            return f"turn {turn}: {event.name} {event.decision}"
+            return f"turn {turn}: {event.name} {event.decision}{approval_detail(event)}"
         case _:
             return None
+
+
+def approval_detail(event: Any) -> str:
+    """`` (asked, by Neovim, for this run)``: who decided an approval and for how long."""
+    parts: list[str] = []
+    if getattr(event, "asked", False):
+        parts.append("asked")
+    who = getattr(event, "answered_by", None)
+    if who:
+        parts.append(f"by {who}")
+    scope = getattr(event, "scope", None)
+    if scope == "run":
+        parts.append("for this run")
+    elif scope == "once":
+        parts.append("once")
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def log_line(event: Any) -> str | None:

@@ -50,6 +50,15 @@ PROPOSAL_FILE_FIELDS: Final[tuple[str, ...]] = (
     "conflict",
 )
 
+# approval "ask": a window/showMessageRequest whose message starts with this prefix (then the
+# tool, the whole command with control characters escaped, the tier; docs/protocol.md) and
+# whose actions are exactly these titles, in this order (driveros.review.approval.ASK_ACTIONS)
+ASK_MESSAGE_PREFIX: Final = "driveros wants to "
+ASK_ALLOW_ONCE: Final = "Allow once"
+ASK_ALLOW_RUN: Final = "Allow for this run"
+ASK_DENY: Final = "Deny"
+ASK_ACTIONS: Final[tuple[str, ...]] = (ASK_ALLOW_ONCE, ASK_ALLOW_RUN, ASK_DENY)
+
 # code action titles (prefixes) and kinds
 ACTION_FIX_PREFIX: Final = "Ask agent to fix: "
 ACTION_FIX_ALL: Final = "Ask agent to fix all in file"

@@ -90,3 +90,11 @@ def test_params_are_camel_case_on_the_wire(tmp_path: Path) -> None:
     ).wire()
     assert set(params) == {"runId", "state", "rationale", "council", "files"}
     assert ProposalParams.model_validate(params).files[0].new_text == "y\n"
+
+
+def test_ask_names_are_the_cores() -> None:
+    from driveros.review.approval import ASK_ACTIONS, ApprovalRequest, Question
+
+    assert protocol.ASK_ACTIONS == ASK_ACTIONS
+    question = Question(request=ApprovalRequest(tool="run", arguments={"command": "make"}))
+    assert question.message().startswith(protocol.ASK_MESSAGE_PREFIX)

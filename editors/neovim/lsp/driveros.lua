@@ -30,6 +30,10 @@ return {
     [protocol.NOTIFY_PROPOSAL] = function(err, params, ctx)
       require('driveros.review').on_proposal(err, params, ctx)
     end,
+    -- approval questions through vim.ui.select; other requests: Neovim's own handler
+    ['window/showMessageRequest'] = function(err, params, ctx, config)
+      return require('driveros.approval').on_request(err, params, ctx, config)
+    end,
   },
   before_init = function(params, config)
     -- no settings: send none (an empty Lua table would go out as a JSON list)

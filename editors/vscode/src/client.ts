@@ -15,11 +15,14 @@ import {
   LanguageClient,
   type LanguageClientOptions,
   type ServerOptions,
+  ShowMessageRequest,
   State,
   type StaticFeature,
   TransportKind,
 } from "vscode-languageclient/node";
 
+import { answerMessageRequest } from "./approval";
+import { approvalDetail } from "./traceModel";
 import { type TraceEvent, isProposalParams, isTraceParams } from "./events";
 import {
   CMD_AGENT_CANCEL,
@@ -128,6 +131,8 @@ export class DriverosClient implements vscode.Disposable {
     client.registerFeature(new TraceCapability());
     this.client = client;
     this.runDisposables.push(
+      // approval questions as a modal (any other message request as usual)
+      client.onRequest(ShowMessageRequest.type, (params) => answerMessageRequest(params)),
       client.onNotification(NOTIFY_TRACE, (params: unknown) => {
         if (isTraceParams(params)) {
           this.store.apply(params.runId, params.event);
@@ -251,6 +256,9 @@ export class DriverosClient implements vscode.Disposable {
         break;
       case "tool_result":
         this.log.info(`[${runId}] tool ${event.name ?? "?"} ${event.ok === false ? "failed" : "ok"}`);
+        break;
+      case "approval":
+        this.log.info(`[${runId}] ${event.name ?? "?"} ${event.decision ?? ""}${approvalDetail(event)}: ${event.reason ?? ""}`);
         break;
       case "result":
         this.log.info(`[${runId}] ${event.outcome ?? "finished"}: ${event.answer ?? event.error ?? ""}`);

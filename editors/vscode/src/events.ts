@@ -62,6 +62,11 @@ export interface TraceEvent {
   detail?: string;
   decision?: string;
   reason?: string;
+  /** approval: a human was asked; who answered; what an allowance covers; the tier. */
+  asked?: boolean;
+  answered_by?: string | null;
+  scope?: "once" | "run" | null;
+  tier?: string | null;
   detector?: string;
   evidence?: string[];
   path?: string;

@@ -37,6 +37,14 @@ export const NOTIFICATIONS: readonly string[] = [NOTIFY_TRACE, NOTIFY_PROPOSAL];
 // ProposalFileParams; newText: the whole proposed content)
 export const PROPOSAL_FILE_FIELDS = ["path", "uri", "action", "oldPath", "diff", "newText", "binary", "conflict"] as const;
 
+// approval "ask": a window/showMessageRequest whose message starts with this prefix and whose
+// actions are exactly these titles, in this order
+export const ASK_MESSAGE_PREFIX = "driveros wants to ";
+export const ASK_ALLOW_ONCE = "Allow once";
+export const ASK_ALLOW_RUN = "Allow for this run";
+export const ASK_DENY = "Deny";
+export const ASK_ACTIONS: readonly string[] = [ASK_ALLOW_ONCE, ASK_ALLOW_RUN, ASK_DENY];
+
 // code action titles (prefixes) and kinds
 export const ACTION_FIX_PREFIX = "Ask agent to fix: ";
 export const ACTION_FIX_ALL = "Ask agent to fix all in file";

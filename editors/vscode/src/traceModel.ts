@@ -86,6 +86,23 @@ function toolNode(id: string, item: Extract<TurnItem, { kind: "tool" }>): TraceN
   return { id, label: args === "" ? name : `${name} ${args}`, description, icon, children, tooltip: r?.output };
 }
 
+/** ` (asked, by Visual Studio Code, for this run)`: who decided an approval and for how long. */
+export function approvalDetail(e: TraceEvent): string {
+  const parts: string[] = [];
+  if (e.asked === true) {
+    parts.push("asked");
+  }
+  if (typeof e.answered_by === "string" && e.answered_by !== "") {
+    parts.push(`by ${e.answered_by}`);
+  }
+  if (e.scope === "run") {
+    parts.push("for this run");
+  } else if (e.scope === "once") {
+    parts.push("once");
+  }
+  return parts.length > 0 ? ` (${parts.join(", ")})` : "";
+}
+
 function eventNode(id: string, e: TraceEvent): TraceNode {
   switch (e.type) {
     case "diagnostics": {
@@ -103,7 +120,7 @@ function eventNode(id: string, e: TraceEvent): TraceNode {
       };
     }
     case "approval":
-      return { id, label: `${e.name ?? "action"} ${e.decision ?? ""}`, description: e.reason, icon: "approval", children: [] };
+      return { id, label: `${e.name ?? "action"} ${e.decision ?? ""}${approvalDetail(e)}`, description: e.reason, icon: "approval", children: [] };
     case "stuck":
       return {
         id,

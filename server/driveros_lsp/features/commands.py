@@ -149,10 +149,12 @@ def _selection(server: DriverosLanguageServer, p: StartParams, rel: str) -> str:
 async def _launch(
     server: DriverosLanguageServer, root: Path, task: str, targets: list[dict[str, Any]]
 ) -> dict[str, Any]:
+    from driveros_lsp._approval import EditorAsker, effective_approval
     from driveros_lsp._runner import RunRequest
 
     settings = await server.current_settings()
     overlays, versions = snapshot(server, root)
+    asks = effective_approval(settings, server.traits) == "ask"
     request = RunRequest(
         run_id=new_run_id(),
         task=task,
@@ -160,6 +162,7 @@ async def _launch(
         settings=settings,
         overlays=overlays,
         targets=targets,
+        asker=EditorAsker(server, asyncio.get_running_loop()) if asks else None,
     )
     try:
         run = server.runs.start(request, base_versions=versions, limit=settings.max_concurrent_runs)

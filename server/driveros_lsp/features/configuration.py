@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from driveros_lsp.features.lifecycle import report_settings_problems
+from driveros_lsp.features.lifecycle import ask_problems, report_settings_problems
 from driveros_lsp.protocol import SETTINGS_SECTION
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ def setup(server: DriverosLanguageServer) -> None:
 
         settings, problems = parse_settings(raw, base=Settings())
         server.settings = settings
+        problems += ask_problems(server, raw)
         if problems:
             report_settings_problems(server, problems)
 

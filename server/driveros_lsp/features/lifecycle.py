@@ -23,7 +23,10 @@ def setup(server: DriverosLanguageServer) -> None:
     def initialize(params: lsp.InitializeParams) -> None:
         encoding = server.workspace.position_encoding
         value = getattr(encoding, "value", encoding) or "utf-16"
-        server.traits = ClientTraits.from_capabilities(params.capabilities, str(value))
+        info = params.client_info
+        server.traits = ClientTraits.from_capabilities(
+            params.capabilities, str(value), info.name if info is not None else None
+        )
         options = params.initialization_options
         # Settings are parsed once initialize is answered: validating them needs pydantic,
         # which is imported off the loop so that initialize stays as fast as a bare server.
@@ -50,8 +53,22 @@ async def load_settings(server: DriverosLanguageServer, options: Any) -> None:
         return
     settings, problems = parse_settings(options)
     server.settings = settings
+    problems += ask_problems(server, options)
     if problems:
         report_settings_problems(server, problems)
+
+
+def ask_problems(server: DriverosLanguageServer, raw: Any) -> list[str]:
+    """The "approval ask needs message actions" warning, once per session."""
+    from driveros_lsp._approval import ask_problem
+
+    if server.ask_warned:
+        return []
+    problem = ask_problem(raw, server.settings, server.traits)
+    if problem is None:
+        return []
+    server.ask_warned = True
+    return [problem]
 
 
 def report_settings_problems(server: DriverosLanguageServer, problems: list[str]) -> None:

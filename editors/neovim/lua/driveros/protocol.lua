@@ -22,6 +22,12 @@ M.NOTIFY_PROPOSAL = 'driveros/proposal'
 -- proposed content)
 M.PROPOSAL_FILE_FIELDS = { 'path', 'uri', 'action', 'oldPath', 'diff', 'newText', 'binary', 'conflict' }
 
+M.ASK_MESSAGE_PREFIX = 'driveros wants to '
+M.ASK_ALLOW_ONCE = 'Allow once'
+M.ASK_ALLOW_RUN = 'Allow for this run'
+M.ASK_DENY = 'Deny'
+M.ASK_ACTIONS = { 'Allow once', 'Allow for this run', 'Deny' }
+
 M.ACTION_FIX_PREFIX = 'Ask agent to fix: '
 M.ACTION_FIX_ALL = 'Ask agent to fix all in file'
 M.ACTION_ACCEPT = 'Accept agent proposal'

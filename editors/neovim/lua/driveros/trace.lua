@@ -86,7 +86,22 @@ local function add_event(view, ev)
     end
     block = { lines = lines, hl = 'DiagnosticInfo' }
   elseif t == 'approval' then
-    block = { lines = { ('  ⊘ %s %s: %s'):format(ev.decision, ev.name, ev.reason or '') }, hl = 'DiagnosticWarn' }
+    -- who decided, and for how long: asked (you, the timeout, the cancel) or the policy
+    local who = {}
+    if ev.asked == true then
+      table.insert(who, 'asked')
+    end
+    if type(ev.answered_by) == 'string' then
+      table.insert(who, 'by ' .. ev.answered_by)
+    end
+    if ev.scope == 'run' then
+      table.insert(who, 'for this run')
+    elseif ev.scope == 'once' then
+      table.insert(who, 'once')
+    end
+    local detail = #who > 0 and (' (%s)'):format(table.concat(who, ', ')) or ''
+    local hl = (ev.decision == 'allowed' or ev.decision == 'approved') and 'DiagnosticOk' or 'DiagnosticWarn'
+    block = { lines = { ('  ⊘ %s %s%s: %s'):format(ev.decision, ev.name, detail, ev.reason or '') }, hl = hl }
   elseif t == 'stuck' then
     local lines = { ('  ! stuck (%s): %s'):format(ev.detector, ev.detail) }
     vim.list_extend(lines, indent(table.concat(ev.evidence or {}, '\n'), '      '))

@@ -44,6 +44,9 @@ const SCRIPT = [
   // "DriverOS: Fix All in File" on the fixed file: nothing left to change.
   { tool_calls: [{ name: "read_file", arguments: { path: "package-info.json" } }] },
   { text: "package-info.json has no problems left." },
+  // "DriverOS: Run Task" that runs a command the policy does not allow: asked in a modal.
+  { tool_calls: [{ name: "run", arguments: { command: "python3 probe.py" } }] },
+  { text: "The probe printed its line." },
   // "DriverOS: Run Task", canceled while the model is still thinking.
   { delay_s: 120, text: "never sent" },
 ];
@@ -61,6 +64,7 @@ function workspace(dir: string): string {
   const ws = path.join(dir, "ws");
   mkdirSync(path.join(ws, ".vscode"), { recursive: true });
   writeFileSync(path.join(ws, "package-info.json"), BROKEN);
+  writeFileSync(path.join(ws, "probe.py"), "print('probe ran')\n");
   writeFileSync(
     path.join(ws, ".vscode", "settings.json"),
     JSON.stringify({ "driveros.server.path": serverWrapper(dir), "driveros.provider": "openai", "driveros.model": "scripted", "driveros.memory": false }, null, 2),
@@ -336,6 +340,40 @@ async function main(): Promise<void> {
     await command(page, "DriverOS: Show Trace");
     await rows.filter({ hasText: "outcome: answered" }).filter({ hasText: "2 turns" }).first().waitFor({ timeout: 30_000 });
     log("fix all in file ran");
+
+    // Approval "ask": a command outside the policy is asked in a modal, answered "Allow once".
+    await command(page, "DriverOS: Run Task");
+    const probeBox = page.locator(".quick-input-widget .quick-input-box input").first();
+    await probeBox.waitFor({ state: "visible" });
+    await probeBox.fill("Run the probe");
+    await page.keyboard.press("Enter");
+    const dialog = page.locator(".monaco-dialog-box", { hasText: "DriverOS wants to run a command" }).first();
+    await dialog.waitFor({ state: "visible", timeout: 60_000 });
+    await dialog.locator(".dialog-message-detail", { hasText: "python3 probe.py" }).first().waitFor();
+    await dialog.locator(".dialog-message-detail", { hasText: "Runs in: local (this machine, as you), scratch copy" }).first().waitFor();
+    for (const answer of ["Allow once", "Allow for this run", "Deny"]) {
+      await dialog.locator(".monaco-button", { hasText: answer }).first().waitFor();
+    }
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-approval.png") });
+    await dialog.locator(".monaco-button", { hasText: "Allow once" }).first().click();
+    await dialog.waitFor({ state: "hidden", timeout: 10_000 });
+    log("approval modal answered");
+    await command(page, "DriverOS: Show Trace");
+    await rows.filter({ hasText: "Run the probe" }).filter({ hasText: "answered" }).first().waitFor({ timeout: 60_000 });
+    const probeTurn = rows.filter({ hasText: "Turn 1" }).filter({ hasText: "1 tool call" }).last();
+    await waitFor(
+      "the approval in the trace",
+      async () => {
+        if (await rows.filter({ hasText: "run approved (asked" }).first().isVisible()) {
+          return true;
+        }
+        await probeTurn.click().catch(() => undefined);
+        return (await rows.filter({ hasText: "run approved (asked" }).first().isVisible()) ? true : undefined;
+      },
+      30_000,
+      500,
+    );
+    log("the answer is in the trace");
 
     // Run Task, see it running in the status bar, cancel it (the model is still "thinking").
     await command(page, "DriverOS: Run Task");

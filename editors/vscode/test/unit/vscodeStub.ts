@@ -117,6 +117,8 @@ export const state = {
   workspaceFolders: [] as { uri: Uri; name: string; index: number }[],
   textDocuments: [] as { uri: Uri; getText(): string }[],
   messages: [] as string[],
+  /** Answers window.show*Message calls (gets every argument); default: dismissed. */
+  messageAnswer: undefined as ((args: unknown[]) => unknown) | undefined,
 };
 
 /** A WorkspaceConfiguration over `state.configuration` ({"driveros.model": …} keys). */
@@ -175,13 +177,17 @@ export const window = {
     state.statusItems.push(item);
     return item;
   },
-  showInformationMessage: async (message: string): Promise<undefined> => {
+  showInformationMessage: async (message: string, ...rest: unknown[]): Promise<unknown> => {
     state.messages.push(message);
-    return undefined;
+    return state.messageAnswer?.([message, ...rest]);
   },
-  showErrorMessage: async (message: string): Promise<undefined> => {
+  showWarningMessage: async (message: string, ...rest: unknown[]): Promise<unknown> => {
     state.messages.push(message);
-    return undefined;
+    return state.messageAnswer?.([message, ...rest]);
+  },
+  showErrorMessage: async (message: string, ...rest: unknown[]): Promise<unknown> => {
+    state.messages.push(message);
+    return state.messageAnswer?.([message, ...rest]);
   },
 };
 
