@@ -34,6 +34,8 @@
       (let ((contact (eglot--guess-contact)))
         (put-result 'contact (format "%S" (nth 3 contact)))
         (apply #'eglot contact))
+      ;; a slow start continues in the background: wait for the connection
+      (wait-until 60 #'eglot-current-server "the server to initialize")
       (let* ((server (eglot-current-server))
              (diag (list :range (list :start (list :line 1 :character 4)
                                       :end (list :line 1 :character 16))
