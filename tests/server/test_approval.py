@@ -100,6 +100,11 @@ async def test_allow_once_runs_the_command_and_records_who_answered(
         assert approval["asked"] is True
         assert approval["scope"] == "once"
         assert approval["answered_by"]  # the client's name (pytest-lsp), not empty
+        # the progress line says who answered and for how long
+        await ed.wait_for(lambda: ed.progress_ended(run_id), what="the progress end")
+        reports = [getattr(p, "message", None) for p in ed.progress(run_id)]
+        who = approval["answered_by"]
+        assert f"turn 1: run approved (asked, by {who}, once)" in reports
         assert any("probe ran: ok" in out for out in _tool_outputs(model))
 
 
@@ -163,6 +168,8 @@ async def test_no_answer_within_the_timeout_is_deny(probe_workspace: Path, scrip
         assert len(questions.asked) == 1
         (approval,) = ed.events(run_id, "approval")
         assert (approval["decision"], approval["answered_by"]) == ("denied", "timeout")
+        # the server withdrew the question ($/cancelRequest cancels the client's handler)
+        await ed.wait_for(lambda: questions.waiting[0].cancelled(), what="the withdrawal")
         assert not any("probe ran: ok" in out for out in _tool_outputs(model))
 
 
@@ -183,6 +190,7 @@ async def test_cancelling_the_run_while_asking_is_deny(
         assert canceled["state"] == "canceled"
         approval = (await ed.wait_for(lambda: ed.events(run_id, "approval"), what="approval"))[0]
         assert (approval["decision"], approval["answered_by"]) == ("denied", "canceled")
+        await ed.wait_for(lambda: questions.waiting[0].cancelled(), what="the withdrawal")
         assert (await _result(ed, run_id))["outcome"] == "canceled"
         assert model.turns_served == 1
 
