@@ -18,9 +18,18 @@ from pathlib import Path
 #: Put before every subcommand: no filesystem monitor and no hook runs on driveros' behalf.
 NEUTRAL_CONFIG: tuple[str, ...] = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
 
-#: ``GIT_*`` variables kept: the identity of commits, nothing that loads config or programs.
+#: ``GIT_*`` variables kept: the identity of commits and which repository and index to use (git
+#: sets these for the hooks it runs: ``commit -a`` hands a hook a temporary index), nothing
+#: that loads configuration or runs a program.
 _KEPT_GIT_VARS = frozenset(
     {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_COMMON_DIR",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_PREFIX",
         "GIT_AUTHOR_NAME",
         "GIT_AUTHOR_EMAIL",
         "GIT_AUTHOR_DATE",
@@ -39,9 +48,9 @@ _DROPPED = frozenset(
 def git_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """``environ`` (default ``os.environ``) made safe for driveros' own git calls.
 
-    Drops every ``GIT_*`` variable but the commit identity (``GIT_CONFIG_GLOBAL``,
-    ``GIT_CONFIG_COUNT``, ``GIT_DIR``, ``GIT_EXEC_PATH``, ``GIT_SSH_COMMAND``, ...), the
-    loader's ``LD_*``/``DYLD_*``, ``BASH_ENV`` and pagers/editors; adds
+    Drops every ``GIT_*`` variable but the commit identity and the repository/index selection
+    (so ``GIT_CONFIG_GLOBAL``, ``GIT_CONFIG_COUNT``, ``GIT_EXEC_PATH``, ``GIT_SSH_COMMAND``, ...),
+    the loader's ``LD_*``/``DYLD_*``, ``BASH_ENV`` and pagers/editors; adds
     ``GIT_TERMINAL_PROMPT=0`` and ``GIT_OPTIONAL_LOCKS=0``.
     """
     source = os.environ if environ is None else environ

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from driveros._git import run_git
+from driveros._git import git_environment, run_git
 from driveros.intel import CheckSpec, DiagnosticsFeed, IntelConfig
 from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
 from tests.sandbox.conftest import SANDBOX_UID, require_docker
@@ -191,3 +191,28 @@ async def test_sandbox_env_is_an_allowlist(tmp_path: Path) -> None:
     forced |= {"GIT_CONFIG_VALUE_0", "HOME", "TMPDIR", "RUSTUP_HOME", "PATH"}
     assert set(env) == taken | forced
     assert env["PAGER"] == "cat"
+
+
+def test_sandbox_env_host_git_environment() -> None:
+    env = git_environment(
+        {
+            "PATH": "/usr/bin",
+            "GIT_INDEX_FILE": "/repo/.git/next-index-1.lock",  # set by git for a hook
+            "GIT_DIR": "/repo/.git",
+            "GIT_CONFIG_GLOBAL": "evil.gitconfig",
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "core.fsmonitor",
+            "GIT_EXEC_PATH": "/tmp/evil",
+            "GIT_SSH_COMMAND": "evil",
+            "LD_PRELOAD": "evil.so",
+            "BASH_ENV": "evil.sh",
+            "XDG_CONFIG_HOME": "cfg",
+        }
+    )
+    assert env == {
+        "PATH": "/usr/bin",
+        "GIT_INDEX_FILE": "/repo/.git/next-index-1.lock",
+        "GIT_DIR": "/repo/.git",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+    }
