@@ -22,6 +22,7 @@ venv: $(STAMP)
 # The task reaches the agent through the environment, unexpanded: neither make nor the shell
 # interprets `$5`, backquotes or quotes in it. The recipe is not echoed; a failing agent
 # makes make report `Error N` with N the agent's exit code (docs/cli.md).
+unexport TASK
 agent: override TASK := $(value TASK)
 agent: export DRIVEROS_MAKE_TASK = $(TASK)
 agent: $(STAMP)

@@ -48,13 +48,14 @@ def make_agent(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
     [
         "fix the `add` function, it costs $5",
         "x `touch f` $(touch g) \"$HOME\" 'q' \\n # not a comment",
+        "make syntax too: $(shell touch h) ${HOME} $$5",
     ],
 )
 def test_make_agent_passes_the_task_untouched(clone: Path, task: str) -> None:
     proc = make_agent(clone, f"TASK={task}", "ARGS=--format ndjson")
     started = json.loads(proc.stdout.splitlines()[0])
     assert started["type"] == "run_started" and started["task"] == task
-    assert not (clone / "f").exists() and not (clone / "g").exists()
+    assert not any((clone / name).exists() for name in ("f", "g", "h"))
     assert "driveros agent --task" not in proc.stdout + proc.stderr  # the recipe is not echoed
     assert "agent] Error 1" in proc.stderr  # the agent's exit code, as make reports it
     assert proc.returncode != 0
