@@ -80,6 +80,8 @@ export class DriverosClient implements vscode.Disposable {
           void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { [SETTINGS_SECTION]: serverSettings() } });
         }
       }),
+      // Trust granted: the workspace's own .venv server and its driveros.server.path now count.
+      vscode.workspace.onDidGrantWorkspaceTrust(() => void this.restart()),
     );
   }
 
@@ -93,7 +95,7 @@ export class DriverosClient implements vscode.Disposable {
 
   async start(): Promise<void> {
     const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
-    const resolved = resolveServer({ configured: configuredServerPath(), workspaceFolders: folders, envPath: process.env["PATH"], home: os.homedir() });
+    const resolved = resolveServer({ configured: configuredServerPath(), workspaceFolders: folders, envPath: process.env["PATH"], home: os.homedir(), workspaceTrusted: vscode.workspace.isTrusted });
     if ("error" in resolved) {
       this.status.set("missing", resolved.error);
       this.log.error(resolved.error);

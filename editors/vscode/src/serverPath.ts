@@ -1,6 +1,7 @@
 /**
  * Finds the `driveros-lsp` executable: the `driveros.server.path` setting, else the workspace
- * virtualenv, else PATH. Kept free of the `vscode` module so the lookup order is unit-tested.
+ * virtualenv (only in a trusted workspace: a cloned repository's `.venv` is its code), else
+ * PATH. Kept free of the `vscode` module so the lookup order is unit-tested.
  */
 
 import { accessSync, constants, statSync } from "node:fs";
@@ -21,6 +22,8 @@ export interface ResolveOptions {
   workspaceFolders: readonly string[];
   envPath: string | undefined;
   home: string;
+  /** `vscode.workspace.isTrusted`: a workspace's own `.venv` is used only when true. */
+  workspaceTrusted: boolean;
   platform?: NodeJS.Platform;
 }
 
@@ -62,10 +65,14 @@ export function resolveServer(opts: ResolveOptions): ResolvedServer | { error: s
     }
     return { error: `driveros.server.path is set to "${opts.configured}", which is not an executable file.` };
   }
+  let untrusted: string | undefined;
   for (const folder of opts.workspaceFolders) {
     const candidate = path.join(folder, ".venv", win ? "Scripts" : "bin", exe);
     if (isExecutable(candidate)) {
-      return { command: candidate, source: "workspace .venv" };
+      if (opts.workspaceTrusted) {
+        return { command: candidate, source: "workspace .venv" };
+      }
+      untrusted ??= candidate;
     }
   }
   for (const dir of (opts.envPath ?? "").split(path.delimiter)) {
@@ -76,6 +83,9 @@ export function resolveServer(opts: ResolveOptions): ResolvedServer | { error: s
     if (isExecutable(candidate)) {
       return { command: candidate, source: "PATH" };
     }
+  }
+  if (untrusted !== undefined) {
+    return { error: `${SERVER_NAME} is in the workspace (${untrusted}), which is not trusted: a repository's own .venv is its code. Trust the workspace, or install ${SERVER_NAME} on PATH.` };
   }
   return { error: `${SERVER_NAME} was not found in the workspace .venv or on PATH.` };
 }

@@ -140,3 +140,29 @@ def test_trace_buffer_renders_a_run(tmp_path: Path) -> None:
     assert out["modifiable"] is False
     assert out["run"]["status"] == "finished"
     assert out["run"]["outcome"] == "answered"
+
+
+def test_a_workspace_venv_server_runs_only_once_trusted(tmp_path: Path) -> None:
+    """A cloned repository's `.venv/bin/driveros-lsp` is the repository's code: the plugin
+    starts it only after `:trust`, and not again once it changed (docs/security.md)."""
+    planted = tmp_path / ".venv" / "bin" / "driveros-lsp"
+    planted.parent.mkdir(parents=True)
+    planted.write_text(f"#!/bin/sh\ntouch {tmp_path / 'pwned'}\n")
+    planted.chmod(0o755)
+    on_path = tmp_path / "bin" / "driveros-lsp"
+    on_path.parent.mkdir()
+    on_path.write_text("#!/bin/sh\nexit 0\n")
+    on_path.chmod(0o755)
+    out = run_nvim(
+        "workspace_venv.lua", cwd=tmp_path, env={"PATH": f"{on_path.parent}:/usr/bin:/bin"}
+    )
+    assert out["untrusted"]["cmd"] == [str(on_path), "--stdio"]
+    assert out["trusted"]["cmd"] == [str(planted), "--stdio"]
+    assert out["changed"]["cmd"] == [str(on_path), "--stdio"]
+    assert not (tmp_path / "pwned").exists()
+
+    on_path.unlink()
+    planted.write_text("#!/bin/sh\nexit 0\n")  # fresh content: not trusted again
+    out = run_nvim("workspace_venv.lua", cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
+    assert out["untrusted"].get("cmd") is None
+    assert "not trusted" in out["untrusted"]["err"] and "trust" in out["untrusted"]["err"]

@@ -7,7 +7,36 @@ local M = {}
 local MISSING = 'driveros-lsp was not found. Install it (`pip install driveros` or `make venv` in '
   .. 'the repository), put it on PATH, or set `cmd` in require("driveros").setup({...}).'
 
----Find the server command: configured cmd, then `<root>/.venv/bin/driveros-lsp`, then PATH.
+---Whether Neovim's trust database (`:trust`, |vim.secure|) allows `path` with its current
+---content. Never prompts: an unknown or changed file is simply not trusted.
+---@param path string
+---@return boolean
+function M.trusted_file(path)
+  local real = vim.uv.fs_realpath(path)
+  local db = io.open(vim.fs.joinpath(vim.fn.stdpath('state'), 'trust'), 'r')
+  if not real or not db then
+    return false
+  end
+  local entries = db:read('*a')
+  db:close()
+  local fh = io.open(real, 'rb')
+  if not fh then
+    return false
+  end
+  local hash = vim.fn.sha256(fh:read('*a'))
+  fh:close()
+  for line in entries:gmatch('[^\n]+') do
+    local h, p = line:match('^(%S+) (.+)$')
+    if p == real and h == hash then
+      return true
+    end
+  end
+  return false
+end
+
+---Find the server command: configured cmd, then `<root>/.venv/bin/driveros-lsp` when Neovim
+---trusts that file (`:trust`), then PATH. A repository's own `.venv` is its code: opening a
+---cloned repository must not run it until the user says so.
 ---@param root? string
 ---@return string[]|nil cmd
 ---@return string|nil err
@@ -16,18 +45,26 @@ function M.resolve_cmd(root)
   if opts.cmd and #opts.cmd > 0 then
     return opts.cmd, nil
   end
-  local dirs = { root, vim.fn.getcwd() }
-  for _, dir in ipairs(dirs) do
+  local untrusted = nil
+  for _, dir in ipairs({ root, vim.fn.getcwd() }) do
     if dir then
       local candidate = vim.fs.joinpath(dir, '.venv', 'bin', 'driveros-lsp')
       if vim.fn.executable(candidate) == 1 then
-        return { candidate, '--stdio' }, nil
+        if M.trusted_file(candidate) then
+          return { candidate, '--stdio' }, nil
+        end
+        untrusted = untrusted or candidate
       end
     end
   end
   local exe = vim.fn.exepath('driveros-lsp')
   if exe ~= '' then
     return { exe, '--stdio' }, nil
+  end
+  if untrusted then
+    return nil, ('driveros-lsp is in the workspace (%s) but not trusted: a repository\'s own '
+      .. '.venv is its code. Trust it with `:edit %s | trust` (or put driveros-lsp on PATH, '
+      .. 'or set `cmd`).'):format(untrusted, vim.fn.fnameescape(untrusted))
   end
   return nil, MISSING
 end
