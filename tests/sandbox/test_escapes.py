@@ -249,14 +249,23 @@ async def test_escape_bad_names_are_invalid(local: LocalSandbox, outside: Path, 
     assert sorted(os.listdir(local.workspace)) == ["hello.txt", "src"]
 
 
-async def test_escape_odd_names_on_disk_are_not_listed(local: LocalSandbox, outside: Path) -> None:
+async def test_escape_odd_names_on_disk_are_listed_escaped_never_as_paths(
+    local: LocalSandbox, outside: Path
+) -> None:
     ws = os.fsencode(local.workspace)
     for raw in (b"evil\nname", b"bad-\xff-utf8"):
         with open(os.path.join(ws, raw), "wb") as handle:
             handle.write(b"secret in odd name\n")
-    names = [e.name for e in await local.list_dir(".")]
-    assert names == ["hello.txt", "src"]
-    assert await local.search("secret in odd name") == []
+    entries = [(e.name, e.addressable) for e in await local.list_dir(".")]
+    assert entries == [
+        ("bad-\\xff-utf8", False),
+        ("evil\\x0aname", False),
+        ("hello.txt", True),
+        ("src", True),
+    ]
+    found = await local.search("secret in odd name")
+    assert found == []
+    assert sorted(found.odd_names) == ["bad-\\xff-utf8", "evil\\x0aname"]
 
 
 async def test_escape_remove_root_and_through_links(local: LocalSandbox, outside: Path) -> None:

@@ -7,7 +7,7 @@ arguments and sandbox refusals become error results the model can read, never ex
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,19 +18,26 @@ from driveros._plural import count
 from driveros.agent._hooks import DiagnosticsSnapshot
 from driveros.llm import ToolSpec
 from driveros.sandbox import (
+    MAX_FALLBACK_FILE,
+    MAX_RANGE_BYTES,
+    FileTooLargeError,
+    LineRange,
     NotFoundError,
+    NotTextError,
     PathEscapeError,
     PolicyError,
     RuntimeMissingError,
     Sandbox,
     SandboxClosedError,
     SandboxError,
+    SearchMatch,
 )
 
 _REFUSALS = (PathEscapeError, PolicyError, RuntimeMissingError, SandboxClosedError)
 
 #: Characters of one tool result kept for the model (head and tail halves).
 DEFAULT_OUTPUT_LIMIT = 16_000
+MAX_RANGE_KB = MAX_RANGE_BYTES // 1024
 
 
 class _Args(BaseModel):
@@ -78,11 +85,21 @@ class DiagnosticsArgs(_Args):
 
 _DESCRIPTIONS: dict[str, tuple[type[_Args], str]] = {
     "run": (RunArgs, "Run a shell command in the workspace and return its exit code and output."),
-    "read_file": (ReadFileArgs, "Read a text file (optionally a range of lines)."),
+    "read_file": (
+        ReadFileArgs,
+        "Read a text file, or a range of lines of one (offset/limit: any file size).",
+    ),
     "write_file": (WriteFileArgs, "Create or overwrite a file with the given content."),
     "edit_file": (EditFileArgs, "Replace exact text in a file."),
-    "search": (SearchArgs, "Search file contents with a regular expression."),
-    "list_files": (ListFilesArgs, "List the entries of a folder."),
+    "search": (
+        SearchArgs,
+        "Search file contents with a regular expression (hidden files included; never .git "
+        "or secret files). Files it could not search are named in the result.",
+    ),
+    "list_files": (
+        ListFilesArgs,
+        "List the entries of a folder (names that are not UTF-8 are shown escaped).",
+    ),
     "diagnostics": (DiagnosticsArgs, "The project's current build/lint/test diagnostics."),
 }
 
@@ -136,6 +153,49 @@ def format_diagnostics(snapshot: DiagnosticsSnapshot) -> str:
     return "\n".join(lines)
 
 
+#: At most this many names are listed per kind of file a search did not search.
+MAX_NAMED = 20
+
+
+def _named(paths: Sequence[str]) -> str:
+    shown = ", ".join(paths[:MAX_NAMED])
+    more = len(paths) - MAX_NAMED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def search_notes(results: Sequence[SearchMatch]) -> list[str]:
+    """What a search did not look at, said plainly (an empty list when it looked at all)."""
+    notes = []
+    kinds = (
+        ("skipped", "secret", "not searched (deny-listed)"),
+        (
+            "too_large",
+            f"over {MAX_FALLBACK_FILE // (1024 * 1024)} MB",
+            "not searched: read ranges of them with read_file",
+        ),
+        ("binary", "binary", "not searched (a NUL byte)"),
+        ("odd_names", "with names that are not UTF-8", "searched but not shown (escaped)"),
+    )
+    for attr, what, why in kinds:
+        paths: tuple[str, ...] = getattr(results, attr, ())
+        if paths:
+            noun = count(len(paths), "file")
+            notes.append(f"[{noun} {what}, {why}: {_named(paths)}]")
+    return notes
+
+
+def describe_range(part: LineRange) -> str:
+    """The header of a ranged read: which lines of how many, and whether it was cut."""
+    of = f" of {part.total}" if part.total is not None else f" of a {part.size}-byte file"
+    if part.last < part.first:
+        has = f"{part.total} lines" if part.total is not None else "fewer lines"
+        return f"[no lines from {part.first}: the file has {has}]\n"
+    cut = ""
+    if part.capped:
+        cut = f"; cut at {MAX_RANGE_KB} KB: read a smaller range"
+    return f"[lines {part.first}-{part.last}{of}{cut}]\n"
+
+
 Snapshotter = Callable[[], Awaitable[DiagnosticsSnapshot | None]]
 
 
@@ -181,6 +241,20 @@ class ToolBox:
             return await self._execute(args)
         except NotFoundError as exc:
             return ToolOutcome(False, f"error: {exc}", observed=True)
+        except FileTooLargeError as exc:
+            return ToolOutcome(
+                False,
+                f"error: {exc}; read_file reads a range of any file: give offset and limit "
+                "(e.g. offset=1, limit=200), or use search",
+                observed=True,
+            )
+        except NotTextError as exc:
+            return ToolOutcome(
+                False,
+                f"error: {exc}; it is not text for read_file/edit_file: inspect it with "
+                "`run` (e.g. `file PATH`, `od -c PATH | head`)",
+                observed=True,
+            )
         except _REFUSALS as exc:
             return ToolOutcome(False, f"refused by the sandbox: {exc}")
         except SandboxError as exc:
@@ -204,14 +278,10 @@ class ToolBox:
                     parts.append(f"--- stderr ---\n{res.stderr.rstrip()}")
                 return ToolOutcome(res.ok, "\n".join(parts), observed=True)
             case ReadFileArgs():
-                text = await sb.read_file(args.path)
                 if args.offset is None and args.limit is None:
-                    return ToolOutcome(True, text, observed=True)
-                lines = text.splitlines(keepends=True)
-                start = (args.offset or 1) - 1
-                end = len(lines) if args.limit is None else start + args.limit
-                head = f"[lines {start + 1}-{min(end, len(lines))} of {len(lines)}]\n"
-                return ToolOutcome(True, head + "".join(lines[start:end]), observed=True)
+                    return ToolOutcome(True, await sb.read_file(args.path), observed=True)
+                part = await sb.read_lines(args.path, args.offset or 1, args.limit)
+                return ToolOutcome(True, describe_range(part) + part.text, observed=True)
             case WriteFileArgs():
                 try:
                     await sb.stat(args.path)
@@ -228,26 +298,35 @@ class ToolBox:
             case EditFileArgs():
                 if args.old_string == args.new_string:
                     return ToolOutcome(False, "error: old_string and new_string are identical")
-                count = await sb.edit(
+                replaced = await sb.edit(
                     args.path, args.old_string, args.new_string, replace_all=args.replace_all
                 )
-                plural = "s" if count != 1 else ""
+                plural = "s" if replaced != 1 else ""
                 return ToolOutcome(
                     True,
-                    f"edited {args.path}: {count} replacement{plural}",
+                    f"edited {args.path}: {replaced} replacement{plural}",
                     edits=[(args.path, "modify")],
                 )
             case SearchArgs():
                 matches = await sb.search(args.pattern, path=args.path or ".", glob=args.glob)
                 lines = [f"{m.path}:{m.line}: {m.text}" for m in matches] or ["no matches"]
-                skipped: tuple[str, ...] = getattr(matches, "skipped", ())
-                if skipped:
-                    shown = ", ".join(skipped[:20]) + (" ..." if len(skipped) > 20 else "")
-                    lines.append(f"[skipped {len(skipped)} secret file(s), not searched: {shown}]")
+                lines += search_notes(matches)
                 return ToolOutcome(True, "\n".join(lines), observed=True)
             case ListFilesArgs():
                 entries = await sb.list_dir(args.path or ".")
-                names = sorted(e.name + ("/" if e.kind == "dir" else "") for e in entries)
+                names = []
+                odd = 0
+                for e in sorted(entries, key=lambda e: e.name):
+                    name = e.name + ("/" if e.kind == "dir" else "")
+                    if not e.addressable:
+                        odd += 1
+                        name += "  [name not UTF-8 (shown escaped): no path reaches it]"
+                    names.append(name)
+                if odd:
+                    names.append(
+                        f"[{count(odd, 'name')} shown escaped cannot be given to the file tools; "
+                        "use `run` (e.g. `ls -b`, or rename with a shell glob)]"
+                    )
                 return ToolOutcome(True, "\n".join(names) or "(empty)", observed=True)
             case DiagnosticsArgs():
                 snap = await self._diagnostics() if self._diagnostics is not None else None

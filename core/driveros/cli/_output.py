@@ -20,6 +20,13 @@ def _one_line(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _output_line(text: str, limit: int = 160) -> str:
+    """One line of tool output: its indentation and inner spacing kept (code keeps its
+    shape), tabs expanded, trailing blanks dropped, every other control character escaped."""
+    text = display_command(text.rstrip(" \t\r\n").expandtabs(4))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _lines(text: str) -> str:
     """Streamed text for the terminal: line breaks kept, every other control escaped."""
     return "\n".join(display_command(line) for line in text.split("\n"))
@@ -95,7 +102,7 @@ class TraceWriter:
                 lines = event.output.splitlines()
                 self._line(f"    {mark} {event.name} ({event.duration_ms:.0f} ms)")
                 for line in lines[:_MAX_OUTPUT_LINES]:
-                    self._line(f"      {_one_line(line)}")
+                    self._line(f"      {_output_line(line)}")
                 if len(lines) > _MAX_OUTPUT_LINES:
                     self._line(f"      … {len(lines) - _MAX_OUTPUT_LINES} more lines")
             case "edit":

@@ -9,6 +9,7 @@ from driveros._errors import SandboxError
 from driveros.sandbox._docker import DEFAULT_IMAGE, DockerSandbox
 from driveros.sandbox._env import dotenv_assignments
 from driveros.sandbox._env import scrub as scrub_env
+from driveros.sandbox._files import MAX_RANGE_BYTES
 from driveros.sandbox._local import LocalSandbox
 from driveros.sandbox._processes import BackgroundProcess, ProcessOutput
 from driveros.sandbox._protocol import (
@@ -20,6 +21,7 @@ from driveros.sandbox._protocol import (
     FileStat,
     FileTooLargeError,
     InvalidPathError,
+    LineRange,
     NotFoundError,
     NotTextError,
     PathEscapeError,
@@ -36,12 +38,15 @@ from driveros.sandbox._protocol import (
     SpecialFileError,
     WrongKindError,
 )
+from driveros.sandbox._search import MAX_FALLBACK_FILE
 from driveros.sandbox._secrets import secret_path_reason
 from driveros.sandbox._session import ShellSession
 
 __all__ = [
     "DEFAULT_IMAGE",
     "DEFAULT_OUTPUT_CAP",
+    "MAX_FALLBACK_FILE",
+    "MAX_RANGE_BYTES",
     "BackgroundProcess",
     "CommandTimeoutError",
     "ConcurrentChangeError",
@@ -51,6 +56,7 @@ __all__ = [
     "FileStat",
     "FileTooLargeError",
     "InvalidPathError",
+    "LineRange",
     "LocalSandbox",
     "NotFoundError",
     "NotTextError",

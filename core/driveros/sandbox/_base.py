@@ -14,7 +14,13 @@ from driveros.sandbox._channel import Channel
 from driveros.sandbox._env import check_command
 from driveros.sandbox._files import HostFiles
 from driveros.sandbox._processes import BackgroundProcess, ProcessHost
-from driveros.sandbox._protocol import DirEntry, FileStat, SandboxClosedError, SearchResults
+from driveros.sandbox._protocol import (
+    DirEntry,
+    FileStat,
+    LineRange,
+    SandboxClosedError,
+    SearchResults,
+)
 from driveros.sandbox._secrets import SecretFiles
 from driveros.sandbox._session import ShellSession
 from driveros.sandbox._setid import strip_new_setid
@@ -149,6 +155,11 @@ class SandboxBase:
     async def read_bytes(self, path: str) -> bytes:
         self._check_open()
         return await self._files.read_bytes(path)
+
+    async def read_lines(self, path: str, first: int, count: int | None) -> LineRange:
+        """Lines ``first``.. of a text file of any size, streamed (see HostFiles.read_lines)."""
+        self._check_open()
+        return await self._files.read_lines(path, first, count)
 
     async def write_file(self, path: str, content: str) -> None:
         self._check_open()

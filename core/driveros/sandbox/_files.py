@@ -8,6 +8,7 @@ runs in a worker thread.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import os
 import stat as st
 from collections.abc import Callable, Mapping
@@ -16,12 +17,13 @@ from typing import Any, TypeVar
 
 from driveros._errors import SandboxError
 from driveros.sandbox._fence import Fence, kind_of
-from driveros.sandbox._paths import is_safe_name, split_path
+from driveros.sandbox._paths import escape_name, is_safe_name, split_path
 from driveros.sandbox._protocol import (
     DirEntry,
     EditError,
     FileStat,
     FileTooLargeError,
+    LineRange,
     NotFoundError,
     NotTextError,
     SearchResults,
@@ -46,6 +48,11 @@ def encode_text(text: str, path: str) -> bytes:
 
 #: Default largest file ``read_file``/``read_bytes``/``edit`` will load.
 DEFAULT_MAX_READ = 16 * 1024 * 1024
+#: Most bytes of text one ``read_lines`` returns (a range is cut at a line before it).
+MAX_RANGE_BYTES = 256 * 1024
+#: ``read_lines`` counts a file's lines only up to this size (larger: ``total`` is None).
+MAX_COUNTED_FILE = 256 * 1024 * 1024
+_PIECE = 64 * 1024
 
 
 class HostFiles:
@@ -121,8 +128,64 @@ class HostFiles:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise NotTextError(
-                f"{path!r} is not UTF-8 text (byte {exc.start}); use read_bytes", path=path
+                f"{path!r} is not UTF-8 text (byte {exc.start})", path=path, byte=exc.start
             ) from exc
+
+    def _read_lines(self, parts: tuple[str, ...], first: int, count: int | None) -> LineRange:
+        """Stream to line ``first`` and return up to ``count`` lines (any file size), at most
+        :data:`MAX_RANGE_BYTES` of them; the rest of the file is only counted."""
+        shown = "/".join(parts)
+        self.check_secret(parts)
+        fd, info = self.fence.open_regular(parts, follow_final=True, check=self.check_secret)
+        kept: list[bytes] = []
+        used = 0
+        capped = False
+        newlines = 0  # line breaks read so far: the current piece is on line newlines + 1
+        last = first - 1
+        ends_open = False  # the last piece read did not end a line
+        with os.fdopen(fd, "rb") as handle:
+            while count is None or newlines + 1 < first + count:
+                piece = handle.readline(_PIECE)
+                if not piece:
+                    break
+                number = newlines + 1
+                ends_open = not piece.endswith(b"\n")
+                newlines += not ends_open
+                if number < first:
+                    continue
+                if used + len(piece) > MAX_RANGE_BYTES:
+                    capped = True
+                    if not kept:  # one line over the cap: its head (cut at a character)
+                        kept.append(piece[:MAX_RANGE_BYTES])
+                        last = number
+                    break
+                kept.append(piece)
+                used += len(piece)
+                last = number
+            total: int | None = None
+            if info.st_size <= MAX_COUNTED_FILE:
+                while rest := handle.read(_PIECE):
+                    newlines += rest.count(b"\n")
+                    ends_open = not rest.endswith(b"\n")
+                total = newlines + (1 if ends_open else 0)
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        try:
+            text = decoder.decode(b"".join(kept), final=not capped)
+        except UnicodeDecodeError as exc:
+            raise NotTextError(
+                f"{shown!r} is not UTF-8 text (byte {exc.start} of the range)",
+                path=shown,
+                byte=exc.start,
+            ) from exc
+        return LineRange(
+            text=text, first=first, last=last, total=total, size=info.st_size, capped=capped
+        )
+
+    async def read_lines(self, path: str, first: int, count: int | None) -> LineRange:
+        """Lines ``first``.. (1-based) of a text file of any size; see :class:`LineRange`."""
+        if first < 1 or (count is not None and count < 1):
+            raise SandboxError("read_lines needs first >= 1 and count >= 1", path=path)
+        return await self._off(path, self._read_lines, self.split(path), first, count)
 
     # -- writing ------------------------------------------------------------------------
 
@@ -182,15 +245,16 @@ class HostFiles:
             entries: list[DirEntry] = []
             with os.scandir(fd) as it:
                 for entry in it:
-                    if not is_safe_name(entry.name):
-                        continue  # newline or non-UTF-8 names cannot be given back as paths
+                    # Newline or non-UTF-8 names cannot be given back as paths: they are
+                    # listed escaped and marked, never left out.
                     info = entry.stat(follow_symlinks=False)
                     kind = kind_of(info.st_mode)
                     entries.append(
                         DirEntry(
-                            name=entry.name,
+                            name=escape_name(entry.name),
                             kind=kind,
                             size=info.st_size if kind == "file" else 0,
+                            addressable=is_safe_name(entry.name),
                         )
                     )
         finally:

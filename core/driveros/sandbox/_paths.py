@@ -84,3 +84,22 @@ def is_safe_name(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def escape_name(name: str) -> str:
+    """A name read from disk, shown safely: undecodable bytes as ``\\xNN`` (``bad\\xffname``),
+    control characters as ``\\xNN`` too; a safe name is returned as it is."""
+    if is_safe_name(name):
+        return name
+    out = []
+    for byte_or_char in name:
+        code = ord(byte_or_char)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte surrogateescape could not decode
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(byte_or_char)
+    return "".join(out)

@@ -63,7 +63,7 @@ class WrongKindError(SandboxError):
 
 
 class NotTextError(SandboxError):
-    """``read_file``/``edit`` met bytes that are not UTF-8 text (use ``read_bytes``)."""
+    """``read_file``/``edit`` met bytes that are not UTF-8 text (Python callers: ``read_bytes``)."""
 
 
 class EditError(SandboxError):
@@ -112,9 +112,27 @@ class FileStat(BaseModel):
 class DirEntry(BaseModel):
     model_config = ConfigDict(frozen=True)
 
+    #: The name; one that is not UTF-8 or holds control characters is shown escaped
+    #: (``\\xff``, ``\\n``) and ``addressable`` is False: no path names it.
     name: str
     kind: Literal["file", "dir", "symlink", "other"]
     size: int = 0
+    addressable: bool = True
+
+
+class LineRange(BaseModel):
+    """Lines ``first``..``last`` (1-based) of a file, read by streaming to them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    first: int
+    last: int
+    #: Lines in the whole file, or None when the file is too large to count them all.
+    total: int | None
+    size: int
+    #: The range was cut at the byte cap (``last`` is the last whole line returned).
+    capped: bool = False
 
 
 class SearchMatch(BaseModel):
@@ -133,9 +151,24 @@ class SearchResults(list[SearchMatch]):
     have matched: naming only matching ones would tell what a secret contains.
     """
 
-    def __init__(self, matches: Iterable[SearchMatch] = (), skipped: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        matches: Iterable[SearchMatch] = (),
+        skipped: Iterable[str] = (),
+        *,
+        too_large: Iterable[str] = (),
+        binary: Iterable[str] = (),
+        odd_names: Iterable[str] = (),
+    ) -> None:
         super().__init__(matches)
         self.skipped: tuple[str, ...] = tuple(skipped)
+        #: Files over the search size limit, not searched.
+        self.too_large: tuple[str, ...] = tuple(too_large)
+        #: Binary files (a NUL byte), not searched (or searched only up to the first NUL).
+        self.binary: tuple[str, ...] = tuple(binary)
+        #: Files whose names are not UTF-8 (or hold control characters), escaped; their
+        #: matches cannot be shown as paths the file tools accept.
+        self.odd_names: tuple[str, ...] = tuple(odd_names)
 
 
 @runtime_checkable
@@ -161,6 +194,8 @@ class Sandbox(Protocol):
     async def read_file(self, path: str) -> str: ...
 
     async def read_bytes(self, path: str) -> bytes: ...
+
+    async def read_lines(self, path: str, first: int, count: int | None) -> LineRange: ...
 
     async def write_file(self, path: str, content: str) -> None: ...
 

@@ -8,6 +8,7 @@ swapped for a symlink after the check is not followed either.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import fnmatch
 import json
@@ -17,14 +18,18 @@ import shutil
 import stat as st
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Literal
 
-from driveros.sandbox._paths import is_git_name, is_safe_name
+from driveros.sandbox._paths import escape_name, is_git_name, is_safe_name
 from driveros.sandbox._protocol import SearchError, SearchMatch, SearchResults
 
 #: Lines longer than this are cut in results (minified files would flood the caller).
 MAX_LINE_CHARS = 500
-#: The Python fallback skips files larger than this.
+#: The Python fallback skips files larger than this (and names them in ``too_large``).
 MAX_FALLBACK_FILE = 8 * 1024 * 1024
+#: ripgrep searches hidden files too, never a ``.git`` directory (``.GIT`` and the other
+#: spellings :func:`is_git_name` knows are dropped from the results as well).
+RIPGREP_SCOPE = ["--hidden", "--glob", "!.git"]
 
 
 def _clip(text: str) -> str:
@@ -57,7 +62,7 @@ async def _skipped_secrets(
     rg: str, cwd: str, prefix: tuple[str, ...], glob: str | None, is_secret: SecretCheck
 ) -> list[str]:
     """The secret files ripgrep would have searched (listed by name, never opened)."""
-    argv = [rg, "--files", "--null", "--no-config", "--no-follow"]
+    argv = [rg, "--files", "--null", "--no-config", "--no-follow", *RIPGREP_SCOPE]
     if glob:
         argv += ["--glob", glob]
     argv += ["--", "."]
@@ -108,7 +113,7 @@ async def search_ripgrep(
     """
     del env
     cwd = f"/proc/{os.getpid()}/fd/{dir_fd}"
-    argv = [rg, "--json", "--no-config", "--no-follow", "--regexp", pattern]
+    argv = [rg, "--json", "--no-config", "--no-follow", *RIPGREP_SCOPE, "--regexp", pattern]
     if glob:
         argv += ["--glob", glob]
     argv += ["--", "."]
@@ -124,7 +129,24 @@ async def search_ripgrep(
         skipped = await skipped_task
     except OSError:
         skipped = []
-    return SearchResults(results, skipped)
+    results.skipped = tuple(skipped)
+    return results
+
+
+def _rg_text(field: object) -> str | None:
+    """A ripgrep JSON ``{"text": ...}`` or ``{"bytes": base64}`` field as a str (undecodable
+    bytes kept as surrogate escapes), or None."""
+    if not isinstance(field, dict):
+        return None
+    if isinstance(field.get("text"), str):
+        return str(field["text"])
+    raw = field.get("bytes")
+    if isinstance(raw, str):
+        try:
+            return base64.b64decode(raw).decode("utf-8", "surrogateescape")
+        except ValueError:
+            return None
+    return None
 
 
 async def _ripgrep_matches(
@@ -135,7 +157,7 @@ async def _ripgrep_matches(
     glob: str | None,
     max_results: int,
     is_secret: SecretCheck,
-) -> list[SearchMatch]:
+) -> SearchResults:
     proc = await asyncio.create_subprocess_exec(
         *argv,
         cwd=cwd,
@@ -146,7 +168,9 @@ async def _ripgrep_matches(
         start_new_session=True,
     )
     assert proc.stdout is not None and proc.stderr is not None
-    results: list[SearchMatch] = []
+    results = SearchResults()
+    binary: list[str] = []
+    odd: list[str] = []
     stderr_task = asyncio.ensure_future(proc.stderr.read(64 * 1024))
     finished = False
     try:
@@ -159,20 +183,33 @@ async def _ripgrep_matches(
                 event = json.loads(line)
             except ValueError:
                 continue
-            if event.get("type") != "match":
+            kind = event.get("type")
+            if kind not in ("match", "end"):
                 continue
-            data = event["data"]
-            path_text = data.get("path", {}).get("text")
-            line_text = data.get("lines", {}).get("text")
-            if path_text is None or line_text is None or not is_safe_name(path_text):
-                continue  # a non-UTF-8 name or line: not representable, skipped
-            if _hidden_from_search(_join(prefix, path_text), is_secret):
+            data = event.get("data") or {}
+            path_text = _rg_text(data.get("path"))
+            if path_text is None:
+                continue
+            path = _join(prefix, path_text)
+            if _hidden_from_search(path, is_secret):
                 continue  # named in ``skipped`` whether it matched or not
+            if not is_safe_name(path_text):
+                shown = escape_name(path)
+                if shown not in odd:
+                    odd.append(shown)
+                continue  # no path the file tools take names it: reported, not listed
+            if kind == "end":
+                if data.get("binary_offset") is not None:
+                    binary.append(path)
+                continue
+            line_text = _rg_text(data.get("lines"))
+            if line_text is None:
+                continue
             results.append(
                 SearchMatch(
-                    path=_join(prefix, path_text),
+                    path=path,
                     line=int(data.get("line_number") or 0),
-                    text=_clip(line_text),
+                    text=_clip(escape_text(line_text)),
                 )
             )
     finally:
@@ -183,6 +220,8 @@ async def _ripgrep_matches(
         stderr = (await stderr_task).decode("utf-8", "replace")
     if proc.returncode == 2 and not results and ("regex" in stderr or "glob" in stderr):
         raise SearchError(f"invalid search pattern: {stderr.strip()}", pattern=pattern, glob=glob)
+    results.binary = tuple(binary)
+    results.odd_names = tuple(odd)
     return results
 
 
@@ -194,9 +233,11 @@ def search_python(
     max_results: int,
     is_secret: SecretCheck = lambda _path: None,
 ) -> SearchResults:
-    """The fallback: walk with fds (no symlinks), skip hidden entries and binary files.
+    """The fallback: walk with fds (no symlinks), hidden files included, never ``.git``.
 
-    Secret files are never opened; they are listed in ``skipped``.
+    Secret files are never opened; they are listed in ``skipped``. Files over
+    :data:`MAX_FALLBACK_FILE` are named in ``too_large``, binary ones in ``binary``, files
+    whose names no path can give back in ``odd_names`` (escaped).
     """
     try:
         regex = re.compile(pattern)
@@ -204,31 +245,55 @@ def search_python(
         raise SearchError(f"invalid search pattern: {exc}", pattern=pattern) from exc
     results = SearchResults()
     skipped: list[str] = []
+    too_large: list[str] = []
+    binary: list[str] = []
+    odd: list[str] = []
     walk_fd = os.dup(dir_fd)
     try:
         for top, dirs, files, top_fd in os.fwalk(".", dir_fd=walk_fd, follow_symlinks=False):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and is_safe_name(d))
+            for name in dirs:
+                if not is_safe_name(name) and not is_git_name(name):
+                    odd.append(escape_name(_join(prefix, os.path.normpath(f"{top}/{name}"))) + "/")
+            dirs[:] = sorted(d for d in dirs if not is_git_name(d) and is_safe_name(d))
             for name in sorted(files):
-                if name.startswith(".") or not is_safe_name(name):
-                    continue
                 rel = os.path.normpath(f"{top}/{name}")
                 if glob and not (fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(name, glob)):
                     continue
-                if _hidden_from_search(_join(prefix, rel), is_secret):
-                    skipped.append(_join(prefix, rel))
+                path = _join(prefix, rel)
+                if not is_safe_name(name):
+                    odd.append(escape_name(path))
                     continue
-                for number, text in _grep_file(top_fd, name, regex):
-                    results.append(SearchMatch(path=_join(prefix, rel), line=number, text=text))
+                if _hidden_from_search(path, is_secret):
+                    skipped.append(path)
+                    continue
+                found = _grep_file(top_fd, name, regex)
+                if found == "too_large":
+                    too_large.append(path)
+                    continue
+                if found == "binary":
+                    binary.append(path)
+                    continue
+                for number, text in found:
+                    results.append(SearchMatch(path=path, line=number, text=text))
                     if len(results) >= max_results:
-                        results.skipped = tuple(skipped)
-                        return results
+                        break
+                if len(results) >= max_results:
+                    break
+            else:
+                continue
+            break
     finally:
         os.close(walk_fd)
     results.skipped = tuple(skipped)
+    results.too_large = tuple(too_large)
+    results.binary = tuple(binary)
+    results.odd_names = tuple(odd)
     return results
 
 
-def _grep_file(dir_fd: int, name: str, regex: re.Pattern[str]) -> list[tuple[int, str]]:
+def _grep_file(
+    dir_fd: int, name: str, regex: re.Pattern[str]
+) -> list[tuple[int, str]] | Literal["too_large", "binary"]:
     try:
         fd = os.open(
             name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
@@ -237,17 +302,30 @@ def _grep_file(dir_fd: int, name: str, regex: re.Pattern[str]) -> list[tuple[int
         return []
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not st.S_ISREG(info.st_mode) or info.st_size > MAX_FALLBACK_FILE:
+        if not st.S_ISREG(info.st_mode):
             return []
-        data = handle.read()
+        if info.st_size > MAX_FALLBACK_FILE:
+            return "too_large"
+        data = handle.read(MAX_FALLBACK_FILE + 1)
+    if len(data) > MAX_FALLBACK_FILE:
+        return "too_large"
     if b"\x00" in data[:8192]:
-        return []
+        return "binary"
     text = data.decode("utf-8", "replace")
     return [
         (number, _clip(line))
         for number, line in enumerate(text.splitlines(), start=1)
         if regex.search(line)
     ]
+
+
+def escape_text(text: str) -> str:
+    """Undecodable bytes in a matched line shown as ``\\xNN`` (never a lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text
 
 
 def find_ripgrep(path: str | None, *, outside: Path | None = None) -> str | None:
