@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.sandbox.conftest import SANDBOX_UID, require_docker
 
 from driveros.agent import ToolResult
 from driveros.agent._tools import TOOL_NAMES, ToolBox, tool_specs
 from driveros.cli._output import TraceWriter
 from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
-from tests.sandbox.conftest import SANDBOX_UID, require_docker
 
 BIG = 50 * 1024 * 1024
 
