@@ -15,6 +15,7 @@ from driveros.review.approval import (
     AskApproval,
     Asker,
     Decision,
+    InteractiveApproval,
     Question,
     Tier,
     approval_from_name,
@@ -208,3 +209,20 @@ async def test_approval_matrix_every_cell(tier: Tier, mode: str) -> None:
             assert not decision.asked
             got[kind] = "allowed" if decision.allowed else "refused"
     assert got == _expected(tier, "ask" if mode == "interactive" else mode)
+
+
+def test_interactive_is_ask_on_the_terminal() -> None:
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        for name in ("ask", "interactive"):
+            policy = approval_from_name(name, tty_path=os.ttyname(slave))
+            assert isinstance(policy, InteractiveApproval)
+            assert isinstance(policy, AskApproval)
+            assert policy.name == name
+        assert approval_from_name("interactive", asker=ScriptedAsker()).name == "ask"
+    finally:
+        os.close(slave)
+        os.close(master)

@@ -164,10 +164,15 @@ def approval_from_name(
             return AllowAllApproval()
         case "ask" | "interactive":
             from driveros.review.approval._ask import AskApproval
-            from driveros.review.approval._interactive import TtyAsker
+            from driveros.review.approval._interactive import InteractiveApproval
 
-            chosen = asker if asker is not None else TtyAsker(tty_path=tty_path)
-            return AskApproval(chosen, workspace=workspace, tier=tier, timeout=timeout)
+            if asker is None:
+                tty = InteractiveApproval(
+                    tty_path=tty_path, workspace=workspace, tier=tier, timeout=timeout
+                )
+                tty.name = name
+                return tty
+            return AskApproval(asker, workspace=workspace, tier=tier, timeout=timeout)
         case _:
             raise ConfigError(
                 f"unknown approval policy {name!r}; choose one of {', '.join(APPROVAL_NAMES)}",
