@@ -79,7 +79,19 @@ class Run:
             "restored": self.restored,
             "startedAt": self.started_at,
             "error": self.error,
+            **_cost(result),
         }
+
+
+def _cost(result: Any) -> dict[str, Any]:
+    """What the run cost: dollars (null while unknown) and cached vs all input tokens."""
+    usage = getattr(result, "usage", None)
+    return {
+        "costUsd": getattr(usage, "cost_usd", None),
+        "costUnknown": bool(getattr(usage, "cost_unknown", False)),
+        "inputTokens": getattr(usage, "input_tokens", 0),
+        "cachedTokens": getattr(usage, "cache_read_tokens", 0),
+    }
 
 
 class RunObserver(Protocol):

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from driveros.llm import format_cost
 from driveros_lsp.protocol import NOTIFY_TRACE
 
 logger = logging.getLogger(__name__)
@@ -105,7 +106,8 @@ def log_line(event: Any) -> str | None:
         case "tool_result":
             return f"tool {event.name} {'ok' if event.ok else 'failed'}"
         case "result":
-            return f"{event.outcome}: {_shorten(event.answer, 200)}"
+            cost = format_cost(event.usage)
+            return f"{event.outcome} (cost={cost}): {_shorten(event.answer, 200)}"
         case _:
             return describe(event)
 

@@ -51,6 +51,7 @@ from driveros.llm import (
     ToolCallPart,
     ToolResultPart,
     Usage,
+    price_usage,
     system,
     tool_results,
     user,
@@ -229,7 +230,13 @@ class Agent:
             max_tokens=self.config.max_tokens,
             thinking=self.config.thinking,
         )
-        return await stream_turn(self.provider, request, sink=self.sink, turn=turn)
+        response = await stream_turn(self.provider, request, sink=self.sink, turn=turn)
+        usage = await price_usage(
+            response.usage,
+            model=self.provider.model or response.model,
+            provider=self.provider.name,
+        )
+        return response.model_copy(update={"usage": usage})
 
     # ------------------------------------------------------------------ act
 

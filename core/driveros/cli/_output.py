@@ -8,6 +8,7 @@ from typing import TextIO
 
 from driveros._plural import files
 from driveros.agent import Event, Result
+from driveros.llm import format_cost
 from driveros.review.approval import display_command
 
 _MAX_OUTPUT_LINES = 6
@@ -120,7 +121,9 @@ class TraceWriter:
             case "turn_finished":
                 u = event.usage
                 self._line(
-                    f"   ({event.duration_ms:.0f} ms, {u.input_tokens} in / {u.output_tokens} out)"
+                    f"   ({event.duration_ms:.0f} ms, {u.input_tokens} in"
+                    f" ({u.cache_read_tokens} cached) / {u.output_tokens} out,"
+                    f" {format_cost(u)})"
                 )
             case "proposal":
                 self._line(f"  proposal: {files(len(event.files))} changed")
@@ -139,6 +142,8 @@ def summary_line(result: Result) -> str:
         f"verified={'yes' if result.verified else 'no'}",
         f"turns={result.turns}",
         f"tokens={u.total_tokens or u.input_tokens + u.output_tokens}",
+        f"cached={u.cache_read_tokens}",
+        f"cost={format_cost(u)}",
         f"duration={result.duration_ms / 1000:.1f}s",
     ]
     if result.targets_fixed is not None:

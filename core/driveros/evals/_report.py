@@ -107,7 +107,7 @@ def render_html(runs: Sequence[EvalRun], *, title: str = "driveros eval report")
     ]
     for run in runs:
         s = run.summary
-        cost = f"${s.cost_usd:.4f}" if s.cost_usd is not None else "—"
+        cost = f"${s.cost_usd:.4f}" if s.cost_usd is not None else "unknown" if s.total else "—"
         out.append(
             f"<tr><td>{_esc(run.suite)} · {_esc(run.provider)}/{_esc(run.model)}</td>"
             f"<td>{_esc(run.mode)}</td><td class=num>{s.total}</td>"

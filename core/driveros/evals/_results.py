@@ -93,7 +93,7 @@ def summarize(cases: Iterable[CaseResult]) -> RunSummary:
     items = list(cases)
     passed = sum(1 for c in items if c.passed)
     low, high = wilson_interval(passed, len(items))
-    costs = [c.usage.cost_usd for c in items if c.usage.cost_usd is not None]
+    spent = sum((c.usage for c in items), Usage())
     return RunSummary(
         total=len(items),
         passed=passed,
@@ -103,7 +103,7 @@ def summarize(cases: Iterable[CaseResult]) -> RunSummary:
         ci_low=low,
         ci_high=high,
         tokens=sum(c.usage.total_tokens for c in items),
-        cost_usd=sum(costs) if costs else None,
+        cost_usd=spent.cost_usd,
         turns=sum(c.turns for c in items),
         duration_ms=sum(c.duration_ms for c in items),
     )

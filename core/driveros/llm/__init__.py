@@ -18,6 +18,13 @@ from driveros._errors import (
     TransportError,
 )
 from driveros.llm._fanout import FanoutResult, compare, race
+from driveros.llm._pricing import (
+    context_window,
+    context_window_sync,
+    format_cost,
+    price_usage,
+    price_usage_sync,
+)
 from driveros.llm._provider import Provider
 from driveros.llm._registry import Registry, provider_from_env
 from driveros.llm._retry import RetryPolicy
@@ -107,7 +114,12 @@ __all__ = [
     "UsageDelta",
     "assistant",
     "compare",
+    "context_window",
+    "context_window_sync",
+    "format_cost",
     "parse_arguments",
+    "price_usage",
+    "price_usage_sync",
     "provider_from_env",
     "race",
     "system",

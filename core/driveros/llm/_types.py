@@ -151,7 +151,12 @@ class StopReason(StrEnum):
 
 
 class Usage(_Frozen):
-    """Token accounting. ``input_tokens`` counts every prompt token, cached or not."""
+    """Token accounting. ``input_tokens`` counts every prompt token, cached or not.
+
+    ``cost_usd`` is what the tokens cost in US dollars (``driveros.llm.price_usage``), or
+    None when nothing was priced yet. ``cost_unknown`` says a price could not be found for
+    some of these tokens (an unknown model): then ``cost_usd`` is None, never 0.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -160,10 +165,17 @@ class Usage(_Frozen):
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     cost_usd: float | None = None
+    cost_unknown: bool = False
+
+    @property
+    def uncached_input_tokens(self) -> int:
+        """Prompt tokens neither read from nor written to the provider's cache."""
+        return max(self.input_tokens - self.cache_read_tokens - self.cache_write_tokens, 0)
 
     def __add__(self, other: Usage) -> Usage:
+        unknown = self.cost_unknown or other.cost_unknown
         cost: float | None
-        if self.cost_usd is None and other.cost_usd is None:
+        if unknown or (self.cost_usd is None and other.cost_usd is None):
             cost = None
         else:
             cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
@@ -175,6 +187,7 @@ class Usage(_Frozen):
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             cost_usd=cost,
+            cost_unknown=unknown,
         )
 
 

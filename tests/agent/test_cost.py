@@ -1,0 +1,84 @@
+"""What a run costs, what the cache saved, and what stops an expensive run (issue 21)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests._scripted import FIX_CALC
+
+from driveros.testing import ToolCallSpec, Turn, TurnUsage
+
+from .conftest import run_scripted
+
+CACHED_TURNS = [
+    Turn(
+        tool_calls=[ToolCallSpec("read_file", {"path": "calc.py"})],
+        usage=TurnUsage(input_tokens=10_000, output_tokens=100, cache_write_tokens=9_000),
+    ),
+    Turn(
+        tool_calls=[FIX_CALC],
+        usage=TurnUsage(input_tokens=10_500, output_tokens=100, cache_read_tokens=9_000),
+    ),
+    Turn(
+        tool_calls=[ToolCallSpec("run", {"command": "python -m pytest -q"})],
+        usage=TurnUsage(input_tokens=11_000, output_tokens=100, cache_read_tokens=10_000),
+    ),
+    Turn(
+        text="Fixed.",
+        usage=TurnUsage(input_tokens=11_500, output_tokens=50, cache_read_tokens=10_500),
+    ),
+]
+
+
+def _sonnet(read: int, write: int, total_in: int, out: int) -> float:
+    return (total_in - read - write) * 3e-6 + read * 0.3e-6 + write * 3.75e-6 + out * 15e-6
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "openrouter"])
+async def test_a_known_model_prices_every_turn_and_the_run(calc_repo: Path, wire: str) -> None:
+    model = "claude-sonnet-4-5" if wire == "anthropic" else "anthropic/claude-sonnet-4.5"
+    var = "ANTHROPIC_MODEL" if wire == "anthropic" else "OPENROUTER_MODEL"
+    out = await run_scripted(CACHED_TURNS, calc_repo, wire=wire, environ={var: model})  # type: ignore[arg-type]
+    result = out.report.result
+    assert result.outcome == "answered"
+    turns = out.of("turn_finished")
+    assert len(turns) == 4
+    for event in turns:
+        assert event.usage.cost_usd is not None and event.usage.cost_usd > 0
+        assert not event.usage.cost_unknown
+    assert result.usage.cost_usd == pytest.approx(sum(e.usage.cost_usd for e in turns))
+    assert result.usage.cache_read_tokens == 29_500
+    if wire == "anthropic":
+        assert turns[0].usage.cache_write_tokens == 9_000
+        expected = (
+            _sonnet(0, 9_000, 10_000, 100)
+            + _sonnet(9_000, 0, 10_500, 100)
+            + _sonnet(10_000, 0, 11_000, 100)
+            + _sonnet(10_500, 0, 11_500, 50)
+        )
+        assert result.usage.cost_usd == pytest.approx(expected)
+    assert result.usage.uncached_input_tokens < result.usage.input_tokens
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_an_unknown_model_costs_unknown(calc_repo: Path, wire: str) -> None:
+    out = await run_scripted(CACHED_TURNS, calc_repo, wire=wire)  # type: ignore[arg-type]
+    result = out.report.result
+    assert result.usage.cost_usd is None and result.usage.cost_unknown
+    assert all(e.usage.cost_unknown for e in out.of("turn_finished"))
+    # OpenAI's automatic caching is reported through cache_read_tokens.
+    assert result.usage.cache_read_tokens == 29_500
+
+
+def test_the_summary_line_says_the_cost_or_unknown() -> None:
+    from driveros.agent import Result
+    from driveros.cli._output import summary_line
+    from driveros.llm import Usage
+
+    def line(usage: Usage) -> str:
+        return summary_line(Result(run_id="r", outcome="answered", exit_code=0, usage=usage))
+
+    priced = Usage(input_tokens=1000, output_tokens=10, cache_read_tokens=800, cost_usd=0.0123)
+    assert " cached=800 cost=$0.0123 " in line(priced)
+    assert " cost=unknown " in line(Usage(input_tokens=5, cost_unknown=True))
