@@ -65,6 +65,7 @@ async def run_scripted(
         events.append(event)
 
     spec.setdefault("diagnostics", False)
+    config = spec.pop("config", None)
     async with ScriptedModelServer(turns) as server:
         env = load_environment(cwd=workspace, environ=environ_for(server, wire, **(environ or {})))
         report = await execute_run(
@@ -72,5 +73,6 @@ async def run_scripted(
             env=env,
             on_event=on_event,
             history=history,
+            config=config,
         )
     return Outcome(report, events, server)

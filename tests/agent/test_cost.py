@@ -82,3 +82,69 @@ def test_the_summary_line_says_the_cost_or_unknown() -> None:
     priced = Usage(input_tokens=1000, output_tokens=10, cache_read_tokens=800, cost_usd=0.0123)
     assert " cached=800 cost=$0.0123 " in line(priced)
     assert " cost=unknown " in line(Usage(input_tokens=5, cost_unknown=True))
+
+
+def _breakpoints(value: object) -> int:
+    if isinstance(value, dict):
+        return int("cache_control" in value) + sum(_breakpoints(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_breakpoints(v) for v in value)
+    return 0
+
+
+def _last_block(body: dict[str, object]) -> dict[str, object]:
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    content = messages[-1]["content"]
+    assert isinstance(content, list), content
+    block = content[-1]
+    assert isinstance(block, dict)
+    return block
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "openrouter"])
+async def test_every_turn_marks_the_prefix_and_the_conversation_end_for_caching(
+    calc_repo: Path, wire: str
+) -> None:
+    out = await run_scripted(CACHED_TURNS, calc_repo, wire=wire)  # type: ignore[arg-type]
+    bodies = out.server.requests
+    assert len(bodies) == 4
+    for body in bodies:
+        assert 2 <= _breakpoints(body) <= 4
+        if wire == "anthropic":
+            assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+            assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
+        else:
+            system = body["messages"][0]
+            assert system["role"] == "system"
+            assert system["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    for body in bodies[1:]:
+        # Turn 2+: the end of the conversation so far (the last tool result) is a breakpoint.
+        last = _last_block(body)
+        assert last["cache_control"] == {"type": "ephemeral"}
+        if wire == "anthropic":
+            assert last["type"] == "tool_result"
+        else:
+            assert body["messages"][-1]["role"] == "tool"
+    result = out.report.result
+    assert result.usage.cache_read_tokens == 29_500
+    written = 9_000 if wire == "anthropic" else 0  # the scripted OpenAI wire reports no writes
+    assert result.usage.uncached_input_tokens == 43_000 - 29_500 - written
+    finished = out.of("turn_finished")
+    assert [e.usage.cache_read_tokens for e in finished] == [0, 9_000, 10_000, 10_500]
+    dumped = result.model_dump(mode="json")["usage"]
+    assert dumped["uncached_input_tokens"] == result.usage.uncached_input_tokens
+
+
+async def test_the_openai_wire_sends_no_breakpoints(calc_repo: Path) -> None:
+    out = await run_scripted(CACHED_TURNS, calc_repo, wire="openai")
+    assert all(_breakpoints(body) == 0 for body in out.server.requests)
+
+
+async def test_caching_can_be_turned_off(calc_repo: Path) -> None:
+    from driveros.agent import AgentConfig
+
+    out = await run_scripted(
+        CACHED_TURNS, calc_repo, wire="anthropic", config=AgentConfig(prompt_cache=False)
+    )
+    assert all(_breakpoints(body) == 0 for body in out.server.requests)

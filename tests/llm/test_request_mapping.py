@@ -109,3 +109,25 @@ def test_request_knobs_openai_and_anthropic() -> None:
     ]
     gpt = _body(openaicompat.openai("gpt-4.1", api_key="k"), req)
     assert gpt["max_completion_tokens"] == 50 and "max_tokens" not in gpt
+
+
+def test_openrouter_marks_the_conversation_end_and_sends_at_most_four_breakpoints() -> None:
+    router = openaicompat.openrouter(api_key="k")
+    call = llm.ToolCallPart(id="c1", name="read_file", arguments={"path": "a"})
+    messages = [
+        llm.system("rules", cache=True),
+        *[llm.user(f"note {i}", cache=True) for i in range(5)],
+        llm.Message(role="assistant", parts=(call,)),
+        llm.tool_results(llm.ToolResultPart(tool_call_id="c1", name="read_file", content="x")),
+    ]
+    body = _body(router, llm.Request(messages=messages, cache=True))
+    marked = [
+        m
+        for m in body["messages"]
+        if isinstance(m["content"], list) and any("cache_control" in b for b in m["content"])
+    ]
+    assert len(marked) == 4
+    # The latest markers win: the end of the conversation (the tool result) is one of them.
+    assert body["messages"][-1]["role"] == "tool"
+    assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in str(body["messages"][0])

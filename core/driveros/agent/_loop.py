@@ -229,6 +229,9 @@ class Agent:
             tools=self._tools,
             max_tokens=self.config.max_tokens,
             thinking=self.config.thinking,
+            # Breakpoints on the tools, the system prompt and the end of the conversation so
+            # far: each turn reads what the previous one wrote (docs/llm.md, caching).
+            cache=self.config.prompt_cache,
         )
         response = await stream_turn(self.provider, request, sink=self.sink, turn=turn)
         usage = await price_usage(

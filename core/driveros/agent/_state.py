@@ -31,6 +31,8 @@ class AgentConfig(BaseModel):
     refusal_turns: int = Field(default=3, ge=1)
     max_tokens: int | None = None
     thinking: bool = False
+    #: Mark the stable prefix and the conversation so far as prompt-cache breakpoints.
+    prompt_cache: bool = True
     system_prompt: str = SYSTEM_PROMPT
 
 

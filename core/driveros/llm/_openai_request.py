@@ -45,6 +45,9 @@ class Dialect:
     cache_control: bool = False
 
 
+#: Anthropic (behind OpenRouter) accepts at most four cache breakpoints per request.
+MAX_BREAKPOINTS = 4
+
 _OPENAI_EFFORT = {
     "low": "low",
     "medium": "medium",
@@ -122,24 +125,49 @@ def _assistant(msg: Message, dialect: Dialect) -> dict[str, Any]:
 def map_messages(req: Request, dialect: Dialect) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     last_user = max((i for i, m in enumerate(req.messages) if m.role == "user"), default=-1)
+    last = len(req.messages) - 1
     for index, msg in enumerate(req.messages):
         if msg.role == "assistant":
             out.append(_assistant(msg, dialect))
             continue
         texts = [p for p in msg.parts if isinstance(p, TextPart)]
-        for result in (p for p in msg.parts if isinstance(p, ToolResultPart)):
-            out.append(
-                {"role": "tool", "tool_call_id": result.tool_call_id, "content": result.content}
-            )
+        results = [p for p in msg.parts if isinstance(p, ToolResultPart)]
+        for result in results:
+            content: str | list[dict[str, Any]] = result.content
+            if (
+                dialect.cache_control
+                and req.cache
+                and index == last
+                and not texts
+                and result is results[-1]
+            ):
+                # The end of the conversation so far: the next turn reads up to here.
+                content = _content([TextPart(text=result.content)], cache=True, ttl=req.cache_ttl)
+            out.append({"role": "tool", "tool_call_id": result.tool_call_id, "content": content})
         if not texts:
             continue
         cache = dialect.cache_control and (
             any(p.cache for p in texts)
-            or (req.cache and (msg.role == "system" or index == last_user))
+            or (req.cache and (msg.role == "system" or index in (last_user, last)))
         )
         role = "system" if msg.role == "system" else "user"
         out.append({"role": role, "content": _content(texts, cache=cache, ttl=req.cache_ttl)})
+    _cap_breakpoints(out)
     return out
+
+
+def _cap_breakpoints(messages: list[dict[str, Any]]) -> None:
+    """At most :data:`MAX_BREAKPOINTS` ``cache_control`` markers: the latest ones win
+    (they cover the longest prefix)."""
+    marked = [
+        block
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if "cache_control" in block
+    ]
+    for block in marked[: max(0, len(marked) - MAX_BREAKPOINTS)]:
+        del block["cache_control"]
 
 
 def map_tool(tool: ToolSpec) -> dict[str, Any]:

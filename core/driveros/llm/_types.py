@@ -10,7 +10,7 @@ import json
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 
 class _Frozen(BaseModel):
@@ -167,6 +167,15 @@ class Usage(_Frozen):
     cost_usd: float | None = None
     cost_unknown: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data: Any) -> Any:
+        # ``uncached_input_tokens`` is serialized for readers but always derived, never read.
+        if isinstance(data, dict) and "uncached_input_tokens" in data:
+            data = {k: v for k, v in data.items() if k != "uncached_input_tokens"}
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def uncached_input_tokens(self) -> int:
         """Prompt tokens neither read from nor written to the provider's cache."""
