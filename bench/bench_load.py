@@ -19,6 +19,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
 
 from bench.bench_lsp import _latencies, _line, _pct, _scripted_model, _session, _start
 
@@ -76,12 +79,38 @@ def _tree_rss_mb(pid: int) -> float:
     return total / 1e6
 
 
+def _get(obj: Any, key: str) -> Any:
+    return obj[key] if isinstance(obj, dict) else getattr(obj, key)
+
+
+async def _discard_proposals(client: Any) -> None:
+    """Cancel every proposal the runs left, so that none is kept past the bench."""
+    listing = await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="driveros.agent.list", arguments=[{}])
+    )
+    for run in _get(listing, "runs"):
+        if _get(run, "state") == "proposed":
+            ref = {"runId": _get(run, "runId")}
+            await client.workspace_execute_command_async(
+                lsp.ExecuteCommandParams(command="driveros.agent.cancel", arguments=[ref])
+            )
+
+
 async def _bench(root: Path) -> None:
     script = root.parent / "script.json"
     script.write_text(json.dumps({"turns": _turns(), "repeat_last": True}))
     ours = [sys.executable, "-m", "driveros_lsp", "--stdio"]
     async with _scripted_model(script) as base_url:
-        env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "bench-key"}
+        # the bench's own state directory and temp dir: the runs' scratch copies (and the
+        # proposals they keep) go with the bench's temporary directory
+        tmp = root.parent / "tmp"
+        tmp.mkdir(exist_ok=True)
+        env = {
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_KEY": "bench-key",
+            "DRIVEROS_STATE_DIR": str(root.parent / "state"),
+            "TMPDIR": str(tmp),
+        }
         settings = {
             "provider": "openai",
             "model": "scripted-model",
@@ -102,6 +131,7 @@ async def _bench(root: Path) -> None:
                 busy += await _latencies(client, root, 20)
                 peak = max(peak, _tree_rss_mb(pid))
             wall = time.perf_counter() - t0
+            await _discard_proposals(client)
     print(f"textDocument/codeAction latency, one server, {RUNS} runs with the feed on:")
     print(_line("idle", idle))
     print(_line(f"{RUNS} runs at once", busy))

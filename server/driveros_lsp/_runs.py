@@ -240,9 +240,15 @@ class RunManager:
         outcome = finished.result()
         run.outcome = outcome
         run.pending = [_change_path(c) for c in outcome.changes]
+        if run.pending:  # kept on disk before anyone hears of the proposal
+            keeping = asyncio.ensure_future(self._keep(run))
+            try:
+                await asyncio.shield(keeping)
+            except asyncio.CancelledError:
+                run.state = "canceled"
+                self._observer.run_finished(run)
+                raise
         run.state = "proposed" if run.pending else "finished"
-        if run.state == "proposed":
-            await asyncio.shield(self.keep(run))  # on disk before anyone hears of it
         self._observer.run_finished(run)
         if run.state == "finished":
             await self.release(run)
@@ -305,8 +311,12 @@ class RunManager:
 
     async def keep(self, run: Run) -> None:
         """Keep a proposal's scratch copy past this process (or refresh its manifest)."""
+        if run.state == "proposed":
+            await self._keep(run)
+
+    async def _keep(self, run: Run) -> None:
         outcome = run.outcome
-        if run.state != "proposed" or outcome is None or outcome.keep is None:
+        if outcome is None or outcome.keep is None:
             return
         keep, manifest = outcome.keep, self._manifest(run)
 

@@ -14,6 +14,7 @@ from driveros.testing import ScriptedModelServer
 from driveros_lsp import protocol
 from tests.server._lsp import Editor, editor_session
 from tests.server.conftest import CALC, model_env
+from tests.server.conftest import private_state as private_state  # isolated state (autouse)
 from tests.server.test_flow import FIX_TURNS, SETTINGS, run_state, wait_state
 
 FIXED = CALC.replace("return a - b", "return a + b")

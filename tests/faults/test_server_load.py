@@ -11,6 +11,7 @@ from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from driveros_lsp import protocol
 from tests.server._lsp import editor_session
 from tests.server.conftest import model_env
+from tests.server.conftest import private_state as private_state  # isolated state (autouse)
 from tests.server.test_flow import SETTINGS, wait_state
 
 BREAK = [

@@ -12,6 +12,7 @@ from driveros.config import load_environment
 from driveros.memory import Provenance, open_memory_store
 from driveros_lsp import protocol
 from tests.server._lsp import editor_session
+from tests.server.conftest import private_state as private_state  # isolated state (autouse)
 
 REQUEST_FAILED = -32803
 

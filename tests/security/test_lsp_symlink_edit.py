@@ -13,6 +13,7 @@ from pygls.exceptions import JsonRpcException
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from driveros_lsp import protocol
 from tests.server._lsp import editor_session
+from tests.server.conftest import private_state as private_state  # isolated state (autouse)
 from tests.server.test_flow import wait_state
 
 SETTINGS = {"provider": "openai", "model": "scripted-model"}

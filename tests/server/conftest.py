@@ -14,6 +14,19 @@ from driveros.testing import ScriptedModelServer, Turn
 CALC = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return x * 2\n"
 
 
+@pytest.fixture(autouse=True)
+def private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Servers started by a test get their own state directory and temp dir (under the test's
+    tmp_path): the scratch copies of proposals a server keeps at exit go away with the test,
+    never into the user's state directory."""
+    state = tmp_path / "driveros-state"
+    tmp = tmp_path / "driveros-tmp"
+    tmp.mkdir(exist_ok=True)
+    monkeypatch.setenv("DRIVEROS_STATE_DIR", str(state))
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    return state
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
