@@ -8,6 +8,7 @@ import pytest
 
 PUBLIC_MODULES = [
     "driveros",
+    "driveros.acp",
     "driveros.agent",
     "driveros.council",
     "driveros.dogfood",

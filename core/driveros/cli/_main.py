@@ -26,6 +26,7 @@ from driveros.cli._parser import ArgumentParser, UsageError
 #: name -> (module, one-line help). Order is the order shown in --help.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "agent": ("driveros.cli._agent", "run the agent on a task (think, act, observe)"),
+    "acp": ("driveros.cli._acp", "serve the Agent Client Protocol on stdio (Zed, JetBrains...)"),
     "playground": ("driveros.cli._playground", "send one prompt to every configured provider"),
     "memory": ("driveros.cli._memory", "inspect and manage long-term memory"),
     "eval": ("driveros.cli._eval", "run and compare eval suites"),

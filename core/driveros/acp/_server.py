@@ -1,0 +1,362 @@
+"""The ACP agent: sessions, prompts as driveros runs, cancellation, modes, replay."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import unquote, urlparse
+
+from acp import PROTOCOL_VERSION, RequestError, schema
+from acp.interfaces import Client
+
+from driveros import __version__
+from driveros._unicode import printable
+from driveros.acp._edits import EditGate, deliver_edits, feedback_prompt
+from driveros.acp._modes import APPROVE, MODE_IDS, ModeId, mode_state
+from driveros.acp._permission import AcpAsker
+from driveros.acp._updates import Update, UpdateStream, text_block
+from driveros.agent import EXIT_CODES, RunReport, RunSpec, execute_run
+from driveros.config import Environment, load_environment
+from driveros.llm import Message
+
+log = logging.getLogger(__name__)
+
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What ``driveros acp`` was started with (its flags); each session runs with these."""
+
+    provider: str | None = None
+    model: str | None = None
+    sandbox: Literal["local", "docker"] = "local"
+    runtime: Literal["runc", "runsc"] = "runc"
+    network: bool = False
+    untrusted: bool = False
+    mode: ModeId = "ask"
+    max_iterations: int = 30
+    max_wall_s: float = 900.0
+    ask_timeout_s: float = 300.0
+    diagnostics: bool = True
+    #: Loads the configuration of a workspace (tests inject one).
+    environment: Callable[[Path], Environment] | None = None
+
+
+@dataclass
+class Session:
+    id: str
+    cwd: Path
+    mode: ModeId
+    #: The model conversation so far (passed back to the next run).
+    history: list[Message] = field(default_factory=list)
+    #: Every update sent to the client (replayed by session/load).
+    updates: list[Update] = field(default_factory=list)
+    #: What the model must hear at the next prompt (rejected or unwritten edits).
+    feedback: list[str] = field(default_factory=list)
+    edits: Literal["allow", "reject"] | None = None
+    rejecting_commands: bool = False
+    task: asyncio.Task[StopReason] | None = None
+    cancel_requested: bool = False
+
+
+_STOP: dict[str, StopReason] = {
+    "canceled": "cancelled",
+    "refused": "refusal",
+    "resource_cap": "max_turn_requests",
+}
+
+
+def _inside(root: Path, uri: str) -> str | None:
+    """The workspace-relative path a ``file://`` URI names, None when it is elsewhere."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    path = Path(unquote(parsed.path))
+    if not path.is_absolute() or ".." in path.parts or "\x00" in str(path):
+        return None
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return None
+    return rel.as_posix() if rel.parts else None
+
+
+class DriverosAgent:
+    """Implements the agent side of ACP v1 over :func:`driveros.agent.execute_run`."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self._conn: Client | None = None
+        self._fs_read = False
+        self._fs_write = False
+        self._sessions: dict[str, Session] = {}
+
+    # -- connection ----------------------------------------------------------------------
+
+    def on_connect(self, conn: Client) -> None:
+        self._conn = conn
+
+    @property
+    def conn(self) -> Client:
+        if self._conn is None:
+            raise RequestError.internal_error({"details": "not connected"})
+        return self._conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: schema.ClientCapabilities | None = None,
+        client_info: schema.Implementation | None = None,
+        **kwargs: Any,
+    ) -> schema.InitializeResponse:
+        fs = client_capabilities.fs if client_capabilities is not None else None
+        self._fs_read = bool(fs and fs.read_text_file)
+        self._fs_write = bool(fs and fs.write_text_file)
+        return schema.InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=schema.AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=schema.PromptCapabilities(
+                    image=False, audio=False, embedded_context=True
+                ),
+                mcp_capabilities=schema.McpCapabilities(http=False, sse=False),
+            ),
+            auth_methods=[],
+            agent_info=schema.Implementation(
+                name="driveros", title="driveros", version=__version__
+            ),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def _session(self, session_id: str) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "details": "unknown session"}
+            )
+        return session
+
+    @staticmethod
+    async def _workspace(cwd: str) -> Path:
+        root = Path(cwd)
+        if not root.is_absolute():
+            raise RequestError.invalid_params({"cwd": cwd, "details": "cwd must be absolute"})
+        resolved = await asyncio.to_thread(root.resolve)
+        if not await asyncio.to_thread(resolved.is_dir):
+            raise RequestError.invalid_params({"cwd": cwd, "details": "not a directory"})
+        return resolved
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> schema.NewSessionResponse:
+        root = await self._workspace(cwd)
+        session = Session(id=uuid.uuid4().hex, cwd=root, mode=self.settings.mode)
+        self._sessions[session.id] = session
+        return schema.NewSessionResponse(session_id=session.id, modes=mode_state(session.mode))
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> schema.LoadSessionResponse:
+        session = self._session(session_id)
+        for update in list(session.updates):
+            await self.conn.session_update(session_id=session.id, update=update)
+        return schema.LoadSessionResponse(modes=mode_state(session.mode))
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> schema.SetSessionModeResponse:
+        session = self._session(session_id)
+        if mode_id not in MODE_IDS:
+            raise RequestError.invalid_params({"modeId": mode_id, "details": "unknown mode"})
+        session.mode = mode_id
+        update = schema.CurrentModeUpdate(
+            session_update="current_mode_update", current_mode_id=mode_id
+        )
+        session.updates.append(update)
+        await self.conn.session_update(session_id=session.id, update=update)
+        return schema.SetSessionModeResponse()
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self._sessions.get(session_id)
+        if session is None or session.task is None or session.task.done():
+            return
+        session.cancel_requested = True
+        session.task.cancel()
+
+    # -- prompts -------------------------------------------------------------------------
+
+    async def prompt(
+        self, session_id: str, prompt: list[Any], **kwargs: Any
+    ) -> schema.PromptResponse:
+        session = self._session(session_id)
+        if session.task is not None and not session.task.done():
+            raise RequestError.invalid_request({"details": "a prompt is already running"})
+        session.cancel_requested = False
+        task = asyncio.create_task(self._turn(session, prompt))
+        session.task = task
+        try:
+            stop = await task
+        except asyncio.CancelledError:
+            if not session.cancel_requested:
+                raise  # the connection went away
+            stop = "cancelled"
+        finally:
+            session.task = None
+        return schema.PromptResponse(stop_reason=stop)
+
+    async def _read_client(self, session: Session, path: str) -> str | None:
+        response = await self.conn.read_text_file(session_id=session.id, path=path)
+        return response.content
+
+    async def _write_client(self, session: Session, path: str, content: str) -> None:
+        await self.conn.write_text_file(session_id=session.id, path=path, content=content)
+
+    async def _task_text(self, session: Session, blocks: list[Any]) -> tuple[str, dict[str, str]]:
+        """The task and the unsaved buffers it carries (workspace-relative path -> text)."""
+        parts: list[str] = []
+        overlays: dict[str, str] = {}
+        for block in blocks:
+            if isinstance(block, schema.TextContentBlock):
+                parts.append(block.text)
+            elif isinstance(block, schema.EmbeddedResourceContentBlock):
+                res = block.resource
+                if isinstance(res, schema.TextResourceContents):
+                    rel = _inside(session.cwd, res.uri)
+                    if rel is not None:
+                        overlays[rel] = res.text
+                        parts.append(f"\n[the user attached {rel}; read it with read_file]")
+                    else:
+                        parts.append(f"\n<context uri={res.uri!r}>\n{res.text}\n</context>")
+            elif isinstance(block, schema.ResourceContentBlock):
+                rel = _inside(session.cwd, block.uri)
+                if rel is not None and self._fs_read:
+                    try:
+                        buffer = await self._read_client(session, str(session.cwd / rel))
+                        if buffer is not None:
+                            overlays[rel] = buffer
+                    except Exception as exc:  # a client failure leaves the disk version
+                        log.info("fs/read_text_file %s failed: %s", rel, exc)
+                if rel is not None:
+                    parts.append(f"\n[the user points at {rel}]")
+                else:
+                    parts.append(f"\n[the user points at {block.uri}]")
+        return printable("".join(parts)), overlays
+
+    async def _turn(self, session: Session, blocks: list[Any]) -> StopReason:
+        text, overlays = await self._task_text(session, blocks)
+        user = schema.UserMessageChunk(
+            session_update="user_message_chunk", content=text_block(text)
+        )
+        session.updates.append(user)
+
+        async def send(update: Update) -> None:
+            await self.conn.session_update(session_id=session.id, update=update)
+
+        stream = UpdateStream(send, workspace=session.cwd, history=session.updates)
+        if not text.strip():
+            await stream.emit(
+                schema.AgentMessageChunk(
+                    session_update="agent_message_chunk", content=text_block("(empty prompt)")
+                )
+            )
+            return "end_turn"
+        task = feedback_prompt(session.feedback) + text
+        session.feedback = []
+        try:
+            report = await self._run(session, task, overlays, stream)
+        except asyncio.CancelledError:
+            await stream.close()
+            await stream.fail_open_calls("cancelled")
+            raise
+        result = report.result
+        await stream.close()
+        try:
+            if report.scratch is not None and report.changes and result.outcome != "canceled":
+                gate = EditGate(
+                    emit=stream.emit,
+                    ask=lambda call, options: self.conn.request_permission(
+                        session_id=session.id, tool_call=call, options=options
+                    ),
+                    read=(lambda p: self._read_client(session, p)) if self._fs_read else None,
+                    write=(lambda p, c: self._write_client(session, p, c))
+                    if self._fs_write
+                    else None,
+                    always=session.edits,
+                )
+                try:
+                    session.feedback = await deliver_edits(gate, report.scratch, report.changes)
+                finally:
+                    session.edits = gate.always
+        finally:
+            if report.scratch is not None:
+                await report.scratch.aclose()
+        if result.exit_code == EXIT_CODES["setup_error"] or result.outcome == "provider_error":
+            await stream.emit(
+                schema.AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=text_block(f"\n\ndriveros: {result.outcome}: {result.error or ''}"),
+                )
+            )
+        return _STOP.get(result.outcome, "end_turn")
+
+    async def _run(
+        self, session: Session, task: str, overlays: dict[str, str], stream: UpdateStream
+    ) -> RunReport:
+        s = self.settings
+        loader = s.environment or (lambda root: load_environment(cwd=root))
+        env = await asyncio.to_thread(loader, session.cwd)
+        for warning in env.warnings:
+            log.warning("%s", warning)
+        spec = RunSpec(
+            task=task,
+            workspace=session.cwd,
+            provider=s.provider,
+            model=s.model,
+            sandbox=s.sandbox,
+            runtime=s.runtime,
+            network=s.network,
+            untrusted=s.untrusted,
+            max_iterations=s.max_iterations,
+            max_wall_s=s.max_wall_s,
+            approve=APPROVE[session.mode],
+            ask_timeout_s=s.ask_timeout_s,
+            review=True,
+            overlays=overlays,
+            diagnostics=s.diagnostics and _diagnostics_on(env),
+            workspace_trusted=env.workspace_trusted,
+        )
+        asker = AcpAsker(
+            lambda call, options: self.conn.request_permission(
+                session_id=session.id, tool_call=call, options=options
+            )
+        )
+        asker.rejecting = session.rejecting_commands
+        try:
+            report = await execute_run(
+                spec,
+                env=env,
+                on_event=stream.on_event,
+                history=session.history or None,
+                asker=asker,
+            )
+        finally:
+            session.rejecting_commands = asker.rejecting
+        if report.history:
+            session.history = list(report.history)
+        return report
+
+
+def _diagnostics_on(env: Environment) -> bool:
+    """``DRIVEROS_DIAGNOSTICS=off`` (or 0/false/no) turns the build-diagnostics feed off."""
+    value = (env.get("DRIVEROS_DIAGNOSTICS") or "on").strip().lower()
+    return value not in ("0", "off", "false", "no")

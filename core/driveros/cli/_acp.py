@@ -1,0 +1,65 @@
+"""``driveros acp``: serve the Agent Client Protocol on stdin/stdout (docs/acp.md).
+
+stdout carries the protocol only; logs go to stderr (the editor's agent log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from driveros.cli._options import add_provider, chosen_provider, positive_int, positive_seconds
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add_provider(parser)
+    add("--sandbox", choices=("local", "docker"), default="local", help="where tools run")
+    add("--runtime", choices=("runc", "runsc"), default="runc", help="docker runtime")
+    add("--network", action="store_true", help="allow network inside the docker sandbox")
+    add("--untrusted", action="store_true", help="treat the workspace as hostile")
+    add(
+        "--mode",
+        choices=("ask", "auto", "read-only"),
+        default="ask",
+        help="the session mode new sessions start in (session/set_mode switches it)",
+    )
+    add("--max-iterations", type=positive_int, default=30, metavar="N", help="model turns")
+    add("--max-wall", type=positive_seconds, default=900.0, metavar="SECONDS", help="run time")
+    add(
+        "--ask-timeout",
+        type=positive_seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long a permission request may wait before it counts as a denial",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from driveros.acp import Settings, serve
+    from driveros.agent import RedactingFilter, Redactor
+    from driveros.config import load_environment
+
+    redactor = Redactor(load_environment().secret_values())
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter(redactor))
+    provider, model = chosen_provider(args)
+    settings = Settings(
+        provider=provider,
+        model=model,
+        sandbox=args.sandbox,
+        runtime=args.runtime,
+        network=args.network,
+        untrusted=args.untrusted,
+        mode=args.mode,
+        max_iterations=args.max_iterations,
+        max_wall_s=args.max_wall,
+        ask_timeout_s=args.ask_timeout,
+    )
+    try:
+        asyncio.run(serve(settings))
+    except KeyboardInterrupt:
+        return 0
+    return 0

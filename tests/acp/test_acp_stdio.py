@@ -1,0 +1,258 @@
+"""``driveros acp`` end to end over stdio against the scripted model, every message the agent
+sends validated against the official ACP v1 JSON Schema."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests._scripted import CALC, FIX_CALC
+
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+from ._client import AcpClient, Schema, start_agent
+from .conftest import acp_environ
+
+pytestmark = pytest.mark.e2e
+
+FIXED = CALC.replace("a - b", "a + b")
+FS = {"fs": {"readTextFile": True, "writeTextFile": True}}
+
+
+async def _open(
+    schema: Schema, server: ScriptedModelServer, repo: Path, caps: dict[str, Any] | None = None
+) -> tuple[AcpClient, str]:
+    client = await start_agent(schema, env=acp_environ(server), cwd=repo)
+    init = await client.request(
+        "initialize",
+        {"protocolVersion": 1, "clientCapabilities": caps if caps is not None else FS},
+    )
+    assert init["protocolVersion"] == 1
+    assert init["agentCapabilities"]["loadSession"] is True
+    assert init["agentCapabilities"]["promptCapabilities"]["embeddedContext"] is True
+    new = await client.request("session/new", {"cwd": str(repo), "mcpServers": []})
+    assert new["modes"]["currentModeId"] == "ask"
+    assert {m["id"] for m in new["modes"]["availableModes"]} == {"ask", "auto", "read-only"}
+    return client, new["sessionId"]
+
+
+def _prompt(session: str, text: str, *extra: dict[str, Any]) -> dict[str, Any]:
+    return {"sessionId": session, "prompt": [{"type": "text", "text": text}, *extra]}
+
+
+def _answer(option: str) -> Any:
+    async def handler(params: dict[str, Any]) -> dict[str, Any]:
+        kinds = {o["kind"] for o in params["options"]}
+        assert kinds == {"allow_once", "allow_always", "reject_once", "reject_always"}
+        return {"outcome": {"outcome": "selected", "optionId": option}}
+
+    return handler
+
+
+def _recording_writes(writes: list[dict[str, Any]]) -> Any:
+    async def handler(params: dict[str, Any]) -> None:
+        writes.append(params)
+        return None
+
+    return handler
+
+
+def _diffs(client: AcpClient) -> list[dict[str, Any]]:
+    return [
+        c
+        for u in client.updates
+        if u["sessionUpdate"] in ("tool_call", "tool_call_update")
+        for c in u.get("content") or []
+        if c["type"] == "diff"
+    ]
+
+
+async def test_fix_streams_a_diff_and_writes_through_the_client_when_allowed(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    turns = [
+        Turn(thinking="The test adds.", text="Let me fix it.", tool_calls=[FIX_CALC]),
+        Turn(text="Fixed add."),
+    ]
+    async with ScriptedModelServer(turns) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+        writes: list[dict[str, Any]] = []
+        client.handlers["session/request_permission"] = _answer("allow_once")
+        client.handlers["fs/write_text_file"] = _recording_writes(writes)
+
+        async def buffer(params: dict[str, Any]) -> dict[str, Any]:
+            return {"content": (calc_repo / Path(params["path"]).name).read_text()}
+
+        client.handlers["fs/read_text_file"] = buffer
+        result = await client.request("session/prompt", _prompt(session, "fix the test"))
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result == {"stopReason": "end_turn"}
+    kinds = client.kinds()
+    assert "agent_thought_chunk" in kinds and "agent_message_chunk" in kinds
+    assert "Fixed add." in client.text()
+    assert "The test adds." in client.text("agent_thought_chunk")
+    calls = [u for u in client.updates if u["sessionUpdate"] == "tool_call"]
+    edit_call = next(u for u in calls if u["rawInput"].get("old_string") == "a - b")
+    assert edit_call["kind"] == "edit"
+    assert edit_call["locations"] == [{"path": str(calc_repo / "calc.py")}]
+    done = [
+        u
+        for u in client.updates
+        if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == edit_call["toolCallId"]
+    ]
+    assert done[-1]["status"] == "completed"
+    [diff] = _diffs(client)
+    assert diff == {
+        "type": "diff",
+        "path": str(calc_repo / "calc.py"),
+        "oldText": CALC,
+        "newText": FIXED,
+    }
+    [ask] = [r for r in client.requests if r["method"] == "session/request_permission"]
+    assert ask["params"]["toolCall"]["content"][0]["type"] == "diff"
+    assert writes == [{"sessionId": session, "path": str(calc_repo / "calc.py"), "content": FIXED}]
+    # the client wrote it (here: recorded it); driveros did not touch the disk itself
+    assert (calc_repo / "calc.py").read_text() == CALC
+
+
+async def test_without_client_fs_an_allowed_edit_is_applied_on_disk(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    async with ScriptedModelServer([Turn(tool_calls=[FIX_CALC]), Turn(text="Done.")]) as server:
+        client, session = await _open(acp_schema, server, calc_repo, caps={})
+        client.handlers["session/request_permission"] = _answer("allow_once")
+        result = await client.request("session/prompt", _prompt(session, "fix the test"))
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result["stopReason"] == "end_turn"
+    assert (calc_repo / "calc.py").read_text() == FIXED
+    assert not [r for r in client.requests if r["method"].startswith("fs/")]
+
+
+async def test_a_rejected_edit_writes_nothing_and_the_model_is_told(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    turns = [Turn(tool_calls=[FIX_CALC]), Turn(text="Proposed."), Turn(text="Understood.")]
+    async with ScriptedModelServer(turns) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+        writes: list[dict[str, Any]] = []
+        client.handlers["session/request_permission"] = _answer("reject_once")
+        client.handlers["fs/write_text_file"] = _recording_writes(writes)
+        first = await client.request("session/prompt", _prompt(session, "fix the test"))
+        second = await client.request("session/prompt", _prompt(session, "what now?"))
+        assert await client.close() == 0
+        last_request = str(server.requests[-1])
+    assert client.errors == []
+    assert first["stopReason"] == second["stopReason"] == "end_turn"
+    assert writes == []
+    assert (calc_repo / "calc.py").read_text() == CALC
+    assert "calc.py: the user rejected this change" in last_request
+    # the second run starts from the user's files again: the rejected edit is not there
+    assert len(_diffs(client)) == 1
+
+
+async def test_an_unsaved_buffer_is_read_through_the_client(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    unsaved = "def add(a, b):\n    return a - b  # unsaved buffer\n"
+    turns = [Turn(tool_calls=[ToolCallSpec("read_file", {"path": "calc.py"})]), Turn(text="Seen.")]
+    async with ScriptedModelServer(turns) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+
+        async def buffer(params: dict[str, Any]) -> dict[str, Any]:
+            assert params["path"] == str(calc_repo / "calc.py")
+            return {"content": unsaved}
+
+        client.handlers["fs/read_text_file"] = buffer
+        link = {"type": "resource_link", "name": "calc.py", "uri": (calc_repo / "calc.py").as_uri()}
+        result = await client.request("session/prompt", _prompt(session, "look at this", link))
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result["stopReason"] == "end_turn"
+    outputs = [
+        u["rawOutput"]["output"]
+        for u in client.updates
+        if u["sessionUpdate"] == "tool_call_update" and "rawOutput" in u
+    ]
+    assert any("# unsaved buffer" in o for o in outputs)
+    assert (calc_repo / "calc.py").read_text() == CALC
+
+
+async def test_cancel_stops_the_run_and_the_prompt_answers_cancelled(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    async with ScriptedModelServer([Turn(text="too late", delay_s=120)]) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+        prompt = asyncio.create_task(client.request("session/prompt", _prompt(session, "slow")))
+        while not server.received:  # the run reached the model
+            await asyncio.sleep(0.02)
+        await client.notify("session/cancel", {"sessionId": session})
+        result = await prompt
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result == {"stopReason": "cancelled"}
+    assert "too late" not in client.text()
+
+
+async def test_a_command_outside_the_allowlist_asks_and_a_denial_keeps_it_from_running(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    run = ToolCallSpec("run", {"command": "touch made-by-agent"})
+    async with ScriptedModelServer([Turn(tool_calls=[run]), Turn(text="ok")]) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+        client.handlers["session/request_permission"] = _answer("reject_once")
+        result = await client.request("session/prompt", _prompt(session, "touch a file"))
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result["stopReason"] == "end_turn"
+    [ask] = [r for r in client.requests if r["method"] == "session/request_permission"]
+    assert ask["params"]["toolCall"]["rawInput"] == {"command": "touch made-by-agent"}
+    assert ask["params"]["toolCall"]["kind"] == "execute"
+    failed = [u for u in client.updates if u.get("status") == "failed"]
+    assert failed, "the denied command shows as a failed tool call"
+    assert not (calc_repo / "made-by-agent").exists()
+
+
+async def test_read_only_mode_blocks_edits(acp_schema: Schema, calc_repo: Path) -> None:
+    async with ScriptedModelServer([Turn(tool_calls=[FIX_CALC]), Turn(text="ok")]) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+        await client.request("session/set_mode", {"sessionId": session, "modeId": "read-only"})
+        result = await client.request("session/prompt", _prompt(session, "fix it"))
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result["stopReason"] == "end_turn"
+    assert {"sessionUpdate": "current_mode_update", "currentModeId": "read-only"} in client.updates
+    assert _diffs(client) == []
+    assert not [r for r in client.requests if r["method"] == "session/request_permission"]
+    assert (calc_repo / "calc.py").read_text() == CALC
+
+
+async def test_load_replays_the_session_history(acp_schema: Schema, calc_repo: Path) -> None:
+    async with ScriptedModelServer([Turn(text="Hello from the agent.")]) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+        await client.request("session/prompt", _prompt(session, "say hello"))
+        live = list(client.updates)
+        client.updates.clear()
+        loaded = await client.request(
+            "session/load", {"sessionId": session, "cwd": str(calc_repo), "mcpServers": []}
+        )
+        replayed = list(client.updates)
+        unknown: Exception | None = None
+        try:
+            await client.request(
+                "session/load", {"sessionId": "nope", "cwd": str(calc_repo), "mcpServers": []}
+            )
+        except RuntimeError as exc:
+            unknown = exc
+        assert await client.close() == 0
+    assert client.errors == []
+    assert loaded["modes"]["currentModeId"] == "ask"
+    assert replayed[0] == {
+        "sessionUpdate": "user_message_chunk",
+        "content": {"type": "text", "text": "say hello"},
+    }
+    assert replayed[1:] == live
+    assert unknown is not None
