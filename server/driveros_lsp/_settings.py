@@ -86,6 +86,13 @@ class Settings(BaseModel):
         description="Seconds a model's answer may stay silent mid-stream before the run ends "
         "with a provider error.",
     )
+    max_cost_usd: float | None = Field(
+        default=None,
+        gt=0,
+        le=10_000,
+        description="US dollars a run may spend; the run stops before a turn that would pass "
+        "it. null: no limit.",
+    )
     max_concurrent_runs: int = Field(
         default=4, ge=1, le=32, description="Runs allowed at once; more are refused."
     )

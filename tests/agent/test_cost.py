@@ -148,3 +148,32 @@ async def test_caching_can_be_turned_off(calc_repo: Path) -> None:
         CACHED_TURNS, calc_repo, wire="anthropic", config=AgentConfig(prompt_cache=False)
     )
     assert all(_breakpoints(body) == 0 for body in out.server.requests)
+
+
+async def test_a_cost_cap_ends_the_run_before_the_turn_that_would_pass_it(calc_repo: Path) -> None:
+    out = await run_scripted(
+        CACHED_TURNS,
+        calc_repo,
+        wire="anthropic",
+        environ={"ANTHROPIC_MODEL": "claude-sonnet-4-5"},
+        max_cost_usd=0.05,
+    )
+    result = out.report.result
+    first = _sonnet(0, 9_000, 10_000, 100)  # about $0.038: a second such turn passes $0.05
+    assert (result.outcome, result.exit_code, result.turns) == ("resource_cap", 3, 1)
+    assert out.server.turns_served == 1
+    assert result.usage.cost_usd == pytest.approx(first)
+    assert result.error is not None
+    spent = f"spent ${result.usage.cost_usd:.4f}"
+    assert "cost limit of $0.0500" in result.error and spent in result.error
+
+
+async def test_a_cost_cap_lets_a_run_that_fits_finish(calc_repo: Path) -> None:
+    out = await run_scripted(
+        CACHED_TURNS,
+        calc_repo,
+        wire="anthropic",
+        environ={"ANTHROPIC_MODEL": "claude-sonnet-4-5"},
+        max_cost_usd=1.0,
+    )
+    assert out.report.result.outcome == "answered"

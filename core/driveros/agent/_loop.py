@@ -176,6 +176,7 @@ class Agent:
                 limit = self.config.max_iterations
                 return Finish("resource_cap", error=f"iteration limit of {limit} reached")
             self._fit_context(state)
+            self._check_cost(state)
             state.turns += 1
             turn = state.turns
             await self.sink.emit(ev.TurnStarted, turn=turn)
@@ -183,6 +184,7 @@ class Agent:
             response = await self._think(turn, state)
             state.history.append(response.message())
             state.usage = state.usage + response.usage
+            state.last_turn = response.usage
             calls = response.tool_calls
             if not calls:
                 await self._turn_finished(turn, started, response.usage)
@@ -212,6 +214,26 @@ class Agent:
     async def _turn_finished(self, turn: int, started: float, usage: Usage) -> None:
         duration = (time.perf_counter() - started) * 1000
         await self.sink.emit(ev.TurnFinished, turn=turn, duration_ms=duration, usage=usage)
+
+    def _check_cost(self, state: RunState) -> None:
+        """End the run before a turn that would pass ``max_cost_usd``: the next turn is
+        estimated from the last one (its input is at least as large)."""
+        cap = self.config.max_cost_usd
+        last = state.last_turn
+        if cap is None or last is None:
+            return
+        spent, estimate = state.usage.cost_usd, last.cost_usd
+        if spent is None or estimate is None:
+            if not state.cost_warned:
+                state.cost_warned = True
+                log.warning("the model's price is unknown: the cost limit cannot be enforced")
+            return
+        if spent + estimate > cap:
+            raise Finish(
+                "resource_cap",
+                error=f"cost limit of ${cap:.4f} reached: spent ${spent:.4f}, "
+                f"the next turn would cost about ${estimate:.4f}",
+            )
 
     def _fit_context(self, state: RunState) -> None:
         budget = self.config.context_budget

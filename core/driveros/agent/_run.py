@@ -66,6 +66,8 @@ class RunSpec(BaseModel):
     memory: bool = False
     max_iterations: int = Field(default=30, ge=1)
     max_wall_s: float = Field(default=900.0, gt=0)
+    #: US dollars the run may spend (None: no cap); see ``AgentConfig.max_cost_usd``.
+    max_cost_usd: float | None = Field(default=None, gt=0)
     #: Seconds the provider may stay silent before the first byte of an answer / in the middle
     #: of one before the run ends ``provider_error`` (None: the provider's default, 60 s).
     first_byte_timeout_s: float | None = Field(default=None, gt=0)
@@ -360,7 +362,11 @@ async def execute_run(
                 provider,
                 sandbox,
                 config=(config or AgentConfig()).model_copy(
-                    update={"max_iterations": spec.max_iterations, "max_wall_s": spec.max_wall_s}
+                    update={
+                        "max_iterations": spec.max_iterations,
+                        "max_wall_s": spec.max_wall_s,
+                        "max_cost_usd": spec.max_cost_usd,
+                    }
                 ),
                 approval=policy,
                 extra_detectors=found.detectors,

@@ -31,6 +31,8 @@ class AgentConfig(BaseModel):
     refusal_turns: int = Field(default=3, ge=1)
     max_tokens: int | None = None
     thinking: bool = False
+    #: US dollars a run may spend; the loop stops before a turn that would pass it.
+    max_cost_usd: float | None = Field(default=None, gt=0)
     #: Mark the stable prefix and the conversation so far as prompt-cache breakpoints.
     prompt_cache: bool = True
     system_prompt: str = SYSTEM_PROMPT
@@ -51,6 +53,9 @@ class RunState:
     usage: Usage = field(default_factory=Usage)
     observed: bool = False
     blocked_streak: int = 0
+    #: The last turn's usage (priced): the estimate of the next turn's cost.
+    last_turn: Usage | None = None
+    cost_warned: bool = False
     history: list[Message] = field(default_factory=list)
 
 

@@ -34,7 +34,13 @@ from driveros.agent import (
     execute_run,
 )
 from driveros.cli._fail import CLOSED_STREAMS, fail
-from driveros.cli._options import add_provider, chosen_provider, positive_int, positive_seconds
+from driveros.cli._options import (
+    add_provider,
+    chosen_provider,
+    positive_dollars,
+    positive_int,
+    positive_seconds,
+)
 from driveros.cli._output import TraceWriter, result_json, summary_line
 from driveros.cli._output_review import council_gate, finish_review, review_prompt_check
 from driveros.cli._parser import UsageError
@@ -72,6 +78,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add("--max-iterations", type=positive_int, default=30, metavar="N", help="model turns")
     add("--max-wall", type=positive_seconds, default=900.0, metavar="SECONDS", help="run time")
+    add(
+        "--max-cost",
+        type=positive_dollars,
+        metavar="USD",
+        help="stop (exit 3) before a turn that would spend more than this many US dollars",
+    )
     add(
         "--first-byte-timeout",
         type=positive_seconds,
@@ -261,6 +273,7 @@ def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
             memory=args.memory,
             max_iterations=args.max_iterations,
             max_wall_s=args.max_wall,
+            max_cost_usd=args.max_cost,
             first_byte_timeout_s=args.first_byte_timeout,
             idle_timeout_s=args.idle_timeout,
             approve=args.approve,

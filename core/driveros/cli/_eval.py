@@ -14,6 +14,7 @@ from driveros.cli._options import (
     add_provider,
     chosen_provider,
     non_negative_int,
+    positive_dollars,
     positive_int,
 )
 from driveros.cli._parser import ArgumentParser, UsageError
@@ -70,6 +71,12 @@ def configure(parser: ArgumentParser) -> None:
         help="the sandbox tier of every case (on the machine that runs it)",
     )
     run.add_argument("--runtime", choices=("runc", "runsc"), default="runc")
+    run.add_argument(
+        "--max-cost",
+        type=positive_dollars,
+        metavar="USD",
+        help="US dollars the suite may spend; cases left when it is spent end resource_cap",
+    )
     run.add_argument("--format", choices=("text", "json"), default="text")
     sub.add_parser("list", help="list the shipped suites")
     rep = sub.add_parser("report", help="write the HTML report of result files")
@@ -152,6 +159,7 @@ async def _run(args: argparse.Namespace) -> int:
         scripted=args.scripted,
         sandbox=args.sandbox,
         runtime=args.runtime,
+        max_cost_usd=args.max_cost,
     )
     # stdout carries the results only: Ray's driver prints cluster notices (a worker died,
     # a task was lost) on whatever sys.stdout is while it runs; they belong with the trace.

@@ -79,6 +79,19 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def positive_dollars(text: str) -> float:
+    """A finite amount of US dollars above zero (``$0.50`` and ``0.5`` both work)."""
+    try:
+        value = float(text.strip().removeprefix("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an amount of US dollars, got {text!r}"
+        ) from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite amount above 0, got {text!r}")
+    return value
+
+
 def add_provider(parser: argparse.ArgumentParser, *, model: bool = True, help: str = "") -> None:
     """``--provider NAME[:MODEL]`` (one provider) and, with ``model``, ``--model NAME``."""
     parser.add_argument(

@@ -21,7 +21,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from driveros._errors import ConfigError, DriverosError
 from driveros.agent import Agent, AgentConfig
@@ -120,6 +120,9 @@ class EvalOptions(BaseModel):
     #: The sandbox tier cases run in, on whichever machine runs them.
     sandbox: Literal["local", "docker"] = "local"
     runtime: Literal["runc", "runsc"] = "runc"
+    #: US dollars the whole suite may spend: each case gets what is left as its own cap, and
+    #: cases not started once it is spent end ``resource_cap`` without running.
+    max_cost_usd: float | None = Field(default=None, gt=0)
 
     def sandbox_factory(self) -> SandboxFactory:
         return local_sandbox if self.sandbox == "local" else docker_sandbox(self.runtime)
@@ -196,6 +199,12 @@ class CaseRunner:
         self.env = env
         self.sandbox_factory = sandbox_factory or options.sandbox_factory()
         self.verdicts = verdicts or {}
+        #: Dollars the suite's finished cases spent (for ``options.max_cost_usd``).
+        self.spent = 0.0
+
+    def _left(self) -> float | None:
+        cap = self.options.max_cost_usd
+        return None if cap is None else max(cap - self.spent, 1e-9)
 
     def _live_provider(self, http_client: httpx.AsyncClient | None) -> Provider:
         from driveros.agent import pick_provider
@@ -209,6 +218,22 @@ class CaseRunner:
         )
 
     async def run(self, case: Case) -> CaseResult:
+        cap = self.options.max_cost_usd
+        if cap is not None and self.spent >= cap:
+            return CaseResult(
+                suite=self.suite.name,
+                case_id=case.id,
+                outcome="resource_cap",
+                exit_code=3,
+                passed=False,
+                answer=f"not run: the suite's cost limit of ${cap:.4f} is spent "
+                f"(${self.spent:.4f})",
+            )
+        result = await self._run(case)
+        self.spent += result.usage.cost_usd or 0.0
+        return result
+
+    async def _run(self, case: Case) -> CaseResult:
         attempts = 0
         last: CaseResult | None = None
         while attempts <= self.options.retries:
@@ -249,6 +274,7 @@ class CaseRunner:
                     config = AgentConfig(
                         max_iterations=case.max_iterations or self.suite.defaults.max_iterations,
                         max_wall_s=case.max_wall_s or self.suite.defaults.max_wall_s,
+                        max_cost_usd=self._left(),
                     )
                     agent = Agent(
                         provider,
@@ -414,6 +440,7 @@ async def run_suite(
         partial.unlink(missing_ok=True)
     todo = [c for c in cases if c.id not in done]
     runner = CaseRunner(suite, options, env=env, sandbox_factory=sandbox_factory, verdicts=verdicts)
+    runner.spent = sum(r.usage.cost_usd or 0.0 for r in done.values())
     finished = len(cases) - len(todo)
     started = time.time()
 
