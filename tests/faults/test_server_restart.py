@@ -4,6 +4,7 @@ settled nothing is left (no scratch copy, no worktree entry, no lease)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -117,4 +118,33 @@ async def test_server_restart_partly_reviewed_proposal_keeps_the_rest(tmp_path: 
             await wait_state(ed, run_id, "accepted")
     assert (ws / "calc.py").read_text() == FIXED
     assert (ws / "notes.txt").read_text() == "hello\n"
+    assert _worktrees(ws) == [] and _leases(state) == []
+
+
+async def test_server_restart_restored_proposal_resumes_with_feedback(tmp_path: Path) -> None:
+    ws = _repo(tmp_path)
+    state = tmp_path / "state"
+    more = [
+        Turn(tool_calls=[ToolCallSpec("write_file", {"path": "NOTES.md", "content": "why\n"})]),
+        Turn(text="explained in NOTES.md"),
+    ]
+    async with ScriptedModelServer([*FIX_TURNS, *more]) as model:
+        env = {**model_env(model), "DRIVEROS_STATE_DIR": str(state)}
+        async with editor_session(ws, profile="neovim", env=env, settings=SETTINGS) as ed:
+            run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "fix add"}))["runId"]
+            await wait_state(ed, run_id, "proposed")
+        async with editor_session(ws, profile="neovim", env=env, settings=SETTINGS) as ed:
+            await _restored(ed)
+            await ed.command(
+                protocol.CMD_REVIEW_REJECT, {"runId": run_id, "feedback": "explain it in NOTES.md"}
+            )
+            await wait_state(ed, run_id, "running", "proposed")
+            await wait_state(ed, run_id, "proposed")
+            listing = await ed.command(protocol.CMD_AGENT_LIST)
+            (run,) = listing["runs"]
+            assert sorted(run["files"]) == ["NOTES.md", "calc.py"]  # same scratch copy, more
+            assert "explain it in NOTES.md" in json.dumps(model.requests[-2])
+            await ed.command(protocol.CMD_REVIEW_ACCEPT, {"runId": run_id})
+            await wait_state(ed, run_id, "accepted")
+    assert (ws / "calc.py").read_text() == FIXED and (ws / "NOTES.md").read_text() == "why\n"
     assert _worktrees(ws) == [] and _leases(state) == []
