@@ -57,7 +57,8 @@ class ClientTraits:
             message_actions=bool(
                 window and window.show_message and window.show_message.message_action_item
             ),
-            name=" ".join((name or "").split())[:60] or "editor",
+            name="".join(c for c in " ".join((name or "").split()) if c.isprintable())[:60]
+            or "editor",
         )
 
 

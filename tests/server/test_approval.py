@@ -226,3 +226,15 @@ async def test_a_client_without_message_actions_is_never_asked(
         warnings = [m.message for m in ed.client.messages if "messageActionItem" in m.message]
         assert len(warnings) == 1
         assert "using 'policy'" in warnings[0]
+
+
+def test_who_answered_is_a_printable_client_name() -> None:
+    from driveros_lsp._server import ClientTraits
+
+    caps = lsp.ClientCapabilities()
+    assert ClientTraits.from_capabilities(caps, "utf-16", "Ne\x1b[2Jovim\n 0.11").name == (
+        "Ne[2Jovim 0.11"
+    )
+    assert ClientTraits.from_capabilities(caps, "utf-16", None).name == "editor"
+    assert ClientTraits.from_capabilities(caps, "utf-16", "x" * 500).name == "x" * 60
+    assert not ClientTraits.from_capabilities(caps, "utf-16", "vim").message_actions
