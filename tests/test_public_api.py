@@ -15,6 +15,7 @@ PUBLIC_MODULES = [
     "driveros.evals",
     "driveros.intel",
     "driveros.llm",
+    "driveros.mcptools",
     "driveros.memory",
     "driveros.review",
     "driveros.sandbox",

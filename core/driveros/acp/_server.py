@@ -23,6 +23,7 @@ from driveros.acp._updates import Update, UpdateStream, text_block
 from driveros.agent import EXIT_CODES, RunReport, RunSpec, execute_run
 from driveros.config import Environment, load_environment
 from driveros.llm import Message
+from driveros.mcptools import McpServerConfig, open_mcp_tools
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,8 @@ class Settings:
     max_wall_s: float = 900.0
     ask_timeout_s: float = 300.0
     diagnostics: bool = True
+    #: MCP servers every session gets (``--mcp-config``), before the client's own.
+    mcp_servers: tuple[McpServerConfig, ...] = ()
     #: Loads the configuration of a workspace (tests inject one).
     environment: Callable[[Path], Environment] | None = None
 
@@ -63,6 +66,8 @@ class Session:
     rejecting_commands: bool = False
     task: asyncio.Task[StopReason] | None = None
     cancel_requested: bool = False
+    #: MCP servers from session/new (started per prompt, stopped with its run).
+    mcp: list[McpServerConfig] = field(default_factory=list)
 
 
 _STOP: dict[str, StopReason] = {
@@ -160,7 +165,12 @@ class DriverosAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> schema.NewSessionResponse:
         root = await self._workspace(cwd)
-        session = Session(id=uuid.uuid4().hex, cwd=root, mode=self.settings.mode)
+        session = Session(
+            id=uuid.uuid4().hex,
+            cwd=root,
+            mode=self.settings.mode,
+            mcp=[*self.settings.mcp_servers, *_mcp_configs(mcp_servers or [])],
+        )
         self._sessions[session.id] = session
         return schema.NewSessionResponse(session_id=session.id, modes=mode_state(session.mode))
 
@@ -341,19 +351,50 @@ class DriverosAgent:
             )
         )
         asker.rejecting = session.rejecting_commands
+        problems: list[str] = []
         try:
-            report = await execute_run(
-                spec,
-                env=env,
-                on_event=stream.on_event,
-                history=session.history or None,
-                asker=asker,
-            )
+            async with open_mcp_tools(
+                session.mcp, report=problems.append, cwd=str(session.cwd)
+            ) as tools:
+                for problem in problems:
+                    await stream.emit(
+                        schema.AgentMessageChunk(
+                            session_update="agent_message_chunk",
+                            content=text_block(f"driveros: {printable(problem)}\n\n"),
+                        )
+                    )
+                report = await execute_run(
+                    spec,
+                    env=env,
+                    on_event=stream.on_event,
+                    history=session.history or None,
+                    asker=asker,
+                    extra_tools=tools,
+                )
         finally:
             session.rejecting_commands = asker.rejecting
         if report.history:
             session.history = list(report.history)
         return report
+
+
+def _mcp_configs(servers: list[Any]) -> list[McpServerConfig]:
+    """ACP's ``mcpServers`` (stdio: command/args/env list; http/sse: url) as configs."""
+    found: list[McpServerConfig] = []
+    for server in servers:
+        if isinstance(server, schema.McpServerStdio):
+            found.append(
+                McpServerConfig(
+                    name=server.name,
+                    command=server.command,
+                    args=list(server.args),
+                    env={e.name: e.value for e in server.env},
+                )
+            )
+        else:
+            name = getattr(server, "name", "mcp")
+            found.append(McpServerConfig(name=str(name), url=str(getattr(server, "url", ""))))
+    return found
 
 
 def _diagnostics_on(env: Environment) -> bool:

@@ -68,7 +68,7 @@ from driveros.agent._stuck import (
     RepeatedTextDetector,
     default_detectors,
 )
-from driveros.agent._tools import READ_ONLY_TOOLS, TOOL_NAMES, tool_specs
+from driveros.agent._tools import READ_ONLY_TOOLS, TOOL_NAMES, ExtraTool, ExtraToolCall, tool_specs
 
 __all__ = [
     "EVENT_TYPES",
@@ -92,6 +92,8 @@ __all__ = [
     "Edit",
     "Event",
     "EventSink",
+    "ExtraTool",
+    "ExtraToolCall",
     "FailingCallDetector",
     "MemoryEvent",
     "MemoryHook",

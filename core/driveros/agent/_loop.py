@@ -41,7 +41,7 @@ from driveros.agent._state import (
 )
 from driveros.agent._stuck import default_detectors
 from driveros.agent._think import stream_turn
-from driveros.agent._tools import EDIT_TOOLS, READ_ONLY_TOOLS, ToolBox, tool_specs
+from driveros.agent._tools import EDIT_TOOLS, READ_ONLY_TOOLS, ExtraTool, ToolBox, tool_specs
 from driveros.llm import (
     Message,
     Provider,
@@ -81,6 +81,7 @@ class Agent:
         run_id: str | None = None,
         on_event: OnEvent | None = None,
         sink: EventSink | None = None,
+        extra_tools: Sequence[ExtraTool] = (),
     ) -> None:
         self.provider = provider
         self.sandbox = sandbox
@@ -97,13 +98,14 @@ class Agent:
         #: The result a canceled run ended with (set before the cancellation propagates).
         self.partial_result: ev.Result | None = None
         self._tracker = DiagnosticsTracker(diagnostics) if diagnostics is not None else None
-        self._tools = tool_specs()
+        self._tools = tool_specs(extra_tools)
         self._meter = ContextMeter(self._tools, self.config.system_prompt)
         self._toolbox = ToolBox(
             sandbox,
             diagnostics=self._tracker.current if self._tracker else None,
             output_limit=self.config.output_limit,
             default_timeout=self.config.tool_timeout_s,
+            extra=extra_tools,
         )
 
     @property

@@ -34,6 +34,7 @@ from driveros.agent._loop import Agent
 from driveros.agent._redact import Redactor, dotenv_secret_values
 from driveros.agent._sink import EventSink, OnEvent
 from driveros.agent._state import AgentConfig, TargetsJudge
+from driveros.agent._tools import ExtraTool
 from driveros.config import KEY_VARS, PROVIDER_ORDER, Environment
 from driveros.llm import Message, Provider
 from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox, dotenv_assignments
@@ -301,6 +302,7 @@ async def execute_run(
     approval: ApprovalPolicy | None = None,
     asker: Asker | None = None,
     config: AgentConfig | None = None,
+    extra_tools: Sequence[ExtraTool] = (),
 ) -> RunReport:
     """Run ``spec`` to one outcome. Setup problems end as a ``setup_error`` result.
 
@@ -311,7 +313,8 @@ async def execute_run(
 
     ``approval`` replaces the policy built from ``spec.approve``; ``asker`` is who
     ``approve="ask"`` asks (default: the terminal). The policy is built per run, in the
-    run's tier (:func:`run_tier`).
+    run's tier (:func:`run_tier`). ``extra_tools`` (e.g. an MCP server's, opened by the
+    caller around the run) are offered next to the built-in tools, each call approved.
     """
     # The user's secret variables, every value of the workspace's .env* files (a key the real
     # environment shadows too) and token shapes: masked in model input, events and memory.
@@ -375,6 +378,7 @@ async def execute_run(
                 memory=memory,
                 targets=spec.targets,
                 sink=sink,
+                extra_tools=extra_tools,
             )
             run = await agent.run(spec.task, history=history, emit_result=False)
         changes: list[FileChange] = []

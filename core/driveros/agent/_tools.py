@@ -108,8 +108,21 @@ READ_ONLY_TOOLS: frozenset[str] = frozenset({"read_file", "search", "list_files"
 EDIT_TOOLS: frozenset[str] = frozenset({"write_file", "edit_file"})
 
 
-def tool_specs() -> tuple[ToolSpec, ...]:
-    """The tools as the model sees them."""
+#: Runs one call of an :class:`ExtraTool`: (ok, output). Exceptions become error results.
+ExtraToolCall = Callable[[dict[str, Any]], Awaitable[tuple[bool, str]]]
+
+
+@dataclass(frozen=True)
+class ExtraTool:
+    """A tool from outside driveros (an MCP server's, see driveros.mcptools): what the model
+    sees and how a call runs. Never read-only: every call goes through the run's approval."""
+
+    spec: ToolSpec
+    call: ExtraToolCall
+
+
+def tool_specs(extra: Sequence[ExtraTool] = ()) -> tuple[ToolSpec, ...]:
+    """The tools as the model sees them (the built-in ones, then ``extra``)."""
     specs = []
     for name, (model, description) in _DESCRIPTIONS.items():
         schema = model.model_json_schema()
@@ -118,6 +131,7 @@ def tool_specs() -> tuple[ToolSpec, ...]:
             prop.pop("title", None)
         schema.setdefault("properties", {})
         specs.append(ToolSpec(name=name, description=description, parameters=schema))
+    specs.extend(tool.spec for tool in extra if tool.spec.name not in _DESCRIPTIONS)
     return tuple(specs)
 
 
@@ -209,8 +223,10 @@ class ToolBox:
         diagnostics: Snapshotter | None = None,
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
         default_timeout: float = 120.0,
+        extra: Sequence[ExtraTool] = (),
     ) -> None:
         self._sandbox = sandbox
+        self._extra = {t.spec.name: t for t in extra if t.spec.name not in _DESCRIPTIONS}
         self._diagnostics = diagnostics
         self._limit = output_limit
         self._timeout = default_timeout
@@ -223,9 +239,12 @@ class ToolBox:
         return outcome
 
     async def _dispatch(self, name: str, arguments: dict[str, Any], raw: str | None) -> ToolOutcome:
+        extra = self._extra.get(name)
+        if extra is not None:
+            return await _call_extra(extra, arguments, raw)
         entry = _DESCRIPTIONS.get(name)
         if entry is None:
-            known = ", ".join(TOOL_NAMES)
+            known = ", ".join([*TOOL_NAMES, *self._extra])
             return ToolOutcome(False, f"error: unknown tool {name!r}; available tools: {known}")
         if raw is not None:
             return ToolOutcome(False, f"error: arguments are not a JSON object: {raw[:200]!r}")
@@ -336,3 +355,13 @@ class ToolBox:
                     )
                 return ToolOutcome(True, format_diagnostics(snap), observed=True)
         return ToolOutcome(False, "error: unsupported tool")
+
+
+async def _call_extra(tool: ExtraTool, arguments: dict[str, Any], raw: str | None) -> ToolOutcome:
+    if raw is not None:
+        return ToolOutcome(False, f"error: arguments are not a JSON object: {raw[:200]!r}")
+    try:
+        ok, output = await tool.call(arguments)
+    except (DriverosError, OSError, ValueError) as exc:
+        return ToolOutcome(False, f"error: {tool.spec.name} failed: {exc}")
+    return ToolOutcome(ok, output)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from pathlib import Path
 
 from driveros.cli._options import add_provider, chosen_provider, positive_int, positive_seconds
 
@@ -27,6 +28,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--max-iterations", type=positive_int, default=30, metavar="N", help="model turns")
     add("--max-wall", type=positive_seconds, default=900.0, metavar="SECONDS", help="run time")
     add(
+        "--mcp-config",
+        type=Path,
+        metavar="FILE",
+        help='MCP servers every session gets, as {"mcpServers": {...}} JSON (besides the '
+        "client's own)",
+    )
+    add(
         "--ask-timeout",
         type=positive_seconds,
         default=300.0,
@@ -45,6 +53,14 @@ def run(args: argparse.Namespace) -> int:
     redactor = Redactor(load_environment().secret_values())
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactingFilter(redactor))
+    from driveros._errors import ConfigError
+    from driveros.cli._fail import fail
+    from driveros.mcptools import load_mcp_config
+
+    try:
+        mcp = load_mcp_config(args.mcp_config.expanduser()) if args.mcp_config else []
+    except ConfigError as exc:
+        return fail(f"driveros: {exc}", None)
     provider, model = chosen_provider(args)
     settings = Settings(
         provider=provider,
@@ -57,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         max_iterations=args.max_iterations,
         max_wall_s=args.max_wall,
         ask_timeout_s=args.ask_timeout,
+        mcp_servers=tuple(mcp),
     )
     try:
         asyncio.run(serve(settings))

@@ -25,6 +25,7 @@ from driveros._unicode import printable
 from driveros.agent import (
     EXIT_CODES,
     Event,
+    OnEvent,
     RedactingFilter,
     Redactor,
     Result,
@@ -114,6 +115,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--council",
         action="store_true",
         help="with --review: the council (other providers) reviews the diff before you do",
+    )
+    add(
+        "--mcp-config",
+        type=Path,
+        metavar="FILE",
+        help='MCP servers whose tools the agent may use, as {"mcpServers": {...}} JSON; '
+        "each call is approved like a command (docs/acp.md)",
     )
     add(
         "--allow-secret-file",
@@ -312,7 +320,7 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
 
     report: RunReport | None = None
     try:
-        report = await _cancellable(execute_run(spec, env=env, on_event=on_event))
+        report = await _cancellable(_execute(args, spec, env, on_event))
     except asyncio.CancelledError:
         pass  # the run emitted its ``canceled`` result before re-raising
     if not results:  # canceled before the run could even start
@@ -331,6 +339,23 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         # failed already said so itself)
         _err(f"driveros: {result.outcome}: {result.error}")
     return result.exit_code
+
+
+async def _execute(
+    args: argparse.Namespace, spec: RunSpec, env: Environment, on_event: OnEvent
+) -> RunReport:
+    """The run, with the ``--mcp-config`` servers started for it and stopped after it."""
+    if args.mcp_config is None:
+        return await execute_run(spec, env=env, on_event=on_event)
+    from driveros.mcptools import load_mcp_config, open_mcp_tools
+
+    servers = await asyncio.to_thread(load_mcp_config, args.mcp_config.expanduser())
+
+    def report(problem: str) -> None:
+        _err(f"driveros: warning: {printable(problem)}")
+
+    async with open_mcp_tools(servers, report=report, cwd=str(spec.workspace)) as tools:
+        return await execute_run(spec, env=env, on_event=on_event, extra_tools=tools)
 
 
 async def _review(

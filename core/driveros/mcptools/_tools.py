@@ -1,0 +1,114 @@
+"""Starting MCP servers for one run and offering their tools to the agent.
+
+    async with open_mcp_tools(configs, report=print) as tools:
+        await execute_run(spec, env=env, on_event=..., extra_tools=tools)
+
+Each stdio server is started with the official ``mcp`` SDK, initialized, and its tools are
+listed; each tool is offered as ``SERVER__TOOL``. A server that fails to start (or is not a
+stdio server) is reported once through ``report`` and left out; the run goes on. Every server
+is stopped when the block ends (the run's end, its cancellation included).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from driveros.agent import ExtraTool
+from driveros.llm import ToolSpec
+from driveros.mcptools._config import McpServerConfig
+
+log = logging.getLogger(__name__)
+
+#: Seconds a server may take to start and list its tools.
+START_TIMEOUT = 30.0
+#: Seconds one tool call may take.
+CALL_TIMEOUT = 300.0
+_TOOL = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def tool_name(server: McpServerConfig, tool: str) -> str:
+    """``SERVER__TOOL`` within the 64 characters providers accept."""
+    return f"{server.prefix}__{_TOOL.sub('_', tool)}"[:64]
+
+
+def _text_of(content: Sequence[Any]) -> str:
+    parts = []
+    for block in content:
+        text = getattr(block, "text", None)
+        parts.append(text if isinstance(text, str) else f"[{getattr(block, 'type', 'content')}]")
+    return "\n".join(parts)
+
+
+async def _start(
+    server: McpServerConfig, stack: contextlib.AsyncExitStack, cwd: str | None
+) -> list[ExtraTool]:
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    if server.command is None:
+        raise ValueError("only stdio servers (a command) are supported, not a url")
+    params = StdioServerParameters(
+        command=server.command, args=list(server.args), env=dict(server.env), cwd=server.cwd or cwd
+    )
+    async with asyncio.timeout(START_TIMEOUT):
+        read, write = await stack.enter_async_context(stdio_client(params))
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await session.initialize()
+        listed = await session.list_tools()
+
+    tools: list[ExtraTool] = []
+    for tool in listed.tools:
+        name = tool_name(server, tool.name)
+        schema = dict(tool.input_schema or {"type": "object", "properties": {}})
+        schema.pop("title", None)
+        description = f"[MCP server {server.name}] {tool.description or tool.name}"
+
+        async def call(arguments: dict[str, Any], _remote: str = tool.name) -> tuple[bool, str]:
+            result = await session.call_tool(_remote, arguments, read_timeout_seconds=CALL_TIMEOUT)
+            return not result.is_error, _text_of(result.content)
+
+        tools.append(
+            ExtraTool(
+                spec=ToolSpec(name=name, description=description, parameters=schema), call=call
+            )
+        )
+    return tools
+
+
+@contextlib.asynccontextmanager
+async def open_mcp_tools(
+    servers: Sequence[McpServerConfig],
+    *,
+    report: Callable[[str], Any],
+    cwd: str | None = None,
+) -> AsyncIterator[list[ExtraTool]]:
+    """Start ``servers`` (each in ``cwd`` unless it names its own) for the block's duration;
+    yields the tools of those that started. ``report`` gets one line per server that did
+    not start."""
+    tools: list[ExtraTool] = []
+    async with contextlib.AsyncExitStack() as outer:
+        for server in servers:
+            stack = contextlib.AsyncExitStack()
+            try:
+                found = await _start(server, stack, cwd)
+            except Exception as exc:  # a foreign process: any failure only drops that server
+                with contextlib.suppress(Exception):
+                    await stack.aclose()
+                log.info("MCP server %s did not start", server.name, exc_info=True)
+                report(f"MCP server {server.name!r} did not start: {exc or type(exc).__name__}")
+                continue
+            outer.push_async_callback(_close_quietly, stack, server.name)
+            tools.extend(found)
+        yield tools
+
+
+async def _close_quietly(stack: contextlib.AsyncExitStack, name: str) -> None:
+    try:
+        await stack.aclose()
+    except Exception:  # stopping a foreign process must not end the run in an error
+        log.info("stopping MCP server %s failed", name, exc_info=True)

@@ -1,0 +1,92 @@
+"""MCP servers from ``session/new``: their tools reach the model as ``SERVER__TOOL``, every
+call goes through ``session/request_permission``, a server that fails is reported once."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+from ._client import Schema, start_agent
+from .conftest import acp_environ
+
+pytestmark = pytest.mark.e2e
+
+NOTES_SERVER = Path(__file__).resolve().parent.parent / "mcptools" / "notes_server.py"
+
+
+def _notes(notes: Path) -> dict[str, Any]:
+    return {
+        "name": "notes",
+        "command": sys.executable,
+        "args": [str(NOTES_SERVER)],
+        "env": [{"name": "NOTES_FILE", "value": str(notes)}],
+    }
+
+
+async def _run_with(
+    acp_schema: Schema, repo: Path, servers: list[dict[str, Any]], option: str
+) -> tuple[Any, Any, list[dict[str, Any]]]:
+    call = ToolCallSpec("notes__add_note", {"text": "remember the milk"})
+    async with ScriptedModelServer([Turn(tool_calls=[call]), Turn(text="Done.")]) as server:
+        client = await start_agent(acp_schema, env=acp_environ(server), cwd=repo)
+        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        new = await client.request("session/new", {"cwd": str(repo), "mcpServers": servers})
+
+        async def answer(params: dict[str, Any]) -> dict[str, Any]:
+            return {"outcome": {"outcome": "selected", "optionId": option}}
+
+        client.handlers["session/request_permission"] = answer
+        result = await client.request(
+            "session/prompt",
+            {"sessionId": new["sessionId"], "prompt": [{"type": "text", "text": "note it"}]},
+        )
+        assert await client.close() == 0
+        tools = [t["function"]["name"] for t in server.requests[0]["tools"]]
+    assert client.errors == []
+    assert result["stopReason"] == "end_turn"
+    return (
+        client,
+        tools,
+        [r for r in client.requests if r["method"] == "session/request_permission"],
+    )
+
+
+async def test_an_mcp_tool_runs_after_permission_is_allowed(
+    acp_schema: Schema, calc_repo: Path, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    client, tools, asks = await _run_with(acp_schema, calc_repo, [_notes(notes)], "allow_once")
+    assert "notes__add_note" in tools
+    [ask] = asks
+    assert ask["params"]["toolCall"]["rawInput"] == {"text": "remember the milk"}
+    assert notes.read_text() == "remember the milk\n"
+    updates = [u for u in client.updates if u["sessionUpdate"] == "tool_call_update"]
+    assert any("noted: remember the milk" in str(u.get("rawOutput")) for u in updates)
+
+
+async def test_a_denied_mcp_tool_call_has_no_effect(
+    acp_schema: Schema, calc_repo: Path, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    client, _, asks = await _run_with(acp_schema, calc_repo, [_notes(notes)], "reject_once")
+    assert len(asks) == 1
+    assert not notes.exists()
+    assert any(u.get("status") == "failed" for u in client.updates)
+
+
+async def test_a_server_that_fails_to_start_is_reported_once_and_the_run_goes_on(
+    acp_schema: Schema, calc_repo: Path, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    broken = {"name": "broken", "command": str(tmp_path / "no-such-server"), "args": [], "env": []}
+    client, tools, _ = await _run_with(acp_schema, calc_repo, [broken, _notes(notes)], "allow_once")
+    assert client.text().count("MCP server 'broken' did not start") == 1
+    assert "notes__add_note" in tools
+    assert not any(t.startswith("broken__") for t in tools)
+    assert notes.read_text() == "remember the milk\n"
+    assert "Done." in client.text()

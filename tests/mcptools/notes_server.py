@@ -1,0 +1,23 @@
+"""A tiny stdio MCP server for the tests: ``add_note`` appends to $NOTES_FILE (an effect the
+tests can see), ``count`` only answers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("notes")
+
+
+@server.tool()
+def add_note(text: str) -> str:
+    """Append a note to the notes file."""
+    with Path(os.environ["NOTES_FILE"]).open("a") as fh:
+        fh.write(text + "\n")
+    return f"noted: {text}"
+
+
+if __name__ == "__main__":
+    server.run()

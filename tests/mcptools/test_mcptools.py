@@ -1,0 +1,113 @@
+"""driveros.mcptools: the ``{"mcpServers": ...}`` file and ``driveros agent --mcp-config``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests._scripted import calc_repo as calc_repo  # the fixture, for these tests
+from tests._scripted import model_environ
+
+from driveros._errors import ConfigError
+from driveros.mcptools import McpServerConfig, load_mcp_config, parse_mcp_config, tool_name
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+NOTES_SERVER = Path(__file__).resolve().parent / "notes_server.py"
+DRIVEROS = Path(sys.executable).parent / "driveros"
+
+
+def test_the_common_config_shape_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "my notes!": {"command": "notes", "args": ["-v"], "env": {"A": "1"}},
+                    "web": {"url": "http://127.0.0.1:1/mcp"},
+                }
+            }
+        )
+    )
+    first, second = load_mcp_config(path)
+    assert first == McpServerConfig(name="my notes!", command="notes", args=["-v"], env={"A": "1"})
+    assert tool_name(first, "add.note") == "my_notes__add_note"
+    assert second.url == "http://127.0.0.1:1/mcp" and second.command is None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [],
+        {"servers": {}},
+        {"mcpServers": {"x": 1}},
+        {"mcpServers": {"x": {}}},
+        {"mcpServers": {"x": {"command": 3}}},
+    ],
+)
+def test_a_malformed_config_is_a_config_error(data: object) -> None:
+    with pytest.raises(ConfigError):
+        parse_mcp_config(data)
+
+
+@pytest.mark.e2e
+async def test_the_cli_offers_mcp_tools_and_approves_each_call(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "notes": {
+                        "command": sys.executable,
+                        "args": [str(NOTES_SERVER)],
+                        "env": {"NOTES_FILE": str(notes)},
+                    }
+                }
+            }
+        )
+    )
+    call = ToolCallSpec("notes__add_note", {"text": "x"})
+    async with ScriptedModelServer([Turn(tool_calls=[call]), Turn(text="Done.")]) as server:
+        env = {
+            "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "HOME": os.environ.get("HOME", "/tmp"),
+            "LANG": "C.UTF-8",
+            "XDG_CONFIG_HOME": os.environ.get("XDG_CONFIG_HOME", ""),
+            "DRIVEROS_STATE_DIR": os.environ.get("DRIVEROS_STATE_DIR", ""),
+            "DRIVEROS_DIAGNOSTICS": "off",
+            **model_environ(server, "openai", "test-key-mcp"),
+        }
+        proc = await asyncio.create_subprocess_exec(
+            str(DRIVEROS),
+            "agent",
+            "--task",
+            "note x",
+            "--format",
+            "ndjson",
+            "--mcp-config",
+            str(config),
+            "--approve",
+            "never",
+            cwd=calc_repo,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        out, err = await proc.communicate()
+        tools = [t["function"]["name"] for t in server.requests[0]["tools"]]
+    events = [json.loads(line) for line in out.decode().splitlines()]
+    assert proc.returncode in (0, 2), err.decode()
+    assert "notes__add_note" in tools
+    [approval] = [e for e in events if e["type"] == "approval"]
+    assert approval["name"] == "notes__add_note" and approval["decision"] == "blocked"
+    assert not notes.exists()
+    assert "Traceback" not in err.decode()
