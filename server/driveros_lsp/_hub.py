@@ -23,7 +23,7 @@ from driveros_lsp._edits import (
     closed_file_drift,
     plan_edit,
 )
-from driveros_lsp._runs import Run
+from driveros_lsp._runs import Run, RunError
 from driveros_lsp._trace import TraceChannel, TraceSender, TraceTargets
 from driveros_lsp.protocol import NOTIFY_PROPOSAL, PROGRESS_TOKEN_PREFIX
 
@@ -237,6 +237,13 @@ class RunHub:
         self.send_proposal(run)
 
     async def reject(self, run: Run, paths: Sequence[str] | None, feedback: str | None) -> None:
+        asked = paths if paths is not None else run.pending
+        busy = sorted(p for p in asked if p in run.in_flight)
+        if busy:
+            raise RunError(
+                f"run {run.run_id}: the edit of {', '.join(busy)} is waiting for the editor's "
+                "answer; confirm or dismiss it first"
+            )
         if feedback:
             self._server.runs.resume(run, feedback)
             return

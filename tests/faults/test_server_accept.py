@@ -8,7 +8,9 @@ import asyncio
 import threading
 from pathlib import Path
 
+import pytest
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 
 from driveros.testing import ScriptedModelServer
 from driveros_lsp import protocol
@@ -55,6 +57,9 @@ async def test_server_accept_twice_in_flight_sends_the_edit_once(tmp_path: Path)
         for again in (second, third):
             assert (again["applying"], again["inFlight"]) == ([], ["calc.py"])
         assert (await _summary(ed, run_id))["inFlight"] == ["calc.py"]
+        with pytest.raises(JsonRpcException) as refused:  # no reject under an edit in flight
+            await ed.command(protocol.CMD_REVIEW_REJECT, {"runId": run_id})
+        assert refused.value.code == -32803 and "waiting for the editor" in refused.value.message
         await ed.wait_for(lambda: ed.held, what="the held applyEdit")
         assert len(ed.edits) == 1
         ed.held[0].set_result(ed._apply(ed.edits[0]))
