@@ -158,17 +158,21 @@ async def deliver_edits(
         elif gate.always == "reject":
             verdict = "reject_once"
         else:
-            response = await gate.ask(
-                schema.ToolCallUpdate(
-                    tool_call_id=call_id,
-                    title=_title(change),
-                    kind=_kind(change),
-                    status="pending",
-                    content=list(content) or None,
-                ),
-                list(OPTIONS),
-            )
-            verdict = verdict_of(response)
+            try:
+                response = await gate.ask(
+                    schema.ToolCallUpdate(
+                        tool_call_id=call_id,
+                        title=_title(change),
+                        kind=_kind(change),
+                        status="pending",
+                        content=list(content) or None,
+                    ),
+                    list(OPTIONS),
+                )
+                verdict = verdict_of(response)
+            except Exception as exc:  # the client failed to answer: nothing is written
+                log.warning("session/request_permission failed: %s", exc)
+                verdict = "reject_once"
         if verdict == "cancelled":
             await _finish(gate, call_id, ok=False, note="cancelled: not written")
             raise asyncio.CancelledError

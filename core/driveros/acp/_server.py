@@ -15,6 +15,7 @@ from acp import PROTOCOL_VERSION, RequestError, schema
 from acp.interfaces import Client
 
 from driveros import __version__
+from driveros._errors import DriverosError
 from driveros._unicode import printable
 from driveros.acp._edits import EditGate, deliver_edits, feedback_prompt
 from driveros.acp._modes import APPROVE, MODE_IDS, ModeId, mode_state
@@ -220,6 +221,14 @@ class DriverosAgent:
             if not session.cancel_requested:
                 raise  # the connection went away
             stop = "cancelled"
+        except DriverosError as exc:  # setup (configuration, MCP config): one line, no trace
+            raise RequestError.internal_error({"details": printable(str(exc))}) from None
+        except RequestError:
+            raise
+        except Exception as exc:  # a bug: one line for the client, the traceback with -v
+            log.debug("prompt failed", exc_info=True)
+            detail = f"internal error ({type(exc).__name__}: {exc})"
+            raise RequestError.internal_error({"details": printable(detail)}) from None
         finally:
             session.task = None
         return schema.PromptResponse(stop_reason=stop)
