@@ -256,3 +256,40 @@ async def test_load_replays_the_session_history(acp_schema: Schema, calc_repo: P
     }
     assert replayed[1:] == live
     assert unknown is not None
+
+
+async def test_hostile_embedded_resources_are_context_never_overlays(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    (calc_repo / ".git").mkdir()
+    (calc_repo / ".git" / "config").write_text("[core]\n")
+    (calc_repo / "outside").mkdir()
+    (calc_repo / "link").symlink_to(calc_repo / "outside")
+    resources = [
+        (calc_repo / ".git" / "config").as_uri(),
+        (calc_repo / "link" / "x.py").as_uri(),
+        (calc_repo.parent / "elsewhere.py").as_uri(),
+        (calc_repo / "calc.py").as_uri().replace("calc.py", "..%2F..%2Fetc%2Fpasswd"),
+    ]
+    blocks = [
+        {"type": "resource", "resource": {"uri": uri, "text": "planted = True\n"}}
+        for uri in resources
+    ]
+    blocks.append(
+        {
+            "type": "resource",
+            "resource": {"uri": (calc_repo / "calc.py").as_uri(), "text": "\udc80"},
+        }
+    )
+    async with ScriptedModelServer([Turn(text="Looked.")]) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+        result = await client.request("session/prompt", _prompt(session, "look", *blocks))
+        assert await client.close() == 0
+        task = str(server.requests[0])
+    assert client.errors == []
+    assert result["stopReason"] == "end_turn"
+    assert "Looked." in client.text()
+    assert "planted = True" in task  # shown to the model as context, nothing more
+    assert (calc_repo / ".git" / "config").read_text() == "[core]\n"
+    assert not (calc_repo / "outside" / "x.py").exists()
+    assert (calc_repo / "calc.py").read_text() == CALC

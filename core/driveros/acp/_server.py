@@ -25,6 +25,7 @@ from driveros.agent import EXIT_CODES, RunReport, RunSpec, execute_run
 from driveros.config import Environment, load_environment
 from driveros.llm import Message
 from driveros.mcptools import McpServerConfig, open_mcp_tools
+from driveros.review import path_problem
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,23 @@ def _inside(root: Path, uri: str) -> str | None:
     except ValueError:
         return None
     return rel.as_posix() if rel.parts else None
+
+
+async def _overlay_path(root: Path, uri: str, text: str | None) -> str | None:
+    """The workspace-relative path a client buffer may overlay in the scratch copy, or None:
+    outside the workspace, inside ``.git``, through a symbolic link, a directory, or text
+    that is not valid Unicode (lone surrogates) is never an overlay (it stays context)."""
+    rel = _inside(root, uri)
+    if rel is None or text is None:
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    problem = await asyncio.to_thread(path_problem, root, rel)
+    if problem is not None or await asyncio.to_thread((root / rel).is_symlink):
+        return None
+    return rel
 
 
 class DriverosAgent:
@@ -250,7 +268,7 @@ class DriverosAgent:
             elif isinstance(block, schema.EmbeddedResourceContentBlock):
                 res = block.resource
                 if isinstance(res, schema.TextResourceContents):
-                    rel = _inside(session.cwd, res.uri)
+                    rel = await _overlay_path(session.cwd, res.uri, res.text)
                     if rel is not None:
                         overlays[rel] = res.text
                         parts.append(f"\n[the user attached {rel}; read it with read_file]")
@@ -261,7 +279,10 @@ class DriverosAgent:
                 if rel is not None and self._fs_read:
                     try:
                         buffer = await self._read_client(session, str(session.cwd / rel))
-                        if buffer is not None:
+                        if (
+                            buffer is not None
+                            and await _overlay_path(session.cwd, block.uri, buffer) is not None
+                        ):
                             overlays[rel] = buffer
                     except Exception as exc:  # a client failure leaves the disk version
                         log.info("fs/read_text_file %s failed: %s", rel, exc)
