@@ -53,6 +53,7 @@ from driveros.agent._redact import RedactingFilter, Redactor, dotenv_secret_valu
 from driveros.agent._run import (
     RunReport,
     RunSpec,
+    current_errors,
     execute_run,
     new_run_id,
     pick_provider,
@@ -123,6 +124,7 @@ __all__ = [
     "TurnObservation",
     "TurnStarted",
     "approval_policy",
+    "current_errors",
     "default_detectors",
     "dotenv_secret_values",
     "event_adapter",

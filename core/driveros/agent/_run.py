@@ -269,6 +269,35 @@ async def _intel_for(
     )
 
 
+async def current_errors(
+    spec: RunSpec, env: Environment, *, paths: Sequence[str] = ()
+) -> tuple[list[ev.DiagnosticItem], tuple[str, ...], int]:
+    """The build's errors now (the diagnostics feed run once in ``spec``'s tier on the user's
+    workspace), the checks that ran and how many errors lie outside ``paths``; with ``paths``
+    (workspace-relative files or folders) only the errors in them. ``driveros agent --fix``
+    takes these as the run's targets."""
+    dotenv = await asyncio.to_thread(dotenv_assignments, spec.workspace, recursive=True)
+    sink = EventSink(
+        new_run_id(), None, Redactor([*env.secret_values(), *dotenv_secret_values(dotenv)])
+    )
+    async with contextlib.AsyncExitStack() as stack:
+        sandbox, seen_as = await _open_sandbox(spec, spec.workspace, env)
+        stack.push_async_callback(sandbox.aclose)
+        policy = approval_policy(spec.approve, workspace=seen_as, tier=run_tier(spec))
+        found = await _intel_for(spec, sandbox, policy, sink, await _feed_cache(sandbox, stack))
+        assert found.feed is not None
+        snapshot = await found.feed.snapshot()
+    wanted = [p.strip("/") for p in paths if p.strip("/") not in ("", ".")]
+
+    def inside(path: str) -> bool:
+        path = path.removeprefix("./")
+        return not wanted or any(path == w or path.startswith(w + "/") for w in wanted)
+
+    errors = [d for d in snapshot.items if d.severity == "error" and inside(d.path)]
+    elsewhere = sum(d.severity == "error" and not inside(d.path) for d in snapshot.items)
+    return errors, snapshot.checks, elsewhere
+
+
 async def _open_memory(
     spec: RunSpec, env: Environment, provider: Provider, sink: EventSink
 ) -> MemoryHook | None:

@@ -21,9 +21,11 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from driveros._errors import ConfigError, DriverosError
+from driveros._plural import count
 from driveros._unicode import printable
 from driveros.agent import (
     EXIT_CODES,
+    DiagnosticItem,
     Event,
     OnEvent,
     RedactingFilter,
@@ -32,7 +34,9 @@ from driveros.agent import (
     RunReport,
     RunSpec,
     approval_policy,
+    current_errors,
     execute_run,
+    new_run_id,
 )
 from driveros.cli._fail import CLOSED_STREAMS, fail
 from driveros.cli._options import (
@@ -53,6 +57,14 @@ T = TypeVar("T")
 def configure(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--task", metavar="TEXT|-", help="what the agent should do; '-' reads it from stdin")
+    add(
+        "--fix",
+        nargs="*",
+        metavar="PATH",
+        default=None,
+        help="fix the build's current errors (in PATHs, default: the whole workspace): they "
+        "become the run's targets; exit 0 only when every one is verifiably gone",
+    )
     add(
         "--format",
         choices=("text", "json", "ndjson"),
@@ -205,8 +217,10 @@ class _Stdout:
 
 def _check_usage(args: argparse.Namespace) -> None:
     """Flags that mean nothing alone are usage errors, never silently ignored."""
-    if args.task is None:
-        raise UsageError("driveros agent: error: --task is required (use '-' to read stdin)")
+    if args.task is None and args.fix is None:
+        raise UsageError(
+            "driveros agent: error: --task is required (use '-' to read stdin), or --fix"
+        )
     if not args.review:
         for flag, given in (("--council", args.council), ("--review-action", args.review_action)):
             if given:
@@ -217,6 +231,8 @@ def _check_usage(args: argparse.Namespace) -> None:
 
 def _read_task(args: argparse.Namespace) -> str:
     """The task text; undecodable bytes (argv or stdin) are shown as ``\\xNN`` escapes."""
+    if args.task is None:
+        return ""  # --fix without --task: the default text is written once targets are known
     if args.task == "-":
         stream = sys.stdin
         if stream is None or "stdin" in CLOSED_STREAMS:
@@ -296,13 +312,20 @@ def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
 
 
 async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
-    spec = _spec(args, task, env)
+    spec = _spec(args, task or "fix the build's errors", env)
     # Fail fast (exit 1) before any work when a question could not be asked.
     if args.approve in ("ask", "interactive"):
         approval_policy(args.approve)
     if args.review and args.review_action == "prompt":
         review_prompt_check()
     out = _Stdout()
+    if args.fix is not None:
+        paths = _fix_paths(args.fix, spec.workspace)
+        found = await _cancellable(current_errors(spec, env, paths=paths))
+        targets, checks, elsewhere = found
+        if not targets:
+            return _nothing_to_fix(args, out, paths, checks, elsewhere)
+        spec = spec.model_copy(update={"task": fix_task(task, targets), "targets": targets})
     trace = TraceWriter(sys.stderr) if args.format != "ndjson" else None
     results: list[Result] = []
 
@@ -326,6 +349,10 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
     if not results:  # canceled before the run could even start
         return fail("driveros: canceled", args.format, outcome="canceled", exit_code=7)
     result = results[-1]
+    if args.fix is not None and result.outcome == "answered" and result.targets_fixed is not True:
+        result = _amend(
+            result, "unverified", "the build still reports a target of --fix (or could not check)"
+        )
     if report is not None and report.scratch is not None:
         result = await _review(args, report, result, task=task, env=env, authors=providers)
     if args.format in ("json", "ndjson"):
@@ -386,6 +413,73 @@ async def _review(
     if refused:
         return _amend(result, "refused", "the council rejected the change; it was discarded")
     return result
+
+
+def _fix_paths(given: list[str], root: Path) -> list[str]:
+    """``--fix`` PATHs (relative to the current directory, or absolute) as workspace-relative
+    paths; one outside the workspace is a usage error."""
+    paths = []
+    for raw in given:
+        shown = printable(raw)
+        try:
+            full = (Path.cwd() / raw).resolve() if not Path(raw).is_absolute() else Path(raw)
+            rel = full.resolve().relative_to(root)
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise UsageError(
+                f"driveros agent: error: --fix {shown}: not inside the workspace {root}"
+            ) from exc
+        paths.append(rel.as_posix())
+    return paths
+
+
+def fix_task(task: str, targets: list[DiagnosticItem]) -> str:
+    """The task of a ``--fix`` run: the user's text (or a default) and the targets."""
+    listing = "\n".join(f"- {format_target(d)}" for d in targets)
+    if not task:
+        return (
+            f"Fix the {count(len(targets), 'error')} the build reports now, without breaking "
+            f"anything else:\n{listing}"
+        )
+    return f"{task.rstrip()}\n\nThe build reports these errors now; fix them:\n{listing}"
+
+
+def format_target(d: DiagnosticItem) -> str:
+    code = f" [{d.code}]" if d.code else ""
+    source = f" ({d.source})" if d.source else ""
+    return f"{d.path}:{d.line}:{d.column}: {d.message}{code}{source}"
+
+
+def _nothing_to_fix(
+    args: argparse.Namespace,
+    out: _Stdout,
+    paths: list[str],
+    checks: tuple[str, ...],
+    elsewhere: int,
+) -> int:
+    """No model is called: the build reports no error where ``--fix`` looked."""
+    where = ", ".join(printable(p) for p in paths) or "the workspace"
+    ran = ", ".join(checks) or "none apply here"
+    message = f"nothing to fix: no errors in {where} (checks: {ran})"
+    if elsewhere:
+        # A syntax error elsewhere can stop a checker (mypy) before it reaches these paths.
+        message += (
+            f"; the build reports {count(elsewhere, 'error')} elsewhere, which may hide "
+            "errors here: try --fix without paths"
+        )
+    _err(f"driveros: {message}")
+    result = Result(
+        run_id=new_run_id(),
+        outcome="answered",
+        exit_code=0,
+        answer=message,
+        verified=bool(checks),
+        targets_fixed=True,
+    )
+    if args.format in ("json", "ndjson"):
+        out.write(result_json(result) + "\n")
+    else:
+        out.write(message + "\n" + summary_line(result) + "\n")
+    return 0
 
 
 def _amend(result: Result, outcome: str, error: str) -> Result:
