@@ -177,6 +177,7 @@ class AgentRunner:
             max_iterations=s.max_iterations,
             max_wall_s=s.max_wall_s,
             max_cost_usd=s.max_cost_usd,
+            max_context_tokens=s.max_context_tokens,
             first_byte_timeout_s=s.first_byte_timeout_s,
             idle_timeout_s=s.idle_timeout_s,
             # never the terminal: no asker (a client without message actions) is "policy"

@@ -93,6 +93,13 @@ class Settings(BaseModel):
         description="US dollars a run may spend; the run stops before a turn that would pass "
         "it. null: no limit.",
     )
+    max_context_tokens: int | None = Field(
+        default=None,
+        ge=1000,
+        le=10_000_000,
+        description="Context budget per request in tokens; null follows the model's context "
+        "window. Near it the run summarizes its older turns.",
+    )
     max_concurrent_runs: int = Field(
         default=4, ge=1, le=32, description="Runs allowed at once; more are refused."
     )

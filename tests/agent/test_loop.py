@@ -272,7 +272,9 @@ async def test_agent_secrets_never_leave_the_agent(calc_repo: Path) -> None:
     assert f"token={SECRET}" not in history
 
 
-async def test_agent_context_budget_trims_old_tool_outputs(calc_repo: Path) -> None:
+async def test_agent_context_budget_trims_old_tool_outputs_without_compaction(
+    calc_repo: Path,
+) -> None:
     (calc_repo / "big.txt").write_text("x" * 3000 + "\n")
     reads = [Turn(tool_calls=[ToolCallSpec("read_file", {"path": "big.txt"})]) for _ in range(2)]
     turns = [*reads, Turn(tool_calls=[ToolCallSpec("list_files", {})]), Turn(text="done")]
@@ -280,7 +282,8 @@ async def test_agent_context_budget_trims_old_tool_outputs(calc_repo: Path) -> N
         env = load_environment(cwd=calc_repo, environ=environ_for(server, "openai"))
         provider = provider_from_env("openai", env)
         async with LocalSandbox(calc_repo) as sandbox:
-            agent = Agent(provider, sandbox, config=AgentConfig(context_budget=2000))
+            config = AgentConfig(context_budget=2000, compaction=False)
+            agent = Agent(provider, sandbox, config=config)
             run = await agent.run("read big.txt twice")
         await provider.aclose()
         last = server.requests[-1]["messages"]

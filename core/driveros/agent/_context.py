@@ -86,3 +86,38 @@ def trim_tool_outputs(
         messages[index] = Message(role=message.role, parts=tuple(parts))
         estimate = meter.estimate(messages)
     return estimate
+
+
+#: What the loop asks the model when the conversation nears the budget (docs/events.md).
+SUMMARY_REQUEST = (
+    "The conversation is getting too long for the context window. Summarize the work so far "
+    "so that you can continue from your summary alone; do not call tools. Use exactly these "
+    "headings:\n"
+    "## Task\n(what was asked, in full, and any constraints)\n"
+    "## Files read\n(paths, and what matters in each)\n"
+    "## Files touched\n(paths, and what was changed)\n"
+    "## What was tried\n(commands and edits, and what happened)\n"
+    "## What the build says now\n(the latest test/check results, errors verbatim)\n"
+    "## Next steps"
+)
+SUMMARY_HEADER = (
+    "[The earlier conversation was compacted to save context. Your summary of it follows; "
+    "the most recent turns come after it verbatim.]"
+)
+
+
+def compaction_cut(history: Sequence[Message], keep_turns: int) -> int | None:
+    """Where a compaction cuts ``history``: the index of the ``keep_turns``-th last assistant
+    message, so every kept turn stays whole (signed thinking with its tool calls, the tool
+    calls with their results). None when nothing lies between the task and that point."""
+    starts = [i for i, m in enumerate(history) if m.role == "assistant"]
+    if len(starts) <= keep_turns:
+        return None
+    cut = starts[-keep_turns]
+    return cut if cut > 1 else None
+
+
+def compacted(history: Sequence[Message], cut: int, summary: str) -> list[Message]:
+    """The task message, the summary, then ``history[cut:]`` unchanged."""
+    note = Message(role="user", parts=(TextPart(text=f"{SUMMARY_HEADER}\n\n{summary}"),))
+    return [history[0], note, *history[cut:]]

@@ -184,6 +184,25 @@ class TurnFinished(_Event):
     usage: Usage = Field(default_factory=Usage)
 
 
+class Compaction(_Event):
+    """The conversation neared the context budget and was compacted before ``turn``.
+
+    ``method`` is ``summary`` (the model summarized the older turns; the recent ones are kept
+    verbatim) or ``trim`` (the fallback: old tool outputs replaced by a marker). ``usage`` is
+    what the summary request cost; ``error`` says why a summary was not used.
+    """
+
+    type: Literal["compaction"] = "compaction"
+    turn: int
+    method: Literal["summary", "trim"]
+    tokens_before: int
+    tokens_after: int
+    budget: int
+    kept_messages: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
+
+
 class ProposalFile(_Printable):
     model_config = ConfigDict(frozen=True)
 
@@ -227,6 +246,7 @@ Event = Annotated[
     | Stuck
     | Edit
     | TurnFinished
+    | Compaction
     | Proposal
     | Result,
     Field(discriminator="type"),
@@ -245,6 +265,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "stuck",
     "edit",
     "turn_finished",
+    "compaction",
     "proposal",
     "result",
 )

@@ -69,6 +69,8 @@ class RunSpec(BaseModel):
     max_wall_s: float = Field(default=900.0, gt=0)
     #: US dollars the run may spend (None: no cap); see ``AgentConfig.max_cost_usd``.
     max_cost_usd: float | None = Field(default=None, gt=0)
+    #: Estimated prompt tokens a request may carry (None: follow the model's context window).
+    max_context_tokens: int | None = Field(default=None, ge=1000)
     #: Seconds the provider may stay silent before the first byte of an answer / in the middle
     #: of one before the run ends ``provider_error`` (None: the provider's default, 60 s).
     first_byte_timeout_s: float | None = Field(default=None, gt=0)
@@ -398,6 +400,7 @@ async def execute_run(
                         "max_iterations": spec.max_iterations,
                         "max_wall_s": spec.max_wall_s,
                         "max_cost_usd": spec.max_cost_usd,
+                        "context_budget": spec.max_context_tokens,
                     }
                 ),
                 approval=policy,

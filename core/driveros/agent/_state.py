@@ -14,6 +14,11 @@ from driveros.agent._hooks import DiagnosticsSnapshot
 from driveros.agent._prompt import SYSTEM_PROMPT
 from driveros.llm import Message, Usage
 
+#: The context budget when neither the user nor the model's table says more.
+DEFAULT_CONTEXT_BUDGET = 120_000
+#: Tokens left for the model's answer when the budget follows the context window.
+ANSWER_RESERVE = 8192
+
 
 class AgentConfig(BaseModel):
     """Budgets and knobs of one run."""
@@ -22,8 +27,16 @@ class AgentConfig(BaseModel):
 
     max_iterations: int = Field(default=30, ge=1)
     max_wall_s: float = Field(default=900.0, gt=0)
-    #: Estimated prompt tokens; old tool outputs are trimmed before the run gives up.
-    context_budget: int = Field(default=120_000, ge=1000)
+    #: Estimated prompt tokens a request may carry (``--max-context``). None follows the
+    #: model: its context window less ``max_tokens`` (or 8192) for the answer, else
+    #: ``DEFAULT_CONTEXT_BUDGET`` when the window is not known.
+    context_budget: int | None = Field(default=None, ge=1000)
+    #: Compact the conversation once it passes this share of the budget.
+    compact_at: float = Field(default=0.8, gt=0, le=1)
+    #: Summarize older turns when compacting (off: only trim old tool outputs).
+    compaction: bool = True
+    #: Recent turns (assistant message + its tool results) kept verbatim by a compaction.
+    keep_turns: int = Field(default=2, ge=1)
     output_limit: int = Field(default=16_000, ge=200)
     tool_timeout_s: float = Field(default=120.0, gt=0)
     memory_timeout_s: float = Field(default=30.0, gt=0)
@@ -56,6 +69,8 @@ class RunState:
     #: The last turn's usage (priced): the estimate of the next turn's cost.
     last_turn: Usage | None = None
     cost_warned: bool = False
+    #: Summary requests that failed (compaction stops asking after two).
+    summary_failures: int = 0
     history: list[Message] = field(default_factory=list)
 
 

@@ -92,6 +92,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--max-iterations", type=positive_int, default=30, metavar="N", help="model turns")
     add("--max-wall", type=positive_seconds, default=900.0, metavar="SECONDS", help="run time")
     add(
+        "--max-context",
+        type=positive_int,
+        metavar="TOKENS",
+        help="context budget in tokens (default: the model's context window); the run "
+        "compacts its conversation near it",
+    )
+    add(
         "--max-cost",
         type=positive_dollars,
         metavar="USD",
@@ -298,6 +305,7 @@ def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
             max_iterations=args.max_iterations,
             max_wall_s=args.max_wall,
             max_cost_usd=args.max_cost,
+            max_context_tokens=args.max_context,
             first_byte_timeout_s=args.first_byte_timeout,
             idle_timeout_s=args.idle_timeout,
             approve=args.approve,

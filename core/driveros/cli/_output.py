@@ -125,6 +125,12 @@ class TraceWriter:
                     f" ({u.cache_read_tokens} cached) / {u.output_tokens} out,"
                     f" {format_cost(u)})"
                 )
+            case "compaction":
+                how = "summarized" if event.method == "summary" else "trimmed"
+                self._line(
+                    f"  context {how}: {event.tokens_before} → {event.tokens_after} tokens"
+                    f" (budget {event.budget})"
+                )
             case "proposal":
                 self._line(f"  proposal: {files(len(event.files))} changed")
             case "result":
