@@ -102,9 +102,7 @@ async def test_a_long_run_compacts_then_finishes_verified(calc_repo: Path) -> No
 async def test_when_the_summary_fails_old_tool_outputs_are_trimmed(calc_repo: Path) -> None:
     _notes(calc_repo)
     failed = Turn(error=ScriptedError(status=400, message="no summaries today"))
-    out = await run_scripted(
-        _long_run(failed), calc_repo, wire="openai", config=AgentConfig(context_budget=3000)
-    )
+    out = await run_scripted(_long_run(failed), calc_repo, wire="openai", max_context_tokens=3000)
     result = out.report.result
     assert (result.outcome, result.verified) == ("answered", True)
     compactions = out.of("compaction")

@@ -108,6 +108,19 @@ class RunReport:
     scratch: ScratchWorkspace | None = None
 
 
+def _config_update(spec: RunSpec) -> dict[str, object]:
+    """The spec's budgets over the agent config (an unset cap keeps the config's own)."""
+    update: dict[str, object] = {
+        "max_iterations": spec.max_iterations,
+        "max_wall_s": spec.max_wall_s,
+    }
+    if spec.max_cost_usd is not None:
+        update["max_cost_usd"] = spec.max_cost_usd
+    if spec.max_context_tokens is not None:
+        update["context_budget"] = spec.max_context_tokens
+    return update
+
+
 def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
@@ -395,14 +408,7 @@ async def execute_run(
             agent = Agent(
                 provider,
                 sandbox,
-                config=(config or AgentConfig()).model_copy(
-                    update={
-                        "max_iterations": spec.max_iterations,
-                        "max_wall_s": spec.max_wall_s,
-                        "max_cost_usd": spec.max_cost_usd,
-                        "context_budget": spec.max_context_tokens,
-                    }
-                ),
+                config=(config or AgentConfig()).model_copy(update=_config_update(spec)),
                 approval=policy,
                 extra_detectors=found.detectors,
                 diagnostics=found.feed,
