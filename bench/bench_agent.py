@@ -14,11 +14,19 @@ turn is one ``read_file`` tool call on a different file, then a final text answe
 pydantic-ai (``pydantic-ai-slim[openai]``) is optional: without it the comparison prints
 "not installed". Its tool reads the file directly (no sandbox), and it uses its own
 non-streaming request; driveros streams. Not a pass/fail test.
+
+Then prompt caching: input tokens billed per run on a scripted 30-turn run over the Anthropic
+wire, with the loop's cache breakpoints and without them, as a ratio (goal: at most 0.3). The
+requests the agent really sent are billed by a simulated Anthropic prompt cache
+(:func:`billed_input`): a prefix that ends at a breakpoint is written (1.25x the input price),
+a later request whose breakpoint, or a block up to 20 before it, ends the same prefix reads it
+(0.1x), the rest is plain input; tokens are estimated at 4 characters each.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import statistics
 import sys
@@ -29,13 +37,20 @@ from pathlib import Path
 from typing import Any
 
 from driveros.agent import Agent, AgentConfig, Event
-from driveros.llm import Provider, Request, StreamEvent
+from driveros.llm import Provider, Request, StreamEvent, anthropic
 from driveros.llm.openaicompat import openai
 from driveros.review import AllowAllApproval
 from driveros.sandbox import LocalSandbox
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 TURNS = 100
 ROUNDS = 3
+CACHE_TURNS = 30
+#: Anthropic's prices relative to plain input: cache writes (5 minutes) and cache reads.
+WRITE_PRICE = 1.25
+READ_PRICE = 0.1
+#: How many blocks before a breakpoint Anthropic looks for an earlier cache entry.
+LOOKBACK = 20
 
 
 def script(turns: int) -> list[dict[str, Any]]:
@@ -220,8 +235,96 @@ async def amain() -> None:
         print("pydantic-ai: not installed (pip install 'pydantic-ai-slim[openai]')")
 
 
+def _blocks(body: dict[str, Any]) -> list[tuple[str, bool]]:
+    """A Messages request as its cacheable blocks in cache order: (text, is_breakpoint)."""
+    out: list[tuple[str, bool]] = []
+    blocks = [*body.get("tools", []), *body.get("system", [])]
+    blocks += [b for m in body["messages"] for b in m["content"]]
+    for block in blocks:
+        plain = {k: v for k, v in block.items() if k != "cache_control"}
+        out.append((json.dumps(plain, sort_keys=True), "cache_control" in block))
+    return out
+
+
+def billed_input(bodies: list[dict[str, Any]]) -> tuple[float, int]:
+    """(billed input tokens in plain-input equivalents, input tokens) of ``bodies`` in order,
+    through a simulated Anthropic prompt cache (module docstring)."""
+    cache: set[str] = set()
+    billed = 0.0
+    total_all = 0
+    for body in bodies:
+        blocks = _blocks(body)
+        digests: list[str] = []
+        ends: list[int] = []
+        running = hashlib.sha256()
+        tokens = 0
+        for text, _ in blocks:
+            running.update(text.encode())
+            digests.append(running.hexdigest())
+            tokens += len(text) // 4 + 1
+            ends.append(tokens)
+        breakpoints = [i for i, (_, mark) in enumerate(blocks) if mark]
+        read = 0
+        for point in breakpoints:
+            for j in range(point, max(point - LOOKBACK, -1), -1):
+                if digests[j] in cache:
+                    read = max(read, ends[j])
+                    break
+        written = max((ends[p] for p in breakpoints), default=0)
+        write = max(written - read, 0)
+        cache.update(digests[p] for p in breakpoints)
+        billed += (tokens - read - write) + READ_PRICE * read + WRITE_PRICE * write
+        total_all += tokens
+    return billed, total_all
+
+
+async def cached_run(workspace: Path, *, cache: bool, turns: int = CACHE_TURNS) -> float:
+    """Billed input tokens of one scripted ``turns``-turn run over the Anthropic wire."""
+    script_turns = [
+        Turn(tool_calls=[ToolCallSpec("read_file", {"path": f"f{i:03d}.txt"})])
+        for i in range(turns - 1)
+    ]
+    async with ScriptedModelServer([*script_turns, Turn(text="done")]) as server:
+        provider = anthropic.claude("scripted", api_key="bench", base_url=server.anthropic_base_url)
+        async with LocalSandbox(workspace) as sandbox:
+            agent = Agent(
+                provider,
+                sandbox,
+                config=AgentConfig(max_iterations=turns + 5, prompt_cache=cache),
+                approval=AllowAllApproval(),
+            )
+            run = await agent.run("read every file")
+        await provider.aclose()
+        bodies = list(server.requests)
+    assert run.result.outcome == "answered", run.result
+    assert len(bodies) == turns
+    billed, _ = billed_input(bodies)
+    return billed
+
+
+async def caching_ratio(workspace: Path, turns: int = CACHE_TURNS) -> tuple[float, float]:
+    """Billed input tokens per run (with the loop's caching, without it)."""
+    return (
+        await cached_run(workspace, cache=True, turns=turns),
+        await cached_run(workspace, cache=False, turns=turns),
+    )
+
+
+async def amain_caching() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(tmp)
+        for i in range(CACHE_TURNS):
+            (workspace / f"f{i:03d}.txt").write_text(f"file {i}\n" * 20)
+        cached, plain = await caching_ratio(workspace)
+    print(f"prompt caching, {CACHE_TURNS}-turn scripted run (Anthropic wire, simulated cache):")
+    print(f"  input tokens billed per run with caching:    {cached:9.0f}")
+    print(f"  input tokens billed per run without caching: {plain:9.0f}")
+    print(f"  ratio: {cached / plain:.2f}x (goal: at most 0.30x)")
+
+
 def main() -> None:
     asyncio.run(amain())
+    asyncio.run(amain_caching())
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,32 @@ async def test_a_cost_cap_lets_a_run_that_fits_finish(calc_repo: Path) -> None:
         max_cost_usd=1.0,
     )
     assert out.report.result.outcome == "answered"
+
+
+async def test_caching_bills_at_most_a_third_of_the_input_of_a_30_turn_run(tmp_path: Path) -> None:
+    from bench.bench_agent import CACHE_TURNS, caching_ratio
+
+    for i in range(CACHE_TURNS):
+        (tmp_path / f"f{i:03d}.txt").write_text(f"file {i}\n" * 20)
+    cached, plain = await caching_ratio(tmp_path)
+    assert cached / plain <= 0.3
+
+
+def test_the_simulated_cache_reads_only_a_prefix_it_wrote() -> None:
+    from bench.bench_agent import billed_input
+
+    def body(*texts: str, mark: bool = True) -> dict[str, object]:
+        blocks: list[dict[str, object]] = [{"type": "text", "text": t} for t in texts]
+        if mark:
+            blocks[-1]["cache_control"] = {"type": "ephemeral"}
+        return {"messages": [{"role": "user", "content": blocks}]}
+
+    a, b = "a" * 400, "b" * 400
+    t = len(json.dumps({"text": a, "type": "text"})) // 4 + 1  # tokens of one block
+    billed, total = billed_input([body(a), body(a, b)])
+    assert total == 3 * t
+    assert billed == pytest.approx(1.25 * t + 0.1 * t + 1.25 * t)
+    changed, _ = billed_input([body(a), body(b, a)])  # another prefix: nothing to read
+    assert changed == pytest.approx(1.25 * t + 1.25 * 2 * t)
+    unmarked, total = billed_input([body(a, mark=False), body(a, b, mark=False)])
+    assert unmarked == total == 3 * t
