@@ -11,6 +11,8 @@
     │   ├── TransportError         connect/read failures, timeouts, connection resets
     │   │   └── StallError         no byte for the first-byte or idle timeout
     │   └── StreamError            malformed or truncated stream, error event inside a 200
+    ├── GitError                   a git command failed or could not be started
+    │   └── GitNotFoundError       git is not on PATH (also a ConfigError)
     ├── ToolError                  a tool was called wrongly (bad arguments); shown to the model
     ├── SandboxError               every sandbox refusal (see driveros.sandbox)
     ├── MemoryStoreError           long-term memory failures (best-effort: reported, not fatal)
@@ -125,6 +127,15 @@ class StallError(TransportError):
 
 class StreamError(ProviderError):
     """A malformed or truncated stream, or an error reported inside a 200 stream."""
+
+
+class GitError(DriverosError):
+    """A git command failed or could not be started; ``context`` has ``args``, ``returncode``,
+    ``stderr`` and ``cwd``."""
+
+
+class GitNotFoundError(GitError, ConfigError):
+    """The ``git`` executable is not on PATH."""
 
 
 class ToolError(DriverosError):

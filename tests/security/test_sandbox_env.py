@@ -123,10 +123,11 @@ async def test_sandbox_env_host_git(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     # the repository's own config too (a copied directory can carry one)
     with (repo / ".git" / "config").open("a") as cfg:
         cfg.write("[core]\n\tfsmonitor = ./fsmonitor.sh\n")
-    code, _, err = await run_git(repo, "status", "--porcelain")
-    assert code == 0, err
-    code, _, err = await run_git(repo, "rev-parse", "--show-toplevel")
-    assert code == 0, err
+    # the one runner: driveros' own calls on the user's repository and on its scratch copies
+    # (the review layer's; before the merge those inherited the planted environment)
+    for scratch in (False, True):
+        await run_git(["status", "--porcelain"], cwd=repo, scratch=scratch)
+        await run_git(["rev-parse", "--show-toplevel"], cwd=repo, scratch=scratch)
     assert_no_marker(repo)
 
 

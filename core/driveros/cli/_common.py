@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from driveros._errors import GitError
 from driveros._git import run_git
 from driveros.cli._options import ProviderSpec
 from driveros.config import Environment
@@ -19,10 +20,11 @@ async def default_corpus_path(env: Environment, explicit: Path | None) -> Path:
         return Path(env.corpus_path)
     cwd = Path.cwd()
     try:
-        code, out, _ = await run_git(cwd, "rev-parse", "--show-toplevel", timeout=10)
-    except (OSError, TimeoutError):
-        code, out = 1, ""
-    root = Path(out.strip()) if code == 0 and out.strip() else cwd
+        done = await run_git(["rev-parse", "--show-toplevel"], cwd=cwd, check=False, timeout=10)
+        out = done.text.strip() if done.returncode == 0 else ""
+    except (GitError, TimeoutError):
+        out = ""
+    root = Path(out) if out else cwd
     return root / ".driveros" / "corpus.jsonl"
 
 

@@ -1,5 +1,6 @@
 """The everyday commands that feed the dogfood corpus: ``commit-msg`` and ``issue-bot``."""
 
+from driveros._errors import GitError
 from driveros.dogfood._commit_msg import (
     CommitMsgError,
     install_hooks,
@@ -10,7 +11,6 @@ from driveros.dogfood._commit_msg import (
     staged_diff,
     write_into_message_file,
 )
-from driveros.dogfood._git import GitError
 from driveros.dogfood._issue_bot import (
     Issue,
     IssueBotResult,

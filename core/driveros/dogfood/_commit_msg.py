@@ -18,8 +18,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from driveros._errors import DriverosError
-from driveros.dogfood._git import GitError, git, git_dir
+from driveros._errors import DriverosError, GitError
+from driveros.dogfood._git import git, git_dir
 from driveros.evals import Corpus, CorpusRecord, Verdict
 from driveros.llm import Provider, Request, system, user
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import subprocess
 import tarfile
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -27,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from driveros._errors import ConfigError
+from driveros._git import run_git_sync
 from driveros.config import KEY_VARS, MODEL_VARS, URL_VARS, Environment
 from driveros.evals._results import CaseResult
 from driveros.evals._runner import CaseRunner, EvalOptions
@@ -84,11 +84,7 @@ def pack_suite(suite: Suite) -> tuple[dict[str, Any], bytes]:
             if not local.exists():
                 continue  # a URL: the worker clones it itself
             bundle = bundles / f"{case.id}.bundle"
-            subprocess.run(
-                ["git", "-C", str(local), "bundle", "create", str(bundle), "--all"],
-                check=True,
-                capture_output=True,
-            )
+            run_git_sync(["bundle", "create", str(bundle), "--all"], cwd=local)
             data["cases"][index]["workspace"]["git"] = f"{_BUNDLES}/{bundle.name}"
         with tarfile.open(fileobj=buf, mode="w:gz") as tar:
             tar.add(suite.root, arcname="suite", filter=_skip_caches)

@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from driveros._errors import ConfigError, DriverosError
+from driveros._git import run_git_sync
 from driveros.agent import Agent, AgentConfig
 from driveros.agent._events import Event
 from driveros.config import Environment
@@ -162,23 +162,20 @@ def _prepare_workspace(suite: Suite, case: Case, dest: Path) -> Path:
         source = case.workspace.git
         local = suite.root / source
         origin = str(local) if local.exists() else source
-        subprocess.run(["git", "clone", "-q", origin, str(work)], check=True, capture_output=True)
+        dest.mkdir(parents=True, exist_ok=True)  # git clone would create it too
+        run_git_sync(["clone", "-q", "--", origin, str(work)], cwd=dest)
         if case.workspace.commit:
-            subprocess.run(
-                ["git", "-C", str(work), "checkout", "-q", case.workspace.commit],
-                check=True,
-                capture_output=True,
-            )
+            run_git_sync(["checkout", "-q", case.workspace.commit], cwd=work)
         return work
     fixture = suite.workspace_dir(case)
     assert fixture is not None
     if not fixture.is_dir():
         raise ConfigError(f"case {case.id}: workspace {fixture} does not exist")
     shutil.copytree(fixture, work, symlinks=True)
-    git = ["git", "-C", str(work), "-c", "user.name=eval", "-c", "user.email=eval@localhost"]
-    subprocess.run([*git, "init", "-q"], check=True, capture_output=True)
-    subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
-    subprocess.run([*git, "commit", "-q", "-m", "fixture"], check=True, capture_output=True)
+    who = ["-c", "user.name=eval", "-c", "user.email=eval@localhost"]
+    run_git_sync([*who, "init", "-q"], cwd=work)
+    run_git_sync([*who, "add", "-A"], cwd=work)
+    run_git_sync([*who, "commit", "-q", "-m", "fixture"], cwd=work)
     return work
 
 
@@ -294,7 +291,7 @@ class CaseRunner:
                     scores = await score_case(
                         case, result, sandbox=sandbox, judge=provider, human_verdict=human
                     )
-            except (DriverosError, OSError, subprocess.CalledProcessError) as exc:
+            except (DriverosError, OSError) as exc:
                 return CaseResult(
                     suite=self.suite.name,
                     case_id=case.id,

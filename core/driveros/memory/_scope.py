@@ -11,6 +11,7 @@ import logging
 import re
 from pathlib import Path
 
+from driveros._errors import GitError
 from driveros._git import run_git
 from driveros.config import Environment
 
@@ -23,10 +24,10 @@ _GIT_TIMEOUT = 10.0
 async def _git(cwd: Path, *args: str) -> str | None:
     """git's stripped stdout, or None when it fails, times out or cannot be started."""
     try:
-        code, out, _ = await run_git(cwd, *args, timeout=_GIT_TIMEOUT)
-    except (OSError, TimeoutError):
+        done = await run_git(args, cwd=cwd, check=False, timeout=_GIT_TIMEOUT)
+    except (GitError, TimeoutError):
         return None
-    return out.strip() if code == 0 else None
+    return done.text.strip() if done.returncode == 0 else None
 
 
 def normalize_remote(url: str) -> str:

@@ -9,12 +9,11 @@
 Approval policies live in :mod:`driveros.review.approval` (re-exported here).
 """
 
+from driveros._errors import GitError, GitNotFoundError
 from driveros.review._diff import combined_patch, render_changes, unified_diff
 from driveros.review._environments import ENVIRONMENT_DIRS
 from driveros.review._errors import (
     ConflictError,
-    GitError,
-    GitNotFoundError,
     HookChangeError,
     NotARepositoryError,
     ReviewError,

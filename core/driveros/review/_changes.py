@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from driveros._git import run_git
 from driveros.review._diff import unified_diff
-from driveros.review._git import run_git
 from driveros.review._models import FileChange
 from driveros.review._snapshot import Layout
 
@@ -62,6 +62,7 @@ async def _read_blobs(lay: Layout, shas: set[str]) -> dict[str, bytes | None]:
         cwd=lay.work,
         git_dir=lay.git_dir,
         stdin="".join(f"{s}\n" for s in ordered).encode(),
+        scratch=True,
     )
     small: list[str] = []
     result: dict[str, bytes | None] = {}
@@ -77,6 +78,7 @@ async def _read_blobs(lay: Layout, shas: set[str]) -> dict[str, bytes | None]:
             cwd=lay.work,
             git_dir=lay.git_dir,
             stdin="".join(f"{s}\n" for s in small).encode(),
+            scratch=True,
         )
         pos = 0
         for _ in small:
@@ -105,7 +107,11 @@ def _rel(lay: Layout, path: str) -> str:
 async def compute_changes(lay: Layout) -> list[FileChange]:
     """Every difference between the copy now and the baseline, sorted by path."""
     await run_git(
-        ["add", "-A", *lay.pathspec], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work
+        ["add", "-A", *lay.pathspec],
+        cwd=lay.work,
+        git_dir=lay.git_dir,
+        work_tree=lay.work,
+        scratch=True,
     )
     _, raw, _ = await run_git(
         [
@@ -121,6 +127,7 @@ async def compute_changes(lay: Layout) -> list[FileChange]:
         cwd=lay.work,
         git_dir=lay.git_dir,
         work_tree=lay.work,
+        scratch=True,
     )
     entries = _parse_raw(raw)
     # Renames: a deleted and a created file with identical content, paired in path order.

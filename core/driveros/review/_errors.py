@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from driveros._errors import ConfigError, DriverosError
+from driveros._errors import DriverosError
 
 if TYPE_CHECKING:
     from driveros.review._models import Conflict
@@ -12,14 +12,6 @@ if TYPE_CHECKING:
 
 class ReviewError(DriverosError):
     """Base of every review-layer failure: scratch copies, diffs, review actions."""
-
-
-class GitError(ReviewError):
-    """A git command failed; ``context`` has ``args``, ``returncode`` and ``stderr``."""
-
-
-class GitNotFoundError(ReviewError, ConfigError):
-    """The ``git`` executable is not on PATH (scratch copies need it)."""
 
 
 class NotARepositoryError(ReviewError):

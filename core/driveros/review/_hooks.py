@@ -16,8 +16,8 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
+from driveros._git import run_git
 from driveros.review._errors import HookChangeError
-from driveros.review._git import run_git
 from driveros.review._models import FileChange
 
 #: Directories of hook managers (any depth; case-folded as a case-insensitive disk would).
@@ -69,16 +69,14 @@ def static_hook_reason(change: FileChange, path: str) -> str | None:
 
 
 async def _repo_top(workspace: Path) -> Path:
-    _, out, _ = await run_git(["rev-parse", "--show-toplevel"], cwd=workspace, raw=True)
+    _, out, _ = await run_git(["rev-parse", "--show-toplevel"], cwd=workspace)
     return Path(out.decode("utf-8", "surrogateescape").strip())
 
 
 async def _hooks_dirs(workspace: Path) -> tuple[Path, Path]:
     """The directory git runs hooks from (``core.hooksPath`` honoured): as configured
     (normalized, symlinks kept) and resolved."""
-    _, out, _ = await run_git(
-        ["rev-parse", "--git-path", "hooks"], cwd=workspace, raw=True, user_hooks=True
-    )
+    _, out, _ = await run_git(["rev-parse", "--git-path", "hooks"], cwd=workspace, hooks="user")
     hooks = Path(out.decode("utf-8", "surrogateescape").strip())
     hooks = hooks if hooks.is_absolute() else workspace / hooks
     return await asyncio.to_thread(lambda: (Path(os.path.normpath(hooks)), hooks.resolve()))
@@ -88,9 +86,7 @@ async def _config_files(workspace: Path) -> list[Path]:
     """Every file git reads configuration from for this repository, and every file an
     ``include.path``/``includeIf.*.path`` names (existing or not), resolved."""
     top = await _repo_top(workspace)
-    _, out, _ = await run_git(
-        ["config", "-z", "--show-origin", "--list"], cwd=top, raw=True, check=False
-    )
+    _, out, _ = await run_git(["config", "-z", "--show-origin", "--list"], cwd=top, check=False)
     files: list[Path] = []
     included: list[tuple[Path, str]] = []
     items = out.decode("utf-8", "surrogateescape").split("\0")

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from driveros._git import run_git, split_z
 from driveros.review._apply import apply_changes
 from driveros.review._changes import compute_changes
 from driveros.review._errors import (
@@ -21,7 +22,6 @@ from driveros.review._errors import (
     UnknownPathError,
 )
 from driveros.review._files import check_relpath
-from driveros.review._git import run_git, split_z
 from driveros.review._hooks import refuse_hook_changes
 from driveros.review._models import ApplyResult, FileChange, FileReview, FileStatus, ReviewState
 from driveros.review._snapshot import Layout, build, destroy, layout_from_json, layout_to_json
@@ -297,7 +297,7 @@ class ScratchWorkspace:
         if not message.strip():
             raise ReviewError("a commit needs a message")
         ws = self._lay.workspace
-        code, _, _ = await run_git(["rev-parse", "--show-toplevel"], cwd=ws, check=False, raw=True)
+        code, _, _ = await run_git(["rev-parse", "--show-toplevel"], cwd=ws, check=False)
         if code != 0:
             raise NotARepositoryError(
                 f"cannot commit: {ws} is not a git repository", workspace=str(ws)
@@ -316,20 +316,19 @@ class ScratchWorkspace:
         await refuse_hook_changes(ws, self._select(chosen))
         result = await self.apply(chosen)
         # A deleted file git never knew about (an untracked one) has nothing to commit.
-        _, tracked_out, _ = await run_git(["ls-files", "-z", "--", *touched], cwd=ws, raw=True)
+        _, tracked_out, _ = await run_git(["ls-files", "-z", "--", *touched], cwd=ws)
         tracked = set(split_z(tracked_out))
         exists = await asyncio.to_thread(lambda: {p for p in touched if (ws / p).exists()})
         paths_to_commit = [p for p in touched if p in tracked or p in exists]
         if not paths_to_commit:
             return ApplyResult(applied=result.applied)
-        await run_git(["add", "-A", "--", *paths_to_commit], cwd=ws, raw=True)
+        await run_git(["add", "-A", "--", *paths_to_commit], cwd=ws)
         await run_git(
             ["commit", "-q", "--only", "-m", message, "--", *paths_to_commit],
             cwd=ws,
-            raw=True,
-            user_hooks=True,
+            hooks="user",
         )
-        _, sha, _ = await run_git(["rev-parse", "HEAD"], cwd=ws, raw=True)
+        _, sha, _ = await run_git(["rev-parse", "HEAD"], cwd=ws)
         return ApplyResult(applied=result.applied, commit=sha.decode().strip())
 
     async def discard(self) -> ReviewState:

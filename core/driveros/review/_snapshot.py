@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from driveros._git import run_git, split_z
 from driveros.review._environments import ENVIRONMENT_DIRS, exclude_lines, link_environments
 from driveros.review._errors import ReviewError
 from driveros.review._files import (
@@ -31,7 +32,6 @@ from driveros.review._files import (
     sync_paths,
     write_overlays,
 )
-from driveros.review._git import run_git, split_z
 from driveros.state import Lease, new_lease_id, remove_paths, repo_lock
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,6 @@ async def _repo_info(workspace: Path) -> tuple[Path, str, Path] | None:
         ["rev-parse", "--show-toplevel", "--show-prefix", "--git-common-dir"],
         cwd=workspace,
         check=False,
-        raw=True,
     )
     if code != 0:
         return None
@@ -106,7 +105,7 @@ async def _repo_info(workspace: Path) -> tuple[Path, str, Path] | None:
     if len(lines) != 3 or not lines[0]:
         return None
     code, _, _ = await run_git(
-        ["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=workspace, check=False, raw=True
+        ["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=workspace, check=False
     )
     if code != 0:
         return None  # an unborn branch has nothing to check out: copy instead
@@ -117,7 +116,7 @@ async def _repo_info(workspace: Path) -> tuple[Path, str, Path] | None:
 
 
 async def _init_private(git_dir: Path, *, excludes: str, alternates: Path | None) -> None:
-    await run_git(["init", "--bare", "-q", str(git_dir)], cwd=git_dir.parent)
+    await run_git(["init", "--bare", "-q", str(git_dir)], cwd=git_dir.parent, scratch=True)
 
     def write() -> None:
         info = git_dir / "info"
@@ -150,7 +149,6 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
                 "--ignore-submodules=all",
             ],
             cwd=top,
-            raw=True,
         )
     )
     try:
@@ -170,7 +168,6 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
                     "HEAD",
                 ],
                 cwd=top,
-                raw=True,
             )
     finally:
         _, status, _ = await status_task
@@ -180,7 +177,7 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
         lay.left_out = await asyncio.to_thread(too_big, top, untracked, max_file_size)
     skip = set(lay.left_out)
     dirty = [e[3:] for e in entries if e[3:] not in skip]
-    _, index_out, _ = await run_git(["rev-parse", "--git-path", "index"], cwd=lay.work, raw=True)
+    _, index_out, _ = await run_git(["rev-parse", "--git-path", "index"], cwd=lay.work)
     index = Path(index_out.decode("utf-8", "surrogateescape").strip())
     if not index.is_absolute():
         index = lay.work / index
@@ -213,13 +210,16 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
             cwd=lay.workspace,
             git_dir=lay.git_dir,
             work_tree=lay.workspace,
+            scratch=True,
         )
         big = await asyncio.to_thread(too_big, lay.workspace, split_z(out), max_file_size)
         lay.left_out = [p for p in big if "\n" not in p]  # a name git's excludes can say
         if lay.left_out:
             lines = "".join(f"{exclude_pattern(p)}\n" for p in lay.left_out)
             await asyncio.to_thread(_append, exclude, lines)
-    await run_git(["add", "-A"], cwd=lay.workspace, git_dir=lay.git_dir, work_tree=lay.workspace)
+    await run_git(
+        ["add", "-A"], cwd=lay.workspace, git_dir=lay.git_dir, work_tree=lay.workspace, scratch=True
+    )
     if lay.left_out:
         # Only the initial add needs them: a file the agent creates at such a path is a
         # change like any other (and applying it meets the user's file: a conflict).
@@ -230,6 +230,7 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
         cwd=lay.work,
         git_dir=lay.git_dir,
         work_tree=lay.work,
+        scratch=True,
     )
 
 
@@ -330,9 +331,11 @@ async def build(
             lay.disk_baseline = await asyncio.to_thread(current_shas, workspace, clean_overlays)
             await asyncio.to_thread(write_overlays, lay.path, clean_overlays)
         await _link_environments(lay)
-        await run_git(["add", "-A"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work)
+        await run_git(
+            ["add", "-A"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True
+        )
         _, tree, _ = await run_git(
-            ["write-tree"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work
+            ["write-tree"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True
         )
         lay.baseline = tree.decode().strip()
         return lay

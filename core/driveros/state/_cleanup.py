@@ -8,6 +8,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from driveros._errors import GitError
 from driveros._git import run_git
 from driveros.state._lock import repo_lock
 
@@ -52,10 +53,11 @@ async def remove_tree(root: Path) -> None:
 
 
 async def _worktrees_under(repo_top: Path, roots: Sequence[Path]) -> list[str]:
-    code, out, _ = await run_git(repo_top, "worktree", "list", "--porcelain")
-    if code != 0:
+    listed = await run_git(["worktree", "list", "--porcelain"], cwd=repo_top, check=False)
+    if listed.returncode != 0:
         return []
-    paths = [line[len("worktree ") :] for line in out.splitlines() if line.startswith("worktree ")]
+    lines = listed.text.splitlines()
+    paths = [line[len("worktree ") :] for line in lines if line.startswith("worktree ")]
     return [p for p in paths if any(Path(p) == r or r in Path(p).parents for r in roots)]
 
 
@@ -70,9 +72,9 @@ async def unregister_worktrees(
     try:
         async with repo_lock(lock_key, state=state):
             for path in await _worktrees_under(repo_top, roots):
-                await run_git(repo_top, "worktree", "unlock", path)
-            await run_git(repo_top, "worktree", "prune")
-    except OSError:
+                await run_git(["worktree", "unlock", path], cwd=repo_top, check=False)
+            await run_git(["worktree", "prune"], cwd=repo_top, check=False)
+    except (GitError, OSError):
         pass  # git is gone, or the repository: nothing is registered anywhere then
 
 
