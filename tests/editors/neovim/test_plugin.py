@@ -116,7 +116,7 @@ def test_trace_buffer_renders_a_run(tmp_path: Path) -> None:
             "answer": "Fixed it.",
             "verified": True,
             "turns": 1,
-            "usage": {"input_tokens": 10, "output_tokens": 5},
+            "usage": {"input_tokens": 10, "output_tokens": 5, "cost_usd": 0.0123},
             "duration_ms": 40,
         },
     ]
@@ -132,6 +132,9 @@ def test_trace_buffer_renders_a_run(tmp_path: Path) -> None:
     assert any("- app.py:3 undefined name" in line for line in lines)
     assert any(line.startswith("= answered (exit 0) · verified: yes") for line in lines)
     assert "  Fixed it." in lines
+    result_line = next(line for line in lines if line.startswith("= answered"))
+    assert "10 in / 5 out, $0.0123" in result_line  # what the run cost
+    assert any("5 out, cost unknown" in line for line in lines)  # an unpriced turn
     # tool output is folded, thinking is dimmed, the buffer is read-only
     one_based = lines.index("      line one") + 1
     assert one_based in out["folded"]

@@ -42,7 +42,8 @@ local function tokens(usage)
   if type(usage) ~= 'table' then
     return ''
   end
-  return ('%d in / %d out'):format(usage.input_tokens or 0, usage.output_tokens or 0)
+  local cost = type(usage.cost_usd) == 'number' and ('$%.4f'):format(usage.cost_usd) or 'cost unknown'
+  return ('%d in / %d out, %s'):format(usage.input_tokens or 0, usage.output_tokens or 0, cost)
 end
 
 ---Append or extend blocks for one event.
