@@ -293,3 +293,24 @@ async def test_hostile_embedded_resources_are_context_never_overlays(
     assert (calc_repo / ".git" / "config").read_text() == "[core]\n"
     assert not (calc_repo / "outside" / "x.py").exists()
     assert (calc_repo / "calc.py").read_text() == CALC
+
+
+def test_stdin_and_stdout_may_be_regular_files(acp_schema: Schema, tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    from ._client import DRIVEROS
+
+    request = {"protocolVersion": 1, "clientCapabilities": {}}
+    (tmp_path / "in.jsonl").write_text(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": request}) + "\n"
+    )
+    with (tmp_path / "in.jsonl").open("rb") as stdin, (tmp_path / "out.jsonl").open("wb") as out:
+        done = subprocess.run(
+            [str(DRIVEROS), "acp"], stdin=stdin, stdout=out, stderr=subprocess.PIPE, timeout=120
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    [line] = (tmp_path / "out.jsonl").read_text().splitlines()
+    answer = json.loads(line)
+    acp_schema.validate("InitializeResponse", answer["result"])
+    assert b"Traceback" not in done.stderr
