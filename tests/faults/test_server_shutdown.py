@@ -15,6 +15,8 @@ from tests.server.conftest import CALC, model_env
 from tests.server.test_flow import FIX_TURNS, SETTINGS, wait_state
 
 TRIALS = 8
+#: The feed is beside the point here (and would only make each trial slower).
+QUICK = {**SETTINGS, "diagnostics": False}
 
 
 def _git(root: Path, *args: str) -> str:
@@ -59,7 +61,7 @@ async def test_server_shutdown_right_after_accept_leaks_nothing(
                 ws,
                 profile="neovim",
                 env={**model_env(model), "DRIVEROS_STATE_DIR": str(state)},
-                settings=SETTINGS,
+                settings=QUICK,
             ) as ed,
         ):
             run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "fix add"}))["runId"]
