@@ -50,3 +50,26 @@ async def test_the_suite_cost_cap_stops_starting_cases_once_spent(tmp_path: Path
     assert server.turns_served == 3
     assert run.summary.cost_usd is not None
     assert abs(run.summary.cost_usd - 0.0945) < 1e-9
+
+
+def test_the_report_cost_cell_says_the_cost_or_unknown() -> None:
+    from driveros.evals import CaseResult, EvalRun, render_html
+    from driveros.llm import Usage
+
+    def case(case_id: str, usage: Usage) -> CaseResult:
+        return CaseResult(suite="s", case_id=case_id, outcome="answered", passed=True, usage=usage)
+
+    priced = EvalRun(
+        suite="s",
+        mode="live",
+        cases=(case("a", Usage(cost_usd=0.25)), case("b", Usage(cost_usd=0.5))),
+    )
+    unknown = EvalRun(
+        suite="s",
+        mode="live",
+        cases=(case("a", Usage(cost_usd=0.25)), case("b", Usage(cost_unknown=True))),
+    )
+    assert priced.summary.cost_usd == 0.75
+    assert unknown.summary.cost_usd is None
+    assert "<td class=num>$0.7500</td>" in render_html([priced])
+    assert "<td class=num>unknown</td>" in render_html([unknown])
