@@ -127,3 +127,20 @@ async def test_the_budget_follows_the_model_unless_given(calc_repo: Path) -> Non
         await provider.aclose()
     assert followed.context_budget == 200_000 - 8192
     assert given.context_budget == 16_000
+
+
+async def test_a_small_local_model_keeps_most_of_its_window(calc_repo: Path) -> None:
+    async with ScriptedModelServer([Turn(text="ok")]) as server:
+        env = load_environment(
+            cwd=calc_repo,
+            environ=environ_for(
+                server, "openai", OLLAMA_HOST=server.openai_base_url, OLLAMA_MODEL="llama3:8b"
+            ),
+        )
+        provider = provider_from_env("ollama", env)
+        async with LocalSandbox(calc_repo) as sandbox:
+            agent = Agent(provider, sandbox)
+            run = await agent.run("hi")
+        await provider.aclose()
+    assert run.result.usage.cost_unknown  # a local model is never priced, never free
+    assert agent.context_budget == 8192 - 8192 // 4

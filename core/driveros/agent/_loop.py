@@ -257,7 +257,9 @@ class Agent:
         window = await context_window(self.provider.model, self.provider.name)
         if window is None:
             return DEFAULT_CONTEXT_BUDGET
-        return max(window - (self.config.max_tokens or ANSWER_RESERVE), 1000)
+        # Room for the answer: max_tokens (or 8192), at most a quarter of a small window.
+        reserve = min(self.config.max_tokens or ANSWER_RESERVE, window // 4)
+        return max(window - reserve, 1000)
 
     async def _fit_context(self, state: RunState) -> None:
         """Past ``compact_at`` of the budget: summarize the older turns (the recent ones stay

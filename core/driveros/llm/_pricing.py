@@ -60,8 +60,8 @@ def _lookup(model: str, provider: str) -> Any | None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return table.calc_price(table.Usage(input_tokens=0), model, provider_id=provider_id)
-    except (LookupError, ValueError) as exc:
-        log.debug("no price for %s at %s: %s", model, provider, exc)
+    except Exception as exc:  # the table is foreign code: a failed lookup is "unknown"
+        log.debug("no price for %s at %s: %r", model, provider, exc)
         return None
 
 
@@ -85,8 +85,8 @@ def price_usage_sync(usage: Usage, *, model: str, provider: str) -> Usage:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             calc = table.calc_price(tokens, model, provider_id=_PROVIDER_IDS.get(provider))
-    except (LookupError, ValueError) as exc:
-        log.debug("pricing %s at %s failed: %s", model, provider, exc)
+    except Exception as exc:  # the table is foreign code: a failed price is "unknown"
+        log.debug("pricing %s at %s failed: %r", model, provider, exc)
         return usage.model_copy(update={"cost_usd": None, "cost_unknown": True})
     return usage.model_copy(update={"cost_usd": float(calc.total_price)})
 
