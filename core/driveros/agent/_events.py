@@ -67,6 +67,10 @@ class RunStarted(_Event):
     sandbox: str = ""
     #: Untracked files over the size limit that the scratch copy does not have (review runs).
     left_out: list[str] = Field(default_factory=list)
+    #: How the scratch copy was made (review runs): ``overlay``, ``worktree`` or ``copy``.
+    scratch: str = ""
+    #: Why an overlay was asked for and not used (review runs; "" otherwise).
+    scratch_fallback: str = ""
 
 
 class TurnStarted(_Event):

@@ -381,11 +381,21 @@ async def execute_run(
                 if scratch is None:
                     from driveros.review import ScratchWorkspace
 
-                    scratch = await ScratchWorkspace.create(spec.workspace, overlays=spec.overlays)
+                    # The docker tier does not mount overlay views yet (and a view would show
+                    # the user's .git to the container): it keeps the worktree/copy.
+                    scratch = await ScratchWorkspace.create(
+                        spec.workspace,
+                        overlays=spec.overlays,
+                        strategy="worktree" if spec.sandbox == "docker" else None,
+                    )
                     owns_scratch = True
                 root = scratch.path
+                started: dict[str, object] = {"scratch": scratch.strategy}
+                if scratch.fallback_reason:
+                    started["scratch_fallback"] = scratch.fallback_reason
                 if scratch.left_out:
-                    sink.extra_fields[ev.RunStarted] = {"left_out": list(scratch.left_out)}
+                    started["left_out"] = list(scratch.left_out)
+                sink.extra_fields[ev.RunStarted] = started
             sandbox, seen_as = await _open_sandbox(spec, root, env, scratch)
             stack.push_async_callback(sandbox.aclose)
             policy = approval or approval_policy(

@@ -30,6 +30,7 @@ from driveros.review._models import (
     FileStatus,
     ReviewState,
 )
+from driveros.review._overlay import STRATEGIES, STRATEGY_VAR, scratch_strategies
 from driveros.review._plan import PlannedFile, path_problem, plan_file, read_text
 from driveros.review._scratch import ContainerGit, KeptScratch, ScratchWorkspace
 from driveros.review._snapshot import DEFAULT_EXCLUDES
@@ -49,6 +50,8 @@ from driveros.review.approval import (
 __all__ = [
     "DEFAULT_EXCLUDES",
     "ENVIRONMENT_DIRS",
+    "STRATEGIES",
+    "STRATEGY_VAR",
     "AllowAllApproval",
     "ApplyResult",
     "ApprovalPolicy",
@@ -84,5 +87,6 @@ __all__ = [
     "read_text",
     "rebase_text",
     "render_changes",
+    "scratch_strategies",
     "unified_diff",
 ]

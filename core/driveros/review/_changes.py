@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 from dataclasses import dataclass
 
-from driveros._git import run_git
+from driveros._git import run_git, split_z
 from driveros.review._diff import unified_diff
 from driveros.review._models import FileChange
-from driveros.review._snapshot import Layout
+from driveros.review._overlay import upper_candidates
+from driveros.review._snapshot import Layout, add_paths
 
 #: Blobs larger than this are reported without their text (treated like binaries).
 MAX_TEXT_BYTES = 2 * 1024 * 1024
 _NULL_SHA = "0" * 40
 _GITLINK = "160000"
+_LIST_IGNORED = ("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
 
 
 @dataclass
@@ -100,19 +104,62 @@ def _decode(data: bytes | None) -> str | None:
         return None
 
 
+async def _add_overlay_changes(lay: Layout) -> None:
+    """``git add -A`` of only what the upper layer holds: proportional to the run's writes.
+
+    Ignored untracked paths are left out (as ``add -A`` of the whole tree would), and a path
+    gone from both the view and the private index has nothing left to record."""
+    candidates = await asyncio.to_thread(upper_candidates, lay.upper, lay.prefix)
+    if not candidates:
+        return
+    # Untracked ignored ones (an ignored directory is named once, with a slash).
+    ignored: list[str] = []
+    for i in range(0, len(candidates), 500):
+        _, ignored_out, _ = await run_git(
+            [*_LIST_IGNORED, "--", *candidates[i : i + 500]],
+            cwd=lay.work,
+            git_dir=lay.git_dir,
+            work_tree=lay.work,
+            scratch=True,
+        )
+        ignored.extend(split_z(ignored_out))
+    ignored_dirs = tuple(e for e in ignored if e.endswith("/"))
+    ignored_set = set(ignored)
+    wanted = [p for p in candidates if p not in ignored_set and not p.startswith(ignored_dirs)]
+    wanted = [p for p in wanted if f"{p}/" not in ignored_set]
+    gone = await asyncio.to_thread(lambda: [p for p in wanted if not os.path.lexists(lay.work / p)])
+    if gone:
+        known: list[str] = []
+        for i in range(0, len(gone), 500):
+            _, known_out, _ = await run_git(
+                ["ls-files", "-z", "--cached", "--", *gone[i : i + 500]],
+                cwd=lay.work,
+                git_dir=lay.git_dir,
+                work_tree=lay.work,
+                scratch=True,
+            )
+            known.extend(split_z(known_out))
+        still = {p for p in gone if any(k == p or k.startswith(p + "/") for k in known)}
+        wanted = [p for p in wanted if p not in gone or p in still]
+    await add_paths(lay, wanted)
+
+
 def _rel(lay: Layout, path: str) -> str:
     return path[len(lay.prefix) :] if lay.prefix and path.startswith(lay.prefix) else path
 
 
 async def compute_changes(lay: Layout) -> list[FileChange]:
     """Every difference between the copy now and the baseline, sorted by path."""
-    await run_git(
-        ["add", "-A", *lay.pathspec],
-        cwd=lay.work,
-        git_dir=lay.git_dir,
-        work_tree=lay.work,
-        scratch=True,
-    )
+    if lay.strategy == "overlay":
+        await _add_overlay_changes(lay)
+    else:
+        await run_git(
+            ["add", "-A", *lay.pathspec],
+            cwd=lay.work,
+            git_dir=lay.git_dir,
+            work_tree=lay.work,
+            scratch=True,
+        )
     _, raw, _ = await run_git(
         [
             "diff-index",

@@ -17,7 +17,7 @@ ENVIRONMENT_DIRS: tuple[str, ...] = (".venv", "venv", "env", "node_modules")
 _VENV_MARKER = "pyvenv.cfg"
 
 
-def _is_environment(src: Path, name: str) -> bool:
+def is_environment(src: Path, name: str) -> bool:
     if not src.is_dir():
         return False
     return name == "node_modules" or (src / _VENV_MARKER).is_file()
@@ -29,7 +29,7 @@ def link_environments(workspace: Path, copy: Path) -> list[str]:
     for name in ENVIRONMENT_DIRS:
         src = workspace / name
         dst = copy / name
-        if os.path.lexists(dst) or not _is_environment(src, name):
+        if os.path.lexists(dst) or not is_environment(src, name):
             continue  # tracked or copied already (then it is source), or not an environment
         dst.symlink_to(src, target_is_directory=True)
         linked.append(name)

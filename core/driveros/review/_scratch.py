@@ -24,7 +24,15 @@ from driveros.review._errors import (
 from driveros.review._files import check_relpath
 from driveros.review._hooks import refuse_hook_changes
 from driveros.review._models import ApplyResult, FileChange, FileReview, FileStatus, ReviewState
-from driveros.review._snapshot import Layout, build, destroy, layout_from_json, layout_to_json
+from driveros.review._overlay import STRATEGIES, strategy_from_env
+from driveros.review._snapshot import (
+    Layout,
+    build,
+    destroy,
+    layout_from_json,
+    layout_to_json,
+    remount,
+)
 from driveros.state import kept_leases
 
 log = logging.getLogger(__name__)
@@ -107,16 +115,26 @@ class ScratchWorkspace:
         overlays: Mapping[str, str] | None = None,
         base_dir: Path | None = None,
         max_file_size: int | None = None,
+        strategy: str | None = None,
     ) -> ScratchWorkspace:
         """``max_file_size``: untracked files larger than this many bytes are left out (see
         :attr:`left_out`); None reads ``$DRIVEROS_SCRATCH_MAX_FILE_SIZE`` (default 10 MiB),
-        0 copies everything."""
+        0 copies everything. ``strategy``: ``auto``, ``overlay`` (a copy-on-write view when
+        the machine allows it, else the fallback), ``worktree`` or ``copy``; None reads
+        ``$DRIVEROS_SCRATCH_STRATEGY`` (see :attr:`strategy`)."""
         limit = max_file_size_from_env() if max_file_size is None else max(0, max_file_size)
+        chosen = strategy_from_env() if strategy is None else strategy
+        if chosen not in STRATEGIES:
+            raise ReviewError(
+                f"unknown scratch strategy {chosen!r}: expected one of {', '.join(STRATEGIES)}"
+            )
         ws = Path(workspace)
         if not await asyncio.to_thread(ws.is_dir):
             raise ReviewError(f"workspace is not a directory: {ws}", workspace=str(ws))
         ws = await asyncio.to_thread(ws.resolve)
-        layout = await build(ws, overlays=overlays or {}, base_dir=base_dir, max_file_size=limit)
+        layout = await build(
+            ws, overlays=overlays or {}, base_dir=base_dir, max_file_size=limit, strategy=chosen
+        )
         log.debug("scratch copy of %s at %s", ws, layout.path)
         return cls(layout)
 
@@ -135,7 +153,18 @@ class ScratchWorkspace:
     @property
     def is_worktree(self) -> bool:
         """Whether the copy is a git worktree (the workspace is in a repository with a HEAD)."""
-        return self._lay.repo_top is not None
+        return self._lay.strategy == "worktree"
+
+    @property
+    def strategy(self) -> str:
+        """How the copy was made: ``overlay`` (a copy-on-write view of the user's repository),
+        ``worktree`` or ``copy``."""
+        return self._lay.strategy
+
+    @property
+    def fallback_reason(self) -> str:
+        """Why an overlay was asked for and not used ("" otherwise)."""
+        return self._lay.fallback_reason
 
     @property
     def left_out(self) -> tuple[str, ...]:
@@ -381,7 +410,9 @@ class ScratchWorkspace:
                 continue
             if want is not None and layout.workspace != want:
                 continue
-            if not await asyncio.to_thread(layout.work.is_dir):
+            why = await remount(layout)
+            if why is not None or not await asyncio.to_thread(layout.work.is_dir):
+                log.warning("driveros: dropping kept scratch %s: %s", layout.root, why or "gone")
                 await lease.release()
                 continue
             await lease.adopt()

@@ -22,7 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from driveros._git import run_git, split_z
-from driveros.review._environments import ENVIRONMENT_DIRS, exclude_lines, link_environments
+from driveros.review._environments import (
+    ENVIRONMENT_DIRS,
+    exclude_lines,
+    is_environment,
+    link_environments,
+)
 from driveros.review._errors import ReviewError
 from driveros.review._files import (
     COPY_WORKERS,
@@ -31,6 +36,12 @@ from driveros.review._files import (
     current_shas,
     sync_paths,
     write_overlays,
+)
+from driveros.review._overlay import (
+    AUTO_PREFERS,
+    ensure_mounted,
+    mount_overlay,
+    overlay_refusal,
 )
 from driveros.state import Lease, new_lease_id, remove_paths, repo_lock
 
@@ -82,6 +93,20 @@ class Layout:
     lease: Lease | None = None
     #: Untracked files over the size limit, not copied (paths relative to ``work``).
     left_out: list[str] = field(default_factory=list)
+    #: How the copy was made: ``worktree``, ``copy`` or ``overlay``.
+    strategy: str = ""
+    #: Why a requested or preferred overlay was not used ("" when it was, or not wanted).
+    fallback_reason: str = ""
+    #: For an overlay: the lower layer (the user's repository top or workspace), else None.
+    lower: Path | None = None
+
+    @property
+    def upper(self) -> Path:
+        return self.root / "upper"
+
+    @property
+    def overlay_work(self) -> Path:
+        return self.root / "overlay-work"
 
     @property
     def path(self) -> Path:
@@ -234,6 +259,76 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
     )
 
 
+async def _populate_overlay(lay: Layout, top: Path, common: Path, max_file_size: int) -> str | None:
+    """Mount the view and record the baseline (``HEAD`` plus the user's dirty files, hashed
+    from the lower layer: nothing is checked out or copied). None, or why it cannot mount."""
+    status_task = asyncio.create_task(
+        run_git(
+            [
+                "--no-optional-locks",
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--no-renames",
+                "--ignore-submodules=all",
+            ],
+            cwd=top,
+        )
+    )
+    try:
+        _, head, _ = await run_git(["rev-parse", "--verify", "HEAD^{commit}"], cwd=top)
+
+        def dirs() -> None:
+            for d in (lay.upper, lay.overlay_work, lay.work):
+                d.mkdir(0o700)
+
+        await asyncio.to_thread(dirs)
+        why = await mount_overlay(top, lay.upper, lay.overlay_work, lay.work)
+    finally:
+        _, status, _ = await status_task
+    if why is not None:
+        return why
+
+    def excludes() -> str:
+        user_exclude = common / "info" / "exclude"
+        own = user_exclude.read_text("utf-8", "replace") if user_exclude.is_file() else ""
+        return f"{own}\n{_EXCLUDES_TEXT}"
+
+    await _init_private(
+        lay.git_dir, excludes=await asyncio.to_thread(excludes), alternates=common / "objects"
+    )
+    await run_git(
+        ["read-tree", head.decode().strip()],
+        cwd=lay.work,
+        git_dir=lay.git_dir,
+        work_tree=lay.work,
+        scratch=True,
+    )
+    entries = [e for e in split_z(status) if len(e) > 3 and not _untracked_excluded(e)]
+    if max_file_size:
+        untracked = [e[3:] for e in entries if e.startswith("??")]
+        lay.left_out = await asyncio.to_thread(too_big, top, untracked, max_file_size)
+    skip = set(lay.left_out)
+    dirty = [e[3:] for e in entries if e[3:] not in skip]
+    await add_paths(lay, dirty)
+    return None
+
+
+async def add_paths(lay: Layout, relpaths: list[str]) -> None:
+    """``git add -A`` exactly ``relpaths`` (relative to ``work``) into the private index."""
+    if not relpaths:
+        return
+    await run_git(
+        ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
+        cwd=lay.work,
+        git_dir=lay.git_dir,
+        work_tree=lay.work,
+        stdin=b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in relpaths),
+        scratch=True,
+    )
+
+
 def _append(path: Path, text: str) -> None:
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(text)
@@ -269,6 +364,16 @@ async def _link_environments(lay: Layout) -> None:
     await asyncio.to_thread(link)
 
 
+async def _exclude_environments(lay: Layout) -> None:
+    def find() -> None:
+        lay.environments = [n for n in ENVIRONMENT_DIRS if is_environment(lay.workspace / n, n)]
+        if lay.environments:
+            with open(lay.git_dir / "info" / "exclude", "a", encoding="utf-8") as fh:
+                fh.write(exclude_lines(lay.prefix, lay.environments))
+
+    await asyncio.to_thread(find)
+
+
 def _root_for(base_dir: Path | None, lease_id: str) -> Path:
     base = Path(base_dir) if base_dir is not None else Path(tempfile.gettempdir())
     return base.resolve() / f"driveros-scratch-{lease_id}"
@@ -280,12 +385,27 @@ async def build(
     overlays: Mapping[str, str],
     base_dir: Path | None,
     max_file_size: int = 0,
+    strategy: str = "auto",
 ) -> Layout:
-    """Create the copy, overlay the buffers and record the baseline. Cleans up on failure."""
+    """Create the copy, overlay the buffers and record the baseline. Cleans up on failure.
+
+    ``strategy``: ``overlay`` when possible (else the fallback below), ``worktree`` (a git
+    worktree in a repository, else a copy), ``copy``, or ``auto`` (:data:`AUTO_PREFERS`).
+    """
     clean_overlays = {check_relpath(k): v for k, v in overlays.items()}
     repo = await _repo_info(workspace)
     lease_id = new_lease_id()
     root = await asyncio.to_thread(_root_for, base_dir, lease_id)
+    want_overlay = strategy == "overlay" or (strategy == "auto" and "overlay" in AUTO_PREFERS[:1])
+    fallback = ""
+    if want_overlay:
+        if repo is None:
+            fallback = "the workspace is not a git repository with a commit"
+        else:
+            fallback = (await asyncio.to_thread(overlay_refusal, repo[0], root)) or ""
+    use_overlay = want_overlay and not fallback
+    if strategy == "copy":
+        repo = None
     lease: Lease | None = None
     try:
         # Registered before it exists: whatever happens next, a later start can clean it.
@@ -315,25 +435,47 @@ async def build(
         work=root / name,
         prefix=repo[1] if repo else "",
         git_dir=root / "state" / "git",
-        repo_top=repo[0] if repo else None,
-        git_common=repo[2] if repo else None,
+        repo_top=repo[0] if repo and not use_overlay else None,
+        git_common=repo[2] if repo and not use_overlay else None,
         lease=lease,
+        fallback_reason=fallback,
     )
     try:
         await asyncio.to_thread(lay.git_dir.parent.mkdir)
-        if repo is not None:
+        if repo is not None and use_overlay:
+            lay.strategy, lay.lower = "overlay", repo[0]
+            why = await _populate_overlay(lay, repo[0], repo[2], max_file_size)
+            if why is not None:
+                # The probe said yes but the kernel said no: fall back, say why.
+                log.info("driveros: overlay scratch view not possible (%s); copying", why)
+                lay.strategy, lay.lower, lay.fallback_reason = "", None, why
+                lay.repo_top, lay.git_common = repo[0], repo[2]
+                if lease is not None:
+                    await lease.update(repo=str(repo[0]), lock_key=str(repo[2]))
+                for d in (lay.work, lay.upper, lay.overlay_work):
+                    await asyncio.to_thread(shutil.rmtree, d, True)
+        if lay.strategy == "overlay":
+            pass
+        elif repo is not None:
+            lay.strategy = "worktree"
             await _populate_worktree(lay, repo[0], repo[2], max_file_size)
         else:
+            lay.strategy = "copy"
             await _populate_copy(lay, max_file_size)
         # An overlaid path is written from the editor's buffer whatever its size on disk.
         lay.left_out = [p for p in lay.left_out if p[len(lay.prefix) :] not in clean_overlays]
         if clean_overlays:
             lay.disk_baseline = await asyncio.to_thread(current_shas, workspace, clean_overlays)
             await asyncio.to_thread(write_overlays, lay.path, clean_overlays)
-        await _link_environments(lay)
-        await run_git(
-            ["add", "-A"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True
-        )
+        if lay.strategy == "overlay":
+            # The environments are seen through the lower layer (read-only), never linked.
+            await _exclude_environments(lay)
+            await add_paths(lay, [f"{lay.prefix}{p}" for p in clean_overlays])
+        else:
+            await _link_environments(lay)
+            await run_git(
+                ["add", "-A"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True
+            )
         _, tree, _ = await run_git(
             ["write-tree"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True
         )
@@ -362,6 +504,8 @@ def layout_to_json(lay: Layout) -> dict[str, Any]:
         "disk_baseline": dict(lay.disk_baseline),
         "worktree_git": str(lay.worktree_git) if lay.worktree_git else None,
         "environments": list(lay.environments),
+        "strategy": lay.strategy,
+        "lower": str(lay.lower) if lay.lower else None,
     }
 
 
@@ -394,7 +538,11 @@ def layout_from_json(data: Any, lease: Lease) -> Layout | None:
             worktree_git=Path(wt) if wt else None,
             environments=[str(e) for e in envs if str(e) in ENVIRONMENT_DIRS],
             lease=lease,
+            strategy=str(data.get("strategy") or ""),
+            lower=Path(data["lower"]) if data.get("lower") else None,
         )
+        if lay.strategy == "overlay" and lay.lower is None:
+            return None
     except (KeyError, TypeError, ValueError, ReviewError):
         return None
     if lay.prefix:
@@ -403,6 +551,13 @@ def layout_from_json(data: Any, lease: Lease) -> Layout | None:
         except ReviewError:
             return None
     return lay
+
+
+async def remount(lay: Layout) -> str | None:
+    """Mount a kept overlay view again when it is not (after a reboot); None, or why not."""
+    if lay.strategy != "overlay" or lay.lower is None:
+        return None
+    return await ensure_mounted(lay.lower, lay.upper, lay.overlay_work, lay.work)
 
 
 async def destroy(lay: Layout) -> None:

@@ -27,6 +27,7 @@ from driveros.state._lease import (
     new_lease_id,
 )
 from driveros.state._lock import file_lock, repo_lock
+from driveros.state._mounts import mounts_under, unmount_under
 from driveros.state._owner import Owner
 from driveros.state._paths import STATE_DIR_VAR, state_dir
 
@@ -43,9 +44,11 @@ __all__ = [
     "file_lock",
     "kept_leases",
     "list_leases",
+    "mounts_under",
     "new_lease_id",
     "remove_paths",
     "repo_lock",
     "startup_gc",
     "state_dir",
+    "unmount_under",
 ]

@@ -11,6 +11,7 @@ from pathlib import Path
 from driveros._errors import GitError
 from driveros._git import run_git
 from driveros.state._lock import repo_lock
+from driveros.state._mounts import unmount_under
 
 #: Every path a lease may remove has a base name with this prefix (a guard against a record
 #: that names anything else, e.g. one edited by hand).
@@ -24,13 +25,20 @@ def removable(path: str) -> bool:
 
 
 async def remove_tree(root: Path) -> None:
-    """``rm -rf root`` off the loop; finishes even when the caller is canceled."""
+    """``rm -rf root`` off the loop; finishes even when the caller is canceled.
+
+    Whatever is mounted below ``root`` (a copy-on-write scratch view) is unmounted first, and
+    ``rm`` never crosses into another file system: removing a copy never reaches through a
+    mount into the user's files. Raises OSError when a mount cannot be removed.
+    """
+    await unmount_under(root)
     # `rm -rf` is several times faster than shutil.rmtree on large trees; fall back to it.
     rm = shutil.which("rm")
     if rm is not None:
         proc = await asyncio.create_subprocess_exec(
             rm,
             "-rf",
+            "--one-file-system",
             "--",
             str(root),
             stdin=asyncio.subprocess.DEVNULL,
