@@ -402,7 +402,8 @@ async def build(
         if repo is None:
             fallback = "the workspace is not a git repository with a commit"
         else:
-            fallback = (await asyncio.to_thread(overlay_refusal, repo[0], root)) or ""
+            refusal: str | None = await asyncio.to_thread(overlay_refusal, repo[0], root)
+            fallback = refusal or ""
     use_overlay = want_overlay and not fallback
     if strategy == "copy":
         repo = None

@@ -1,0 +1,301 @@
+"""Copy-on-write overlay scratch views: the same proposals as a worktree, from the upper layer."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from driveros.review import (
+    ConflictError,
+    FileChange,
+    ScratchWorkspace,
+    scratch_strategies,
+)
+from driveros.state import collect_garbage, list_leases, mounts_under
+from tests.review._repo import git, make_repo, tree, write_files
+
+pytestmark = pytest.mark.skipif(
+    scratch_strategies()["overlay"] is not None,
+    reason=f"no kernel overlay here: {scratch_strategies()['overlay']}",
+)
+
+_FILES: dict[str, str | bytes] = {
+    ".gitignore": "*.log\n",
+    "README.md": "# demo\n",
+    "src/app.py": "def add(a, b):\n    return a - b\n",
+    "src/util.py": "X = 1\n",
+    "old/one.txt": "one\n",
+    "old/two.txt": "two\n",
+    "keep/name.txt": "rename me\n",
+    "bin.dat": b"\x00\x01\x02",
+}
+
+
+def _edit(root: Path) -> None:
+    """The same agent edits, whatever the strategy: modify, create, delete a file, delete a
+    whole directory, rename, replace a directory, ignored and binary files."""
+    (root / "src/app.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "src/util.py").unlink()
+    subprocess.run(["rm", "-rf", str(root / "old")], check=True)
+    os.rename(root / "keep/name.txt", root / "keep/renamed.txt")
+    write_files(root, {"new/deep/file.py": "print('hi')\n", "debug.log": "ignored\n"})
+    (root / "bin.dat").write_bytes(b"\x00\x09")
+
+
+def _key(changes: list[FileChange]) -> list[tuple[object, ...]]:
+    return [
+        (c.path, c.action, c.old_path, c.diff, c.before_sha, c.after_sha, c.mode, c.binary)
+        for c in changes
+    ]
+
+
+def _mounted(path: Path) -> bool:
+    return str(path) in mounts_under(path)
+
+
+async def test_overlay_gives_the_same_changes_as_a_worktree(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj", _FILES)
+    write_files(repo, {"src/app.py": "def add(a, b):\n    return a - b  # dirty\n", "u.txt": "u\n"})
+    base = tmp_path / "scratch"
+    base.mkdir()
+    results = {}
+    for strategy in ("worktree", "overlay"):
+        async with await ScratchWorkspace.create(
+            repo, base_dir=base, strategy=strategy, overlays={"buf.py": "B = 1\n"}
+        ) as scratch:
+            assert scratch.strategy == strategy
+            assert tree(scratch.path) == {**tree(repo), "buf.py": b"B = 1\n"}
+            assert await scratch.changes() == []
+            _edit(scratch.path)
+            results[strategy] = _key(await scratch.changes())
+    assert results["overlay"] == results["worktree"]
+    actions = {(p, a, o) for p, a, o, *_ in results["overlay"]}
+    assert ("keep/renamed.txt", "rename", "keep/name.txt") in actions
+    assert ("old/one.txt", "delete", None) in actions and ("src/util.py", "delete", None) in actions
+    assert not any(p.endswith(".log") for p, *_ in results["overlay"])
+    assert list(base.iterdir()) == []
+
+
+async def test_overlay_reads_nothing_but_the_upper_layer(
+    tmp_path: Path, scratch_base: Path
+) -> None:
+    repo = make_repo(
+        tmp_path / "proj", {f"d{i}/f{j}.txt": f"{i}{j}\n" for i in range(5) for j in range(40)}
+    )
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base, strategy="overlay") as s:
+        upper = s._lay.upper
+        assert list(upper.iterdir()) == []  # nothing copied in
+        (s.path / "d1/f1.txt").write_text("changed\n")
+        assert [p.relative_to(upper).as_posix() for p in upper.rglob("*") if p.is_file()] == [
+            "d1/f1.txt"
+        ]
+        assert [c.path for c in await s.changes()] == ["d1/f1.txt"]
+
+
+async def test_overlay_big_untracked_file_is_never_copied(
+    tmp_path: Path, scratch_base: Path
+) -> None:
+    repo = make_repo(tmp_path / "proj", {"a.py": "A = 1\n"})
+    big = repo / "dump.bin"
+    with open(big, "wb") as fh:
+        fh.truncate(64 * 1024 * 1024)
+    async with await ScratchWorkspace.create(
+        repo, base_dir=scratch_base, strategy="overlay", max_file_size=1024
+    ) as s:
+        assert s.left_out == ("dump.bin",)
+        assert (s.path / "dump.bin").stat().st_size == 64 * 1024 * 1024  # seen, read-only
+        assert not (s._lay.upper / "dump.bin").exists()
+        assert await s.changes() == []
+        # No object was stored for it either.
+        out = git(s._lay.git_dir, "count-objects", "-v")
+        assert "size-pack: 0" in out and "\ncount: 0\n" in f"\n{out}"
+
+
+async def test_overlay_buffers_land_in_upper_and_apply_compares_disk(
+    repo: Path, scratch_base: Path
+) -> None:
+    async with await ScratchWorkspace.create(
+        repo, base_dir=scratch_base, strategy="overlay", overlays={"src/app.py": "unsaved\n"}
+    ) as s:
+        assert (s._lay.upper / "src/app.py").read_text() == "unsaved\n"
+        assert (repo / "src/app.py").read_text() == "def add(a, b):\n    return a - b\n"
+        (s.path / "src/app.py").write_text("agent\n")
+        [change] = await s.changes()
+        assert (change.before, change.after) == ("unsaved\n", "agent\n")
+        await s.apply()  # compared with the user's file on disk at start: unchanged
+    assert (repo / "src/app.py").read_text() == "agent\n"
+
+
+async def test_overlay_user_edits_during_the_run(repo: Path, scratch_base: Path) -> None:
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base, strategy="overlay") as s:
+        (s.path / "src/app.py").write_text("agent\n")
+        (repo / "src/app.py").write_text("user\n")  # both changed it: a conflict
+        (repo / "src/util.py").write_text("X = 2\n")  # only the user: not the agent's change
+        assert [c.path for c in await s.changes()] == ["src/app.py"]
+        with pytest.raises(ConflictError):
+            await s.apply()
+    assert (repo / "src/app.py").read_text() == "user\n"
+
+
+async def test_overlay_never_writes_the_users_git(repo: Path, scratch_base: Path) -> None:
+    head, index = git(repo, "rev-parse", "HEAD"), (repo / ".git/index").read_bytes()
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base, strategy="overlay") as s:
+        (s.path / "src/app.py").write_text("agent\n")
+        git(s.path, "add", "-A")
+        git(s.path, "commit", "-qm", "agent commit in the view")
+        (s.path / ".git/hooks/pre-commit").write_text("#!/bin/sh\n")
+        changes = await s.changes()
+        assert [c.path for c in changes] == ["src/app.py"]
+        assert not any(".git" in p.split("/") for c in changes for p in c.paths)
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert (repo / ".git/index").read_bytes() == index
+    assert not (repo / ".git/hooks/pre-commit").exists()
+
+
+async def test_overlay_environment_writes_stay_in_the_view(
+    tmp_path: Path, scratch_base: Path
+) -> None:
+    repo = make_repo(tmp_path / "proj", {".gitignore": ".venv/\n", "a.py": "A = 1\n"})
+    write_files(repo, {".venv/pyvenv.cfg": "home = /usr\n", ".venv/lib/mod.py": "M = 1\n"})
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base, strategy="overlay") as s:
+        assert s.environments == (".venv",)
+        assert not (s.path / ".venv").is_symlink()
+        write_files(s.path, {".venv/lib/__pycache__/mod.pyc": b"\x00", ".venv/lib/mod.py": "M=2\n"})
+        assert await s.changes() == []
+    assert (repo / ".venv/lib/mod.py").read_text() == "M = 1\n"
+    assert not (repo / ".venv/lib/__pycache__").exists()
+
+
+async def test_overlay_subdirectory_workspace(repo: Path, scratch_base: Path) -> None:
+    async with await ScratchWorkspace.create(
+        repo / "src", base_dir=scratch_base, strategy="overlay"
+    ) as s:
+        assert s.strategy == "overlay"
+        assert sorted(tree(s.path)) == ["app.py", "util.py"]
+        (s.path / "app.py").write_text("x\n")
+        (s.path.parent / "README.md").write_text("outside the workspace\n")
+        assert [c.path for c in await s.changes()] == ["app.py"]
+        await s.apply()
+    assert (repo / "src/app.py").read_text() == "x\n"
+    assert (repo / "README.md").read_text() == "# demo\n"
+
+
+async def test_overlay_unmounted_and_removed_on_close_and_cancel(
+    repo: Path, scratch_base: Path
+) -> None:
+    s = await ScratchWorkspace.create(repo, base_dir=scratch_base, strategy="overlay")
+    assert _mounted(s.path)
+    await s.aclose()
+    assert not _mounted(s.path)
+    assert list(scratch_base.iterdir()) == []
+
+    started = asyncio.Event()
+    paths: list[Path] = []
+
+    async def run() -> None:
+        async with await ScratchWorkspace.create(
+            repo, base_dir=scratch_base, strategy="overlay"
+        ) as scratch:
+            paths.append(scratch.path)
+            (scratch.path / "src/app.py").write_text("edited\n")
+            started.set()
+            await asyncio.sleep(3600)
+
+    task = asyncio.create_task(run())
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not _mounted(paths[0])
+    assert list(scratch_base.iterdir()) == []
+    assert (repo / "src/app.py").read_text() == "def add(a, b):\n    return a - b\n"
+    assert await list_leases() == []
+
+
+_HOLD = """
+import asyncio, sys
+from pathlib import Path
+from driveros.review import ScratchWorkspace
+
+async def main() -> None:
+    s = await ScratchWorkspace.create(Path(sys.argv[1]), base_dir=Path(sys.argv[2]),
+                                      strategy="overlay")
+    (s.path / "a.py").write_text("A = 2\\n")
+    print(s.path, flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+async def test_gc_unmounts_the_view_of_a_killed_owner(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj", {"a.py": "A = 1\n"})
+    base = tmp_path / "scratch"
+    base.mkdir()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _HOLD, str(repo), str(base), stdout=asyncio.subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    merged = Path((await proc.stdout.readline()).decode().strip())
+    proc.send_signal(signal.SIGKILL)
+    await proc.wait()
+    assert _mounted(merged)  # a stale mount outlives its process
+
+    report = await collect_garbage()
+
+    assert [(c.kind, c.reason) for c in report.removed] == [("scratch", "owner_gone")]
+    assert report.errors == []
+    assert not _mounted(merged)
+    assert list(base.iterdir()) == []
+    assert (repo / "a.py").read_text() == "A = 1\n"
+
+
+async def test_kept_overlay_is_mounted_again_after_a_reboot(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj", {"a.py": "A = 1\n"})
+    s = await ScratchWorkspace.create(repo, base_dir=tmp_path, strategy="overlay")
+    (s.path / "a.py").write_text("A = 2\n")
+    await s.changes()
+    await s.keep({"run_id": "r"})
+    await s.aclose()
+    merged = s.path
+    subprocess.run(["umount", str(merged)], check=True)  # what a reboot does to it
+    [kept] = await ScratchWorkspace.reopen_kept(workspace=repo)
+    assert _mounted(merged)
+    assert [(c.path, c.after) for c in await kept.scratch.changes()] == [("a.py", "A = 2\n")]
+    await kept.scratch.discard()
+    assert not _mounted(merged)
+    assert await list_leases() == []
+
+
+async def test_overlay_falls_back_with_a_reason(tmp_path: Path, scratch_base: Path) -> None:
+    plain = tmp_path / "plain"
+    write_files(plain, {"a.txt": "a\n"})
+    async with await ScratchWorkspace.create(plain, base_dir=scratch_base, strategy="overlay") as s:
+        assert s.strategy == "copy"
+        assert "not a git repository" in s.fallback_reason
+    repo = make_repo(tmp_path / "proj", {"a.txt": "a\n"})
+    inside = repo / "scratch-inside"
+    inside.mkdir()
+    async with await ScratchWorkspace.create(repo, base_dir=inside, strategy="overlay") as s:
+        assert s.strategy == "worktree"
+        assert "overlap" in s.fallback_reason
+
+
+async def test_auto_keeps_todays_copy_and_env_var_selects(
+    repo: Path, scratch_base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", "auto")
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as s:
+        assert (s.strategy, s.fallback_reason) == ("worktree", "")
+    monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", "overlay")
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as s:
+        assert s.strategy == "overlay"
+    monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", "copy")
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as s:
+        assert s.strategy == "copy" and not s.is_worktree
