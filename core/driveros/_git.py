@@ -133,8 +133,11 @@ def _argv(
     hooks: Hooks,
     git_dir: Path | None,
     work_tree: Path | None,
+    literal: bool = True,
 ) -> list[str]:
     argv = [git_executable(), "--literal-pathspecs", "-C", str(cwd)]
+    if not literal:
+        del argv[1]
     if scratch:
         argv.extend(SCRATCH_CONFIG)
     elif hooks == "user":
@@ -173,14 +176,26 @@ async def run_git(
     hooks: Hooks = "none",
     git_dir: Path | None = None,
     work_tree: Path | None = None,
+    literal: bool = True,
 ) -> GitResult:
     """Run ``git -C cwd args`` (see the module docstring for what every call gets).
+
+    ``literal=False`` drops ``--literal-pathspecs``, only for commands that take paths but
+    refuse pathspec magic (``check-ignore``); never for commands given pathspecs.
 
     With ``check`` a non-zero exit raises :class:`GitError`. ``TimeoutError`` after
     ``timeout`` seconds; on a timeout or cancellation git is killed and reaped first, so no git
     process outlives its caller.
     """
-    argv = _argv(args, cwd, scratch=scratch, hooks=hooks, git_dir=git_dir, work_tree=work_tree)
+    argv = _argv(
+        args,
+        cwd,
+        scratch=scratch,
+        hooks=hooks,
+        git_dir=git_dir,
+        work_tree=work_tree,
+        literal=literal,
+    )
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,

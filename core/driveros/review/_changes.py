@@ -6,6 +6,7 @@ import asyncio
 import os
 from dataclasses import dataclass
 
+from driveros._errors import GitError
 from driveros._git import run_git, split_z
 from driveros.review._diff import unified_diff
 from driveros.review._models import FileChange
@@ -16,7 +17,6 @@ from driveros.review._snapshot import Layout, add_paths
 MAX_TEXT_BYTES = 2 * 1024 * 1024
 _NULL_SHA = "0" * 40
 _GITLINK = "160000"
-_LIST_IGNORED = ("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
 
 
 @dataclass
@@ -112,21 +112,26 @@ async def _add_overlay_changes(lay: Layout) -> None:
     candidates = await asyncio.to_thread(upper_candidates, lay.upper, lay.prefix)
     if not candidates:
         return
-    # Untracked ignored ones (an ignored directory is named once, with a slash).
-    ignored: list[str] = []
-    for i in range(0, len(candidates), 500):
-        _, ignored_out, _ = await run_git(
-            [*_LIST_IGNORED, "--", *candidates[i : i + 500]],
-            cwd=lay.work,
-            git_dir=lay.git_dir,
-            work_tree=lay.work,
-            scratch=True,
+    # Untracked ignored ones (check-ignore takes file names, not pathspecs: no magic).
+    code, ignored_out, err = await run_git(
+        ["check-ignore", "--stdin", "-z"],
+        cwd=lay.work,
+        git_dir=lay.git_dir,
+        work_tree=lay.work,
+        stdin=b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in candidates),
+        check=False,
+        scratch=True,
+        literal=False,
+    )
+    if code not in (0, 1):  # 1: none of them is ignored
+        raise GitError(
+            f"git check-ignore failed: {err.decode('utf-8', 'replace').strip()}",
+            args=["check-ignore"],
+            returncode=code,
+            cwd=str(lay.work),
         )
-        ignored.extend(split_z(ignored_out))
-    ignored_dirs = tuple(e for e in ignored if e.endswith("/"))
-    ignored_set = set(ignored)
-    wanted = [p for p in candidates if p not in ignored_set and not p.startswith(ignored_dirs)]
-    wanted = [p for p in wanted if f"{p}/" not in ignored_set]
+    ignored = set(split_z(ignored_out))
+    wanted = [p for p in candidates if p not in ignored]
     gone = await asyncio.to_thread(lambda: [p for p in wanted if not os.path.lexists(lay.work / p)])
     if gone:
         known: list[str] = []
