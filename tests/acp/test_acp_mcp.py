@@ -90,3 +90,48 @@ async def test_a_server_that_fails_to_start_is_reported_once_and_the_run_goes_on
     assert not any(t.startswith("broken__") for t in tools)
     assert notes.read_text() == "remember the milk\n"
     assert "Done." in client.text()
+
+
+async def test_cancel_during_an_mcp_call_stops_the_server(
+    acp_schema: Schema, calc_repo: Path, tmp_path: Path
+) -> None:
+    import asyncio
+    import os
+
+    notes = tmp_path / "notes.txt"
+    pid_file = tmp_path / "notes.txt.pid"
+    call = ToolCallSpec("notes__wait_long", {})
+    async with ScriptedModelServer([Turn(tool_calls=[call]), Turn(text="Done.")]) as server:
+        client = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)
+        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        new = await client.request(
+            "session/new", {"cwd": str(calc_repo), "mcpServers": [_notes(notes)]}
+        )
+
+        async def allow(params: dict[str, Any]) -> dict[str, Any]:
+            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+        client.handlers["session/request_permission"] = allow
+        prompt = asyncio.create_task(
+            client.request(
+                "session/prompt",
+                {"sessionId": new["sessionId"], "prompt": [{"type": "text", "text": "wait"}]},
+            )
+        )
+        while not pid_file.exists():  # the tool is running in the MCP server
+            await asyncio.sleep(0.05)
+        pid = int(pid_file.read_text())
+        await client.notify("session/cancel", {"sessionId": new["sessionId"]})
+        result = await prompt
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result == {"stopReason": "cancelled"}
+    gone = False
+    for _ in range(200):  # the server was stopped with the run (bounded wait, not a timing claim)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            gone = True
+            break
+        await asyncio.sleep(0.05)
+    assert gone, "the MCP server outlived its run"

@@ -1,5 +1,5 @@
 """A tiny stdio MCP server for the tests: ``add_note`` appends to $NOTES_FILE (an effect the
-tests can see), ``count`` only answers."""
+tests can see), ``wait_long`` takes a minute."""
 
 from __future__ import annotations
 
@@ -17,6 +17,16 @@ def add_note(text: str) -> str:
     with Path(os.environ["NOTES_FILE"]).open("a") as fh:
         fh.write(text + "\n")
     return f"noted: {text}"
+
+
+@server.tool()
+async def wait_long() -> str:
+    """Take a minute (for cancellation tests); records its pid first."""
+    import anyio
+
+    Path(os.environ["NOTES_FILE"] + ".pid").write_text(str(os.getpid()))
+    await anyio.sleep(60)
+    return "waited"
 
 
 if __name__ == "__main__":
