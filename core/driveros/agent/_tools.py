@@ -85,21 +85,11 @@ class DiagnosticsArgs(_Args):
 
 _DESCRIPTIONS: dict[str, tuple[type[_Args], str]] = {
     "run": (RunArgs, "Run a shell command in the workspace and return its exit code and output."),
-    "read_file": (
-        ReadFileArgs,
-        "Read a text file, or a range of lines of one (offset/limit: any file size).",
-    ),
+    "read_file": (ReadFileArgs, "Read a text file (optionally a range of lines)."),
     "write_file": (WriteFileArgs, "Create or overwrite a file with the given content."),
     "edit_file": (EditFileArgs, "Replace exact text in a file."),
-    "search": (
-        SearchArgs,
-        "Search file contents with a regular expression (hidden files included; never .git "
-        "or secret files). Files it could not search are named in the result.",
-    ),
-    "list_files": (
-        ListFilesArgs,
-        "List the entries of a folder (names that are not UTF-8 are shown escaped).",
-    ),
+    "search": (SearchArgs, "Search file contents with a regular expression."),
+    "list_files": (ListFilesArgs, "List the entries of a folder."),
     "diagnostics": (DiagnosticsArgs, "The project's current build/lint/test diagnostics."),
 }
 
