@@ -314,3 +314,22 @@ def test_stdin_and_stdout_may_be_regular_files(acp_schema: Schema, tmp_path: Pat
     answer = json.loads(line)
     acp_schema.validate("InitializeResponse", answer["result"])
     assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("option", "written"), [("allow_always", True), ("reject_always", False)])
+async def test_always_answers_cover_every_later_edit_of_the_session(
+    acp_schema: Schema, calc_repo: Path, option: str, written: bool
+) -> None:
+    note = ToolCallSpec("write_file", {"path": "NOTES.md", "content": "fixed add\n"})
+    turns = [Turn(tool_calls=[FIX_CALC, note]), Turn(text="Both.")]
+    async with ScriptedModelServer(turns) as server:
+        client, session = await _open(acp_schema, server, calc_repo, caps={})
+        client.handlers["session/request_permission"] = _answer(option)
+        result = await client.request("session/prompt", _prompt(session, "fix and note"))
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result["stopReason"] == "end_turn"
+    assert len(_diffs(client)) == 2
+    assert len([r for r in client.requests if r["method"] == "session/request_permission"]) == 1
+    assert ((calc_repo / "calc.py").read_text() == FIXED) is written
+    assert (calc_repo / "NOTES.md").exists() is written
