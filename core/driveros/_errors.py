@@ -1,25 +1,61 @@
-"""The one error tree of driveros.
+"""The one error tree of driveros: every class, wherever it is defined.
 
     DriverosError                  every error we raise; carries ``context``
-    ├── ConfigError                setup or usage problem (missing key, bad flag): CLI exit 1
-    ├── ProviderError              a model provider failed; ``retryable`` says whether to retry
-    │   ├── AuthError              401/403: bad or missing key
-    │   ├── RateLimitError         429; ``retry_after`` seconds, ``spend_cap`` never retried
-    │   ├── OverloadedError        529/503
-    │   ├── BadRequestError        400/404/422 with the provider's own message
-    │   ├── ServerError            other 5xx
-    │   ├── TransportError         connect/read failures, timeouts, connection resets
-    │   │   └── StallError         no byte for the first-byte or idle timeout
-    │   └── StreamError            malformed or truncated stream, error event inside a 200
+    ├── CanceledError              a run was canceled by the user
+    ├── CassetteError              an eval cassette is missing, exhausted or does not match
+    ├── CommitMsgError             commit-msg could not propose a message
+    ├── ConfigError                setup or usage problem (missing key, bad flag)
+    │   ├── IntelConfigError       the workspace's diagnostics configuration is invalid
+    │   ├── NoTerminalError        interactive approval asked for, but no terminal
+    │   └── TrustError             the trust store cannot be changed
+    ├── CorpusError                the dogfood corpus cannot be read or written
+    ├── CouncilError               the council could not reach a verdict (infrastructure)
     ├── GitError                   a git command failed or could not be started
     │   └── GitNotFoundError       git is not on PATH (also a ConfigError)
-    ├── ToolError                  a tool was called wrongly (bad arguments); shown to the model
-    ├── SandboxError               every sandbox refusal (see driveros.sandbox)
-    ├── MemoryStoreError           long-term memory failures (best-effort: reported, not fatal)
+    ├── MemoryStoreError           long-term memory failed (best-effort: reported, not fatal)
     │   ├── MemoryDamagedError     the database fails its integrity check: never written
-    │   ├── MemoryReadOnlyError    the database or its directory cannot be written
-    │   └── MemoryDiskFullError    no space left on the device holding the database
-    └── CanceledError              a run was canceled by the user
+    │   ├── MemoryDiskFullError    no space left on the device holding the database
+    │   └── MemoryReadOnlyError    the database or its directory cannot be written
+    ├── ProviderError              a model provider failed; ``retryable`` says whether to retry
+    │   ├── AuthError              401/403: bad or missing key
+    │   ├── BadRequestError        400/404/422 with the provider's own message
+    │   ├── OverloadedError        529/503
+    │   ├── RateLimitError         429; ``retry_after`` seconds, ``spend_cap`` never retried
+    │   ├── ServerError            other 5xx
+    │   ├── StreamError            malformed or truncated stream, error event inside a 200
+    │   └── TransportError         connect/read failures, timeouts, connection resets
+    │       └── StallError         no byte for the first-byte or idle timeout
+    ├── ReviewError                scratch copies, diffs and review actions
+    │   ├── ConflictError          the user changed files since the baseline; nothing written
+    │   ├── HookChangeError        commit refused: the changes touch a git hook or config
+    │   ├── NotARepositoryError    commit asked for a workspace that is not a repository
+    │   ├── ScratchClosedError     the scratch copy was used after it was closed
+    │   └── UnknownPathError       a review action named a path that is not proposed
+    ├── SandboxError               every sandbox refusal or failure (see driveros.sandbox)
+    │   ├── CommandTimeoutError    a command timed out (APIs without a RunResult)
+    │   ├── ConcurrentChangeError  the file changed between read and write; retry
+    │   ├── EditError              ``edit``: ``old`` not found, or found more than once
+    │   ├── FileTooLargeError      a file read exceeded the allowed size
+    │   ├── InvalidPathError       an empty, control-character, non-UTF-8 or too long path
+    │   ├── NotFoundError          a workspace path does not exist
+    │   ├── NotTextError           the bytes are not UTF-8 text
+    │   ├── PathEscapeError        a path would resolve outside the workspace
+    │   ├── PolicyError            the sandbox's policy forbids the action
+    │   │   ├── SecretFileError    a path on the secret-file deny list; not read
+    │   │   └── SpecialFileError   a device file, FIFO or socket; never opened
+    │   ├── ProcessNotFoundError   no background process with that id
+    │   ├── RuntimeMissingError    the isolation runtime (e.g. runsc) is missing: fail closed
+    │   ├── SandboxClosedError     the sandbox was used after ``aclose()``
+    │   ├── SearchError            ``search`` could not run: a bad pattern or glob
+    │   └── WrongKindError         a file expected and a directory found, or the reverse
+    ├── StructuredOutputError      a council reply lacked the JSON object asked for
+    └── ToolError                  a tool was called wrongly (bad arguments); shown to the model
+
+The classes are defined here when several packages raise or catch them, otherwise in the
+package that raises them (``driveros.sandbox``, ``driveros.review``, ``driveros.council``,
+``driveros.evals``, ...) and exported from its ``__init__``. docs/errors.md shows the same tree
+with what each error means to a user and its CLI exit code and LSP answer;
+tests/test_errors.py fails when a class exists that this tree or that page does not list.
 
 Foreign exceptions are translated at the boundary that meets them, with ``raise ... from``.
 """
