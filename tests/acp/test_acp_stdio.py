@@ -333,3 +333,45 @@ async def test_always_answers_cover_every_later_edit_of_the_session(
     assert len([r for r in client.requests if r["method"] == "session/request_permission"]) == 1
     assert ((calc_repo / "calc.py").read_text() == FIXED) is written
     assert (calc_repo / "NOTES.md").exists() is written
+
+
+async def test_a_file_written_through_the_client_is_read_back_from_its_buffer(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    """The editor may keep an accepted edit unsaved: the next prompt's run starts from the
+    client's buffer (fs/read_text_file), not from the stale disk."""
+    read = ToolCallSpec("read_file", {"path": "calc.py"})
+    turns = [
+        Turn(tool_calls=[FIX_CALC]),
+        Turn(text="Fixed."),
+        Turn(tool_calls=[read]),
+        Turn(text="Seen."),
+    ]
+    async with ScriptedModelServer(turns) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+        buffers: dict[str, str] = {}
+        client.handlers["session/request_permission"] = _answer("allow_once")
+
+        async def write(params: dict[str, Any]) -> None:
+            buffers[params["path"]] = params["content"]  # unsaved: the disk keeps the old text
+
+        async def read_buffer(params: dict[str, Any]) -> dict[str, Any]:
+            path = params["path"]
+            return {"content": buffers.get(path) or Path(path).read_text()}
+
+        client.handlers["fs/write_text_file"] = write
+        client.handlers["fs/read_text_file"] = read_buffer
+        await client.request("session/prompt", _prompt(session, "fix the test"))
+        client.updates.clear()
+        result = await client.request("session/prompt", _prompt(session, "show calc.py"))
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result["stopReason"] == "end_turn"
+    assert (calc_repo / "calc.py").read_text() == CALC
+    outputs = [
+        str(u["rawOutput"])
+        for u in client.updates
+        if u["sessionUpdate"] == "tool_call_update" and "rawOutput" in u
+    ]
+    assert any("a + b" in o for o in outputs)
+    assert _diffs(client) == []  # the buffer is the baseline: reading proposes nothing

@@ -68,6 +68,9 @@ class Session:
     rejecting_commands: bool = False
     task: asyncio.Task[StopReason] | None = None
     cancel_requested: bool = False
+    #: Workspace files the client has (mentioned in a prompt, or written through it): each
+    #: prompt reads them through fs/read_text_file, so the run sees their unsaved buffers.
+    client_files: set[str] = field(default_factory=set)
     #: MCP servers from session/new (started per prompt, stopped with its run).
     mcp: list[McpServerConfig] = field(default_factory=list)
 
@@ -257,6 +260,23 @@ class DriverosAgent:
 
     async def _write_client(self, session: Session, path: str, content: str) -> None:
         await self.conn.write_text_file(session_id=session.id, path=path, content=content)
+        rel = _inside(session.cwd, Path(path).as_uri())
+        if rel is not None:
+            session.client_files.add(rel)
+
+    async def _buffers(self, session: Session, overlays: dict[str, str]) -> None:
+        """Add the client's buffers of the files it has (``client_files``) to ``overlays``."""
+        if not self._fs_read:
+            return
+        for rel in sorted(session.client_files - overlays.keys()):
+            path = session.cwd / rel
+            try:
+                buffer = await self._read_client(session, str(path))
+            except Exception as exc:  # closed, deleted, or the client failed: the disk counts
+                log.info("fs/read_text_file %s failed: %s", rel, exc)
+                continue
+            if buffer is not None and await _overlay_path(session.cwd, path.as_uri(), buffer):
+                overlays[rel] = buffer
 
     async def _task_text(self, session: Session, blocks: list[Any]) -> tuple[str, dict[str, str]]:
         """The task and the unsaved buffers it carries (workspace-relative path -> text)."""
@@ -290,6 +310,8 @@ class DriverosAgent:
                     parts.append(f"\n[the user points at {rel}]")
                 else:
                     parts.append(f"\n[the user points at {block.uri}]")
+        session.client_files.update(overlays)
+        await self._buffers(session, overlays)
         return printable("".join(parts)), overlays
 
     async def _turn(self, session: Session, blocks: list[Any]) -> StopReason:
