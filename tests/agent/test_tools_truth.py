@@ -30,7 +30,7 @@ def _workspace(base: Path) -> Path:
     (ws / ".env").write_text("TOKEN=NEEDLE-secret\n")
     (ws / "src").mkdir()
     (ws / "src" / "app.py").write_text("def main():\n    return 'NEEDLE'\n")
-    (ws / "blob.bin").write_bytes(b"\xff\xfe\x00NEEDLE binary\n")
+    (ws / "blob.bin").write_bytes(b"\x89PNG\x00NEEDLE binary\n")
     fd = os.open(os.fsencode(ws) + b"/bad\xffname.txt", os.O_CREAT | os.O_WRONLY, 0o644)
     os.write(fd, b"NEEDLE odd\n")
     os.close(fd)
@@ -81,6 +81,8 @@ async def test_search_looks_in_hidden_files_never_git_and_names_what_it_skipped(
     assert re.search(r"secret.*\.env", text), text
     # a file the search could not show or search is named, never silently dropped
     assert r"bad\xffname.txt" in text, text
+    assert "[1 file binary (a NUL byte), matching, lines not shown: blob.bin]" in text
+    assert "blob.bin:" not in text
     if "over 8 MB" in text:  # the Python fallback: big files are named, not searched
         assert re.search(r"\[1 file over 8 MB, not searched: .*big\.log", text), text
     else:
@@ -93,7 +95,7 @@ async def test_the_python_fallback_reports_big_and_binary_files(ws: Path) -> Non
     assert "[1 file over 8 MB, not searched: read ranges of them with read_file: big.log]" in (
         out.output
     )
-    assert "[1 file binary, not searched (a NUL byte): blob.bin]" in out.output
+    assert "[1 file binary (a NUL byte), matching, lines not shown: blob.bin]" in out.output
 
 
 async def test_read_file_reads_ranges_of_a_50_mb_file(box: ToolBox) -> None:

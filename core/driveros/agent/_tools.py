@@ -177,7 +177,7 @@ def search_notes(results: Sequence[SearchMatch]) -> list[str]:
             f"over {MAX_FALLBACK_FILE // (1024 * 1024)} MB",
             "not searched: read ranges of them with read_file",
         ),
-        ("binary", "binary", "not searched (a NUL byte)"),
+        ("binary", "binary (a NUL byte)", "matching, lines not shown"),
         ("odd_names", "with names that are not UTF-8", "searched but not shown (escaped)"),
     )
     for attr, what, why in kinds:

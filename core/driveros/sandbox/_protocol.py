@@ -164,7 +164,7 @@ class SearchResults(list[SearchMatch]):
         self.skipped: tuple[str, ...] = tuple(skipped)
         #: Files over the search size limit, not searched.
         self.too_large: tuple[str, ...] = tuple(too_large)
-        #: Binary files (a NUL byte), not searched (or searched only up to the first NUL).
+        #: Binary files (a NUL byte) that match; their lines are not shown.
         self.binary: tuple[str, ...] = tuple(binary)
         #: Files whose names are not UTF-8 (or hold control characters), escaped; their
         #: matches cannot be shown as paths the file tools accept.

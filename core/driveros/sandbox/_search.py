@@ -113,7 +113,8 @@ async def search_ripgrep(
     """
     del env
     cwd = f"/proc/{os.getpid()}/fd/{dir_fd}"
-    argv = [rg, "--json", "--no-config", "--no-follow", *RIPGREP_SCOPE, "--regexp", pattern]
+    argv = [rg, "--json", "--no-config", "--no-follow", "--binary", *RIPGREP_SCOPE]
+    argv += ["--regexp", pattern]
     if glob:
         argv += ["--glob", glob]
     argv += ["--", "."]
@@ -171,6 +172,9 @@ async def _ripgrep_matches(
     results = SearchResults()
     binary: list[str] = []
     odd: list[str] = []
+    # A file's matches wait for its ``end`` event: a binary file (``binary_offset``) is named
+    # in ``binary`` and its lines (binary noise) are not shown.
+    pending: list[SearchMatch] = []
     stderr_task = asyncio.ensure_future(proc.stderr.read(64 * 1024))
     finished = False
     try:
@@ -200,18 +204,25 @@ async def _ripgrep_matches(
                 continue  # no path the file tools take names it: reported, not listed
             if kind == "end":
                 if data.get("binary_offset") is not None:
-                    binary.append(path)
+                    if pending:
+                        binary.append(path)
+                else:
+                    results.extend(pending[: max_results - len(results)])
+                pending = []
                 continue
             line_text = _rg_text(data.get("lines"))
             if line_text is None:
                 continue
-            results.append(
+            pending.append(
                 SearchMatch(
                     path=path,
                     line=int(data.get("line_number") or 0),
                     text=_clip(escape_text(line_text)),
                 )
             )
+            if len(results) + len(pending) >= max_results:
+                results.extend(pending[: max_results - len(results)])
+                pending = []
     finally:
         if not finished and proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
@@ -236,7 +247,8 @@ def search_python(
     """The fallback: walk with fds (no symlinks), hidden files included, never ``.git``.
 
     Secret files are never opened; they are listed in ``skipped``. Files over
-    :data:`MAX_FALLBACK_FILE` are named in ``too_large``, binary ones in ``binary``, files
+    :data:`MAX_FALLBACK_FILE` are named in ``too_large``, binary ones that match in ``binary``,
+    files
     whose names no path can give back in ``odd_names`` (escaped).
     """
     try:
@@ -309,9 +321,9 @@ def _grep_file(
         data = handle.read(MAX_FALLBACK_FILE + 1)
     if len(data) > MAX_FALLBACK_FILE:
         return "too_large"
-    if b"\x00" in data[:8192]:
-        return "binary"
     text = data.decode("utf-8", "replace")
+    if b"\x00" in data[:8192]:  # binary: named when it matches, its lines never shown
+        return "binary" if any(regex.search(line) for line in text.splitlines()) else []
     return [
         (number, _clip(line))
         for number, line in enumerate(text.splitlines(), start=1)
