@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,17 @@ async def test_file_index_lists_hashes_and_notices_changes(tmp_path: Path, path_
         (root / "pkg" / "new.py").write_text("z = 3\n")
         third = await index.refresh()
     assert sorted(third) == [".driveros.toml", "a.py", "pkg/new.py"]
+
+
+async def test_the_walk_leaves_out_names_no_path_reaches(tmp_path: Path) -> None:
+    """list_dir shows a non-UTF-8 name escaped (``bad\\xff.py``); the index never takes that
+    escape for a path (it could name another file, or none)."""
+    root = write_project(tmp_path / "ws", {"a.py": "x = 1\n"})
+    (Path(root) / "bad\\xff.py").write_text("a real file named with a backslash\n")
+    fd = os.open(os.fsencode(root) + b"/bad\xff.py", os.O_CREAT | os.O_WRONLY, 0o644)
+    os.close(fd)
+    async with LocalSandbox(root, base_env={"PATH": str(tmp_path / "empty")}) as sandbox:
+        index = FileIndex(sandbox)
+        listed = await index.refresh()
+    assert index.method == "walk"
+    assert sorted(listed) == ["a.py", "bad\\xff.py"]  # the literal backslash name only

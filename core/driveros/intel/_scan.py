@@ -175,7 +175,8 @@ class FileIndex:
                         entries = await self._sandbox.list_dir(d)
                     except SandboxError:
                         return
-                into.append((d, [(e.name, e.kind) for e in entries]))
+                # an escaped name (not UTF-8) names no path: it cannot be checked either
+                into.append((d, [(e.name, e.kind) for e in entries if e.addressable]))
 
             async with asyncio.TaskGroup() as tg:
                 for d in level:
