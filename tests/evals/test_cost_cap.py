@@ -73,3 +73,20 @@ def test_the_report_cost_cell_says_the_cost_or_unknown() -> None:
     assert unknown.summary.cost_usd is None
     assert "<td class=num>$0.7500</td>" in render_html([priced])
     assert "<td class=num>unknown</td>" in render_html([unknown])
+
+
+def test_cli_eval_run_takes_max_cost_and_says_the_suite_cost(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    driveros = str(Path(sys.executable).with_name("driveros"))
+    run = [driveros, "eval", "run", "smoke", "--replay", "--out", str(tmp_path / "o")]
+    proc = subprocess.run(
+        [*run, "--max-cost", "0.5"], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "tokens, cost unknown)" in proc.stdout  # the recorded model is not in the table
+    bad = subprocess.run(
+        [*run, "--max-cost", "nan"], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert bad.returncode == 1 and "--max-cost" in bad.stderr and "Traceback" not in bad.stderr

@@ -173,12 +173,13 @@ async def _run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(run.model_dump_json() + "\n")
     else:
+        cost = "unknown" if s.cost_usd is None else f"${s.cost_usd:.4f}"
         for case in run.cases:
             mark = "PASS" if case.passed else ("INFRA" if case.infra_error else "FAIL")
             sys.stdout.write(f"{mark:5} {suite.name}/{case.case_id}  {case.outcome}\n")
         sys.stdout.write(
             f"{s.passed} passed, {s.failed} failed  (pass rate {s.pass_rate:.0%}, "
-            f"95% CI {s.ci_low:.0%}-{s.ci_high:.0%}, {s.tokens} tokens)\n"
+            f"95% CI {s.ci_low:.0%}-{s.ci_high:.0%}, {s.tokens} tokens, cost {cost})\n"
         )
     sys.stderr.write(f"results: {out / 'results.json'}\nreport: {report}\n")
     if s.infra_errors:
