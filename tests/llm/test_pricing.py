@@ -4,6 +4,8 @@ models are "unknown", never 0."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from driveros.llm import Usage, context_window, format_cost, price_usage
 
@@ -63,3 +65,27 @@ async def test_context_windows_come_from_the_table_or_the_documented_fallback() 
     assert await context_window("claude-sonnet-4-5", "anthropic") == 200_000
     assert await context_window("llama3:8b", "ollama") == 8_192
     assert await context_window("scripted-model", "openai") is None
+
+
+_usages = st.builds(
+    Usage,
+    input_tokens=st.integers(0, 10**6),
+    cache_read_tokens=st.integers(0, 10**6),
+    cost_usd=st.none() | st.floats(0, 100),
+    cost_unknown=st.booleans(),
+).filter(lambda u: not (u.cost_unknown and u.cost_usd is not None))
+
+
+@given(st.lists(_usages, max_size=6))
+def test_a_sum_is_unknown_exactly_when_a_part_is_and_never_a_silent_zero(
+    parts: list[Usage],
+) -> None:
+    total = sum(parts, Usage())
+    unknown = any(p.cost_unknown for p in parts)
+    assert total.cost_unknown is unknown
+    if unknown:
+        assert total.cost_usd is None
+    else:
+        known = [p.cost_usd for p in parts if p.cost_usd is not None]
+        assert total.cost_usd == (pytest.approx(sum(known)) if known else None)
+    assert Usage.model_validate_json(total.model_dump_json()) == total
