@@ -135,3 +135,47 @@ async def test_cancel_during_an_mcp_call_stops_the_server(
             break
         await asyncio.sleep(0.05)
     assert gone, "the MCP server outlived its run"
+
+
+async def test_an_http_mcp_server_from_the_client_is_used_behind_permission(
+    acp_schema: Schema, calc_repo: Path, tmp_path: Path
+) -> None:
+    import asyncio
+    import os
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    notes = tmp_path / "notes.txt"
+    http = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(NOTES_SERVER),
+        str(port),
+        env={**os.environ, "NOTES_FILE": str(notes)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(600):  # until it listens (bounded)
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                await asyncio.sleep(0.05)
+                continue
+            writer.close()
+            break
+        server = {
+            "type": "http",
+            "name": "notes",
+            "url": f"http://127.0.0.1:{port}/mcp",
+            "headers": [],
+        }
+        _, tools, asks = await _run_with(acp_schema, calc_repo, [server], "allow_once")
+    finally:
+        http.terminate()
+        await http.wait()
+    assert "notes__add_note" in tools
+    assert len(asks) == 1
+    assert notes.read_text() == "remember the milk\n"

@@ -30,4 +30,9 @@ async def wait_long() -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    import sys
+
+    if len(sys.argv) > 1:  # a port: serve streamable HTTP on loopback instead of stdio
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    else:
+        server.run()

@@ -152,7 +152,7 @@ class DriverosAgent:
                 prompt_capabilities=schema.PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
-                mcp_capabilities=schema.McpCapabilities(http=False, sse=False),
+                mcp_capabilities=schema.McpCapabilities(http=True, sse=False),
             ),
             auth_methods=[],
             agent_info=schema.Implementation(

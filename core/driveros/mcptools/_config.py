@@ -15,8 +15,8 @@ _NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 class McpServerConfig(BaseModel):
-    """One MCP server. Only stdio servers (``command``) are started; a ``url`` (HTTP) server
-    is reported as unsupported and skipped."""
+    """One MCP server: a stdio server (``command``, started per run) or a streamable HTTP
+    server (``url``, connected to per run)."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -3,10 +3,11 @@
     async with open_mcp_tools(configs, report=print) as tools:
         await execute_run(spec, env=env, on_event=..., extra_tools=tools)
 
-Each stdio server is started with the official ``mcp`` SDK, initialized, and its tools are
-listed; each tool is offered as ``SERVER__TOOL``. A server that fails to start (or is not a
-stdio server) is reported once through ``report`` and left out; the run goes on. Every server
-is stopped when the block ends (the run's end, its cancellation included).
+Each stdio server is started (an HTTP server, ``url``, is connected to with the streamable
+HTTP transport) with the official ``mcp`` SDK, initialized, and its tools are listed; each
+tool is offered as ``SERVER__TOOL``. A server that fails to start is reported once through
+``report`` and left out; the run goes on. Every server is stopped (disconnected) when the
+block ends (the run's end, its cancellation included).
 """
 
 from __future__ import annotations
@@ -49,14 +50,21 @@ async def _start(
     import asyncio
 
     from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp.client.streamable_http import streamable_http_client
 
-    if server.command is None:
-        raise ValueError("only stdio servers (a command) are supported, not a url")
-    params = StdioServerParameters(
-        command=server.command, args=list(server.args), env=dict(server.env), cwd=server.cwd or cwd
-    )
     async with asyncio.timeout(START_TIMEOUT):
-        read, write = await stack.enter_async_context(stdio_client(params))
+        if server.command is not None:
+            params = StdioServerParameters(
+                command=server.command,
+                args=list(server.args),
+                env=dict(server.env),
+                cwd=server.cwd or cwd,
+            )
+            read, write = await stack.enter_async_context(stdio_client(params))
+        elif server.url and server.url.startswith(("http://", "https://")):
+            read, write = await stack.enter_async_context(streamable_http_client(server.url))
+        else:
+            raise ValueError(f"not a stdio command nor an http(s) URL: {server.url!r}")
         session = await stack.enter_async_context(ClientSession(read, write))
         await session.initialize()
         listed = await session.list_tools()
