@@ -6,6 +6,7 @@
 ``Agent`` is the loop underneath for direct use with any provider and sandbox.
 """
 
+from driveros._tool_names import READ_ONLY_TOOLS, TOOL_NAMES
 from driveros.agent._approval import (
     ApprovalPolicy,
     ApprovalRequest,
@@ -70,7 +71,7 @@ from driveros.agent._stuck import (
     RepeatedTextDetector,
     default_detectors,
 )
-from driveros.agent._tools import READ_ONLY_TOOLS, TOOL_NAMES, ExtraTool, ExtraToolCall, tool_specs
+from driveros.agent._tools import ExtraTool, ExtraToolCall, tool_specs
 
 __all__ = [
     "EVENT_TYPES",

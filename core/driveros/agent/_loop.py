@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from driveros._errors import ConfigError, ProviderError
+from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS
 from driveros.agent import _events as ev
 from driveros.agent import _memory
 from driveros.agent._approval import ApprovalPolicy, ApprovalRequest, Tier, approval_policy
@@ -50,7 +51,7 @@ from driveros.agent._state import (
 )
 from driveros.agent._stuck import default_detectors
 from driveros.agent._think import stream_turn
-from driveros.agent._tools import EDIT_TOOLS, READ_ONLY_TOOLS, ExtraTool, ToolBox, tool_specs
+from driveros.agent._tools import ExtraTool, ToolBox, tool_specs
 from driveros.llm import (
     Message,
     Provider,

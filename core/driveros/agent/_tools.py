@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from driveros._errors import DriverosError
 from driveros._plural import count
+from driveros._tool_names import TOOL_NAMES
 from driveros.agent._hooks import DiagnosticsSnapshot
 from driveros.llm import ToolSpec
 from driveros.sandbox import (
@@ -92,10 +93,6 @@ _DESCRIPTIONS: dict[str, tuple[type[_Args], str]] = {
     "list_files": (ListFilesArgs, "List the entries of a folder."),
     "diagnostics": (DiagnosticsArgs, "The project's current build/lint/test diagnostics."),
 }
-
-TOOL_NAMES: tuple[str, ...] = tuple(_DESCRIPTIONS)
-READ_ONLY_TOOLS: frozenset[str] = frozenset({"read_file", "search", "list_files", "diagnostics"})
-EDIT_TOOLS: frozenset[str] = frozenset({"write_file", "edit_file"})
 
 
 #: Runs one call of an :class:`ExtraTool`: (ok, output). Exceptions become error results.

@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from driveros._plural import count
+from driveros._tool_names import EDIT_TOOLS
 from driveros.agent._events import DiagnosticItem
 from driveros.agent._hooks import DiagnosticsSnapshot, StuckVerdict, TurnObservation
 from driveros.intel._compare import ItemKey, format_item, item_key, remaining_targets
 
-_EDIT_TOOLS = frozenset({"write_file", "edit_file"})
 _META_CODES = frozenset({"timeout", "check-failed", "config"})
 _EVIDENCE = 10
 
@@ -46,7 +46,7 @@ def _edited_paths(obs: TurnObservation) -> set[str] | None:
     """Paths the turn's file tools wrote, or None when an edit came from elsewhere (run)."""
     paths = set()
     for call in obs.tool_calls:
-        if call.name in _EDIT_TOOLS and call.ok and not call.blocked:
+        if call.name in EDIT_TOOLS and call.ok and not call.blocked:
             path = call.arguments.get("path")
             if isinstance(path, str) and path:
                 paths.add(path.removeprefix("./"))

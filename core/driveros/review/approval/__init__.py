@@ -8,6 +8,7 @@ programmatic use. Every policy knows the :class:`Tier` commands run in: in a con
 matrix and the allowlist; :func:`display_command` is how any command is shown to a person.
 """
 
+from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS, RUN_TOOL
 from driveros.review.approval._ask import AskApproval, run_key
 from driveros.review.approval._display import display_command
 from driveros.review.approval._interactive import InteractiveApproval, TtyAsker
@@ -23,10 +24,7 @@ from driveros.review.approval._policies import (
 from driveros.review.approval._shell import classify_command
 from driveros.review.approval._types import (
     ASK_ACTIONS,
-    EDIT_TOOLS,
     LOCAL_TIER,
-    READ_ONLY_TOOLS,
-    RUN_TOOL,
     Answer,
     ApprovalPolicy,
     ApprovalRequest,

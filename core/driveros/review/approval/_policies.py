@@ -7,12 +7,10 @@ import glob
 from pathlib import Path
 
 from driveros._errors import ConfigError
+from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS, RUN_TOOL
 from driveros.review.approval._shell import classify_command, command_paths
 from driveros.review.approval._types import (
-    EDIT_TOOLS,
     LOCAL_TIER,
-    READ_ONLY_TOOLS,
-    RUN_TOOL,
     ApprovalPolicy,
     ApprovalRequest,
     Asker,

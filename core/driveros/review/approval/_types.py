@@ -7,14 +7,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from driveros._errors import ConfigError
+from driveros._tool_names import RUN_TOOL
 from driveros.review.approval._display import display_command
-
-#: Tools that only observe: every policy allows them.
-READ_ONLY_TOOLS: frozenset[str] = frozenset({"read_file", "list_files", "search", "diagnostics"})
-#: Tools that edit files inside the fenced (scratch) workspace.
-EDIT_TOOLS: frozenset[str] = frozenset({"write_file", "edit_file"})
-#: The tool whose ``command`` argument is a shell command.
-RUN_TOOL = "run"
 
 
 class NoTerminalError(ConfigError):
