@@ -84,7 +84,13 @@ async def test_fix_on_given_paths_only_targets_their_errors(broken_project: Path
     turns = [FIX_BOTH[1], Turn(text="Typed.")]
     async with ScriptedModelServer(turns) as server:
         run = await run_cli(
-            "--fix", "typed.py", "--format", "json", server=server, cwd=broken_project
+            "--fix",
+            "typed.py",
+            "--format",
+            "json",
+            server=server,
+            cwd=broken_project,
+            extra_env={"DRIVEROS_DIAGNOSTICS": "off"},  # --fix keeps the feed that judges it
         )
         first_prompt = server.requests[0]["messages"][1]["content"]
     assert run.code == 0, run.stderr

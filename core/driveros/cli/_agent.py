@@ -310,7 +310,8 @@ def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
             idle_timeout_s=args.idle_timeout,
             approve=args.approve,
             review=args.review,
-            diagnostics=_diagnostics_enabled(env),
+            # --fix is judged by the feed: it stays on for such a run
+            diagnostics=_diagnostics_enabled(env) or args.fix is not None,
             allow_secret_files=args.allow_secret_file,
             workspace_trusted=env.workspace_trusted,
         )
