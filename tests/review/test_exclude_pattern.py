@@ -30,7 +30,7 @@ def _ignored(repo: Path, pattern: str, path: str) -> bool:
             "-q",
             "--no-index",
             "--",
-            path,
+            "./" + path,  # never pathspec magic (a name starting with ':'), just the path
         ],
         capture_output=True,
     )
