@@ -1,15 +1,18 @@
-"""Scratch-copy start-up on a generated 10k-file git repository, against a plain copy.
+"""Scratch start-up per strategy on generated git repositories, against worktree add and a copy.
 
-Side by side in one run: ``ScratchWorkspace.create`` (git worktree + dirty/untracked files +
-baseline) and, for a non-git directory of the same files, the .gitignore-honouring copy;
-both against ``shutil.copytree`` of the same tree (the naive way to get a scratch copy).
-Reports medians in ms and the ratio scratch / copytree (lower is better); also the time
-``changes()`` takes after ten edits, next to one ``git status`` of the same worktree.
+For each size (default 1k and 10k files; ``BENCH_REVIEW_SIZES=1000,10000,100000`` for more)
+and in one run, side by side: ``ScratchWorkspace.create`` with every strategy available on
+this machine (``overlay``: a copy-on-write view, ``worktree``, ``copy``), a bare
+``git worktree add`` of the same repository and ``shutil.copytree`` of it (the references).
+Reports medians in ms, the ratio to ``git worktree add`` (issue 19's goal: overlay <= 0.2 at
+10k files), the disk each run wrote (blocks under the scratch directory, the view's mount
+excluded) and ``changes()`` after ten edits. Also prints the probe and what ``auto`` picks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import statistics
 import subprocess
@@ -17,90 +20,135 @@ import tempfile
 import time
 from pathlib import Path
 
-from driveros.review import ScratchWorkspace
+from driveros.review import ScratchWorkspace, scratch_strategies
 
-DIRS, FILES_PER_DIR, ROUNDS = 100, 100, 3
+ROUNDS = 3
+_SIZES_VAR = "BENCH_REVIEW_SIZES"
 
 
-def _generate(root: Path, *, git: bool) -> None:
+def _sizes() -> list[int]:
+    raw = os.environ.get(_SIZES_VAR, "1000,10000")
+    return [int(x) for x in raw.split(",") if x.strip()]
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+def _generate(root: Path, files: int) -> None:
     body = "".join(f"value_{i} = {i}\n" for i in range(40))
-    for d in range(DIRS):
-        pkg = root / f"pkg{d:03d}"
-        pkg.mkdir(parents=True)
-        for f in range(FILES_PER_DIR):
-            (pkg / f"mod{f:03d}.py").write_text(f"# module {d}.{f}\n{body}")
+    per_dir = 100
+    for n in range(files):
+        pkg = root / f"pkg{n // per_dir:04d}"
+        if n % per_dir == 0:
+            pkg.mkdir(parents=True)
+        (pkg / f"mod{n % per_dir:03d}.py").write_text(f"# module {n}\n{body}")
     (root / ".gitignore").write_text("*.log\n")
-    if not git:
-        return
-    run = lambda *a: subprocess.run(["git", "-C", str(root), *a], check=True, capture_output=True)  # noqa: E731
-    run("init", "-q", "-b", "main")
-    run("config", "gc.auto", "0")
-    run("add", "-A")
-    run("-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qm", "init")
-    run("gc", "-q")  # packed, like a real clone (and no background auto-gc during the run)
-    # A realistic working tree: a few uncommitted edits and untracked files.
-    for d in range(10):
-        (root / f"pkg{d:03d}" / "mod000.py").write_text("# edited\n")
-        (root / f"pkg{d:03d}" / "new.py").write_text("# untracked\n")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "config", "gc.auto", "0")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=b", "-c", "user.email=b@example.com", "commit", "-qm", "init")
+    _git(root, "gc", "-q")  # packed, like a real clone
+    for d in range(10):  # a realistic working tree: uncommitted edits and untracked files
+        (root / f"pkg{d:04d}" / "mod000.py").write_text("# edited\n")
+        (root / f"pkg{d:04d}" / "new.py").write_text("# untracked\n")
 
 
-async def _bench(label: str, src: Path, base: Path) -> None:
-    scratch_t: list[float] = []
-    copy_t: list[float] = []
-    close_t: list[float] = []
-    changes_t: list[float] = []
-    status_t: list[float] = []
-    # Interleaved rounds, so a burst of load on the machine hits both sides alike.
+def _disk(root: Path) -> int:
+    """Bytes allocated below ``root`` on its own file system (a mounted view is not counted)."""
+    dev = root.stat().st_dev
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if os.lstat(os.path.join(dirpath, d)).st_dev == dev]
+        for name in filenames:
+            total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+    return total
+
+
+async def _strategy(src: Path, base: Path, strategy: str) -> dict[str, float]:
+    t0 = time.perf_counter()
+    scratch = await ScratchWorkspace.create(src, base_dir=base, strategy=strategy)
+    start = time.perf_counter() - t0
+    assert scratch.strategy == strategy, (strategy, scratch.strategy, scratch.fallback_reason)
+    for d in range(10):  # the agent edits a few files
+        (scratch.path / f"pkg{d:04d}" / "mod001.py").write_text("# agent\n")
+    t0 = time.perf_counter()
+    changes = await scratch.changes()
+    changed = time.perf_counter() - t0
+    assert len(changes) == 10, changes
+    disk = await asyncio.to_thread(_disk, next(base.iterdir()))
+    t0 = time.perf_counter()
+    await scratch.aclose()
+    return {"start": start, "changes": changed, "disk": disk, "close": time.perf_counter() - t0}
+
+
+async def _worktree_add(src: Path, base: Path) -> dict[str, float]:
+    dst = base / "driveros-bench-wt"
+    t0 = time.perf_counter()
+    await asyncio.to_thread(_git, src, "worktree", "add", "--detach", "-q", str(dst), "HEAD")
+    start = time.perf_counter() - t0
+    disk = await asyncio.to_thread(_disk, dst)
+    await asyncio.to_thread(shutil.rmtree, dst)
+    await asyncio.to_thread(_git, src, "worktree", "prune")
+    return {"start": start, "disk": disk}
+
+
+async def _copytree(src: Path, base: Path) -> dict[str, float]:
+    dst = base / "driveros-bench-copy"
+    t0 = time.perf_counter()
+    await asyncio.to_thread(shutil.copytree, src, dst, symlinks=True)
+    start = time.perf_counter() - t0
+    disk = await asyncio.to_thread(_disk, dst)
+    subprocess.run(["rm", "-rf", str(dst)], check=True)
+    return {"start": start, "disk": disk}
+
+
+def _median(runs: list[dict[str, float]], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+async def _bench_size(root: Path, files: int, strategies: list[str]) -> None:
+    src = root / f"repo{files}"
+    t0 = time.perf_counter()
+    await asyncio.to_thread(_generate, src, files)
+    base = root / f"scratch{files}"
+    base.mkdir()
+    print(f"\n{files} files (generated in {time.perf_counter() - t0:.1f} s), median of {ROUNDS}")
+    async with await ScratchWorkspace.create(src, base_dir=base, strategy="auto") as auto:
+        print(f"  auto picks {auto.strategy} for this repository")
+    results: dict[str, list[dict[str, float]]] = {k: [] for k in [*strategies, "wt", "cp"]}
+    # Interleaved rounds, so a burst of load on the shared machine hits every side alike.
     for _ in range(ROUNDS):
-        t0 = time.perf_counter()
-        scratch = await ScratchWorkspace.create(src, base_dir=base)
-        scratch_t.append(time.perf_counter() - t0)
-        for d in range(10):  # the agent edits a few files
-            (scratch.path / f"pkg{d:03d}" / "mod001.py").write_text("# agent\n")
-        t0 = time.perf_counter()
-        changes = await scratch.changes()
-        changes_t.append(time.perf_counter() - t0)
-        assert len(changes) == 10
-        if scratch.is_worktree:  # the reference: one `git status` of the same worktree
-            t0 = time.perf_counter()
-            subprocess.run(
-                ["git", "status", "--porcelain"], cwd=scratch.path, capture_output=True, check=True
-            )
-            status_t.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        await scratch.aclose()
-        close_t.append(time.perf_counter() - t0)
-
-        dst = Path(tempfile.mkdtemp(dir=base)) / "copy"
-        t0 = time.perf_counter()
-        await asyncio.to_thread(shutil.copytree, src, dst, symlinks=True)
-        copy_t.append(time.perf_counter() - t0)
-        subprocess.run(["rm", "-rf", str(dst.parent)], check=True)
-    scratch_ms, copy_ms, close_ms, changes_ms = (
-        statistics.median(t) * 1000 for t in (scratch_t, copy_t, close_t, changes_t)
-    )
-    print(
-        f"{label:<28} start-up: scratch {scratch_ms:7.1f} ms   copytree {copy_ms:7.1f} ms   "
-        f"ratio {scratch_ms / copy_ms:5.2f}   (aclose {close_ms:.1f} ms)"
-    )
-    line = f"{'':<28} changes() after 10 edits {changes_ms:6.1f} ms"
-    if status_t:
-        status_ms = statistics.median(status_t) * 1000
-        line += f"   git status {status_ms:6.1f} ms   ratio {changes_ms / status_ms:5.2f}"
-    print(line)
+        results["wt"].append(await _worktree_add(src, base))
+        results["cp"].append(await _copytree(src, base))
+        for s in strategies:
+            results[s].append(await _strategy(src, base, s))
+    ref = _median(results["wt"], "start")
+    rows = [
+        ("git worktree add", results["wt"]),
+        ("shutil.copytree", results["cp"]),
+        *((f"scratch: {s}", results[s]) for s in strategies),
+    ]
+    for label, runs in rows:
+        start = _median(runs, "start")
+        line = (
+            f"  {label:<20} start {start * 1000:8.1f} ms  x{start / ref:5.2f} of worktree add"
+            f"   disk {_median(runs, 'disk') / 1e6:8.2f} MB"
+        )
+        if "changes" in runs[0]:
+            line += f"   changes() {_median(runs, 'changes') * 1000:6.1f} ms"
+        print(line)
 
 
 async def main() -> None:
+    probe = scratch_strategies()
+    usable = [s for s in ("overlay", "worktree", "copy") if probe[s] is None]
+    for name, why in probe.items():
+        print(f"strategy {name:<9} {'available' if why is None else 'unavailable: ' + why}")
     with tempfile.TemporaryDirectory(prefix="bench-review-") as tmp:
         root = Path(tmp)
-        files = DIRS * FILES_PER_DIR
-        _generate(root / "repo", git=True)
-        _generate(root / "plain", git=False)
-        base = root / "scratch"
-        base.mkdir()
-        print(f"{files} files, median of {ROUNDS} rounds")
-        await _bench("git repo (worktree)", root / "repo", base)
-        await _bench("plain dir (gitignore copy)", root / "plain", base)
+        for files in _sizes():
+            await _bench_size(root, files, usable)
 
 
 if __name__ == "__main__":
