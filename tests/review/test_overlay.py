@@ -299,3 +299,23 @@ async def test_auto_keeps_todays_copy_and_env_var_selects(
     monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", "copy")
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as s:
         assert s.strategy == "copy" and not s.is_worktree
+
+
+async def test_cli_review_run_on_an_overlay_says_so(tmp_path: Path) -> None:
+    import json
+
+    from driveros.testing import ScriptedModelServer, Turn
+    from tests.cli.conftest import cli_environ, start_cli
+
+    repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    args = ("--task", "t", "--review", "--review-action", "discard", "--provider", "openai")
+    async with ScriptedModelServer([Turn(text="ok"), Turn(text="ok")]) as model:
+        for wanted, got in (("overlay", "overlay"), ("auto", "worktree")):
+            env = cli_environ(model) | {"DRIVEROS_SCRATCH_STRATEGY": wanted}
+            proc = await start_cli(*args, "--format", "ndjson", env=env, cwd=repo)
+            out, err = await proc.communicate()
+            assert proc.returncode in (0, 2), err.decode()
+            events = [json.loads(line) for line in out.decode().splitlines()]
+            started = [e for e in events if e["type"] == "run_started"]
+            assert [(e["scratch"], e["scratch_fallback"]) for e in started] == [(got, "")]
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1

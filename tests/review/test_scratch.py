@@ -249,3 +249,23 @@ async def test_scratch_concurrent_copies_of_one_repository(repo: Path, scratch_b
         await asyncio.gather(*(s.aclose() for s in scratches))
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     assert list(scratch_base.iterdir()) == []
+
+
+async def test_scratch_strategy_is_checked_and_probed(
+    repo: Path, scratch_base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from driveros.review import STRATEGIES, scratch_strategies
+
+    with pytest.raises(ReviewError, match="unknown scratch strategy"):
+        await ScratchWorkspace.create(repo, base_dir=scratch_base, strategy="zfs")
+    assert list(scratch_base.iterdir()) == []
+    monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", "bogus")  # ignored (logged): auto
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        assert scratch.strategy == "worktree"
+    monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", " COPY ")
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        assert scratch.strategy == "copy"
+    assert set(STRATEGIES) == {"auto", "overlay", "worktree", "copy"}
+    probe = scratch_strategies()
+    assert probe["worktree"] is None and probe["copy"] is None
+    assert probe["overlay"] is None or isinstance(probe["overlay"], str)
