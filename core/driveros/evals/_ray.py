@@ -29,7 +29,7 @@ from driveros._errors import ConfigError
 from driveros._git import run_git_sync
 from driveros.config import KEY_VARS, MODEL_VARS, URL_VARS, Environment
 from driveros.evals._results import CaseResult
-from driveros.evals._runner import CaseRunner, EvalOptions
+from driveros.evals._runner import CaseRunner, EvalOptions, run_bounded
 from driveros.evals._suite import Case, GitWorkspace, Suite
 
 log = logging.getLogger(__name__)
@@ -186,20 +186,12 @@ class RayExecutor:
             archive_ref = ray.put(archive)
             task = ray.remote(num_cpus=1, max_retries=0)(run_case_on_worker)
             options = runner.options.model_dump(mode="json", exclude={"output_dir"})
-            gate = asyncio.Semaphore(self.concurrency)
-            results: list[CaseResult] = []
 
-            async def one(case: Case) -> None:
+            async def work(case: Case) -> CaseResult:
                 job = _Job(suite=data, case_id=case.id, options=options).model_dump_json()
-                async with gate:
-                    result = await self._with_retries(task, job, archive_ref, runner, case)
-                results.append(result)
-                await on_done(result)
+                return await self._with_retries(task, job, archive_ref, runner, case)
 
-            async with asyncio.TaskGroup() as tg:
-                for case in cases:
-                    tg.create_task(one(case))
-            return results
+            return await run_bounded(cases, work, on_done, limit=self.concurrency)
         finally:
             if connected:
                 await asyncio.to_thread(ray.shutdown)

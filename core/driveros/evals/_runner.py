@@ -70,19 +70,31 @@ class LocalExecutor:
         runner: CaseRunner,
         on_done: Callable[[CaseResult], Awaitable[None]],
     ) -> list[CaseResult]:
-        gate = asyncio.Semaphore(self.concurrency)
-        results: list[CaseResult] = []
+        return await run_bounded(cases, runner.run, on_done, limit=self.concurrency)
 
-        async def one(case: Case) -> None:
-            async with gate:
-                result = await runner.run(case)
-            results.append(result)
-            await on_done(result)
 
-        async with asyncio.TaskGroup() as tg:
-            for case in cases:
-                tg.create_task(one(case))
-        return results
+async def run_bounded(
+    cases: Sequence[Case],
+    work: Callable[[Case], Awaitable[CaseResult]],
+    on_done: Callable[[CaseResult], Awaitable[None]],
+    *,
+    limit: int,
+) -> list[CaseResult]:
+    """``work`` for every case, at most ``limit`` at once; each result goes to ``on_done`` as
+    it finishes (what every executor does, wherever ``work`` runs the case)."""
+    gate = asyncio.Semaphore(limit)
+    results: list[CaseResult] = []
+
+    async def one(case: Case) -> None:
+        async with gate:
+            result = await work(case)
+        results.append(result)
+        await on_done(result)
+
+    async with asyncio.TaskGroup() as tg:
+        for case in cases:
+            tg.create_task(one(case))
+    return results
 
 
 @contextlib.asynccontextmanager
