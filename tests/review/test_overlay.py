@@ -33,6 +33,8 @@ _FILES: dict[str, str | bytes] = {
     "old/one.txt": "one\n",
     "old/two.txt": "two\n",
     "keep/name.txt": "rename me\n",
+    "pkg/a.py": "A = 1\n",
+    "pkg/sub/b.py": "B = 1\n",
     "bin.dat": b"\x00\x01\x02",
 }
 
@@ -43,7 +45,10 @@ def _edit(root: Path) -> None:
     (root / "src/app.py").write_text("def add(a, b):\n    return a + b\n")
     (root / "src/util.py").unlink()
     subprocess.run(["rm", "-rf", str(root / "old")], check=True)
+    write_files(root, {"old/three.txt": "three\n"})  # re-created: an opaque directory
     os.rename(root / "keep/name.txt", root / "keep/renamed.txt")
+    # A directory rename (overlayfs answers EXDEV or redirects; mv copes with both).
+    subprocess.run(["mv", str(root / "pkg"), str(root / "moved")], check=True)
     write_files(root, {"new/deep/file.py": "print('hi')\n", "debug.log": "ignored\n"})
     (root / "bin.dat").write_bytes(b"\x00\x09")
 
@@ -77,6 +82,8 @@ async def test_overlay_gives_the_same_changes_as_a_worktree(tmp_path: Path) -> N
     assert results["overlay"] == results["worktree"]
     actions = {(p, a, o) for p, a, o, *_ in results["overlay"]}
     assert ("keep/renamed.txt", "rename", "keep/name.txt") in actions
+    assert ("moved/sub/b.py", "rename", "pkg/sub/b.py") in actions
+    assert ("old/three.txt", "create", None) in actions
     assert ("old/one.txt", "delete", None) in actions and ("src/util.py", "delete", None) in actions
     assert not any(p.endswith(".log") for p, *_ in results["overlay"])
     assert list(base.iterdir()) == []

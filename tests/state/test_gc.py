@@ -6,9 +6,12 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from driveros.state import Lease, Owner, collect_garbage, kept_leases, list_leases, state_dir
 from tests.review._repo import git, make_repo
@@ -164,3 +167,18 @@ async def test_unusable_state_dir_still_gives_working_scratch_copies(
     assert _worktrees(repo) == [str(repo)]
     assert not scratch.path.exists()
     assert (await collect_garbage()).removed == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root (as in CI)")
+async def test_remove_paths_unmounts_first_and_never_crosses_a_mount(tmp_path: Path) -> None:
+    from driveros.state import mounts_under, remove_paths
+
+    root = tmp_path / "driveros-scratch-x"
+    point = root / "a dir\twith\\odd names"
+    point.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(point)], check=True)
+    (point / "inside.txt").write_text("x")
+    assert mounts_under(root) == [str(point)]
+    assert await remove_paths([str(root)]) == []
+    assert mounts_under(root) == []
+    assert not root.exists()
