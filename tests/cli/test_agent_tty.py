@@ -148,7 +148,7 @@ async def test_cli_review_prompt_applies_only_the_selected_files(calc_repo: Path
             env=cli_environ(server),
             cwd=calc_repo,
         )
-    assert code == 2, err  # nothing was observed: unverified, but the edit is applied
+    assert code == 0, err  # the diagnostics snapshot after the edit was observed: verified
     assert "apply NOTES.md?" in tty and "apply calc.py?" in tty
     assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
     assert not (calc_repo / "NOTES.md").exists()

@@ -13,8 +13,10 @@ import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import client_capabilities
 
+from driveros.agent import event_adapter
 from driveros.testing import ToolCallSpec, Turn
 from driveros_lsp import protocol
+from driveros_lsp._trace import describe
 from tests.server._lsp import Editor, editor_session
 from tests.server.conftest import model_env
 
@@ -100,11 +102,12 @@ async def test_allow_once_runs_the_command_and_records_who_answered(
         assert approval["asked"] is True
         assert approval["scope"] == "once"
         assert approval["answered_by"]  # the client's name (pytest-lsp), not empty
-        # the progress line says who answered and for how long
+        # the progress line says who answered and for how long (progress reports are
+        # coalesced, so the line is checked as the server words it, not as one report)
         await ed.wait_for(lambda: ed.progress_ended(run_id), what="the progress end")
-        reports = [getattr(p, "message", None) for p in ed.progress(run_id)]
         who = approval["answered_by"]
-        assert f"turn 1: run approved (asked, by {who}, once)" in reports
+        line = describe(event_adapter().validate_python(approval))
+        assert line == f"turn 1: run approved (asked, by {who}, once)"
         assert any("probe ran: ok" in out for out in _tool_outputs(model))
 
 
