@@ -13,6 +13,10 @@ export interface Usage {
   cache_read_tokens?: number;
   cache_write_tokens?: number;
   reasoning_tokens?: number;
+  /** US dollars (null: nothing priced, or a price unknown for some tokens). */
+  cost_usd?: number | null;
+  /** A price could not be found for some tokens: the cost is unknown, never 0. */
+  cost_unknown?: boolean;
 }
 
 export interface DiagnosticItem {

@@ -1,5 +1,13 @@
 /** Small display helpers shared by the trace view, the status bar and the pickers. */
 
+/** `$0.0123`, `cost unknown`, or "" when nothing was priced (no usage yet). */
+export function formatCost(usage: { cost_usd?: number | null; cost_unknown?: boolean } | undefined): string {
+  if (usage?.cost_unknown === true) {
+    return "cost unknown";
+  }
+  return typeof usage?.cost_usd === "number" ? `$${usage.cost_usd.toFixed(4)}` : "";
+}
+
 export function formatTokens(n: number | undefined): string {
   const v = n ?? 0;
   if (v < 1000) {

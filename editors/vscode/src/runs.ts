@@ -87,7 +87,17 @@ function addUsage(a: Usage, b: Usage | undefined): Usage {
     cache_read_tokens: sum(a.cache_read_tokens, b.cache_read_tokens),
     cache_write_tokens: sum(a.cache_write_tokens, b.cache_write_tokens),
     reasoning_tokens: sum(a.reasoning_tokens, b.reasoning_tokens),
+    ...addCost(a, b),
   };
+}
+
+/** The server's rule (driveros.llm.Usage): unknown once any part is unknown, never 0 for it. */
+function addCost(a: Usage, b: Usage): Pick<Usage, "cost_usd" | "cost_unknown"> {
+  if (a.cost_unknown === true || b.cost_unknown === true) {
+    return { cost_usd: null, cost_unknown: true };
+  }
+  const known = [a.cost_usd, b.cost_usd].filter((c): c is number => typeof c === "number");
+  return known.length === 0 ? {} : { cost_usd: known.reduce((x, y) => x + y, 0) };
 }
 
 export class RunStore {

@@ -4,7 +4,7 @@
  */
 
 import type { DiagnosticItem, TraceEvent } from "./events";
-import { firstLine, formatArguments, formatDuration, formatTokens } from "./format";
+import { firstLine, formatArguments, formatCost, formatDuration, formatTokens } from "./format";
 import type { RunState, TurnItem, TurnState } from "./runs";
 
 export type NodeIcon =
@@ -164,11 +164,11 @@ function turnNode(run: RunState, turn: TurnState, last: boolean): TraceNode {
   const tools = turn.items.filter((i) => i.kind === "tool").length;
   const parts = [`${tools} tool call${tools === 1 ? "" : "s"}`];
   if (turn.finished !== undefined) {
-    parts.push(formatTokens(turn.finished.usage?.total_tokens), formatDuration(turn.finished.duration_ms));
+    parts.push(formatTokens(turn.finished.usage?.total_tokens), formatCost(turn.finished.usage), formatDuration(turn.finished.duration_ms));
   } else if (run.status === "running") {
     parts.push("running…");
   }
-  return { id, label: `Turn ${turn.turn}`, description: parts.join(" · "), icon: "turn", children, expanded: last && run.status === "running" };
+  return { id, label: `Turn ${turn.turn}`, description: parts.filter((p) => p !== "").join(" · "), icon: "turn", children, expanded: last && run.status === "running" };
 }
 
 function outcomeIcon(outcome: string | undefined): NodeIcon {
@@ -245,7 +245,7 @@ export function runNode(run: RunState, newest = false): TraceNode {
     children.push({
       id: `${run.id}/outcome`,
       label: `outcome: ${verdict}`,
-      description: `${run.turns.length} turn${run.turns.length === 1 ? "" : "s"} · ${formatTokens(run.usage.total_tokens)} · ${formatDuration(runDuration(run))}`,
+      description: [`${run.turns.length} turn${run.turns.length === 1 ? "" : "s"}`, formatTokens(run.usage.total_tokens), formatCost(run.usage), formatDuration(runDuration(run))].filter((p) => p !== "").join(" · "),
       tooltip: r.error ?? r.answer,
       icon: outcomeIcon(r.outcome),
       children: lines(`${run.id}/answer`, r.error ?? r.answer),
@@ -254,7 +254,7 @@ export function runNode(run: RunState, newest = false): TraceNode {
   const status =
     run.status === "running"
       ? `running · turn ${run.turns.length} · ${formatTokens(run.usage.total_tokens)}`
-      : `${r?.outcome ?? "finished"} · ${formatTokens(run.usage.total_tokens)} · ${formatDuration(runDuration(run))}`;
+      : [r?.outcome ?? "finished", formatTokens(run.usage.total_tokens), formatCost(run.usage), formatDuration(runDuration(run))].filter((p) => p !== "").join(" · ");
   let context = run.status === "running" ? "run.running" : "run.finished";
   if (run.proposalPending) {
     context += ".proposal";

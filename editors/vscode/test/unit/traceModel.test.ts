@@ -107,3 +107,31 @@ test("test_trace_tree_shows_the_council_verdict_under_the_proposal", () => {
   ]);
   assert.deepEqual(outline(runNode(r2).children[0] as TraceNode, 0, 1), ["proposal [1 file · awaiting review]", "  council: no verdict [no second provider configured]", "  b.py [modify · not applied: edited since the run]"]);
 });
+
+test("test_trace_tree_shows_what_a_run_cost_and_unknown_never_as_zero", () => {
+  const store = new RunStore();
+  store.apply("c", { type: "run_started", run_id: "c", task: "priced" });
+  store.apply("c", { type: "turn_started", run_id: "c", turn: 1 });
+  store.apply("c", { type: "turn_finished", run_id: "c", turn: 1, duration_ms: 10, usage: { total_tokens: 100, cost_usd: 0.0012 } });
+  store.apply("c", { type: "turn_started", run_id: "c", turn: 2 });
+  store.apply("c", { type: "turn_finished", run_id: "c", turn: 2, duration_ms: 10, usage: { total_tokens: 100, cost_usd: 0.0003 } });
+  const priced = store.get("c");
+  assert.ok(priced !== undefined);
+  assert.deepEqual(outline(runNode(priced), 0, 1), [
+    "priced [running · turn 2 · 200 tok]",
+    "  Turn 1 [0 tool calls · 100 tok · $0.0012 · 10 ms]",
+    "  Turn 2 [0 tool calls · 100 tok · $0.0003 · 10 ms]",
+  ]);
+  store.apply("c", { type: "result", run_id: "c", outcome: "answered", exit_code: 0, turns: 2, usage: { total_tokens: 200, cost_usd: 0.0015 }, duration_ms: 20 });
+  assert.equal(outline(runNode(priced), 0, 0)[0], "priced [answered · 200 tok · $0.0015 · 20 ms]");
+
+  store.apply("u", { type: "run_started", run_id: "u", task: "local model" });
+  store.apply("u", { type: "turn_started", run_id: "u", turn: 1 });
+  store.apply("u", { type: "turn_finished", run_id: "u", turn: 1, duration_ms: 10, usage: { total_tokens: 100, cost_usd: 0.001 } });
+  store.apply("u", { type: "turn_started", run_id: "u", turn: 2 });
+  store.apply("u", { type: "turn_finished", run_id: "u", turn: 2, duration_ms: 10, usage: { total_tokens: 100, cost_usd: null, cost_unknown: true } });
+  store.apply("u", { type: "result", run_id: "u", outcome: "answered", exit_code: 0, turns: 2, usage: { total_tokens: 200, cost_usd: null, cost_unknown: true }, duration_ms: 20 });
+  const unknown = store.get("u");
+  assert.ok(unknown !== undefined);
+  assert.equal(outline(runNode(unknown), 0, 0)[0], "local model [answered · 200 tok · cost unknown · 20 ms]");
+});
