@@ -50,3 +50,29 @@ def test_a_suite_travels_without_the_driver_paths(tmp_path: Path) -> None:
     assert not (suite.root / "ws" / "__pycache__").exists()
     cloned = _prepare_workspace(suite, suite.case("from-git"), worker / "g")
     assert "a - b" in (cloned / "calc.py").read_text()
+
+
+def test_keys_go_to_the_runtime_env_never_into_task_arguments(tmp_path: Path) -> None:
+    from driveros.config import load_environment
+    from driveros.evals import EvalOptions, provider_env_vars
+    from driveros.evals._ray import _Job
+
+    key = "sk-test-never-in-a-task-1234567890"
+    env = load_environment(
+        cwd=tmp_path,
+        environ={"OPENAI_API_KEY": key, "OPENAI_MODEL": "gpt-x", "HOME": str(tmp_path)},
+    )
+    assert provider_env_vars(env) == {"OPENAI_API_KEY": key, "OPENAI_MODEL": "gpt-x"}
+
+    suite_dir = tmp_path / "suite"
+    (suite_dir / "ws").mkdir(parents=True)
+    (suite_dir / "suite.yaml").write_text("name: s\ncases:\n  - {id: a, task: t, workspace: ws}\n")
+    suite = load_suite(str(suite_dir))
+    data, archive = pack_suite(suite)
+    options = EvalOptions(mode="live", provider="openai", output_dir=tmp_path / "out")
+    job = _Job(
+        suite=data,
+        case_id="a",
+        options=options.model_dump(mode="json", exclude={"output_dir"}),
+    ).model_dump_json()
+    assert key not in job and key.encode() not in archive
