@@ -73,8 +73,9 @@ class DriverosLanguageServer(LanguageServer):
 
     def __init__(self, *, runner_factory: RunnerFactory | None = None) -> None:
         from driveros import __version__
+        from driveros_lsp._wire import DriverosProtocol
 
-        super().__init__(SERVER_NAME, __version__)
+        super().__init__(SERVER_NAME, __version__, protocol_cls=DriverosProtocol)
         self._settings: Settings | None = None
         #: Parses the initializationOptions after ``initialize`` has been answered.
         self.settings_task: asyncio.Task[None] | None = None
