@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from pygls.exceptions import JsonRpcException
 
@@ -335,53 +335,6 @@ def test_params_fuzz_the_server_advertises_exactly_the_fuzzed_commands(live: Ses
     result = live.ed.initialize_result  # type: ignore[attr-defined]
     advertised = set(result.capabilities.execute_command_provider.commands)
     assert advertised == set(protocol.COMMANDS)
-
-
-@pytest.mark.parametrize("name", protocol.COMMANDS)
-def test_params_fuzz_every_command_answers_a_result_or_a_typed_error(
-    live: Session, name: str
-) -> None:
-    @FUZZ
-    @given(data=st.data())
-    def prop(data: st.DataObject) -> None:
-        params = data.draw(command_params(live, name), label="params")
-        assert_typed(live.call("workspace/executeCommand", params), name)
-        assert_still_fine(live)
-
-    prop()
-
-
-def code_action_params(s: Session) -> st.SearchStrategy[Any]:
-    only = st.lists(
-        st.one_of(st.sampled_from(["quickfix", "", "refactor", "quickfix.x"]), odd_text)
-    )
-    context = st.fixed_dictionaries(
-        {"diagnostics": maybe(st.lists(maybe(diagnostic), max_size=3))},
-        optional={"only": maybe(only), "triggerKind": maybe(numbers)},
-    )
-    shaped = st.fixed_dictionaries(
-        {
-            "textDocument": maybe(st.fixed_dictionaries({"uri": maybe(uris(s.root))})),
-            "range": maybe(lsp_range),
-            "context": maybe(context),
-        },
-        optional={"workDoneToken": garbage, "partialResultToken": garbage},
-    )
-    return st.one_of(shaped, shaped, anything)
-
-
-def test_params_fuzz_code_actions_answer_a_result_or_a_typed_error(live: Session) -> None:
-    @FUZZ
-    @given(data=st.data())
-    def prop(data: st.DataObject) -> None:
-        params = data.draw(code_action_params(live), label="params")
-        outcome = live.call("textDocument/codeAction", params)
-        assert_typed(outcome, "textDocument/codeAction")
-        if outcome[0] == "result":
-            assert outcome[1] is None or isinstance(outcome[1], list)
-        assert_still_fine(live)
-
-    prop()
 
 
 # -- the findings, as examples ------------------------------------------------------------
