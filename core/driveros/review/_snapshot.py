@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from driveros._git import run_git, split_z
+from driveros._git import GitResult, run_git, split_z
 from driveros.review._environments import (
     ENVIRONMENT_DIRS,
     exclude_lines,
@@ -161,21 +161,25 @@ async def _copy_parallel(src: Path, dst: Path, relpaths: list[str]) -> None:
             tg.create_task(asyncio.to_thread(sync_paths, src, dst, part))
 
 
-async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size: int) -> None:
-    status_task = asyncio.create_task(
-        run_git(
-            [
-                "--no-optional-locks",
-                "status",
-                "--porcelain=v1",
-                "-z",
-                "--untracked-files=all",
-                "--no-renames",
-                "--ignore-submodules=all",
-            ],
-            cwd=top,
-        )
+async def _user_status(top: Path) -> GitResult:
+    """``git status`` of the user's tree (every untracked file, no renames): what differs from
+    ``HEAD``, read the same way by every strategy."""
+    return await run_git(
+        [
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--ignore-submodules=all",
+        ],
+        cwd=top,
     )
+
+
+async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size: int) -> None:
+    status_task = asyncio.create_task(_user_status(top))
     try:
         # Two `worktree add` on one repository at once race for the same entry name under
         # .git/worktrees: one lock per repository, shared with other processes.
@@ -262,20 +266,7 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
 async def _populate_overlay(lay: Layout, top: Path, common: Path, max_file_size: int) -> str | None:
     """Mount the view and record the baseline (``HEAD`` plus the user's dirty files, hashed
     from the lower layer: nothing is checked out or copied). None, or why it cannot mount."""
-    status_task = asyncio.create_task(
-        run_git(
-            [
-                "--no-optional-locks",
-                "status",
-                "--porcelain=v1",
-                "-z",
-                "--untracked-files=all",
-                "--no-renames",
-                "--ignore-submodules=all",
-            ],
-            cwd=top,
-        )
-    )
+    status_task = asyncio.create_task(_user_status(top))
     try:
         _, head, _ = await run_git(["rev-parse", "--verify", "HEAD^{commit}"], cwd=top)
 
