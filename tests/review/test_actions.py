@@ -1,4 +1,4 @@
-"""Review actions: apply, commit, discard, accept/reject, conflicts (nothing partially written)."""
+"""Review actions: apply, commit, discard, conflicts (nothing partially written)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ async def test_apply_writes_every_change(repo: Path, scratch_base: Path) -> None
             "src/app.py",
             "src/helpers.py",
         ]
-        assert scratch.state().applied == result.applied
+        # Applied once: a second apply() has nothing left to write.
+        assert (await scratch.apply()).applied == []
     assert tree(repo) == expected
     assert os.access(repo / "bin/tool", os.X_OK)
     assert "?? docs/" in git(repo, "status", "--porcelain")  # unstaged: the user reviews in git
@@ -54,9 +55,6 @@ async def test_apply_subset_by_path(repo: Path, scratch_base: Path) -> None:
         await scratch.changes()
         result = await scratch.apply(["src/util.py"])  # either side of a rename selects it
         assert result.applied == ["src/helpers.py"]
-        st = {f.path: f.status for f in scratch.state().files}
-        assert st["src/helpers.py"] == "applied"
-        assert st["src/app.py"] == "pending"
     assert (repo / "src/helpers.py").read_text() == "X = 1\n"
     assert not (repo / "src/util.py").exists()
     assert (repo / "src/app.py").read_text() != FIXED
@@ -127,8 +125,8 @@ async def test_commit_only_selected_paths(repo: Path, scratch_base: Path) -> Non
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
         _agent_edits(scratch.path)
         await scratch.changes()
-        scratch.reject(["docs/new.md"], feedback="no docs please")
-        result = await scratch.commit("agent: fix add")
+        chosen = ["README.md", "bin/tool", "src/app.py", "src/helpers.py"]  # not docs/new.md
+        result = await scratch.commit("agent: fix add", chosen)
     assert result.commit == git(repo, "rev-parse", "HEAD").strip()
     assert git(repo, "log", "-1", "--format=%s").strip() == "agent: fix add"
     shown = git(repo, "show", "--no-renames", "--name-status", "--format=", "HEAD").split("\n")
@@ -166,59 +164,28 @@ async def test_discard_leaves_workspace_untouched(repo: Path, scratch_base: Path
     scratch = await ScratchWorkspace.create(repo, base_dir=scratch_base)
     _agent_edits(scratch.path)
     await scratch.changes()
-    state = await scratch.discard()
-    assert state.closed
-    assert set(state.rejected) == {f.path for f in state.files}
+    await scratch.discard()
+    assert scratch.closed
     assert tree(repo) == before
     assert list(scratch_base.iterdir()) == []
     with pytest.raises(ScratchClosedError):
         await scratch.apply()
 
 
-async def test_review_state_accept_reject_feedback(repo: Path, scratch_base: Path) -> None:
+async def test_apply_without_paths_writes_what_is_not_applied_yet(
+    repo: Path, scratch_base: Path
+) -> None:
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
         (scratch.path / "src/app.py").write_text(FIXED)
         write_files(scratch.path, {"docs/new.md": "# new\n"})
         await scratch.changes()
-        assert scratch.state().pending == ["docs/new.md", "src/app.py"]
-        scratch.accept(["src/app.py"])
-        state = scratch.reject(["docs/new.md"], feedback="put it in README instead")
-        assert state.model_dump()["files"] == [
-            {
-                "path": "docs/new.md",
-                "action": "create",
-                "old_path": None,
-                "status": "rejected",
-                "feedback": "put it in README instead",
-                "additions": 1,
-                "deletions": 0,
-            },
-            {
-                "path": "src/app.py",
-                "action": "modify",
-                "old_path": None,
-                "status": "accepted",
-                "feedback": "",
-                "additions": 1,
-                "deletions": 1,
-            },
-        ]
-        assert state.feedback_prompt() == (
-            "The user reviewed your proposal and rejected these changes:\n"
-            "- docs/new.md (create): put it in README instead\n"
-            "Accepted (keep as they are): src/app.py\n"
-            "Revise the rejected changes accordingly."
-        )
         with pytest.raises(UnknownPathError):
-            scratch.accept(["nope.py"])
-        # The agent revises the rejected file: the new version is pending again.
-        write_files(scratch.path, {"docs/new.md": "# better\n"})
-        await scratch.changes()
-        assert scratch.state().pending == ["docs/new.md"]
-        # apply() without paths skips rejected files.
-        scratch.reject(["docs/new.md"])
-        assert (await scratch.apply()).applied == ["src/app.py"]
-    assert not (repo / "docs/new.md").exists()
+            await scratch.apply(["nope.py"])
+        assert (await scratch.apply(["src/app.py"])).applied == ["src/app.py"]
+        assert (await scratch.apply()).applied == ["docs/new.md"]
+        assert (await scratch.apply()).applied == []
+    assert (repo / "src/app.py").read_text() == FIXED
+    assert (repo / "docs/new.md").read_text() == "# new\n"
 
 
 async def test_apply_refuses_paths_escaping_via_symlinked_dir(

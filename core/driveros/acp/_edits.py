@@ -118,7 +118,6 @@ async def _write(gate: EditGate, scratch: ScratchWorkspace, change: FileChange) 
             await gate.write(str(workspace / plan.path), plan.target)
         except Exception as exc:  # the client refused or failed: nothing else is tried
             return f"the editor could not write the file ({exc})"
-        scratch.accept([change.path])
         return None
     try:
         await scratch.apply([change.path])
@@ -188,7 +187,6 @@ async def deliver_edits(
                 await _finish(gate, call_id, ok=False, note=f"not written: {problem}")
                 feedback.append(f"- {change.path}: could not be written ({problem})")
         else:
-            scratch.reject([change.path])
             await _finish(gate, call_id, ok=False, note="rejected by the user: not written")
             feedback.append(f"- {change.path}: the user rejected this change; it was not written")
     return feedback

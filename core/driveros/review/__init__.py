@@ -4,7 +4,7 @@
         ...  # the agent works in scratch.path
         changes = await scratch.changes()
         sys.stderr.write(render_changes(changes, color=sys.stderr.isatty()))
-        await scratch.apply()          # or commit(message), discard(), accept()/reject()
+        await scratch.apply()          # or commit(message), discard()
 
 Approval policies live in :mod:`driveros.review.approval` (re-exported here).
 """
@@ -26,9 +26,6 @@ from driveros.review._models import (
     ChangeAction,
     Conflict,
     FileChange,
-    FileReview,
-    FileStatus,
-    ReviewState,
 )
 from driveros.review._overlay import STRATEGIES, STRATEGY_VAR, scratch_strategies
 from driveros.review._plan import PlannedFile, path_problem, plan_file, read_text
@@ -62,8 +59,6 @@ __all__ = [
     "ContainerGit",
     "Decision",
     "FileChange",
-    "FileReview",
-    "FileStatus",
     "GitError",
     "GitNotFoundError",
     "HookChangeError",
@@ -75,7 +70,6 @@ __all__ = [
     "PlannedFile",
     "PolicyApproval",
     "ReviewError",
-    "ReviewState",
     "ScratchClosedError",
     "ScratchWorkspace",
     "UnknownPathError",

@@ -1,4 +1,4 @@
-"""Value types of the review layer: proposed file changes and the review bookkeeping."""
+"""Value types of the review layer: proposed file changes, conflicts, what was applied."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 ChangeAction = Literal["create", "modify", "delete", "rename"]
-FileStatus = Literal["pending", "accepted", "rejected", "applied"]
 
 
 class FileChange(BaseModel):
@@ -58,60 +57,3 @@ class ApplyResult(BaseModel):
     applied: list[str] = Field(default_factory=list)
     #: The commit id for ``commit()``; None for ``apply()``.
     commit: str | None = None
-
-
-class FileReview(BaseModel):
-    """The review status of one proposed file."""
-
-    model_config = ConfigDict(frozen=True)
-
-    path: str
-    action: ChangeAction
-    old_path: str | None = None
-    status: FileStatus = "pending"
-    feedback: str = ""
-    additions: int = 0
-    deletions: int = 0
-
-
-class ReviewState(BaseModel):
-    """Per-file review bookkeeping that the CLI and the language server can show."""
-
-    model_config = ConfigDict(frozen=True)
-
-    files: list[FileReview] = Field(default_factory=list)
-    closed: bool = False
-
-    def with_status(self, status: FileStatus) -> list[str]:
-        return [f.path for f in self.files if f.status == status]
-
-    @property
-    def pending(self) -> list[str]:
-        return self.with_status("pending")
-
-    @property
-    def accepted(self) -> list[str]:
-        return self.with_status("accepted")
-
-    @property
-    def rejected(self) -> list[str]:
-        return self.with_status("rejected")
-
-    @property
-    def applied(self) -> list[str]:
-        return self.with_status("applied")
-
-    def feedback_prompt(self) -> str:
-        """A user turn telling the model which files were rejected and why ("" if none)."""
-        rejected = [f for f in self.files if f.status == "rejected"]
-        if not rejected:
-            return ""
-        lines = ["The user reviewed your proposal and rejected these changes:"]
-        for f in rejected:
-            note = f": {f.feedback}" if f.feedback else ""
-            lines.append(f"- {f.path} ({f.action}){note}")
-        accepted = [f.path for f in self.files if f.status in ("accepted", "applied")]
-        if accepted:
-            lines.append("Accepted (keep as they are): " + ", ".join(accepted))
-        lines.append("Revise the rejected changes accordingly.")
-        return "\n".join(lines)

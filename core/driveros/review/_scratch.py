@@ -23,7 +23,7 @@ from driveros.review._errors import (
 )
 from driveros.review._files import check_relpath
 from driveros.review._hooks import refuse_hook_changes
-from driveros.review._models import ApplyResult, FileChange, FileReview, FileStatus, ReviewState
+from driveros.review._models import ApplyResult, FileChange
 from driveros.review._overlay import STRATEGIES, strategy_from_env
 from driveros.review._snapshot import (
     Layout,
@@ -77,14 +77,6 @@ class KeptScratch:
     kept_at: float
 
 
-@dataclass(frozen=True)
-class _Verdict:
-    status: FileStatus
-    feedback: str
-    #: The agent's version the verdict was about; a newer version is pending again.
-    after_sha: str | None
-
-
 class ScratchWorkspace:
     """A private copy of a workspace; nothing reaches the user's files until applied.
 
@@ -101,7 +93,8 @@ class ScratchWorkspace:
     def __init__(self, layout: Layout) -> None:
         self._lay = layout
         self._closed = False
-        self._verdicts: dict[str, _Verdict] = {}
+        #: path -> the agent's version (after_sha) written into the workspace.
+        self._applied: dict[str, str | None] = {}
         self._last: list[FileChange] = []
         self._lock = asyncio.Lock()
         self._kept = False
@@ -233,38 +226,9 @@ class ScratchWorkspace:
             self._last = await compute_changes(self._lay)
             return list(self._last)
 
-    def state(self) -> ReviewState:
-        """Per-file review status of the changes last returned by :meth:`changes`."""
-        files = []
-        for ch in self._last:
-            v = self._verdicts.get(ch.path)
-            current = v is not None and v.after_sha == ch.after_sha
-            files.append(
-                FileReview(
-                    path=ch.path,
-                    action=ch.action,
-                    old_path=ch.old_path,
-                    status=v.status if v is not None and current else "pending",
-                    feedback=v.feedback if v is not None and current else "",
-                    additions=ch.additions,
-                    deletions=ch.deletions,
-                )
-            )
-        return ReviewState(files=files, closed=self._closed)
-
-    def accept(self, paths: Iterable[str] | None = None) -> ReviewState:
-        """Mark files accepted (all known changes when ``paths`` is None). Bookkeeping only."""
-        for ch in self._select(paths):
-            self._verdicts[ch.path] = _Verdict("accepted", "", ch.after_sha)
-        return self.state()
-
-    def reject(self, paths: Iterable[str] | None = None, feedback: str = "") -> ReviewState:
-        """Mark files rejected with optional feedback; :meth:`apply` skips them by default."""
-        for ch in self._select(paths):
-            self._verdicts[ch.path] = _Verdict("rejected", feedback, ch.after_sha)
-        return self.state()
-
     def _select(self, paths: Iterable[str] | None) -> list[FileChange]:
+        """The changes ``paths`` name (either side of a rename names it); every change last
+        returned by :meth:`changes` when None. An unknown path raises UnknownPathError."""
         if paths is None:
             return list(self._last)
         wanted = [check_relpath(p) for p in paths]
@@ -282,22 +246,27 @@ class ScratchWorkspace:
             seen[by_path[p].path] = by_path[p]
         return list(seen.values())
 
+    def _not_applied(self) -> list[FileChange]:
+        """The changes not written yet (a file the agent changed again after it was applied
+        is due again)."""
+        return [
+            c
+            for c in self._last
+            if c.path not in self._applied or self._applied[c.path] != c.after_sha
+        ]
+
     # -- review actions -----------------------------------------------------------------------
 
     async def apply(self, paths: Iterable[str] | None = None) -> ApplyResult:
         """Write changes into the user's workspace, each file atomically.
 
-        ``paths=None`` applies every change not rejected and not yet applied. When any selected
+        ``paths=None`` applies every change not applied yet. When any selected
         file was changed by the user since the baseline, raises :class:`ConflictError` listing
         each conflict and writes nothing.
         """
         self._check_open()
         await self.changes()
-        if paths is None:
-            st = {f.path: f.status for f in self.state().files}
-            selected = [c for c in self._last if st[c.path] in ("pending", "accepted")]
-        else:
-            selected = self._select(paths)
+        selected = self._not_applied() if paths is None else self._select(paths)
         try:
             written = await asyncio.to_thread(
                 apply_changes,
@@ -311,7 +280,7 @@ class ScratchWorkspace:
                 f"could not write to the workspace: {exc}", path=exc.filename
             ) from exc
         for ch in selected:
-            self._verdicts[ch.path] = _Verdict("applied", "", ch.after_sha)
+            self._applied[ch.path] = ch.after_sha
         return ApplyResult(applied=written)
 
     async def commit(self, message: str, paths: Iterable[str] | None = None) -> ApplyResult:
@@ -334,8 +303,7 @@ class ScratchWorkspace:
         # Resolve the selection before writing so the commit covers renames' old paths too.
         await self.changes()
         if paths is None:
-            st = {f.path: f.status for f in self.state().files}
-            chosen = [c.path for c in self._last if st[c.path] in ("pending", "accepted")]
+            chosen = [c.path for c in self._not_applied()]
         else:
             chosen = [c.path for c in self._select(paths)]
         if not chosen:
@@ -360,16 +328,10 @@ class ScratchWorkspace:
         _, sha, _ = await run_git(["rev-parse", "HEAD"], cwd=ws)
         return ApplyResult(applied=result.applied, commit=sha.decode().strip())
 
-    async def discard(self) -> ReviewState:
-        """Drop the copy without touching the workspace; pending files count as rejected.
-        Removes a kept copy too (for good)."""
-        for f in self.state().files:
-            if f.status in ("pending", "accepted"):
-                ch = next(c for c in self._last if c.path == f.path)
-                self._verdicts[f.path] = _Verdict("rejected", "discarded", ch.after_sha)
+    async def discard(self) -> None:
+        """Drop the copy without touching the workspace. Removes a kept copy too (for good)."""
         self._kept = False
         await self.aclose()
-        return self.state()
 
     # -- surviving a restart ------------------------------------------------------------------
 
