@@ -155,8 +155,9 @@ class AgentRunner:
         # The first run imports the agent and everything it loads lazily (the LLM stack, the
         # sandbox, the diagnostics feed): do that off the event loop, once.
         await asyncio.to_thread(_warm_imports, request.settings.memory)
-        from driveros.agent import DiagnosticItem, Event, RunSpec, execute_run
+        from driveros.agent import Event, RunSpec, execute_run
         from driveros.config import load_environment
+        from driveros.diagnostics import DiagnosticItem
 
         root = Path(request.workspace)
         env = await asyncio.to_thread(load_environment, cwd=root, trusted=request.trusted)

@@ -7,7 +7,8 @@ from pathlib import Path
 from tests.agent.conftest import sandbox_env
 
 from driveros import intel
-from driveros.agent import Agent, DiagnosticsSnapshot, StuckVerdict, TurnObservation
+from driveros.agent import Agent, StuckVerdict, TurnObservation
+from driveros.diagnostics import DiagnosticsSnapshot
 from driveros.llm import openaicompat
 from driveros.sandbox import LocalSandbox
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests._scripted import FIX_CALC
 
-from driveros.agent import DiagnosticItem
+from driveros.diagnostics import DiagnosticItem
 from driveros.intel import DiagnosticsFeed, read_workspace_config
 from driveros.sandbox import LocalSandbox
 from driveros.testing import ToolCallSpec, Turn
@@ -52,6 +52,30 @@ async def test_diagnostics_delta_after_edits_and_targets_fixed(checked_repo: Pat
     assert "Diagnostics to fix:" in first_prompt
     assert out.report.result.targets_fixed is True
     assert out.report.result.outcome == "answered"
+
+
+async def test_a_test_still_failing_with_other_values_is_neither_new_nor_fixed(
+    checked_repo: Path,
+) -> None:
+    """The event, the note to the model, the stuck detector and the targets share one identity:
+    before, the event said "1 new, 1 fixed" here while the targets said "still failing"."""
+    targets = await _baseline(checked_repo)
+    wrong_again = ToolCallSpec(
+        "edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a * b"}
+    )
+    out = await run_scripted(
+        [Turn(tool_calls=[wrong_again]), Turn(text="Fixed.")],
+        checked_repo,
+        diagnostics=True,
+        targets=targets,
+        workspace_trusted=True,
+    )
+    (event,) = out.of("diagnostics")
+    assert (event.new, event.fixed) == ([], [])
+    assert event.unchanged == event.total >= 1
+    sent = [m for m in out.server.requests[1]["messages"] if m["role"] == "tool"][-1]
+    assert "0 new, 0 fixed" in sent["content"]
+    assert out.report.result.targets_fixed is False
 
 
 async def test_targets_not_fixed_when_the_answer_is_premature(checked_repo: Path) -> None:

@@ -46,8 +46,8 @@ async def test_fix_takes_the_build_errors_as_targets_and_exits_0_when_all_are_go
     events = run.lines()
     task = events[0]["task"]
     assert task.startswith("Fix the ")
-    assert "syn.py:1:" in task and "(ruff)" in task
-    assert "typed.py:5:" in task and "(mypy)" in task
+    assert "syn.py:1:" in task and "[ruff " in task
+    assert "typed.py:5:" in task and "[mypy " in task
     assert "typed.py:5:" in first_prompt
     result = events[-1]
     assert result["type"] == "result"

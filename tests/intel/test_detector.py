@@ -7,15 +7,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from driveros.agent._events import DiagnosticItem
-from driveros.agent._hooks import (
-    DiagnosticsSnapshot,
-    StuckDetector,
-    StuckVerdict,
-    ToolObservation,
-    TurnObservation,
-)
-from driveros.intel import BuildDiagnosticsDetector, fingerprint
+from driveros.agent import StuckDetector, StuckVerdict, ToolObservation, TurnObservation
+from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot, fingerprint
+from driveros.intel import BuildDiagnosticsDetector
 
 
 def err(path: str, message: str, line: int = 1, code: str | None = "misc") -> DiagnosticItem:

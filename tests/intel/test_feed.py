@@ -6,15 +6,14 @@ import os
 
 import pytest
 
-from driveros.agent._hooks import DiagnosticsSource, ToolObservation, TurnObservation
+from driveros.agent import DiagnosticsSource, ToolObservation, TurnObservation
+from driveros.diagnostics import diff_snapshots, targets_fixed
 from driveros.intel import (
     BuildDiagnosticsDetector,
     CheckSpec,
     DiagnosticsFeed,
     IntelConfig,
-    diff_snapshots,
     read_workspace_config,
-    targets_fixed,
 )
 from tests.intel import _projects as P
 from tests.intel.conftest import OpenProject, require_tool

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from driveros.agent._events import DiagnosticItem
+from driveros.diagnostics import DiagnosticItem
 from driveros.intel import PathContext, get_parser, parse_output
 
 DATA = Path(__file__).resolve().parent / "data"

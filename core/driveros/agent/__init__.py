@@ -21,7 +21,6 @@ from driveros.agent._events import (
     EXIT_CODES,
     Approval,
     Compaction,
-    DiagnosticItem,
     Diagnostics,
     Edit,
     Event,
@@ -42,7 +41,6 @@ from driveros.agent._events import (
     event_json_schema,
 )
 from driveros.agent._hooks import (
-    DiagnosticsSnapshot,
     DiagnosticsSource,
     MemoryHook,
     StuckDetector,
@@ -89,9 +87,7 @@ __all__ = [
     "Compaction",
     "CycleDetector",
     "Decision",
-    "DiagnosticItem",
     "Diagnostics",
-    "DiagnosticsSnapshot",
     "DiagnosticsSource",
     "Edit",
     "Event",

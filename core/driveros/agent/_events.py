@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from driveros._unicode import printable_data
+from driveros.diagnostics import DiagnosticItem
 from driveros.llm import Usage
 
 Outcome = Literal[
@@ -114,20 +115,6 @@ class ToolResult(_Event):
     #: True when the tool observed real state (counts toward a verified answer).
     observed: bool = False
     truncated: bool = False
-
-
-class DiagnosticItem(_Printable):
-    model_config = ConfigDict(frozen=True)
-
-    path: str
-    line: int = 0
-    column: int = 0
-    end_line: int | None = None
-    end_column: int | None = None
-    severity: Literal["error", "warning", "information", "hint"] = "error"
-    code: str | None = None
-    source: str = ""
-    message: str
 
 
 class Diagnostics(_Event):

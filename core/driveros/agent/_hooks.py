@@ -15,25 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from driveros.agent._events import DiagnosticItem
+from driveros.diagnostics import DiagnosticsSnapshot
 from driveros.llm import Message
-
-
-class DiagnosticsSnapshot(BaseModel):
-    """What the project's own tools said at one moment."""
-
-    model_config = ConfigDict(frozen=True)
-
-    fingerprint: str
-    items: tuple[DiagnosticItem, ...] = ()
-    #: Names of the checks that ran (e.g. "ruff", "mypy", "pytest").
-    checks: tuple[str, ...] = ()
-    #: Tool output that could not be parsed into items: kept, never dropped.
-    raw: str = ""
-
-    @property
-    def errors(self) -> int:
-        return sum(1 for d in self.items if d.severity == "error")
 
 
 class ToolObservation(BaseModel):

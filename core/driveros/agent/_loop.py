@@ -28,7 +28,6 @@ from driveros.agent._context import (
 )
 from driveros.agent._diagnostics import DiagnosticsTracker
 from driveros.agent._hooks import (
-    DiagnosticsSnapshot,
     DiagnosticsSource,
     MemoryHook,
     StuckDetector,
@@ -47,11 +46,11 @@ from driveros.agent._state import (
     RunState,
     TargetsJudge,
     result_fields,
-    targets_gone,
 )
 from driveros.agent._stuck import default_detectors
 from driveros.agent._think import stream_turn
 from driveros.agent._tools import ExtraTool, ToolBox, tool_specs
+from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot, render_delta, targets_fixed
 from driveros.llm import (
     Message,
     Provider,
@@ -87,7 +86,7 @@ class Agent:
         diagnostics: DiagnosticsSource | None = None,
         memory: MemoryHook | None = None,
         secrets: Sequence[str] = (),
-        targets: Sequence[ev.DiagnosticItem] = (),
+        targets: Sequence[DiagnosticItem] = (),
         targets_judge: TargetsJudge | None = None,
         run_id: str | None = None,
         on_event: OnEvent | None = None,
@@ -104,7 +103,7 @@ class Agent:
         ]
         self.memory = memory
         self.targets = list(targets)
-        self._judge = targets_judge or targets_gone
+        self._judge = targets_judge or targets_fixed
         self.sink = sink or EventSink(run_id or uuid.uuid4().hex[:12], on_event, Redactor(secrets))
         #: The result a canceled run ended with (set before the cancellation propagates).
         self.partial_result: ev.Result | None = None
@@ -511,14 +510,14 @@ class Agent:
             turn=turn,
             fingerprint=snapshot.fingerprint,
             total=delta.total,
-            new=delta.new,
-            fixed=delta.fixed,
-            unchanged=delta.unchanged,
+            new=list(delta.new),
+            fixed=list(delta.fixed),
+            unchanged=len(delta.unchanged),
             checks=list(snapshot.checks),
         )
         # The delta rides on the last tool result so the message order stays valid everywhere.
         last = results[-1]
-        note = self.sink.redactor.text(delta.describe())
+        note = self.sink.redactor.text(render_delta(delta))
         results[-1] = last.model_copy(update={"content": f"{last.content}\n\n{note}"})
         return snapshot
 

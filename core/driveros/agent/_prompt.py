@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from driveros.agent._events import DiagnosticItem
+from driveros.diagnostics import DiagnosticItem, format_items
 
 SYSTEM_PROMPT = """\
 You are driveros, a coding agent working inside a sandboxed copy of a software project.
@@ -21,11 +21,7 @@ def first_message(
 ) -> str:
     parts = [task.strip()]
     if targets:
-        lines = ["Diagnostics to fix:"]
-        for d in targets:
-            code = f" [{d.code}]" if d.code else ""
-            lines.append(f"- {d.path}:{d.line}:{d.column}: {d.severity}: {d.message}{code}")
-        parts.append("\n".join(lines))
+        parts.append("Diagnostics to fix:\n" + format_items(targets, prefix="- "))
     if memories:
         lines = ["Notes from earlier runs (possibly stale — verify with tools):"]
         lines += [f"- {m}" for m in memories]

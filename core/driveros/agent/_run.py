@@ -36,6 +36,7 @@ from driveros.agent._sink import EventSink, OnEvent
 from driveros.agent._state import AgentConfig, TargetsJudge
 from driveros.agent._tools import ExtraTool
 from driveros.config import KEY_VARS, PROVIDER_ORDER, Environment
+from driveros.diagnostics import DiagnosticItem, targets_fixed
 from driveros.llm import Message, Provider
 from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox, dotenv_assignments
 
@@ -83,7 +84,7 @@ class RunSpec(BaseModel):
     #: Unsaved editor buffers: workspace-relative path -> text (needs ``review``).
     overlays: dict[str, str] = Field(default_factory=dict)
     #: Diagnostics the task should make disappear (a fix task).
-    targets: list[ev.DiagnosticItem] = Field(default_factory=list)
+    targets: list[DiagnosticItem] = Field(default_factory=list)
     run_id: str | None = None
     #: Attach the build-diagnostics feed (driveros.intel): snapshots after edit turns.
     diagnostics: bool = True
@@ -280,13 +281,13 @@ async def _intel_for(
     return _Intel(
         feed=feed,
         detectors=[intel.BuildDiagnosticsDetector(targets=spec.targets)],
-        judge=intel.targets_fixed,
+        judge=targets_fixed,
     )
 
 
 async def current_errors(
     spec: RunSpec, env: Environment, *, paths: Sequence[str] = ()
-) -> tuple[list[ev.DiagnosticItem], tuple[str, ...], int]:
+) -> tuple[list[DiagnosticItem], tuple[str, ...], int]:
     """The build's errors now (the diagnostics feed run once in ``spec``'s tier on the user's
     workspace), the checks that ran and how many errors lie outside ``paths``; with ``paths``
     (workspace-relative files or folders) only the errors in them. ``driveros agent --fix``

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from driveros.agent import _events as ev
-from driveros.agent._diagnostics import targets_remaining
-from driveros.agent._hooks import DiagnosticsSnapshot
 from driveros.agent._prompt import SYSTEM_PROMPT
+from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot
 from driveros.llm import Message, Usage
 
 #: The context budget when neither the user nor the model's table says more.
@@ -94,11 +93,9 @@ class Finish(Exception):
         self.targets_fixed = targets_fixed
 
 
-TargetsJudge = Callable[[DiagnosticsSnapshot, Sequence[ev.DiagnosticItem]], bool]
-
-
-def targets_gone(snapshot: DiagnosticsSnapshot, targets: Sequence[ev.DiagnosticItem]) -> bool:
-    return not targets_remaining(targets, snapshot)
+#: Whether a run fixed its targets, judged on the last snapshot (default:
+#: ``driveros.diagnostics.targets_fixed``).
+TargetsJudge = Callable[[DiagnosticsSnapshot, Sequence[DiagnosticItem]], bool]
 
 
 def result_fields(result: ev.Result) -> dict[str, object]:

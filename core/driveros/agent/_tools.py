@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from driveros._errors import DriverosError
 from driveros._plural import count
 from driveros._tool_names import TOOL_NAMES
-from driveros.agent._hooks import DiagnosticsSnapshot
+from driveros.diagnostics import DiagnosticsSnapshot, render_snapshot
 from driveros.llm import ToolSpec
 from driveros.sandbox import (
     MAX_FALLBACK_FILE,
@@ -141,17 +141,6 @@ def clip(text: str, limit: int) -> tuple[str, bool]:
     half = limit // 2
     dropped = len(text) - 2 * half
     return f"{text[:half]}\n[... {dropped} characters omitted ...]\n{text[-half:]}", True
-
-
-def format_diagnostics(snapshot: DiagnosticsSnapshot) -> str:
-    if not snapshot.items:
-        checks = ", ".join(snapshot.checks) or "no checks"
-        return f"No diagnostics ({checks})." + (f"\n{snapshot.raw}" if snapshot.raw else "")
-    lines = [f"{count(len(snapshot.items), 'diagnostic')} ({', '.join(snapshot.checks)}):"]
-    for d in snapshot.items:
-        code = f" [{d.code}]" if d.code else ""
-        lines.append(f"{d.path}:{d.line}:{d.column}: {d.severity}: {d.message}{code}")
-    return "\n".join(lines)
 
 
 #: At most this many names are listed per kind of file a search did not search.
@@ -340,7 +329,7 @@ class ToolBox:
                     return ToolOutcome(
                         False, "no diagnostics feed is configured for this run; use `run`"
                     )
-                return ToolOutcome(True, format_diagnostics(snap), observed=True)
+                return ToolOutcome(True, render_snapshot(snap), observed=True)
         return ToolOutcome(False, "error: unsupported tool")
 
 

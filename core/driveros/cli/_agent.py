@@ -25,7 +25,6 @@ from driveros._plural import count
 from driveros._unicode import printable
 from driveros.agent import (
     EXIT_CODES,
-    DiagnosticItem,
     Event,
     OnEvent,
     RedactingFilter,
@@ -50,6 +49,7 @@ from driveros.cli._output import TraceWriter, result_json, summary_line
 from driveros.cli._output_review import council_gate, finish_review, review_prompt_check
 from driveros.cli._parser import UsageError
 from driveros.config import Environment, load_environment
+from driveros.diagnostics import DiagnosticItem, format_items
 
 T = TypeVar("T")
 
@@ -443,19 +443,13 @@ def _fix_paths(given: list[str], root: Path) -> list[str]:
 
 def fix_task(task: str, targets: list[DiagnosticItem]) -> str:
     """The task of a ``--fix`` run: the user's text (or a default) and the targets."""
-    listing = "\n".join(f"- {format_target(d)}" for d in targets)
+    listing = format_items(targets, prefix="- ")
     if not task:
         return (
             f"Fix the {count(len(targets), 'error')} the build reports now, without breaking "
             f"anything else:\n{listing}"
         )
     return f"{task.rstrip()}\n\nThe build reports these errors now; fix them:\n{listing}"
-
-
-def format_target(d: DiagnosticItem) -> str:
-    code = f" [{d.code}]" if d.code else ""
-    source = f" ({d.source})" if d.source else ""
-    return f"{d.path}:{d.line}:{d.column}: {d.message}{code}{source}"
 
 
 def _nothing_to_fix(

@@ -27,6 +27,7 @@ from driveros._git import run_git_sync
 from driveros.agent import Agent, AgentConfig
 from driveros.agent._events import Event
 from driveros.config import Environment
+from driveros.diagnostics import targets_fixed
 from driveros.evals._cassette import Cassette, ReplayLog, recording_client, replay_client
 from driveros.evals._results import CaseResult, EvalRun, Mode
 from driveros.evals._scoring import case_passed, score_case
@@ -396,7 +397,7 @@ def _intel_options(case: Case, sandbox: Sandbox) -> dict[str, Any]:
         "diagnostics": intel.DiagnosticsFeed(sandbox),
         "extra_detectors": [intel.BuildDiagnosticsDetector(targets=case.targets)],
         "targets": list(case.targets),
-        "targets_judge": intel.targets_fixed,
+        "targets_judge": targets_fixed,
     }
 
 

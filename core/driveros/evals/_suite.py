@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from driveros._errors import ConfigError
-from driveros.agent._events import DiagnosticItem
+from driveros.diagnostics import DiagnosticItem
 
 
 class _Strict(BaseModel):

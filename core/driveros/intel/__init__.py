@@ -4,24 +4,13 @@
     before = await feed.snapshot()
     ...                                        # the agent edits files
     after = await feed.snapshot(changed=["src/app.py"])
-    delta = diff_snapshots(before, after)      # new / fixed / unchanged
-    targets_fixed(after, targets)              # "fix this diagnostic", verified
+    delta = diff_snapshots(before, after)      # driveros.diagnostics: new / fixed / unchanged
 
-``BuildDiagnosticsDetector`` judges a run stuck from the snapshots after edit turns.
+``BuildDiagnosticsDetector`` judges a run stuck from the snapshots after edit turns. What a
+diagnostic is, identity, deltas and target matching live in ``driveros.diagnostics``.
 See docs/intel.md for the configuration schema and the detector's rules.
 """
 
-from driveros.intel._compare import (
-    SnapshotDelta,
-    diff_snapshots,
-    fingerprint,
-    format_item,
-    item_key,
-    normalize_message,
-    remaining_targets,
-    render_snapshot,
-    targets_fixed,
-)
 from driveros.intel._config import (
     CheckSpec,
     IntelConfig,
@@ -52,21 +41,12 @@ __all__ = [
     "ParseResult",
     "ParserName",
     "PathContext",
-    "SnapshotDelta",
     "WorkspaceConfig",
     "default_limiter",
-    "diff_snapshots",
-    "fingerprint",
-    "format_item",
     "get_parser",
     "has_workspace_config",
-    "item_key",
     "load_config",
-    "normalize_message",
     "parse_config",
     "parse_output",
     "read_workspace_config",
-    "remaining_targets",
-    "render_snapshot",
-    "targets_fixed",
 ]

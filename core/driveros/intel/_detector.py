@@ -20,9 +20,15 @@ from collections.abc import Sequence
 
 from driveros._plural import count
 from driveros._tool_names import EDIT_TOOLS
-from driveros.agent._events import DiagnosticItem
-from driveros.agent._hooks import DiagnosticsSnapshot, StuckVerdict, TurnObservation
-from driveros.intel._compare import ItemKey, format_item, item_key, remaining_targets
+from driveros.agent import StuckVerdict, TurnObservation
+from driveros.diagnostics import (
+    DiagnosticItem,
+    DiagnosticsSnapshot,
+    ItemKey,
+    format_item,
+    item_key,
+    remaining_targets,
+)
 
 _META_CODES = frozenset({"timeout", "check-failed", "config"})
 _EVIDENCE = 10

@@ -26,9 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Literal
 
 from driveros._errors import SandboxError
-from driveros.agent._events import DiagnosticItem
-from driveros.agent._hooks import DiagnosticsSnapshot
-from driveros.intel._compare import fingerprint
+from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot, fingerprint
 from driveros.intel._config import CheckSpec, IntelConfig
 from driveros.intel._detect import (
     Probe,

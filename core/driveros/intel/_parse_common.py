@@ -5,7 +5,8 @@ Every parser takes the tool's stdout and stderr plus a :class:`PathContext` and 
 knows to be boilerplate ("Found 3 errors", "Compiling foo v0.1.0") are dropped on purpose;
 anything else it cannot read goes to ``unparsed`` so the feed can keep it as raw text.
 
-Lines and columns in every :class:`DiagnosticItem` are 1-based; 0 means "unknown".
+Lines and columns in every :class:`DiagnosticItem` are 1-based; 0 means "unknown"
+(``driveros.diagnostics`` owns the convention and the conversion from 0-based positions).
 """
 
 from __future__ import annotations
@@ -14,11 +15,8 @@ import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
 
-from driveros.agent._events import DiagnosticItem
-
-Severity = Literal["error", "warning", "information", "hint"]
+from driveros.diagnostics import DiagnosticItem, Severity
 
 _SEVERITIES: dict[str, Severity] = {
     "error": "error",

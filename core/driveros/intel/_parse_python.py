@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from driveros.diagnostics import to_one_based
 from driveros.intel._parse_common import (
     ParseResult,
     PathContext,
@@ -170,14 +171,20 @@ def parse_pyright(
         rng = entry.get("range") or {}
         start = rng.get("start") or {}
         end = rng.get("end") or {}
-        has_start = "line" in start
+        # pyright speaks LSP: 0-based positions
+        span = to_one_based(
+            to_int(start.get("line")) if "line" in start else -1,
+            to_int(start.get("character")),
+            to_int(end.get("line")) if "line" in end else None,
+            to_int(end.get("character")),
+        )
         result.items.append(
             make_item(
                 path=ctx.normalize(str(entry.get("file") or "")),
-                line=to_int(start.get("line")) + 1 if has_start else 0,
-                column=to_int(start.get("character")) + 1 if has_start else 0,
-                end_line=to_int(end.get("line")) + 1 if "line" in end else None,
-                end_column=to_int(end.get("character")) + 1 if "line" in end else None,
+                line=span.line,
+                column=span.column,
+                end_line=span.end_line,
+                end_column=span.end_column,
                 severity=severity_of(str(entry.get("severity") or ""), "error"),
                 code=str(entry["rule"]) if entry.get("rule") else None,
                 source=source,

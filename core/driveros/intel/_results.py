@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from driveros.agent._events import DiagnosticItem
+from driveros.diagnostics import DiagnosticItem
 from driveros.intel._config import CheckSpec
 from driveros.sandbox import RunResult
 

@@ -36,6 +36,7 @@ from driveros_lsp.protocol import (
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from driveros.diagnostics import DiagnosticItem, Severity
     from driveros_lsp._params import Diagnostic, RunRef, StartParams
     from driveros_lsp._server import DriverosLanguageServer
 
@@ -43,7 +44,7 @@ logger = logging.getLogger(__name__)
 
 #: LSP 3.17 ``RequestFailed``: the request was valid but could not be carried out.
 REQUEST_FAILED = -32803
-_SEVERITY = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+_SEVERITY: dict[int, Severity] = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -109,26 +110,22 @@ def _rel(server: DriverosLanguageServer, root: Path, uri: str) -> str:
     return rel
 
 
-def _target(rel: str, d: Diagnostic) -> dict[str, Any]:
-    return {
-        "path": rel,
-        "line": d.range.start.line + 1,
-        "column": d.range.start.character + 1,
-        "end_line": d.range.end.line + 1,
-        "end_column": d.range.end.character + 1,
-        "severity": _SEVERITY.get(d.severity or 1, "error"),
-        "code": None if d.code is None else str(d.code),
-        "source": d.source or "",
-        "message": d.message,
-    }
+def _target(rel: str, d: Diagnostic) -> DiagnosticItem:
+    from driveros.diagnostics import DiagnosticItem, to_one_based
 
-
-def _describe(target: dict[str, Any]) -> str:
-    origin = " ".join(x for x in (target["source"], target["code"] or "") if x)
-    origin = f" [{origin}]" if origin else ""
-    return (
-        f"- {target['path']}:{target['line']}:{target['column']} "
-        f"{target['severity']}{origin}: {target['message']}"
+    span = to_one_based(
+        d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character
+    )
+    return DiagnosticItem(
+        path=rel,
+        line=span.line,
+        column=span.column,
+        end_line=span.end_line,
+        end_column=span.end_column,
+        severity=_SEVERITY.get(d.severity or 1, "error"),
+        code=None if d.code is None else str(d.code),
+        source=d.source or "",
+        message=d.message,
     )
 
 
@@ -210,8 +207,11 @@ def setup(server: DriverosLanguageServer) -> None:
             )
         root = _root(server)
         rel = _rel(server, root, p.uri)
-        targets = [_target(rel, d) for d in p.diagnostics]
-        listing = "\n".join(_describe(t) for t in targets)
+        from driveros.diagnostics import format_items
+
+        items = [_target(rel, d) for d in p.diagnostics]
+        listing = format_items(items, prefix="- ")
+        targets = [i.model_dump() for i in items]
         if p.all:
             task = f"Fix every problem the project's checks report in {rel}."
             if listing:

@@ -1,17 +1,18 @@
-"""Fingerprints, deltas and verified target fixes."""
+"""Identity, fingerprints, deltas and verified target fixes (moved from tests/intel)."""
 
 from __future__ import annotations
 
 import pytest
 
-import driveros.intel as intel
-from driveros.agent._events import DiagnosticItem
-from driveros.agent._hooks import DiagnosticsSnapshot
-from driveros.intel import (
-    SnapshotDelta,
+import driveros.diagnostics as diagnostics
+from driveros.diagnostics import (
+    DiagnosticItem,
+    DiagnosticsDelta,
+    DiagnosticsSnapshot,
     diff_snapshots,
     fingerprint,
     remaining_targets,
+    render_delta,
     render_snapshot,
     targets_fixed,
 )
@@ -44,10 +45,10 @@ B = item("b.py", 10, "return-value", "Incompatible return value type")
 C = item("a.py", 20, "name-defined", 'Name "x" is not defined')
 
 
-def test_intel_public_all_is_sorted_and_importable() -> None:
-    assert list(intel.__all__) == sorted(intel.__all__)
-    for name in intel.__all__:
-        assert hasattr(intel, name)
+def test_diagnostics_public_all_is_sorted_and_importable() -> None:
+    assert list(diagnostics.__all__) == sorted(diagnostics.__all__)
+    for name in diagnostics.__all__:
+        assert hasattr(diagnostics, name)
 
 
 def test_fingerprint_is_order_independent_and_ignores_positions_and_raw() -> None:
@@ -74,7 +75,7 @@ def test_fingerprint_changes_with_content_counts_and_checks() -> None:
 def test_diff_snapshots_reports_new_fixed_unchanged() -> None:
     prev = snap(A, B)
     cur = snap(A.model_copy(update={"line": 5}), C)
-    assert diff_snapshots(prev, cur) == SnapshotDelta(
+    assert diff_snapshots(prev, cur) == DiagnosticsDelta(
         new=(C,), fixed=(B,), unchanged=(A.model_copy(update={"line": 5}),)
     )
 
@@ -115,14 +116,21 @@ def test_targets_fixed_is_false_when_no_check_could_see_the_target() -> None:
     assert remaining_targets(snap(B, checks=("mypy",)), [from_eslint]) == (from_eslint,)
 
 
+def test_render_snapshot_lists_every_item_and_keeps_the_raw_output() -> None:
+    text = render_snapshot(snap(A, C, raw="[mypy] exit 2\nstrange line"))
+    assert text.startswith("2 diagnostics (mypy):")
+    assert "a.py:3:1: error [mypy assignment] Incompatible types in assignment" in text
+    assert "strange line" in text  # nothing unparsed is dropped, items or not
+    assert render_snapshot(snap(checks=())) == "No diagnostics (no checks)."
+
+
 @pytest.mark.parametrize("limit", [1, 50])
-def test_render_snapshot_names_counts_delta_and_raw(limit: int) -> None:
-    prev, cur = snap(A, B), snap(A, C, raw="[mypy] exit 2\nstrange line")
-    text = render_snapshot(cur, diff_snapshots(prev, cur), limit=limit)
-    assert "2 errors" in text and cur.fingerprint in text
-    assert "1 new, 1 fixed, 1 unchanged" in text
-    assert "strange line" in text
-    assert "b.py:10:1: error [mypy return-value]" in text
+def test_render_delta_names_counts_and_items(limit: int) -> None:
+    delta = diff_snapshots(snap(A, B), snap(A, C))
+    text = render_delta(delta, limit=limit)
+    assert "1 new, 1 fixed, 1 unchanged, 2 total" in text
+    assert "fixed: b.py:10:1: error [mypy return-value]" in text
+    assert "new: a.py:20:1: error [mypy name-defined]" in text
 
 
 def test_identity_of_a_failing_test_is_its_node_id() -> None:
