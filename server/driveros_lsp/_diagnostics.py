@@ -2,17 +2,21 @@
 
 A ``diagnostics`` event carries what is new and what was fixed since the previous snapshot;
 the board keeps each run's current set per file and publishes, per document, the union over
-all runs (``source: "driveros"``). A finished run's diagnostics are cleared. Event positions
-are 1-based line/column (as the tools print them); LSP positions are 0-based.
+all runs (``source: "driveros"``). A finished run's diagnostics are cleared. A fixed item is
+matched to a shown one by ``driveros.diagnostics`` identity (positions left out, as in the
+delta), so a diagnostic that moved before it was fixed is still taken down. Event positions
+are 1-based, LSP's 0-based: ``driveros.diagnostics.to_zero_based`` converts.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from driveros.diagnostics import DiagnosticItem, item_key, to_zero_based
 from driveros_lsp.protocol import DIAGNOSTIC_SOURCE
 
 if TYPE_CHECKING:
@@ -25,11 +29,18 @@ _SEVERITY = {
     "hint": lsp.DiagnosticSeverity.Hint,
 }
 
-_Key = tuple[str, int, int, str]
+
+@dataclass(frozen=True)
+class _Shown:
+    uri: str
+    item: DiagnosticItem
+    diagnostic: lsp.Diagnostic
 
 
-def _key(item: Any) -> _Key:
-    return (str(item.path), int(item.line), int(item.column), str(item.message))
+def _item(value: Any) -> DiagnosticItem:
+    if isinstance(value, DiagnosticItem):
+        return value
+    return DiagnosticItem.model_validate(value, from_attributes=True)
 
 
 def _uri(root: Path, path: str) -> str | None:
@@ -42,54 +53,63 @@ def _uri(root: Path, path: str) -> str | None:
     return (root / p).as_uri()
 
 
-def to_lsp(item: Any, run_id: str) -> lsp.Diagnostic:
-    line = max(int(item.line) - 1, 0)
-    col = max(int(item.column) - 1, 0)
-    end_line = max(int(item.end_line) - 1, line) if item.end_line else line
-    end_col = max(int(item.end_column) - 1, 0) if item.end_column else col + 1
-    if end_line == line:
-        end_col = max(end_col, col)
+def to_lsp(item: DiagnosticItem, run_id: str) -> lsp.Diagnostic:
+    r = to_zero_based(item)
     origin = f" ({item.source})" if item.source else ""
     return lsp.Diagnostic(
         range=lsp.Range(
-            start=lsp.Position(line=line, character=col),
-            end=lsp.Position(line=end_line, character=end_col),
+            start=lsp.Position(line=r.start_line, character=r.start_character),
+            end=lsp.Position(line=r.end_line, character=r.end_character),
         ),
         message=f"{item.message}{origin}",
-        severity=_SEVERITY.get(str(item.severity), lsp.DiagnosticSeverity.Error),
+        severity=_SEVERITY.get(item.severity, lsp.DiagnosticSeverity.Error),
         code=item.code,
         source=DIAGNOSTIC_SOURCE,
         data={"runId": run_id},
     )
 
 
+def _take_down(shown: list[_Shown], fixed: DiagnosticItem) -> str | None:
+    """Remove the shown diagnostic ``fixed`` stands for (same identity; the same position
+    first); its uri, or None when none is shown."""
+    key = item_key(fixed)
+    same = [i for i, s in enumerate(shown) if item_key(s.item) == key]
+    if not same:
+        return None
+    exact = [
+        i for i in same if (shown[i].item.line, shown[i].item.column) == (fixed.line, fixed.column)
+    ]
+    return shown.pop((exact or same)[-1]).uri
+
+
 class DiagnosticsBoard:
     def __init__(self, server: DriverosLanguageServer) -> None:
         self._server = server
-        self._runs: dict[str, dict[_Key, tuple[str, lsp.Diagnostic]]] = {}
+        self._runs: dict[str, list[_Shown]] = {}
 
     def update(self, run_id: str, event: Any, root: Path) -> None:
-        current = self._runs.setdefault(run_id, {})
+        shown = self._runs.setdefault(run_id, [])
         touched: set[str] = set()
-        for item in getattr(event, "fixed", ()):
-            entry = current.pop(_key(item), None)
-            if entry is not None:
-                touched.add(entry[0])
-        for item in getattr(event, "new", ()):
-            uri = _uri(root, str(item.path))
+        for value in getattr(event, "fixed", ()):
+            uri = _take_down(shown, _item(value))
+            if uri is not None:
+                touched.add(uri)
+        for value in getattr(event, "new", ()):
+            item = _item(value)
+            uri = _uri(root, item.path)
             if uri is None:
                 continue
-            current[_key(item)] = (uri, to_lsp(item, run_id))
+            shown.append(_Shown(uri, item, to_lsp(item, run_id)))
             touched.add(uri)
         self._publish(touched)
 
     def clear(self, run_id: str) -> None:
-        gone = self._runs.pop(run_id, {})
-        self._publish({uri for uri, _ in gone.values()})
+        gone = self._runs.pop(run_id, [])
+        self._publish({s.uri for s in gone})
 
     def _publish(self, uris: set[str]) -> None:
         for uri in sorted(uris):
-            items = [diag for run in self._runs.values() for (u, diag) in run.values() if u == uri]
+            items = [s.diagnostic for run in self._runs.values() for s in run if s.uri == uri]
             self._server.text_document_publish_diagnostics(
                 lsp.PublishDiagnosticsParams(uri=uri, diagnostics=items)
             )
