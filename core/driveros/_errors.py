@@ -31,6 +31,7 @@
     │   ├── NotARepositoryError    commit asked for a workspace that is not a repository
     │   ├── ScratchClosedError     the scratch copy was used after it was closed
     │   └── UnknownPathError       a review action named a path that is not proposed
+    ├── RunError                   an editor's run command does not fit (unknown id, wrong state)
     ├── SandboxError               every sandbox refusal or failure (see driveros.sandbox)
     │   ├── CommandTimeoutError    a command timed out (APIs without a RunResult)
     │   ├── ConcurrentChangeError  the file changed between read and write; retry
@@ -53,8 +54,9 @@
 
 The classes are defined here when several packages raise or catch them, otherwise in the
 package that raises them (``driveros.sandbox``, ``driveros.review``, ``driveros.council``,
-``driveros.evals``, ...) and exported from its ``__init__``. docs/errors.md shows the same tree
-with what each error means to a user and its CLI exit code and LSP answer;
+``driveros.evals``, ...) and exported from its ``__init__``; the language server's
+``RunError`` lives with its run manager (``driveros_lsp._runs``). docs/errors.md shows the
+same tree with what each error means to a user and its CLI exit code and LSP answer;
 tests/test_errors.py fails when a class exists that this tree or that page does not list.
 
 Foreign exceptions are translated at the boundary that meets them, with ``raise ... from``.

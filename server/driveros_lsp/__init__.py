@@ -10,8 +10,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from driveros_lsp._app import create_server
     from driveros_lsp._runner import AgentRunner, Runner, RunOutcome, RunRequest
-    from driveros_lsp._server import DriverosLanguageServer, create_server
+    from driveros_lsp._server import DriverosLanguageServer
     from driveros_lsp._settings import Settings, parse_settings, settings_json_schema
 
 _EXPORTS = {
@@ -21,7 +22,7 @@ _EXPORTS = {
     "RunRequest": "driveros_lsp._runner",
     "Runner": "driveros_lsp._runner",
     "Settings": "driveros_lsp._settings",
-    "create_server": "driveros_lsp._server",
+    "create_server": "driveros_lsp._app",
     "parse_settings": "driveros_lsp._settings",
     "settings_json_schema": "driveros_lsp._settings",
 }

@@ -122,8 +122,8 @@ def main(argv: list[str] | None = None, *, runner_factory: RunnerFactory | None 
         level=getattr(logging, args.log_level),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    from driveros_lsp._app import create_server
     from driveros_lsp._serve import run_process, serve_stdio, serve_tcp
-    from driveros_lsp._server import create_server
 
     server = create_server(runner_factory=runner_factory)
     if fds is not None:

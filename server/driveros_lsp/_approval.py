@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from driveros_lsp.protocol import ASK_ACTIONS
+
 if TYPE_CHECKING:
     from driveros.review.approval import Answer, Question
-    from driveros_lsp._server import ClientTraits, DriverosLanguageServer
+    from driveros_lsp._editor import ClientTraits, Editor
     from driveros_lsp._settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -54,8 +56,6 @@ def ask_problem(raw: Any, settings: Settings, traits: ClientTraits) -> str | Non
 def question_params(question: Question) -> lsp.ShowMessageRequestParams:
     """The request: the standard question text (tool, whole escaped command, tier, why) and
     the three answers, in order."""
-    from driveros_lsp.protocol import ASK_ACTIONS
-
     return lsp.ShowMessageRequestParams(
         type=lsp.MessageType.Warning,
         message=question.message(),
@@ -70,7 +70,7 @@ class EditorAsker:
     A null answer, an unknown title or an error answer is Deny.
     """
 
-    def __init__(self, server: DriverosLanguageServer, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, server: Editor, loop: asyncio.AbstractEventLoop) -> None:
         self._server = server
         self._loop = loop
         self._by = server.traits.name

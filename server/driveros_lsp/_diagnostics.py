@@ -20,7 +20,7 @@ from driveros.diagnostics import DiagnosticItem, item_key, to_zero_based
 from driveros_lsp.protocol import DIAGNOSTIC_SOURCE
 
 if TYPE_CHECKING:
-    from driveros_lsp._server import DriverosLanguageServer
+    from driveros_lsp._editor import Editor
 
 _SEVERITY = {
     "error": lsp.DiagnosticSeverity.Error,
@@ -83,7 +83,7 @@ def _take_down(shown: list[_Shown], fixed: DiagnosticItem) -> str | None:
 
 
 class DiagnosticsBoard:
-    def __init__(self, server: DriverosLanguageServer) -> None:
+    def __init__(self, server: Editor) -> None:
         self._server = server
         self._runs: dict[str, list[_Shown]] = {}
 

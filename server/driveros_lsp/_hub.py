@@ -4,6 +4,8 @@ The :class:`~driveros_lsp._runs.RunManager` reports run life-cycle events here; 
 them into ``$/progress``, ``driveros/trace``, ``textDocument/publishDiagnostics``,
 ``driveros/proposal`` and ``workspace/applyEdit``. It never awaits the client's answer to an
 ``applyEdit`` on a request path: VS Code keeps that request open until the user confirms.
+The hub holds no run state: what a review reserved, planned, applied or rejected is recorded
+by the manager (its review methods), the one writer of a run.
 """
 
 from __future__ import annotations
@@ -12,23 +14,21 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as lsp
 
 from driveros_lsp._diagnostics import DiagnosticsBoard
+from driveros_lsp._editor import Editor
 from driveros_lsp._edits import (
     EditPlan,
     OpenDocument,
     closed_file_drift,
     plan_edit,
 )
-from driveros_lsp._runs import Run, RunError
+from driveros_lsp._runs import Run, RunManager
 from driveros_lsp._trace import TraceChannel, TraceSender, TraceTargets
 from driveros_lsp.protocol import NOTIFY_PROPOSAL, PROGRESS_TOKEN_PREFIX
-
-if TYPE_CHECKING:
-    from driveros_lsp._server import DriverosLanguageServer
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +41,9 @@ def _rebase(base: str, theirs: str, ours: str) -> str | None:
 
 
 class RunHub:
-    def __init__(self, server: DriverosLanguageServer) -> None:
+    def __init__(self, server: Editor, runs: RunManager) -> None:
         self._server = server
+        self._runs = runs
         self._channels: dict[str, TraceChannel] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.board = DiagnosticsBoard(server)
@@ -125,6 +126,9 @@ class RunHub:
     def send_proposal(self, run: Run) -> None:
         self._server.notify(NOTIFY_PROPOSAL, self.proposal_payload(run))
 
+    def proposal_changed(self, run: Run) -> None:
+        self.send_proposal(run)
+
     async def review(self, run: Run, paths: Sequence[str] | None) -> EditPlan:
         """Send the edit for ``paths`` (default: everything pending); returns at once.
 
@@ -134,24 +138,18 @@ class RunHub:
         and again once the client answered: a change behind the edit's back is a conflict.
         """
         assert run.outcome is not None
-        wanted = list(paths) if paths is not None else list(run.pending)
-        busy = [p for p in wanted if p in run.in_flight]
-        todo = [p for p in wanted if p not in run.in_flight and p in run.pending]
+        todo, busy = self._runs.reserve(run, paths)  # before the first await
         if not todo:
             return EditPlan(edit=None, in_flight=busy)
-        run.in_flight.update(todo)  # reserved before the first await: a racing accept sees it
         try:
             plan = await self._plan_checked(run, todo)
         except BaseException:
-            run.in_flight.difference_update(todo)
+            self._runs.unreserve(run, todo)
             raise
         plan.in_flight = busy
-        run.in_flight.difference_update(p for p in todo if p not in plan.included)
+        self._runs.planned(run, reserved=todo, included=plan.included, conflicts=plan.conflicts)
         if plan.conflicts:
-            run.conflicts = sorted(set(run.conflicts) - set(plan.included) | set(plan.conflicts))
             self._warn_conflicts(run, plan.conflicts)
-        else:
-            run.conflicts = sorted(set(run.conflicts) - set(plan.included))
         if plan.edit is not None:
             params = lsp.ApplyWorkspaceEditParams(
                 edit=plan.edit, label=f"driveros: {_title(run.request.task)}"
@@ -159,8 +157,8 @@ class RunHub:
             future = self._server.workspace_apply_edit(params)
             self._spawn(self._await_applied(run, asyncio.wrap_future(future), plan))
         elif plan.included:
-            run.in_flight.difference_update(plan.included)
-            self._settle(run, plan.included)
+            self._runs.unreserve(run, plan.included)
+            self._runs.settle(run, plan.included)
         return plan
 
     async def _plan_checked(self, run: Run, todo: list[str]) -> EditPlan:
@@ -219,41 +217,10 @@ class RunHub:
                 closed_file_drift, self._root(), plan.closed, after=True
             )
         finally:
-            run.in_flight.difference_update(plan.included)
-        if drift and run.state == "proposed":
-            run.conflicts = sorted(set(run.conflicts) | set(drift))
+            self._runs.unreserve(run, plan.included)
+        if drift and self._runs.drifted(run, drift):
             self._warn_conflicts(run, drift)
-        self._settle(run, [p for p in plan.included if p not in drift])
-
-    def _settle(self, run: Run, included: list[str]) -> None:
-        if run.state != "proposed":
-            return
-        run.pending = [p for p in run.pending if p not in included]
-        if not run.pending:
-            run.state = "accepted"
-            self._spawn(self._server.runs.release(run))
-        elif run.kept:
-            self._spawn(self._server.runs.keep(run))  # the kept manifest follows the review
-        self.send_proposal(run)
-
-    async def reject(self, run: Run, paths: Sequence[str] | None, feedback: str | None) -> None:
-        asked = paths if paths is not None else run.pending
-        busy = sorted(p for p in asked if p in run.in_flight)
-        if busy:
-            raise RunError(
-                f"run {run.run_id}: the edit of {', '.join(busy)} is waiting for the editor's "
-                "answer; confirm or dismiss it first"
-            )
-        if feedback:
-            self._server.runs.resume(run, feedback)
-            return
-        run.pending = [p for p in run.pending if paths is not None and p not in paths]
-        if not run.pending:
-            run.state = "rejected"
-            await self._server.runs.release(run)
-        elif run.kept:
-            await self._server.runs.keep(run)
-        self.send_proposal(run)
+        self._runs.settle(run, [p for p in plan.included if p not in drift])
 
     # -- plumbing ----------------------------------------------------------------------
     def cancel_progress(self, token: str) -> str | None:

@@ -1,9 +1,11 @@
-"""RunManager: the one owner of every agent run (an asyncio task each).
+"""RunManager: the one owner of every agent run (an asyncio task each) and of its review state.
 
 A run goes ``running`` -> ``proposed`` (its scratch copy has changes) or ``finished`` (none),
 ``failed`` (the runner raised) or ``canceled``. A proposal ends ``accepted`` or ``rejected``,
-or goes back to ``running`` when rejected with feedback. The manager knows nothing about
-LSP: it reports through a :class:`RunObserver`, which the server implements.
+or goes back to ``running`` when rejected with feedback. Every field of a :class:`Run` is
+written here and nowhere else: the run hub (which renders a proposal as a ``WorkspaceEdit``)
+reserves, records and settles files through the manager's review methods. The manager knows
+nothing about LSP: it reports through a :class:`RunObserver`, which the run hub implements.
 
 Each run's runner executes on the agent loop (:class:`~driveros_lsp._worker.AgentLoop`, a
 worker thread) so that model streaming never queues in front of editor requests; the
@@ -17,10 +19,11 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from driveros import DriverosError
 from driveros_lsp._worker import AgentLoop
 
 if TYPE_CHECKING:
@@ -37,7 +40,7 @@ CANCEL_GRACE_S = 20.0
 RELEASE_GRACE_S = 15.0
 
 
-class RunError(Exception):
+class RunError(DriverosError):
     """A run command cannot be carried out (unknown id, wrong state, too many runs)."""
 
 
@@ -47,8 +50,6 @@ class Run:
 
     run_id: str
     request: RunRequest
-    #: Document versions (uri -> version) of the open buffers when the run started.
-    base_versions: dict[str, int]
     state: RunState = "running"
     started_at: float = field(default_factory=time.time)
     outcome: RunOutcome | None = None
@@ -98,6 +99,23 @@ class RunObserver(Protocol):
     def run_started(self, run: Run) -> None: ...
     def run_event(self, run: Run, event: Any) -> None: ...
     def run_finished(self, run: Run) -> None: ...
+    def proposal_changed(self, run: Run) -> None:
+        """Files left the proposal (accepted or rejected), or it was accepted or rejected."""
+        ...
+
+
+class _Unobserved:
+    def run_started(self, run: Run) -> None:
+        pass
+
+    def run_event(self, run: Run, event: Any) -> None:
+        pass
+
+    def run_finished(self, run: Run) -> None:
+        pass
+
+    def proposal_changed(self, run: Run) -> None:
+        pass
 
 
 def new_run_id() -> str:
@@ -110,7 +128,7 @@ class RunManager:
     def __init__(
         self,
         runner_factory: Callable[[], Runner],
-        observer: RunObserver,
+        observer: RunObserver | None = None,
         *,
         prepare: Callable[[RunRequest], Awaitable[RunRequest]] | None = None,
     ) -> None:
@@ -118,12 +136,18 @@ class RunManager:
         #: Completes each request as its run starts (workspace trust, which may ask the user).
         self._prepare = prepare
         self._runner: Runner | None = None
-        self._observer = observer
+        self._observer: RunObserver = observer or _Unobserved()
         self._runs: dict[str, Run] = {}
+        #: Scratch copies released or kept after a review, in the background.
+        self._background: set[asyncio.Task[None]] = set()
         self._closed = False
         self._agent = AgentLoop()
         #: Releases under way on the agent loop: server exit waits for every one of them.
         self._releasing: set[asyncio.Future[None]] = set()
+
+    def observe(self, observer: RunObserver) -> None:
+        """Report to ``observer`` from now on (the run hub, once the server is built)."""
+        self._observer = observer
 
     @property
     def runner(self) -> Runner:
@@ -143,7 +167,7 @@ class RunManager:
     def active_count(self) -> int:
         return sum(1 for r in self._runs.values() if r.state in ACTIVE_STATES)
 
-    def start(self, request: RunRequest, *, base_versions: dict[str, int], limit: int) -> Run:
+    def start(self, request: RunRequest, *, limit: int) -> Run:
         """Register a run and start its task; returns at once."""
         if self._closed:
             raise RunError("the server is shutting down")
@@ -152,7 +176,7 @@ class RunManager:
                 f"{limit} runs are already active (setting maxConcurrentRuns); "
                 "cancel one or wait for it to finish"
             )
-        run = Run(run_id=request.run_id, request=request, base_versions=base_versions)
+        run = Run(run_id=request.run_id, request=request)
         self._runs[run.run_id] = run
         self._launch(run, resume=None, request=request)
         return run
@@ -357,7 +381,6 @@ class RunManager:
             run = Run(
                 run_id=run_id,
                 request=request(run_id, str(manifest.get("task") or "")),
-                base_versions={},
                 state="proposed" if pending else "finished",
                 started_at=float(started) if isinstance(started, int | float) else item.kept_at,
                 outcome=item.outcome,
@@ -375,6 +398,80 @@ class RunManager:
                 runs.append(run)
         return runs
 
+    # -- the review of a proposal ------------------------------------------------------
+    def reserve(self, run: Run, paths: Sequence[str] | None) -> tuple[list[str], list[str]]:
+        """Mark the pending ``paths`` (default: all pending) in flight, before any await, so a
+        racing accept never sends a file twice. Returns (reserved, already in flight)."""
+        wanted = list(paths) if paths is not None else list(run.pending)
+        busy = [p for p in wanted if p in run.in_flight]
+        todo = [p for p in wanted if p not in run.in_flight and p in run.pending]
+        run.in_flight.update(todo)
+        return todo, busy
+
+    def unreserve(self, run: Run, paths: Iterable[str]) -> None:
+        """``paths`` are no longer in flight (their edit was answered, or never sent)."""
+        run.in_flight.difference_update(paths)
+
+    def planned(
+        self,
+        run: Run,
+        *,
+        reserved: Sequence[str],
+        included: Sequence[str],
+        conflicts: Iterable[str],
+    ) -> None:
+        """The review planner decided the ``reserved`` paths: those not in the edit are no
+        longer in flight, and the conflicts of the planned paths are replaced."""
+        self.unreserve(run, (p for p in reserved if p not in included))
+        run.conflicts = sorted(set(run.conflicts) - set(included) | set(conflicts))
+
+    def drifted(self, run: Run, conflicts: Iterable[str]) -> bool:
+        """Files changed on disk behind an applied edit become conflicts of a proposal still
+        under review; False (nothing recorded) when the run is no longer proposed."""
+        if run.state != "proposed":
+            return False
+        run.conflicts = sorted(set(run.conflicts) | set(conflicts))
+        return True
+
+    def settle(self, run: Run, applied: Sequence[str]) -> None:
+        """The editor applied ``applied``: they leave the proposal, and the last one accepts
+        it (its scratch copy is released; a kept copy's manifest follows the review)."""
+        if run.state != "proposed":
+            return
+        run.pending = [p for p in run.pending if p not in applied]
+        if not run.pending:
+            run.state = "accepted"
+            self._spawn(self.release(run))
+        elif run.kept:
+            self._spawn(self.keep(run))
+        self._observer.proposal_changed(run)
+
+    async def reject(self, run: Run, paths: Sequence[str] | None, feedback: str | None) -> None:
+        """Reject ``paths`` (default: the whole proposal); with ``feedback`` the run goes on
+        with it as the next user turn instead."""
+        asked = paths if paths is not None else run.pending
+        busy = sorted(p for p in asked if p in run.in_flight)
+        if busy:
+            raise RunError(
+                f"run {run.run_id}: the edit of {', '.join(busy)} is waiting for the editor's "
+                "answer; confirm or dismiss it first"
+            )
+        if feedback:
+            self.resume(run, feedback)
+            return
+        run.pending = [p for p in run.pending if paths is not None and p not in paths]
+        if not run.pending:
+            run.state = "rejected"
+            await self.release(run)
+        elif run.kept:
+            await self.keep(run)
+        self._observer.proposal_changed(run)
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def aclose(self) -> None:
         """Cancel every running run and release every proposal (server exit), bounded.
 
@@ -385,6 +482,9 @@ class RunManager:
         :data:`RELEASE_GRACE_S`) before the agent loop stops, so nothing is left pending.
         """
         self._closed = True
+        for task in list(self._background):  # a release goes on (and is awaited below)
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         live = [(r, r.task) for r in self._runs.values() if r.task and not r.task.done()]
         await asyncio.gather(*(self._cancel_task(t) for r, t in live if r.state == "running"))
         # a run that just ended is only finishing its bookkeeping (keeping its proposal)

@@ -1,20 +1,25 @@
-"""The server object and its factory: ``create_server()`` wires every feature module."""
+"""The server object: pygls' ``LanguageServer`` plus the run manager, the run hub, workspace
+trust, settings and client traits. :func:`driveros_lsp._app.create_server` wires the feature
+modules onto it."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
+from driveros import __version__
+from driveros_lsp._editor import ClientTraits
+from driveros_lsp._hub import RunHub
 from driveros_lsp._runs import RunManager
-from driveros_lsp._text import Encoding
-from driveros_lsp.protocol import EXPERIMENTAL_TRACE, SERVER_NAME
+from driveros_lsp._trust import WorkspaceTrust
+from driveros_lsp._wire import DriverosProtocol
+from driveros_lsp.protocol import SERVER_NAME
 
 if TYPE_CHECKING:
     from driveros_lsp._runner import Runner
@@ -23,43 +28,6 @@ if TYPE_CHECKING:
     RunnerFactory = Callable[[], Runner]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ClientTraits:
-    """What the client said it can do, reduced to the decisions the server makes."""
-
-    encoding: Encoding = "utf-16"
-    annotations: bool = False
-    progress: bool = False
-    trace: bool = False
-    show_message: bool = True
-    #: window.showMessage.messageActionItem: the client can answer a question (approval ask).
-    message_actions: bool = False
-    #: Who answers questions in approval events (the client's name).
-    name: str = "editor"
-
-    @classmethod
-    def from_capabilities(
-        cls, caps: lsp.ClientCapabilities, encoding: str, name: str | None = None
-    ) -> ClientTraits:
-        edit = caps.workspace.workspace_edit if caps.workspace else None
-        window = caps.window
-        experimental = caps.experimental if isinstance(caps.experimental, dict) else {}
-        enc: Encoding = "utf-16"
-        if encoding in ("utf-8", "utf-32"):
-            enc = "utf-8" if encoding == "utf-8" else "utf-32"
-        return cls(
-            encoding=enc,
-            annotations=bool(edit and edit.change_annotation_support is not None),
-            progress=bool(window and window.work_done_progress),
-            trace=bool(experimental.get(EXPERIMENTAL_TRACE)),
-            message_actions=bool(
-                window and window.show_message and window.show_message.message_action_item
-            ),
-            name="".join(c for c in " ".join((name or "").split()) if c.isprintable())[:60]
-            or "editor",
-        )
 
 
 def _default_runner_factory() -> Runner:
@@ -72,9 +40,6 @@ class DriverosLanguageServer(LanguageServer):
     """pygls ``LanguageServer`` plus the run manager, settings and client traits."""
 
     def __init__(self, *, runner_factory: RunnerFactory | None = None) -> None:
-        from driveros import __version__
-        from driveros_lsp._wire import DriverosProtocol
-
         super().__init__(SERVER_NAME, __version__, protocol_cls=DriverosProtocol)
         self._settings: Settings | None = None
         #: Parses the initializationOptions after ``initialize`` has been answered.
@@ -84,15 +49,14 @@ class DriverosLanguageServer(LanguageServer):
         self._root_told: Path | None = None
         #: The "approval ask needs message actions" warning was shown (once per session).
         self.ask_warned = False
-        from driveros_lsp._hub import RunHub
-
-        self.hub = RunHub(self)
-        from driveros_lsp._trust import WorkspaceTrust
-
         self.trust = WorkspaceTrust(self)
+        #: The one owner of every run and its review state.
         self.runs = RunManager(
-            runner_factory or _default_runner_factory, self.hub, prepare=self.trust.prepare
+            runner_factory or _default_runner_factory, prepare=self.trust.prepare
         )
+        #: What the editor sees of runs; it observes the manager.
+        self.hub = RunHub(self, self.runs)
+        self.runs.observe(self.hub)
 
     @property
     def settings(self) -> Settings:
@@ -163,27 +127,3 @@ class DriverosLanguageServer(LanguageServer):
 
     def notify(self, method: str, params: Any) -> None:
         self.protocol.notify(method, params)
-
-
-def create_server(*, runner_factory: RunnerFactory | None = None) -> DriverosLanguageServer:
-    """A new, fully wired server. ``runner_factory`` replaces the agent (tests, benchmarks)."""
-    from driveros_lsp.features import (
-        code_actions,
-        commands,
-        configuration,
-        documents,
-        lifecycle,
-        memory,
-    )
-
-    server = DriverosLanguageServer(runner_factory=runner_factory)
-    for setup in (
-        lifecycle.setup,
-        configuration.setup,
-        documents.setup,
-        code_actions.setup,
-        commands.setup,
-        memory.setup,
-    ):
-        setup(server)
-    return server

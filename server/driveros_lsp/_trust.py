@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 if TYPE_CHECKING:
+    from driveros_lsp._editor import Editor
     from driveros_lsp._runner import RunRequest
-    from driveros_lsp._server import DriverosLanguageServer
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def _remember(root: Path) -> None:
 class WorkspaceTrust:
     """Decides, per workspace root, whether runs may use its configuration."""
 
-    def __init__(self, server: DriverosLanguageServer) -> None:
+    def __init__(self, server: Editor) -> None:
         self._server = server
         #: Resolved root -> this session's decision (shared by runs that start together).
         self._decided: dict[str, asyncio.Future[bool]] = {}

@@ -232,7 +232,7 @@ async def test_a_client_without_message_actions_is_never_asked(
 
 
 def test_who_answered_is_a_printable_client_name() -> None:
-    from driveros_lsp._server import ClientTraits
+    from driveros_lsp._editor import ClientTraits
 
     caps = lsp.ClientCapabilities()
     assert ClientTraits.from_capabilities(caps, "utf-16", "Ne\x1b[2Jovim\n 0.11").name == (

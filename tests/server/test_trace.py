@@ -77,7 +77,7 @@ def test_trace_channels_follow_the_client_capabilities() -> None:
     from lsprotocol import types as lsp
     from pytest_lsp import client_capabilities
 
-    from driveros_lsp._server import ClientTraits
+    from driveros_lsp._editor import ClientTraits
 
     vscode = ClientTraits.from_capabilities(client_capabilities("visual-studio-code"), "utf-16")
     neovim = ClientTraits.from_capabilities(client_capabilities("neovim@v0.11.0"), "utf-8")

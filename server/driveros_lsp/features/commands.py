@@ -60,7 +60,7 @@ def as_request_failed(name: str, exc: Exception) -> JsonRpcException:
 
     if isinstance(exc, JsonRpcException):
         return exc
-    if isinstance(exc, DriverosError | RunError):
+    if isinstance(exc, DriverosError):
         return RequestFailed(str(exc) or type(exc).__name__)
     logger.error("%s failed", name, exc_info=exc)
     detail = str(exc).strip().splitlines()
@@ -150,7 +150,7 @@ async def _launch(
     from driveros_lsp._runner import RunRequest
 
     settings = await server.current_settings()
-    overlays, versions = snapshot(server, root)
+    overlays = snapshot(server, root)
     asks = effective_approval(settings, server.traits) == "ask"
     request = RunRequest(
         run_id=new_run_id(),
@@ -162,7 +162,7 @@ async def _launch(
         asker=EditorAsker(server, asyncio.get_running_loop()) if asks else None,
     )
     try:
-        run = server.runs.start(request, base_versions=versions, limit=settings.max_concurrent_runs)
+        run = server.runs.start(request, limit=settings.max_concurrent_runs)
     except RunError as exc:
         raise RequestFailed(str(exc)) from exc
     return {"runId": run.run_id}
@@ -259,7 +259,7 @@ def setup(server: DriverosLanguageServer) -> None:
 
         p = parse(CMD_REVIEW_REJECT, RejectParams, args)
         run = _proposed(server, p, p.paths)
-        await server.hub.reject(run, p.paths, p.feedback)
+        await server.runs.reject(run, p.paths, p.feedback)
         return {"runId": run.run_id, "state": run.state}
 
     tasks: set[asyncio.Task[Any]] = set()

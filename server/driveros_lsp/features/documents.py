@@ -1,8 +1,9 @@
 """Document sync: pygls tracks open buffers (text, version); this module reads them.
 
 A run starts from what the user sees: every open buffer under the workspace is overlaid on
-the run's scratch copy (``RunRequest.overlays``), and the buffer versions at that moment are
-kept so a later proposal can tell which documents changed meanwhile.
+the run's scratch copy (``RunRequest.overlays``). Whether a document changed meanwhile is
+decided on its text when the proposal is reviewed (the review planner compares it with the
+change's ``before`` side), not on its version.
 """
 
 from __future__ import annotations
@@ -31,17 +32,15 @@ def relative_path(root: Path, uri: str) -> str | None:
         return None
 
 
-def snapshot(server: DriverosLanguageServer, root: Path) -> tuple[dict[str, str], dict[str, int]]:
-    """Unsaved buffers under ``root`` (relative path -> text) and their versions (uri -> v)."""
+def snapshot(server: DriverosLanguageServer, root: Path) -> dict[str, str]:
+    """The open buffers under ``root`` (relative path -> text)."""
     overlays: dict[str, str] = {}
-    versions: dict[str, int] = {}
     for uri, doc in server.workspace.text_documents.items():
         rel = relative_path(root, uri)
         if rel is None:
             continue
         overlays[rel] = doc.source
-        versions[uri] = doc.version or 0
-    return overlays, versions
+    return overlays
 
 
 def setup(server: DriverosLanguageServer) -> None:

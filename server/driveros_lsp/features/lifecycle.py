@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from driveros_lsp._editor import ClientTraits
+
 if TYPE_CHECKING:
     from driveros_lsp._server import DriverosLanguageServer
 
@@ -17,8 +19,6 @@ logger = logging.getLogger(__name__)
 
 
 def setup(server: DriverosLanguageServer) -> None:
-    from driveros_lsp._server import ClientTraits
-
     @server.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams) -> None:
         encoding = server.workspace.position_encoding
