@@ -3,6 +3,8 @@
     driveros-lsp [--stdio]                 speak LSP on stdin/stdout
     driveros-lsp --tcp 127.0.0.1:2087      accept one client over TCP (loopback addresses only)
     driveros-lsp --print-settings-schema   print the settings' JSON Schema and exit
+    driveros-lsp --print-protocol-schema   print the JSON Schema of what the server sends
+                                           (editors/protocol.schema.json) and exit
 
 Exit codes: 0 after shutdown+exit, 1 otherwise (also for usage errors).
 """
@@ -72,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument(
         "--print-settings-schema", action="store_true", help="print the settings JSON Schema"
     )
+    mode.add_argument(
+        "--print-protocol-schema",
+        action="store_true",
+        help="print the JSON Schema of the notifications and command results the server sends",
+    )
     parser.add_argument(
         "--allow-remote-unsafe",
         action="store_true",
@@ -94,6 +101,12 @@ def main(argv: list[str] | None = None, *, runner_factory: RunnerFactory | None 
         from driveros_lsp._settings import settings_json_schema
 
         sys.stdout.write(json.dumps(settings_json_schema(), indent=2, sort_keys=True) + "\n")
+        sys.stdout.flush()
+        return
+    if args.print_protocol_schema:
+        from driveros_lsp.protocol_models import payload_json_schema
+
+        sys.stdout.write(json.dumps(payload_json_schema(), indent=2, sort_keys=True) + "\n")
         sys.stdout.flush()
         return
     if args.tcp is not None:

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -29,6 +29,10 @@ from driveros_lsp._edits import (
 from driveros_lsp._runs import Run, RunManager
 from driveros_lsp._trace import TraceChannel, TraceSender, TraceTargets
 from driveros_lsp.protocol import NOTIFY_PROPOSAL, PROGRESS_TOKEN_PREFIX
+from driveros_lsp.protocol_models import ProposalParams, council_payload, proposal_file
+
+if TYPE_CHECKING:
+    from driveros.agent import Event
 
 logger = logging.getLogger(__name__)
 
@@ -76,11 +80,11 @@ class RunHub:
             sender=sender,
         )
 
-    def run_event(self, run: Run, event: Any) -> None:
+    def run_event(self, run: Run, event: Event) -> None:
         channel = self._channels.get(run.run_id)
         if channel is not None:
             channel.push(event)
-        if getattr(event, "type", "") == "diagnostics":
+        if event.type == "diagnostics":
             self.board.update(run.run_id, event, self._root())
 
     def run_finished(self, run: Run) -> None:
@@ -106,8 +110,6 @@ class RunHub:
 
     # -- the proposal ------------------------------------------------------------------
     def proposal_payload(self, run: Run) -> dict[str, Any]:
-        from driveros_lsp.protocol_models import ProposalParams, proposal_file
-
         root = self._root()
         changes = run.outcome.changes if run.outcome is not None else ()
         files = [
@@ -119,7 +121,7 @@ class RunHub:
             run_id=run.run_id,
             state=run.state,
             rationale=run.outcome.rationale if run.outcome is not None else "",
-            council=run.outcome.council if run.outcome is not None else None,
+            council=council_payload(run.outcome.council if run.outcome is not None else None),
             files=files,
         ).wire()
 

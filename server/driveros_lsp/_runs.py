@@ -67,33 +67,6 @@ class Run:
     restored: bool = False
     epoch: int = 0
 
-    def summary(self) -> dict[str, Any]:
-        result = self.outcome.result if self.outcome is not None else None
-        return {
-            "runId": self.run_id,
-            "task": self.request.task,
-            "state": self.state,
-            "outcome": getattr(result, "outcome", None),
-            "files": list(self.pending),
-            "conflicts": list(self.conflicts),
-            "inFlight": sorted(self.in_flight),
-            "restored": self.restored,
-            "startedAt": self.started_at,
-            "error": self.error,
-            **_cost(result),
-        }
-
-
-def _cost(result: Any) -> dict[str, Any]:
-    """What the run cost: dollars (null while unknown) and cached vs all input tokens."""
-    usage = getattr(result, "usage", None)
-    return {
-        "costUsd": getattr(usage, "cost_usd", None),
-        "costUnknown": bool(getattr(usage, "cost_unknown", False)),
-        "inputTokens": getattr(usage, "input_tokens", 0),
-        "cachedTokens": getattr(usage, "cache_read_tokens", 0),
-    }
-
 
 class RunObserver(Protocol):
     def run_started(self, run: Run) -> None: ...

@@ -13,16 +13,19 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from driveros.llm import format_cost
 from driveros_lsp.protocol import NOTIFY_TRACE
+from driveros_lsp.protocol_models import trace_params
+
+if TYPE_CHECKING:
+    from driveros.agent import Approval, Event
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_INTERVAL_S = 0.05
 PROGRESS_CREATE_TIMEOUT_S = 10.0
-_DELTA_TYPES = frozenset({"thinking", "text"})
 
 
 @dataclass(frozen=True)
@@ -52,55 +55,53 @@ def _shorten(text: str, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def describe(event: Any) -> str | None:
+def describe(event: Event) -> str | None:
     """The progress line for an event (None when it does not change the line)."""
-    kind = getattr(event, "type", "")
-    turn = getattr(event, "turn", None)
-    match kind:
+    match event.type:
         case "turn_started":
-            return f"turn {turn}"
+            return f"turn {event.turn}"
         case "thinking":
-            return f"turn {turn}: thinking"
+            return f"turn {event.turn}: thinking"
         case "text":
-            return f"turn {turn}: writing"
+            return f"turn {event.turn}: writing"
         case "tool_call":
-            return f"turn {turn}: {event.name}"
+            return f"turn {event.turn}: {event.name}"
         case "tool_result":
-            return f"turn {turn}: {event.name} {'ok' if event.ok else 'failed'}"
+            return f"turn {event.turn}: {event.name} {'ok' if event.ok else 'failed'}"
         case "diagnostics":
-            return f"turn {turn}: {event.total} problem{'' if event.total == 1 else 's'}"
+            problems = f"{event.total} problem{'' if event.total == 1 else 's'}"
+            return f"turn {event.turn}: {problems}"
         case "stuck":
-            return f"turn {turn}: stuck ({event.detector})"
+            return f"turn {event.turn}: stuck ({event.detector})"
         case "approval":
-            return f"turn {turn}: {event.name} {event.decision}{approval_detail(event)}"
+            detail = approval_detail(event)
+            return f"turn {event.turn}: {event.name} {event.decision}{detail}"
         case _:
             return None
 
 
-def approval_detail(event: Any) -> str:
+def approval_detail(event: Approval) -> str:
     """`` (asked, by Neovim, for this run)``: who decided an approval and for how long."""
     parts: list[str] = []
-    if getattr(event, "asked", False):
+    if event.asked:
         parts.append("asked")
-    who = getattr(event, "answered_by", None)
-    if who:
-        parts.append(f"by {who}")
-    scope = getattr(event, "scope", None)
-    if scope == "run":
+    if event.answered_by:
+        parts.append(f"by {event.answered_by}")
+    if event.scope == "run":
         parts.append("for this run")
-    elif scope == "once":
+    elif event.scope == "once":
         parts.append("once")
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def log_line(event: Any) -> str | None:
+def log_line(event: Event) -> str | None:
     """One human line per event for clients that only show logs."""
-    kind = getattr(event, "type", "")
-    match kind:
+    match event.type:
         case "run_started":
             return f"started: {_shorten(event.task)}"
         case "thinking" | "text":
-            return f"{kind}: {_shorten(event.text, 200)}" if event.text.strip() else None
+            text = event.text
+            return f"{event.type}: {_shorten(text, 200)}" if text.strip() else None
         case "tool_call":
             return f"tool {event.name} {_shorten(str(event.arguments), 160)}"
         case "tool_result":
@@ -110,6 +111,18 @@ def log_line(event: Any) -> str | None:
             return f"{event.outcome} (cost={cost}): {_shorten(event.answer, 200)}"
         case _:
             return describe(event)
+
+
+def _fragment(last: Event | None, event: Event) -> str | None:
+    """The text of ``event`` when it is a streamed fragment continuing ``last`` (same stream,
+    same turn), to be merged into it; None otherwise."""
+    if event.type != "thinking" and event.type != "text":
+        return None
+    if last is None or (last.type != "thinking" and last.type != "text"):
+        return None
+    if last.type == event.type and event.delta and last.delta and event.turn == last.turn:
+        return event.text
+    return None
 
 
 class TraceChannel:
@@ -132,26 +145,19 @@ class TraceChannel:
         self._sender = sender
         self._interval = interval
         #: Queued events; a delta carries the texts merged into it (joined once, at flush).
-        self._pending: list[tuple[Any, list[str]]] = []
+        self._pending: list[tuple[Event, list[str]]] = []
         self._line: str | None = None
         self._end_message: str | None = None
         self._wake = asyncio.Event()
         self._finishing = asyncio.Event()
         self._task = asyncio.create_task(self._flusher(), name=f"driveros-trace-{run_id}")
 
-    def push(self, event: Any) -> None:
+    def push(self, event: Event) -> None:
         """Queue one event; merges a delta into the previous one of the same stream."""
         last = self._pending[-1][0] if self._pending else None
-        kind = getattr(event, "type", "")
-        if (
-            kind in _DELTA_TYPES
-            and getattr(event, "delta", False)
-            and last is not None
-            and getattr(last, "type", "") == kind
-            and getattr(last, "delta", False)
-            and getattr(last, "turn", None) == getattr(event, "turn", None)
-        ):
-            self._pending[-1][1].append(event.text)
+        fragment = _fragment(last, event)
+        if fragment is not None:
+            self._pending[-1][1].append(fragment)
         else:
             self._pending.append((event, []))
         line = describe(event)
@@ -198,7 +204,7 @@ class TraceChannel:
             self._wake.clear()
             pending, self._pending = self._pending, []
             for event, more in pending:
-                if more:
+                if more and (event.type == "thinking" or event.type == "text"):
                     event = event.model_copy(update={"text": event.text + "".join(more)})
                 self._send_event(event)
             if progress_ok and self._line is not None and self._line != sent_line:
@@ -214,10 +220,11 @@ class TraceChannel:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._finishing.wait(), self._interval)
 
-    def _send_event(self, event: Any) -> None:
+    def _send_event(self, event: Event) -> None:
         if self._targets.trace:
-            payload = event.model_dump(mode="json") if hasattr(event, "model_dump") else event
-            self._sender.notify(NOTIFY_TRACE, {"runId": self.run_id, "event": payload})
+            params = trace_params(self.run_id, event)
+            if params is not None:  # a proposal is sent once, as driveros/proposal
+                self._sender.notify(NOTIFY_TRACE, params.wire())
         if self._targets.log:
             line = log_line(event)
             if line is not None:

@@ -1,33 +1,148 @@
-"""The shapes of driveros' custom messages (pydantic, camelCase on the wire), beside the
+"""The shapes of everything the server sends a client beyond plain LSP: the params of its
+notifications and the results of its commands (pydantic, camelCase on the wire), beside the
 names in :mod:`driveros_lsp.protocol` and documented in docs/protocol.md.
 
-Kept out of ``protocol.py`` so that importing the names (every client test, the server's
-``initialize`` path) never imports pydantic. ``PROPOSAL_FILE_FIELDS`` in ``protocol.py`` lists
-the wire names of :class:`ProposalFile`; a test keeps the two, the TypeScript interface, the
-Lua table and the docs table equal.
+Every payload is built from these models and sent with :meth:`Payload.wire`. Their JSON
+Schema (:func:`payload_json_schema`, ``driveros-lsp --print-protocol-schema``) is checked in as
+``editors/protocol.schema.json``; tests on every side (Python, the VS Code extension, the
+Neovim plugin) check that each field a client reads is in it.
+
+``driveros/trace`` carries ``driveros.agent`` events as they are (docs/events.md, snake_case:
+the same JSON as the CLI's ``--format json``), except ``proposal``: a proposal reaches the
+client once, as ``driveros/proposal``. Kept out of ``protocol.py`` so that importing the names
+(every client test, the server's ``initialize`` path) never imports pydantic; the agent's
+event classes are resolved on first use (:func:`trace_params`), so that answering a command
+never imports the agent either.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import models_json_schema
 
-__all__ = ["ProposalFile", "ProposalParams", "proposal_file"]
+from driveros_lsp.protocol import (
+    CMD_AGENT_CANCEL,
+    CMD_AGENT_FIX,
+    CMD_AGENT_LIST,
+    CMD_AGENT_START,
+    CMD_MEMORY_FORGET,
+    CMD_MEMORY_RECALL,
+    CMD_REVIEW_ACCEPT,
+    CMD_REVIEW_REJECT,
+    NOTIFY_PROPOSAL,
+    NOTIFY_TRACE,
+)
+
+if TYPE_CHECKING:
+    from driveros.agent import (
+        Approval,
+        Compaction,
+        Diagnostics,
+        Edit,
+        Event,
+        MemoryEvent,
+        Result,
+        RunStarted,
+        Stuck,
+        Text,
+        Thinking,
+        ToolCall,
+        ToolResult,
+        TurnFinished,
+        TurnStarted,
+    )
+    from driveros.memory import Fact as MemoryFact
+    from driveros_lsp._runs import Run
+
+__all__ = [
+    "COMMAND_RESULTS",
+    "NOTIFICATION_PARAMS",
+    "AcceptResult",
+    "CouncilError",
+    "CouncilIssue",
+    "CouncilVerdict",
+    "Fact",
+    "ForgetResult",
+    "ListResult",
+    "Payload",
+    "ProposalFile",
+    "ProposalParams",
+    "RecallResult",
+    "RunStateResult",
+    "RunSummary",
+    "StartResult",
+    "TraceParams",
+    "council_payload",
+    "payload_json_schema",
+    "proposal_file",
+    "run_summary",
+    "trace_params",
+]
+
+RunStateName = Literal[
+    "running", "proposed", "finished", "failed", "canceled", "accepted", "rejected"
+]
 
 
-class _Wire(BaseModel):
-    model_config = ConfigDict(frozen=True, alias_generator=to_camel, populate_by_name=True)
+class Payload(BaseModel):
+    """A server -> client shape: frozen, camelCase on the wire, every field always sent."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        json_schema_serialization_defaults_required=True,
+    )
 
     def wire(self) -> dict[str, Any]:
         """The JSON object sent to the client."""
         return self.model_dump(by_alias=True, mode="json")
 
 
-class ProposalFile(_Wire):
+# -- driveros/trace ----------------------------------------------------------------------
+
+#: The ``driveros.agent`` events ``driveros/trace`` carries: all but ``proposal``.
+TraceEvent: TypeAlias = Annotated[
+    "RunStarted | TurnStarted | Thinking | Text | ToolCall | ToolResult | Diagnostics "
+    "| MemoryEvent | Approval | Stuck | Edit | TurnFinished | Compaction | Result",
+    Field(discriminator="type"),
+]
+
+
+class TraceParams(Payload):
+    """Params of ``driveros/trace``: one agent event of a run (schema in docs/events.md)."""
+
+    run_id: str
+    event: TraceEvent
+
+
+def _resolve_events() -> None:
+    """Bind :data:`TraceEvent` to the agent's classes (imported here, not at import time)."""
+    if not TraceParams.__pydantic_complete__:
+        import driveros.agent
+
+        TraceParams.model_rebuild(_types_namespace=vars(driveros.agent))
+
+
+def trace_params(run_id: str, event: Event) -> TraceParams | None:
+    """The ``driveros/trace`` params of ``event``; None for a ``proposal`` event, which is
+    sent as ``driveros/proposal`` instead (one shape)."""
+    if event.type == "proposal":
+        return None
+    _resolve_events()
+    return TraceParams(run_id=run_id, event=event)
+
+
+# -- driveros/proposal -------------------------------------------------------------------
+
+
+class ProposalFile(Payload):
     """One file of a ``driveros/proposal`` notification: everything a client needs for a
     side-by-side diff (the current file on one side, ``newText`` on the other)."""
 
@@ -49,13 +164,42 @@ class ProposalFile(_Wire):
     )
 
 
-class ProposalParams(_Wire):
+class CouncilIssue(Payload):
+    severity: str
+    description: str
+    evidence: str = ""
+
+
+class CouncilVerdict(Payload):
+    """The council's review of a proposal (setting ``council``)."""
+
+    verdict: Literal["approve", "revise", "reject"]
+    summary: str
+    issues: list[CouncilIssue] = Field(default_factory=list)
+    referee: str
+
+
+class CouncilError(Payload):
+    """The council could not decide (the proposal stands)."""
+
+    error: str
+
+
+_COUNCIL: TypeAdapter[CouncilVerdict | CouncilError] = TypeAdapter(CouncilVerdict | CouncilError)
+
+
+def council_payload(council: dict[str, Any] | None) -> CouncilVerdict | CouncilError | None:
+    """The wire form of the council's answer (``_council.council_review``)."""
+    return None if council is None else _COUNCIL.validate_python(council)
+
+
+class ProposalParams(Payload):
     """Params of ``driveros/proposal``: the files of a run still pending review."""
 
     run_id: str
-    state: str
+    state: RunStateName
     rationale: str = ""
-    council: dict[str, Any] | None = None
+    council: CouncilVerdict | CouncilError | None = None
     files: list[ProposalFile] = Field(default_factory=list)
 
 
@@ -75,3 +219,155 @@ def proposal_file(change: Any, *, root: Path, conflicts: Iterable[str]) -> Propo
         binary=binary,
         conflict=rel in set(conflicts),
     )
+
+
+# -- command results ---------------------------------------------------------------------
+
+
+class StartResult(Payload):
+    """``driveros.agent.start`` / ``driveros.agent.fix``: answered at once."""
+
+    run_id: str
+
+
+class RunStateResult(Payload):
+    """``driveros.agent.cancel`` / ``driveros.review.reject``: the run's state after it."""
+
+    run_id: str
+    state: RunStateName
+
+
+class RunSummary(Payload):
+    """One run of ``driveros.agent.list`` (docs/protocol.md, RunSummary)."""
+
+    run_id: str
+    task: str
+    state: RunStateName
+    outcome: str | None = None
+    files: list[str] = Field(default_factory=list)
+    conflicts: list[str] = Field(default_factory=list)
+    in_flight: list[str] = Field(default_factory=list)
+    restored: bool = False
+    started_at: float
+    error: str | None = None
+    cost_usd: float | None = None
+    cost_unknown: bool = False
+    input_tokens: int = 0
+    cached_tokens: int = 0
+
+
+def run_summary(run: Run) -> RunSummary:
+    # a run's result is the agent's Result or, restored from a kept proposal, what the
+    # manifest recorded (no usage): read what both may lack with a default
+    result = run.outcome.result if run.outcome is not None else None
+    usage = getattr(result, "usage", None)
+    return RunSummary(
+        run_id=run.run_id,
+        task=run.request.task,
+        state=run.state,
+        outcome=getattr(result, "outcome", None),
+        files=list(run.pending),
+        conflicts=list(run.conflicts),
+        in_flight=sorted(run.in_flight),
+        restored=run.restored,
+        started_at=run.started_at,
+        error=run.error,
+        cost_usd=getattr(usage, "cost_usd", None),
+        cost_unknown=bool(getattr(usage, "cost_unknown", False)),
+        input_tokens=getattr(usage, "input_tokens", 0),
+        cached_tokens=getattr(usage, "cache_read_tokens", 0),
+    )
+
+
+class ListResult(Payload):
+    """``driveros.agent.list``."""
+
+    runs: list[RunSummary]
+
+
+class AcceptResult(Payload):
+    """``driveros.review.accept``: what the edit sent now holds, what was already sent, and
+    what was left out (path -> why)."""
+
+    run_id: str
+    applying: list[str]
+    in_flight: list[str]
+    conflicts: dict[str, str]
+
+
+class Fact(Payload):
+    """One long-term memory fact (docs/memory.md)."""
+
+    id: int
+    text: str
+    status: Literal["active", "superseded", "forgotten"]
+    task: str
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, fact: MemoryFact) -> Fact:
+        return cls(
+            id=fact.id,
+            text=fact.text,
+            status=fact.status,
+            task=fact.task,
+            created_at=fact.created_at,
+            updated_at=fact.updated_at,
+        )
+
+
+class RecallResult(Payload):
+    """``driveros.memory.recall``."""
+
+    facts: list[Fact]
+
+
+class ForgetResult(Payload):
+    """``driveros.memory.forget``."""
+
+    fact: Fact
+
+
+# -- the schema --------------------------------------------------------------------------
+
+NOTIFICATION_PARAMS: dict[str, type[Payload]] = {
+    NOTIFY_TRACE: TraceParams,
+    NOTIFY_PROPOSAL: ProposalParams,
+}
+
+COMMAND_RESULTS: dict[str, type[Payload]] = {
+    CMD_AGENT_START: StartResult,
+    CMD_AGENT_FIX: StartResult,
+    CMD_AGENT_CANCEL: RunStateResult,
+    CMD_AGENT_LIST: ListResult,
+    CMD_REVIEW_ACCEPT: AcceptResult,
+    CMD_REVIEW_REJECT: RunStateResult,
+    CMD_MEMORY_RECALL: RecallResult,
+    CMD_MEMORY_FORGET: ForgetResult,
+}
+
+
+def payload_json_schema() -> dict[str, Any]:
+    """One JSON Schema for every payload: ``notifications`` and ``commands`` map each method
+    or command to its ``$defs`` entry (checked in as editors/protocol.schema.json)."""
+    _resolve_events()
+    models: Sequence[type[Payload]] = sorted(
+        {*NOTIFICATION_PARAMS.values(), *COMMAND_RESULTS.values()}, key=lambda m: m.__name__
+    )
+    refs, defs = models_json_schema(
+        [(m, "serialization") for m in models], ref_template="#/$defs/{model}"
+    )
+
+    def ref(model: type[Payload]) -> dict[str, Any]:
+        return dict(refs[(model, "serialization")])
+
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "driveros-lsp payloads",
+        "description": "What driveros-lsp sends beyond plain LSP (docs/protocol.md); "
+        "generated by `driveros-lsp --print-protocol-schema`, do not edit.",
+        "notifications": {name: ref(m) for name, m in NOTIFICATION_PARAMS.items()},
+        "commands": {name: ref(m) for name, m in COMMAND_RESULTS.items()},
+        **defs,
+    }

@@ -4,12 +4,18 @@ It records ``driveros/trace``, ``driveros/proposal`` and ``$/progress``, answers
 ``workspace/applyEdit`` by applying the edit the way an editor does (open buffers in memory
 with version checks, other files on disk), and works around lsprotocol's codeAction structuring
 trap (a ``Command | CodeAction`` item is read as a CodeAction unless ``command`` is a string).
+
+Every ``driveros/trace`` and ``driveros/proposal`` it receives and every command result is
+checked against the checked-in payload schema (editors/protocol.schema.json): a session that
+got a payload the schema does not describe fails when it ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import json
 import os
 import re
 import sys
@@ -18,12 +24,27 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
+from jsonschema import Draft202012Validator
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
 ApplyMode = Literal["apply", "refuse", "hold"]
 PROFILES = {"vscode": "visual-studio-code@v1.65.2", "neovim": "neovim@v0.11.0"}
+PAYLOAD_SCHEMA = Path(__file__).resolve().parents[2] / "editors" / "protocol.schema.json"
+
+
+@functools.cache
+def _payload_validator(kind: str, name: str) -> Draft202012Validator:
+    schema = json.loads(PAYLOAD_SCHEMA.read_text(encoding="utf-8"))
+    return Draft202012Validator({"$defs": schema["$defs"], **schema[kind][name]})
+
+
+def wire_problems(kind: Literal["notifications", "commands"], name: str, payload: Any) -> list[str]:
+    """What is wrong with ``payload`` (a notification's params or a command's result) by the
+    checked-in schema; [] when it fits."""
+    errors = _payload_validator(kind, name).iter_errors(payload)
+    return [f"{name}: {e.message} at {list(e.absolute_path)}" for e in errors]
 
 
 def uri_path(uri: str) -> Path:
@@ -70,6 +91,8 @@ class Editor:
         self.apply_mode: ApplyMode = "apply"
         self.held: list[asyncio.Future[Any]] = []
         self.published: list[lsp.PublishDiagnosticsParams] = []
+        #: Payloads the schema does not describe (the session fails at its end).
+        self.wire_errors: list[str] = []
 
     # -- documents ---------------------------------------------------------------------
     def uri(self, rel: str) -> str:
@@ -108,9 +131,11 @@ class Editor:
 
     # -- requests ----------------------------------------------------------------------
     async def command(self, name: str, *arguments: Any) -> Any:
-        return await self.client.workspace_execute_command_async(
+        result = await self.client.workspace_execute_command_async(
             lsp.ExecuteCommandParams(command=name, arguments=list(arguments))
         )
+        self.wire_errors += wire_problems("commands", name, result)
+        return result
 
     async def code_actions(
         self,
@@ -270,10 +295,14 @@ async def editor_session(
     @client.feature("driveros/trace")
     def on_trace(params: Any) -> None:
         editor.traces.append(_plain(params))
+        editor.wire_errors += wire_problems("notifications", "driveros/trace", editor.traces[-1])
 
     @client.feature("driveros/proposal")
     def on_proposal(params: Any) -> None:
         editor.proposals.append(_plain(params))
+        editor.wire_errors += wire_problems(
+            "notifications", "driveros/proposal", editor.proposals[-1]
+        )
 
     client.protocol.fm.features.pop(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, None)
 
@@ -295,6 +324,7 @@ async def editor_session(
 
     try:
         yield editor
+        assert not editor.wire_errors, "\n".join(editor.wire_errors[:10])
     finally:
         for future in editor.held:
             if not future.done():

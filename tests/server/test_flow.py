@@ -109,7 +109,8 @@ async def test_flow_vscode_fix_is_an_annotated_edit_applied_to_the_buffer(
         # trace: the event schema, in order, deltas merged
         kinds = [e["type"] for e in ed.events(run_id)]
         assert kinds[0] == "run_started" and kinds[-1] == "result"
-        assert {"tool_call", "tool_result", "edit", "proposal"} <= set(kinds)
+        assert {"tool_call", "tool_result", "edit"} <= set(kinds)
+        assert "proposal" not in kinds  # sent once, as driveros/proposal (below)
         texts = ed.events(run_id, "text")
         assert "".join(t["text"] for t in texts) == ANSWER
         assert len(texts) < len(ANSWER) / 7  # streamed in 7-char fragments, merged

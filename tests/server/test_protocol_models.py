@@ -1,17 +1,32 @@
-"""The proposal's one shape (issue 16): the pydantic model, the names in protocol.py, the
-TypeScript interface, the Lua table and the docs table agree; each file carries its new text."""
+"""The wire payloads: one pydantic model per notification and command result, one proposal
+shape (the model, the names in protocol.py, the TypeScript interface, the Lua table and the
+docs table agree; each file carries its new text), and the checked-in JSON Schema is theirs."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from driveros_lsp import protocol
-from driveros_lsp.protocol_models import ProposalFile, ProposalParams, proposal_file
+from driveros_lsp.protocol_models import (
+    COMMAND_RESULTS,
+    NOTIFICATION_PARAMS,
+    ProposalFile,
+    ProposalParams,
+    StartResult,
+    council_payload,
+    payload_json_schema,
+    proposal_file,
+    trace_params,
+)
 from tests.conftest import REPO_ROOT
+from tests.server._lsp import PAYLOAD_SCHEMA, wire_problems
 
 DOC = REPO_ROOT / "docs" / "protocol.md"
 EVENTS_TS = REPO_ROOT / "editors" / "vscode" / "src" / "events.ts"
@@ -98,3 +113,62 @@ def test_ask_names_are_the_cores() -> None:
     assert protocol.ASK_ACTIONS == ASK_ACTIONS
     question = Question(request=ApprovalRequest(tool="run", arguments={"command": "make"}))
     assert question.message().startswith(protocol.ASK_MESSAGE_PREFIX)
+
+
+def test_checked_in_schema_is_the_models() -> None:
+    # regenerate: .venv/bin/driveros-lsp --print-protocol-schema > editors/protocol.schema.json
+    out = subprocess.run(
+        [sys.executable, "-m", "driveros_lsp", "--print-protocol-schema"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(out.stdout) == payload_json_schema()
+    assert PAYLOAD_SCHEMA.read_text(encoding="utf-8") == out.stdout
+
+
+def test_every_notification_and_command_has_its_model() -> None:
+    assert set(NOTIFICATION_PARAMS) == set(protocol.NOTIFICATIONS)
+    assert set(COMMAND_RESULTS) == set(protocol.COMMANDS)
+    schema = payload_json_schema()
+    assert set(schema["notifications"]) == set(protocol.NOTIFICATIONS)
+    assert set(schema["commands"]) == set(protocol.COMMANDS)
+
+
+def test_payloads_are_camel_case_and_closed() -> None:
+    defs = payload_json_schema()["$defs"]
+    for model in {*NOTIFICATION_PARAMS.values(), *COMMAND_RESULTS.values()}:
+        shape = defs[model.__name__]
+        assert shape["additionalProperties"] is False, model.__name__
+        for name in shape["properties"]:
+            assert "_" not in name, f"{model.__name__}.{name}"
+    assert StartResult(run_id="r").wire() == {"runId": "r"}
+
+
+def test_the_trace_never_carries_the_proposal() -> None:
+    from driveros.agent import EVENT_TYPES, Proposal, Text
+    from driveros.agent import ProposalFile as EventFile
+
+    event = Proposal(run_id="r", files=[EventFile(path="a.py", old_path="b.py")])
+    assert trace_params("r", event) is None
+    sent = trace_params("r", Text(run_id="r", turn=1, text="hi"))
+    assert sent is not None and sent.wire()["event"]["text"] == "hi"
+    trace = payload_json_schema()["$defs"]["TraceParams"]["properties"]["event"]
+    assert set(trace["discriminator"]["mapping"]) == set(EVENT_TYPES) - {"proposal"}
+
+
+def test_council_answers_keep_their_two_shapes() -> None:
+    for answer in (
+        {"verdict": "approve", "summary": "ok", "issues": [], "referee": "openai"},
+        {"error": "no second provider"},
+    ):
+        shaped = council_payload(answer)
+        assert shaped is not None and shaped.wire() == answer
+    assert council_payload(None) is None
+
+
+def test_the_schema_check_of_the_test_editor_finds_a_wrong_payload() -> None:
+    assert wire_problems("commands", protocol.CMD_AGENT_START, {"runId": "r"}) == []
+    assert wire_problems("commands", protocol.CMD_AGENT_START, {"run_id": "r"})
+    bad_event = {"runId": "r", "event": {"type": "proposal", "run_id": "r", "files": []}}
+    assert wire_problems("notifications", protocol.NOTIFY_TRACE, bad_event)

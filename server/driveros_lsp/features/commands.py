@@ -32,6 +32,13 @@ from driveros_lsp.protocol import (
     CMD_REVIEW_ACCEPT,
     CMD_REVIEW_REJECT,
 )
+from driveros_lsp.protocol_models import (
+    AcceptResult,
+    ListResult,
+    RunStateResult,
+    StartResult,
+    run_summary,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -165,7 +172,7 @@ async def _launch(
         run = server.runs.start(request, limit=settings.max_concurrent_runs)
     except RunError as exc:
         raise RequestFailed(str(exc)) from exc
-    return {"runId": run.run_id}
+    return StartResult(run_id=run.run_id).wire()
 
 
 def _proposed(server: DriverosLanguageServer, ref: RunRef, paths: list[str] | None) -> Run:
@@ -230,14 +237,14 @@ def setup(server: DriverosLanguageServer) -> None:
         except RunError as exc:
             known = any(r.run_id == p.run_id for r in server.runs.runs())
             raise (RequestFailed if known else JsonRpcInvalidParams)(str(exc)) from exc
-        return {"runId": run.run_id, "state": run.state}
+        return RunStateResult(run_id=run.run_id, state=run.state).wire()
 
     @command(server, CMD_AGENT_LIST)
     def list_runs(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import ListParams, parse
 
         parse(CMD_AGENT_LIST, ListParams, args)
-        return {"runs": [r.summary() for r in server.runs.runs()]}
+        return ListResult(runs=[run_summary(r) for r in server.runs.runs()]).wire()
 
     @command(server, CMD_REVIEW_ACCEPT)
     async def accept(ls: Any, *args: Any) -> dict[str, Any]:
@@ -246,12 +253,12 @@ def setup(server: DriverosLanguageServer) -> None:
         p = parse(CMD_REVIEW_ACCEPT, AcceptParams, args)
         run = _proposed(server, p, p.paths)
         plan = await server.hub.review(run, p.paths)
-        return {
-            "runId": run.run_id,
-            "applying": plan.included,
-            "inFlight": plan.in_flight,
-            "conflicts": plan.conflicts,
-        }
+        return AcceptResult(
+            run_id=run.run_id,
+            applying=plan.included,
+            in_flight=plan.in_flight,
+            conflicts=plan.conflicts,
+        ).wire()
 
     @command(server, CMD_REVIEW_REJECT)
     async def reject(ls: Any, *args: Any) -> dict[str, Any]:
@@ -260,7 +267,7 @@ def setup(server: DriverosLanguageServer) -> None:
         p = parse(CMD_REVIEW_REJECT, RejectParams, args)
         run = _proposed(server, p, p.paths)
         await server.runs.reject(run, p.paths, p.feedback)
-        return {"runId": run.run_id, "state": run.state}
+        return RunStateResult(run_id=run.run_id, state=run.state).wire()
 
     tasks: set[asyncio.Task[Any]] = set()
 

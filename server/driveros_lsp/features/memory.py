@@ -17,25 +17,15 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from driveros_lsp.features.commands import RequestFailed, command
 from driveros_lsp.protocol import CMD_MEMORY_FORGET, CMD_MEMORY_RECALL
+from driveros_lsp.protocol_models import Fact, ForgetResult, RecallResult
 
 if TYPE_CHECKING:
-    from driveros.memory import Fact, MemoryStore
+    from driveros.memory import MemoryStore
     from driveros_lsp._server import DriverosLanguageServer
 
 
 def available() -> bool:
     return importlib.util.find_spec("driveros.memory") is not None
-
-
-def _fact(fact: Fact) -> dict[str, Any]:
-    return {
-        "id": fact.id,
-        "text": fact.text,
-        "status": fact.status,
-        "task": fact.task,
-        "createdAt": fact.created_at,
-        "updatedAt": fact.updated_at,
-    }
 
 
 async def _open(server: DriverosLanguageServer) -> MemoryStore:
@@ -68,7 +58,7 @@ def setup(server: DriverosLanguageServer) -> None:
             facts = await store.search(p.query, p.limit)
         finally:
             await store.aclose()
-        return {"facts": [_fact(f) for f in facts]}
+        return RecallResult(facts=[Fact.of(f) for f in facts]).wire()
 
     @command(server, CMD_MEMORY_FORGET)
     async def forget(ls: Any, *args: Any) -> dict[str, Any]:
@@ -85,4 +75,4 @@ def setup(server: DriverosLanguageServer) -> None:
             raise
         finally:
             await store.aclose()
-        return {"fact": _fact(fact)}
+        return ForgetResult(fact=Fact.of(fact)).wire()
