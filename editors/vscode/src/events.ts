@@ -1,6 +1,8 @@
 /**
- * The shapes the server sends, as the client reads them. The event schema itself is owned by
- * core/driveros/agent/_events.py (docs/events.md); the client is tolerant: an unknown event type
+ * The shapes the server sends, as the client reads them. They are the server's models
+ * (server/driveros_lsp/protocol_models.py; the trace's events are core/driveros/agent/_events.py,
+ * docs/events.md), whose JSON Schema is editors/protocol.schema.json: test/unit/payloads.test.ts
+ * fails when a field declared here is not in it. The client is tolerant: an unknown event type
  * or a missing optional field is shown generically, never an error.
  */
 
@@ -29,14 +31,10 @@ export interface DiagnosticItem {
   message: string;
 }
 
-export interface ProposalFile {
-  path: string;
-  action?: "create" | "modify" | "delete" | "rename";
-  old_path?: string | null;
-  diff?: string;
-}
-
-/** One agent event; `type` discriminates, other fields depend on it. */
+/**
+ * One agent event; `type` discriminates, other fields depend on it. The trace never carries a
+ * `proposal` event: the proposal arrives once, as `driveros/proposal` (ProposalParams).
+ */
 export interface TraceEvent {
   type: string;
   run_id: string;
@@ -75,8 +73,6 @@ export interface TraceEvent {
   evidence?: string[];
   path?: string;
   usage?: Usage;
-  files?: ProposalFile[];
-  rationale?: string;
   outcome?: string;
   exit_code?: number;
   answer?: string;
@@ -116,12 +112,19 @@ type ExactKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : neve
 /** Fails to compile when ProposalFileParams and PROPOSAL_FILE_FIELDS drift apart. */
 export const PROPOSAL_FILE_KEYS_MATCH: ExactKeys<keyof ProposalFileParams, (typeof PROPOSAL_FILE_FIELDS)[number]> = true;
 
-/** The council's review of a proposal (when the `council` setting is on). */
+/** One issue the council found. */
+export interface CouncilIssue {
+  severity?: string;
+  description?: string;
+  evidence?: string;
+}
+
+/** The council's review of a proposal (when the `council` setting is on): a verdict, or an error. */
 export interface CouncilVerdict {
   /** approve, revise or reject. */
   verdict?: string;
   summary?: string;
-  issues?: { severity?: string; description?: string; evidence?: string }[];
+  issues?: CouncilIssue[];
   referee?: unknown;
   /** The council could not decide (the proposal stands). */
   error?: string;

@@ -185,20 +185,6 @@ export class RunStore {
         run.usage = addUsage(run.usage, event.usage);
         break;
       }
-      case "proposal":
-        // The reviewable proposal is the driveros/proposal notification (uri, newText, the
-        // pending set); the agent's event only stands in until that arrives.
-        if (run.proposal === undefined) {
-          run.proposal = (event.files ?? []).map((f) => ({
-            path: f.path,
-            action: f.action,
-            oldPath: f.old_path ?? null,
-            diff: f.diff,
-          }));
-          run.proposalPending = run.proposal.length > 0;
-        }
-        run.rationale = event.rationale;
-        break;
       case "result":
         run.result = event;
         run.status = "finished";

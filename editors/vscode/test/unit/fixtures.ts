@@ -1,6 +1,8 @@
-import type { TraceEvent } from "../../src/events";
+import type { ProposalFileParams, TraceEvent } from "../../src/events";
+import type { RunStore } from "../../src/runs";
 
-/** A short scripted run as the server streams it: one tool turn, one answer turn, a proposal. */
+/** A short scripted run as the server streams it: one tool turn, one answer turn (its proposal
+ * is not in the trace: see scriptedProposal). */
 export function scriptedRun(runId = "r1"): TraceEvent[] {
   const e = (seq: number, event: Omit<TraceEvent, "run_id" | "seq" | "ts">): TraceEvent => ({ run_id: runId, seq, ts: 1000 + seq, ...event });
   return [
@@ -22,7 +24,17 @@ export function scriptedRun(runId = "r1"): TraceEvent[] {
     e(8, { type: "turn_started", turn: 2 }),
     e(9, { type: "text", turn: 2, text: "Fixed the typo.", delta: true }),
     e(10, { type: "turn_finished", turn: 2, duration_ms: 500, usage: { total_tokens: 300 } }),
-    e(11, { type: "proposal", files: [{ path: "app.py", action: "modify", diff: "@@ -1 +1 @@\n-pritn('x')\n+print('x')\n" }], rationale: "typo" }),
-    e(12, { type: "result", outcome: "answered", exit_code: 0, answer: "Fixed the typo.", verified: true, turns: 2, usage: { total_tokens: 1200 }, duration_ms: 2100 }),
+    e(11, { type: "result", outcome: "answered", exit_code: 0, answer: "Fixed the typo.", verified: true, turns: 2, usage: { total_tokens: 1200 }, duration_ms: 2100 }),
   ];
+}
+
+/** The `driveros/proposal` the server sends right after scriptedRun's result. */
+export function scriptedProposal(): ProposalFileParams[] {
+  return [{ path: "app.py", uri: "file:///w/app.py", action: "modify", oldPath: null, diff: "@@ -1 +1 @@\n-pritn('x')\n+print('x')\n", newText: "print('x')\n", binary: false, conflict: false }];
+}
+
+/** Fold scriptedRun and its proposal into `store`, as the client receives them. */
+export function playScriptedRun(store: RunStore, runId = "r1"): void {
+  scriptedRun(runId).forEach((e) => store.apply(runId, e));
+  store.proposal(runId, scriptedProposal(), "typo", "proposed", null);
 }

@@ -2,13 +2,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { RunStore } from "../../src/runs";
-import { scriptedRun } from "./fixtures";
+import { playScriptedRun, scriptedRun } from "./fixtures";
 
 test("test_run_store_folds_a_scripted_run", () => {
   const store = new RunStore();
-  for (const e of scriptedRun()) {
-    store.apply("r1", e);
-  }
+  playScriptedRun(store);
   const run = store.get("r1");
   assert.ok(run !== undefined);
   assert.equal(run.status, "finished");
@@ -41,7 +39,7 @@ test("test_run_store_keeps_non_delta_text_separate", () => {
 
 test("test_run_store_resumes_after_feedback", () => {
   const store = new RunStore();
-  scriptedRun().forEach((e) => store.apply("r1", e));
+  playScriptedRun(store);
   // The resumed run starts over at turn 1 with the feedback as its task.
   store.apply("r1", { type: "run_started", run_id: "r1", task: "keep the old name" });
   const resumed = store.get("r1");
@@ -69,7 +67,7 @@ test("test_run_store_resumes_after_feedback", () => {
 
 test("test_run_store_sync_follows_server_states", () => {
   const store = new RunStore();
-  scriptedRun().forEach((e) => store.apply("r1", e));
+  playScriptedRun(store);
   store.started("r2", "second");
   store.sync([
     { runId: "r1", state: "accepted", files: [] },
@@ -112,10 +110,15 @@ test("test_run_store_proposal_updates_end_the_review_but_keep_the_files", () => 
   assert.equal(run?.rationale, "why");
 });
 
-test("test_run_store_trace_proposal_event_never_replaces_the_notification", () => {
+test("test_run_store_proposal_comes_only_from_the_notification", () => {
   const store = new RunStore();
+  scriptedRun().forEach((e) => store.apply("r1", e));
+  assert.equal(store.get("r1")?.proposal, undefined);
+  assert.equal(store.get("r1")?.proposalPending, false);
+  // a trace event of type proposal (servers before the one-shape change) is a plain note
+  store.apply("r1", { type: "proposal", run_id: "r1" });
+  assert.equal(store.get("r1")?.proposal, undefined);
   store.proposal("r1", [{ path: "a.py", action: "modify", newText: "x = 2\n", uri: "file:///w/a.py" }], "why", "proposed");
-  store.apply("r1", { type: "proposal", run_id: "r1", files: [{ path: "a.py", action: "modify", diff: "d" }], rationale: "why" });
   assert.equal(store.get("r1")?.proposal?.[0]?.newText, "x = 2\n");
   assert.equal(store.get("r1")?.proposalPending, true);
 });

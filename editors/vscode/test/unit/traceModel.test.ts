@@ -3,7 +3,7 @@ import { test } from "node:test";
 
 import { RunStore } from "../../src/runs";
 import { type TraceNode, runNode } from "../../src/traceModel";
-import { scriptedRun } from "./fixtures";
+import { playScriptedRun, scriptedRun } from "./fixtures";
 
 /** label [description] and children, indented: a readable whole-tree snapshot. */
 function outline(node: TraceNode, depth = 0, maxDepth = 2): string[] {
@@ -13,7 +13,7 @@ function outline(node: TraceNode, depth = 0, maxDepth = 2): string[] {
 
 test("test_trace_tree_of_a_finished_run", () => {
   const store = new RunStore();
-  scriptedRun().forEach((e) => store.apply("r1", e));
+  playScriptedRun(store);
   const run = store.get("r1");
   assert.ok(run !== undefined);
   assert.deepEqual(outline(runNode(run)), [
@@ -37,7 +37,7 @@ test("test_trace_tree_of_a_finished_run", () => {
 
 test("test_trace_tree_tool_call_children_hold_arguments_and_result", () => {
   const store = new RunStore();
-  scriptedRun().forEach((e) => store.apply("r1", e));
+  playScriptedRun(store);
   const run = store.get("r1");
   assert.ok(run !== undefined);
   const tool = runNode(run).children[0]?.children[1];
@@ -87,7 +87,7 @@ test("test_trace_tree_stuck_and_failed_tool", () => {
 
 test("test_trace_tree_shows_the_council_verdict_under_the_proposal", () => {
   const store = new RunStore();
-  scriptedRun().forEach((e) => store.apply("r1", e));
+  playScriptedRun(store);
   store.proposal("r1", [{ path: "app.py", action: "modify" }], "typo", "proposed", {
     verdict: "revise",
     summary: "Fix is right; add a test.",
