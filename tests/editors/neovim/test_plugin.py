@@ -169,3 +169,14 @@ def test_a_workspace_venv_server_runs_only_once_trusted(tmp_path: Path) -> None:
     out = run_nvim("workspace_venv.lua", cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
     assert out["untrusted"].get("cmd") is None
     assert "not trusted" in out["untrusted"]["err"] and "trust" in out["untrusted"]["err"]
+
+
+def test_trace_shows_each_proposal_once_from_the_notification(tmp_path: Path) -> None:
+    out = run_nvim("trace_proposal.lua", cwd=tmp_path)
+    proposals = [line for line in out["lines"] if line.startswith("» proposal")]
+    assert proposals == [
+        "» proposal: 2 files — :DriverOS review",
+        "» proposal: 1 file — :DriverOS review",
+    ]
+    first = out["lines"].index(proposals[0])
+    assert out["lines"][first + 1 : first + 3] == ["    modify a.py", "    create b.py"]

@@ -145,7 +145,7 @@ function M.runs()
     local items = {}
     for _, r in ipairs((result and result.runs) or {}) do
       local run = runs.ensure(r.runId, r.task)
-      run.status = r.status == 'running' and 'running' or 'finished'
+      run.status = r.state == 'running' and 'running' or 'finished'
       run.outcome = r.outcome or run.outcome
       table.insert(items, run)
     end

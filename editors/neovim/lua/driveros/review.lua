@@ -28,6 +28,7 @@ function M.on_proposal(_, params, _)
   end
   local run = runs.ensure(params.runId)
   run.proposal = params.files or {}
+  require('driveros.trace').on_proposal(params)
   vim.api.nvim_exec_autocmds('User', { pattern = 'DriverOSProposal', data = params })
   if #run.proposal == 0 then
     run.proposal = nil -- settled: every file was accepted or rejected

@@ -10,6 +10,7 @@ local M = {}
 ---@field events table[] every trace event received, in order
 ---@field proposal table[]|nil files of the latest proposal
 ---@field council table|nil the council's verdict on the proposal (setting `council`)
+---@field proposal_traced boolean|nil the trace shows the current proposal already
 ---@field started number
 
 ---@type table<string, driveros.Run>

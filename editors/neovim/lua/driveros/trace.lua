@@ -225,12 +225,12 @@ function M.on_trace(_, params, _)
   local ev = params.event
   local run = runs.ensure(params.runId, ev.type == 'run_started' and ev.task or nil)
   table.insert(run.events, ev)
-  if ev.type == 'result' then
+  if ev.type == 'run_started' then
+    run.proposal_traced = nil -- a run resumed with feedback proposes again
+  elseif ev.type == 'result' then
     run.status = 'finished'
     run.outcome = ev.outcome
   end
-  -- the reviewable proposal is the driveros/proposal notification (uri, new text, pending
-  -- set), not the agent's `proposal` event in the trace
   local view = views[params.runId]
   if not view and ev.type == 'run_started' and require('driveros').options.trace.auto_open then
     -- runs started from a code action open their trace too
@@ -244,6 +244,26 @@ function M.on_trace(_, params, _)
   end
   if ev.type == 'result' then
     vim.api.nvim_exec_autocmds('User', { pattern = 'DriverOSRunFinished', data = { runId = params.runId, event = ev } })
+  end
+end
+
+---Show a run's proposal in its trace (called for each `driveros/proposal`): the trace never
+---carries one, the notification is its one shape. Once per proposal: the notifications the
+---server sends again as the review goes on (fewer files pending, settled) add nothing.
+---@param params table the notification's params (runId, state, files, ...)
+function M.on_proposal(params)
+  local run = runs.ensure(params.runId)
+  local files = params.files or {}
+  if run.proposal_traced or params.state ~= 'proposed' or #files == 0 then
+    return
+  end
+  run.proposal_traced = true
+  local ev = { type = 'proposal', run_id = params.runId, files = files }
+  table.insert(run.events, ev)
+  local view = views[params.runId]
+  if view and vim.api.nvim_buf_is_valid(view.bufnr) then
+    add_event(view, ev)
+    schedule(view)
   end
 end
 
