@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import models_json_schema
 
+from driveros_lsp._runs import Run, RunState
 from driveros_lsp.protocol import (
     CMD_AGENT_CANCEL,
     CMD_AGENT_FIX,
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
         TurnStarted,
     )
     from driveros.memory import Fact as MemoryFact
-    from driveros_lsp._runs import Run
 
 __all__ = [
     "COMMAND_RESULTS",
@@ -82,10 +82,6 @@ __all__ = [
     "proposal_file",
     "run_summary",
     "trace_params",
-]
-
-RunStateName = Literal[
-    "running", "proposed", "finished", "failed", "canceled", "accepted", "rejected"
 ]
 
 
@@ -197,7 +193,7 @@ class ProposalParams(Payload):
     """Params of ``driveros/proposal``: the files of a run still pending review."""
 
     run_id: str
-    state: RunStateName
+    state: RunState
     rationale: str = ""
     council: CouncilVerdict | CouncilError | None = None
     files: list[ProposalFile] = Field(default_factory=list)
@@ -234,7 +230,7 @@ class RunStateResult(Payload):
     """``driveros.agent.cancel`` / ``driveros.review.reject``: the run's state after it."""
 
     run_id: str
-    state: RunStateName
+    state: RunState
 
 
 class RunSummary(Payload):
@@ -242,7 +238,7 @@ class RunSummary(Payload):
 
     run_id: str
     task: str
-    state: RunStateName
+    state: RunState
     outcome: str | None = None
     files: list[str] = Field(default_factory=list)
     conflicts: list[str] = Field(default_factory=list)
