@@ -17,7 +17,6 @@ from driveros.agent import (
     EVENT_TYPES,
     Approval,
     Compaction,
-    DiagnosticItem,
     Diagnostics,
     Edit,
     MemoryEvent,
@@ -31,6 +30,7 @@ from driveros.agent import (
     TurnFinished,
     TurnStarted,
 )
+from driveros.diagnostics import DiagnosticItem
 from driveros.llm import Usage
 from driveros_lsp import protocol
 from driveros_lsp.protocol_models import (
