@@ -30,6 +30,19 @@ from driveros._errors import ConfigError
 log = logging.getLogger(__name__)
 
 ProviderName = Literal["openai", "openrouter", "xai", "ollama", "anthropic"]
+#: Where a run's tools execute, and the container runtime of the docker tier (docs/sandbox.md).
+SandboxKind = Literal["local", "docker"]
+ContainerRuntime = Literal["runc", "runsc"]
+#: The run limits every front end starts from (``driveros.runs.RunOptions``; the agent's own
+#: ``AgentConfig`` defaults to them too): model turns and wall-clock seconds per run.
+MAX_ITERATIONS = 30
+MAX_WALL_S = 900.0
+#: Seconds a model's stream may wait for its first byte, and stay silent once started, before
+#: the provider gives up (driveros.llm's defaults).
+FIRST_BYTE_TIMEOUT_S = 60.0
+IDLE_TIMEOUT_S = 60.0
+#: Seconds an ``ask`` approval question waits for an answer before it counts as a denial.
+ASK_TIMEOUT_S = 300.0
 #: Where a setting came from, weakest first (see the module docstring).
 Source = Literal["user", "workspace", "environment", "flag"]
 

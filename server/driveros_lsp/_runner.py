@@ -6,8 +6,8 @@ events through ``on_event`` and returns a :class:`RunOutcome`: the final ``resul
 the changes of its scratch copy and an opaque ``state`` the server hands back to resume the
 run with review feedback. Canceling the awaiting task must stop everything the run started.
 
-:class:`AgentRunner` is the production runner over ``driveros.agent.execute_run``; tests
-inject their own. ``driveros.agent`` is imported lazily so ``initialize`` stays fast.
+:class:`AgentRunner` is the production runner over ``driveros.runs.execute_run``; tests
+inject their own. The run stack is imported lazily so ``initialize`` stays fast.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def _no_ask(mode: str) -> Literal["policy", "never"]:
 
 
 class AgentRunner:
-    """The production runner: ``driveros.agent.execute_run`` on a scratch copy (review mode)."""
+    """The production runner: ``driveros.runs.execute_run`` on a scratch copy (review mode)."""
 
     async def __call__(
         self, request: RunRequest, *, on_event: EventSink, resume: RunOutcome | None
@@ -155,38 +155,25 @@ class AgentRunner:
         # The first run imports the agent and everything it loads lazily (the LLM stack, the
         # sandbox, the diagnostics feed): do that off the event loop, once.
         await asyncio.to_thread(_warm_imports, request.settings.memory)
-        from driveros.agent import Event, RunSpec, execute_run
+        from driveros.agent import Event
         from driveros.config import load_environment
-        from driveros.diagnostics import DiagnosticItem
+        from driveros.runs import execute_run, pick_provider
 
         root = Path(request.workspace)
         env = await asyncio.to_thread(load_environment, cwd=root, trusted=request.trusted)
         for warning in env.warnings:  # stderr: the editor's server log
             logger.warning("%s", warning)
         s = request.settings
-        spec = RunSpec(
+        # the settings are run options (driveros.runs.RunOptions) plus the editor's own
+        spec = s.spec(
             task=request.task,
             workspace=root,
-            provider=s.provider,
-            model=s.model,
-            sandbox=s.sandbox,
-            runtime=s.runtime,
-            untrusted=s.untrusted,
-            network=s.network,
-            memory=s.memory,
-            diagnostics=s.diagnostics,
-            max_iterations=s.max_iterations,
-            max_wall_s=s.max_wall_s,
-            max_cost_usd=s.max_cost_usd,
-            max_context_tokens=s.max_context_tokens,
-            first_byte_timeout_s=s.first_byte_timeout_s,
-            idle_timeout_s=s.idle_timeout_s,
             # never the terminal: no asker (a client without message actions) is "policy"
             approve="ask" if request.asker is not None else _no_ask(s.approval),
             ask_timeout_s=s.approval_timeout_s,
             review=True,
             overlays=dict(request.overlays),
-            targets=[DiagnosticItem.model_validate(t) for t in request.targets],
+            targets=list(request.targets),
             run_id=request.run_id,
             workspace_trusted=env.workspace_trusted,
         )
@@ -206,7 +193,6 @@ class AgentRunner:
         release, keep = _scratch_handles(report.scratch)
         council = None
         if s.council and report.changes:
-            from driveros.agent import pick_provider
             from driveros.review import combined_patch
             from driveros_lsp._council import council_review
 

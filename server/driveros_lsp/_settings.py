@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from driveros.config import ASK_TIMEOUT_S
+from driveros.runs import RunOptions
 from driveros_lsp.protocol import SETTINGS_SECTION
 
-ProviderName = Literal["openai", "openrouter", "xai", "ollama", "anthropic"]
 
-
-class Settings(BaseModel):
+class Settings(RunOptions):
     """What a user may configure for the agent runs started from the editor."""
+
+    # The run options every front end shares come from driveros.runs.RunOptions (provider,
+    # tier, limits, with their defaults and bounds); the fields below are the editor's own.
 
     model_config = ConfigDict(
         frozen=True,
@@ -29,21 +32,6 @@ class Settings(BaseModel):
         title="driveros",
     )
 
-    provider: ProviderName | None = Field(
-        default=None,
-        description="Model provider; null picks the first one configured in the environment.",
-    )
-    model: str | None = Field(
-        default=None, description="Model name; null uses the provider's default."
-    )
-    sandbox: Literal["local", "docker"] = Field(
-        default="local", description="Where the agent's tools run."
-    )
-    runtime: Literal["runc", "runsc"] = Field(
-        default="runc", description="Container runtime for the docker sandbox."
-    )
-    untrusted: bool = Field(default=False, description="Treat the workspace as untrusted.")
-    network: bool = Field(default=False, description="Allow network access inside the sandbox.")
     approval: Literal["ask", "policy", "never"] = Field(
         default="ask",
         description="Tool approval: 'ask' asks you in the editor about what the policy would "
@@ -51,54 +39,14 @@ class Settings(BaseModel):
         "it, 'never' refuses every command and edit.",
     )
     approval_timeout_s: float = Field(
-        default=300.0,
+        default=ASK_TIMEOUT_S,
         gt=0,
         le=86_400,
         description="Seconds an 'ask' question waits for your answer before it counts as Deny.",
     )
-    memory: bool = Field(default=False, description="Use long-term memory (recall and store).")
-    diagnostics: bool = Field(
-        default=True,
-        description=(
-            "Run the project's checks (linters, type checkers, tests) after the agent's edits; "
-            "off saves CPU when many runs are active."
-        ),
-    )
     council: bool = Field(
         default=False,
         description="Have the council (critic, author, referee models) review each proposal.",
-    )
-    max_iterations: int = Field(default=30, ge=1, le=500, description="Turn cap per run.")
-    max_wall_s: float = Field(
-        default=900.0, gt=0, le=86_400, description="Wall-clock cap per run, in seconds."
-    )
-    first_byte_timeout_s: float = Field(
-        default=60.0,
-        gt=0,
-        le=3600,
-        description="Seconds to wait for the first byte of a model's answer before the run "
-        "ends with a provider error.",
-    )
-    idle_timeout_s: float = Field(
-        default=60.0,
-        gt=0,
-        le=3600,
-        description="Seconds a model's answer may stay silent mid-stream before the run ends "
-        "with a provider error.",
-    )
-    max_cost_usd: float | None = Field(
-        default=None,
-        gt=0,
-        le=10_000,
-        description="US dollars a run may spend; the run stops before a turn that would pass "
-        "it. null: no limit.",
-    )
-    max_context_tokens: int | None = Field(
-        default=None,
-        ge=1000,
-        le=10_000_000,
-        description="Context budget per request in tokens; null follows the model's context "
-        "window. Near it the run summarizes its older turns.",
     )
     max_concurrent_runs: int = Field(
         default=4, ge=1, le=32, description="Runs allowed at once; more are refused."

@@ -12,9 +12,10 @@ from typing import Any
 from tests._scripted import Wire, model_environ
 from tests._scripted import calc_repo as calc_repo  # the fixture, for these tests
 
-from driveros.agent import Event, RunReport, RunSpec, execute_run
+from driveros.agent import Event
 from driveros.config import load_environment
 from driveros.llm import Message
+from driveros.runs import RunReport, RunSpec, execute_run
 from driveros.testing import ScriptedModelServer, Turn
 
 SECRET = "sk-live-abcdefghijklmnop1234"

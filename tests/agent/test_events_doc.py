@@ -34,5 +34,5 @@ def test_agent_public_names_are_unique_and_importable() -> None:
 
     assert len(agent.__all__) == len(set(agent.__all__))
     assert all(hasattr(agent, name) for name in agent.__all__)
-    for name in ("Agent", "RunSpec", "RunReport", "execute_run", "event_json_schema"):
+    for name in ("Agent", "AgentConfig", "event_json_schema"):
         assert name in agent.__all__

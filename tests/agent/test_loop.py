@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from tests._scripted import FIX_CALC, leaking_turns
 
-from driveros.agent import Agent, AgentConfig, Event, RunSpec, execute_run
+from driveros.agent import Agent, AgentConfig, Event
 from driveros.config import load_environment
 from driveros.llm import provider_from_env
+from driveros.runs import RunSpec, execute_run
 from driveros.sandbox import LocalSandbox
 from driveros.testing import ScriptedError, ScriptedModelServer, ToolCallSpec, Turn
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from driveros.agent import Event, RunSpec, execute_run
+from driveros.agent import Event
 from driveros.config import load_environment
+from driveros.runs import RunSpec, execute_run
 from driveros.state import list_leases
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from tests.intel import _projects as P

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from driveros.agent import Event, RunReport, RunSpec, execute_run
+from driveros.agent import Event
 from driveros.config import load_environment
+from driveros.runs import RunReport, RunSpec, execute_run
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from tests.intel import _projects as P
 

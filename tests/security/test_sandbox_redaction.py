@@ -17,16 +17,15 @@ from hypothesis import strategies as st
 from driveros.agent import (
     Event,
     Redactor,
-    RunSpec,
     ToolCall,
     ToolResult,
     dotenv_secret_values,
-    execute_run,
 )
 from driveros.config import load_environment
 from driveros.evals import Corpus, CorpusRecord
 from driveros.llm import openaicompat
 from driveros.memory import AgentMemory, MemoryStore
+from driveros.runs import RunSpec, execute_run
 from driveros.sandbox import dotenv_assignments
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from tests._scripted import model_environ

@@ -2,7 +2,7 @@
 
     await serve(Settings(provider="anthropic"))   # until the client closes stdin
 
-Each ``session/prompt`` is one driveros run on a scratch copy (driveros.agent.execute_run);
+Each ``session/prompt`` is one driveros run on a scratch copy (driveros.runs.execute_run);
 its trace streams as ``session/update``; every proposed edit is shown as a diff and written
 only after ``session/request_permission`` allows it. See docs/acp.md.
 """

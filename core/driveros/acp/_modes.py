@@ -31,7 +31,7 @@ MODES: tuple[schema.SessionMode, ...] = (
 )
 
 
-#: The ``approve`` mode of the run (driveros.agent.RunSpec) for each session mode.
+#: The ``approve`` mode of the run (driveros.runs.RunSpec) for each session mode.
 APPROVE: dict[str, ApproveMode] = {"ask": "ask", "auto": "policy", "read-only": "never"}
 
 

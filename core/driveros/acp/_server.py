@@ -21,11 +21,20 @@ from driveros.acp._edits import EditGate, deliver_edits, feedback_prompt
 from driveros.acp._modes import APPROVE, MODE_IDS, ModeId, mode_state
 from driveros.acp._permission import AcpAsker
 from driveros.acp._updates import Update, UpdateStream, text_block
-from driveros.agent import EXIT_CODES, RunReport, RunSpec, execute_run
-from driveros.config import Environment, load_environment
+from driveros.agent import EXIT_CODES
+from driveros.config import (
+    ASK_TIMEOUT_S,
+    MAX_ITERATIONS,
+    MAX_WALL_S,
+    ContainerRuntime,
+    Environment,
+    SandboxKind,
+    load_environment,
+)
 from driveros.llm import Message
 from driveros.mcptools import McpServerConfig, open_mcp_tools
 from driveros.review import path_problem
+from driveros.runs import RunOptions, RunReport, execute_run
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +47,14 @@ class Settings:
 
     provider: str | None = None
     model: str | None = None
-    sandbox: Literal["local", "docker"] = "local"
-    runtime: Literal["runc", "runsc"] = "runc"
+    sandbox: SandboxKind = "local"
+    runtime: ContainerRuntime = "runc"
     network: bool = False
     untrusted: bool = False
     mode: ModeId = "ask"
-    max_iterations: int = 30
-    max_wall_s: float = 900.0
-    ask_timeout_s: float = 300.0
+    max_iterations: int = MAX_ITERATIONS
+    max_wall_s: float = MAX_WALL_S
+    ask_timeout_s: float = ASK_TIMEOUT_S
     diagnostics: bool = True
     #: MCP servers every session gets (``--mcp-config``), before the client's own.
     mcp_servers: tuple[McpServerConfig, ...] = ()
@@ -115,7 +124,7 @@ async def _overlay_path(root: Path, uri: str, text: str | None) -> str | None:
 
 
 class DriverosAgent:
-    """Implements the agent side of ACP v1 over :func:`driveros.agent.execute_run`."""
+    """Implements the agent side of ACP v1 over :func:`driveros.runs.execute_run`."""
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
@@ -379,17 +388,11 @@ class DriverosAgent:
         env = await asyncio.to_thread(loader, session.cwd)
         for warning in env.warnings:
             log.warning("%s", warning)
-        spec = RunSpec(
+        # the run options are the flags' (driveros.runs.RunOptions, the fields of the same
+        # name); the rest is this session's
+        spec = RunOptions.of(s).spec(
             task=task,
             workspace=session.cwd,
-            provider=s.provider,
-            model=s.model,
-            sandbox=s.sandbox,
-            runtime=s.runtime,
-            network=s.network,
-            untrusted=s.untrusted,
-            max_iterations=s.max_iterations,
-            max_wall_s=s.max_wall_s,
             approve=APPROVE[session.mode],
             ask_timeout_s=s.ask_timeout_s,
             review=True,

@@ -1,9 +1,9 @@
 """The agent: think → act → observe over sandbox tools, with one typed event stream.
 
-    report = await execute_run(RunSpec(task="fix the failing test", workspace=Path(".")),
-                               env=load_environment(), on_event=print_event)
+    run = await Agent(provider, sandbox, on_event=print_event).run("fix the failing test")
 
-``Agent`` is the loop underneath for direct use with any provider and sandbox.
+``Agent`` takes any provider and sandbox. Runs as a user starts them (provider choice, the
+scratch copy, the sandbox tier, the diagnostics feed, memory) are built in driveros.runs.
 """
 
 from driveros._tool_names import READ_ONLY_TOOLS, TOOL_NAMES
@@ -50,17 +50,8 @@ from driveros.agent._hooks import (
 )
 from driveros.agent._loop import Agent
 from driveros.agent._redact import RedactingFilter, Redactor, dotenv_secret_values
-from driveros.agent._run import (
-    RunReport,
-    RunSpec,
-    current_errors,
-    execute_run,
-    new_run_id,
-    pick_provider,
-    run_tier,
-)
 from driveros.agent._sink import EventSink, OnEvent
-from driveros.agent._state import AgentConfig, AgentRun
+from driveros.agent._state import AgentConfig, AgentRun, TargetsJudge
 from driveros.agent._stuck import (
     CycleDetector,
     FailingCallDetector,
@@ -107,12 +98,11 @@ __all__ = [
     "RepeatedErrorDetector",
     "RepeatedTextDetector",
     "Result",
-    "RunReport",
-    "RunSpec",
     "RunStarted",
     "Stuck",
     "StuckDetector",
     "StuckVerdict",
+    "TargetsJudge",
     "Text",
     "Thinking",
     "Tier",
@@ -123,14 +113,9 @@ __all__ = [
     "TurnObservation",
     "TurnStarted",
     "approval_policy",
-    "current_errors",
     "default_detectors",
     "dotenv_secret_values",
     "event_adapter",
     "event_json_schema",
-    "execute_run",
-    "new_run_id",
-    "pick_provider",
-    "run_tier",
     "tool_specs",
 ]

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from driveros.agent import _events as ev
 from driveros.agent._prompt import SYSTEM_PROMPT
+from driveros.config import MAX_ITERATIONS, MAX_WALL_S
 from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot
 from driveros.llm import Message, Usage
 
@@ -24,8 +25,8 @@ class AgentConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    max_iterations: int = Field(default=30, ge=1)
-    max_wall_s: float = Field(default=900.0, gt=0)
+    max_iterations: int = Field(default=MAX_ITERATIONS, ge=1)
+    max_wall_s: float = Field(default=MAX_WALL_S, gt=0)
     #: Estimated prompt tokens a request may carry (``--max-context``). None follows the
     #: model: its context window less ``max_tokens`` (or 8192) for the answer, else
     #: ``DEFAULT_CONTEXT_BUDGET`` when the window is not known.

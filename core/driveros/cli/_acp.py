@@ -9,7 +9,14 @@ import argparse
 import logging
 from pathlib import Path
 
-from driveros.cli._options import add_provider, chosen_provider, positive_int, positive_seconds
+from driveros.cli._options import (
+    add_provider,
+    chosen_provider,
+    invalid_run_settings,
+    positive_int,
+    positive_seconds,
+)
+from driveros.config import ASK_TIMEOUT_S, MAX_ITERATIONS, MAX_WALL_S
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -25,8 +32,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="ask",
         help="the session mode new sessions start in (session/set_mode switches it)",
     )
-    add("--max-iterations", type=positive_int, default=30, metavar="N", help="model turns")
-    add("--max-wall", type=positive_seconds, default=900.0, metavar="SECONDS", help="run time")
+    add(
+        "--max-iterations",
+        type=positive_int,
+        default=MAX_ITERATIONS,
+        metavar="N",
+        help="model turns",
+    )
+    add("--max-wall", type=positive_seconds, default=MAX_WALL_S, metavar="SECONDS", help="run time")
     add(
         "--mcp-config",
         type=Path,
@@ -37,7 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add(
         "--ask-timeout",
         type=positive_seconds,
-        default=300.0,
+        default=ASK_TIMEOUT_S,
         metavar="SECONDS",
         help="how long a permission request may wait before it counts as a denial",
     )
@@ -75,6 +88,14 @@ def run(args: argparse.Namespace) -> int:
         ask_timeout_s=args.ask_timeout,
         mcp_servers=tuple(mcp),
     )
+    from pydantic import ValidationError
+
+    from driveros.runs import RunOptions
+
+    try:  # the limits every front end shares (driveros.runs): refused here, not per prompt
+        RunOptions.of(settings)
+    except ValidationError as exc:
+        return fail(f"driveros: {invalid_run_settings(exc)}", None)
     try:
         asyncio.run(serve(settings))
     except KeyboardInterrupt:

@@ -30,17 +30,13 @@ from driveros.agent import (
     RedactingFilter,
     Redactor,
     Result,
-    RunReport,
-    RunSpec,
     approval_policy,
-    current_errors,
-    execute_run,
-    new_run_id,
 )
 from driveros.cli._fail import CLOSED_STREAMS, fail
 from driveros.cli._options import (
     add_provider,
     chosen_provider,
+    invalid_run_settings,
     positive_dollars,
     positive_int,
     positive_seconds,
@@ -48,8 +44,9 @@ from driveros.cli._options import (
 from driveros.cli._output import TraceWriter, result_json, summary_line
 from driveros.cli._output_review import council_gate, finish_review, review_prompt_check
 from driveros.cli._parser import UsageError
-from driveros.config import Environment, load_environment
+from driveros.config import MAX_ITERATIONS, MAX_WALL_S, Environment, load_environment
 from driveros.diagnostics import DiagnosticItem, format_items
+from driveros.runs import RunReport, RunSpec, current_errors, execute_run, new_run_id
 
 T = TypeVar("T")
 
@@ -89,8 +86,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=False,
         help="long-term memory: recall before, store after a verified answer",
     )
-    add("--max-iterations", type=positive_int, default=30, metavar="N", help="model turns")
-    add("--max-wall", type=positive_seconds, default=900.0, metavar="SECONDS", help="run time")
+    add(
+        "--max-iterations",
+        type=positive_int,
+        default=MAX_ITERATIONS,
+        metavar="N",
+        help="model turns",
+    )
+    add("--max-wall", type=positive_seconds, default=MAX_WALL_S, metavar="SECONDS", help="run time")
     add(
         "--max-context",
         type=positive_int,
@@ -291,8 +294,11 @@ def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
     except (OSError, ValueError, RuntimeError) as exc:
         raise ConfigError(f"workspace {printable(str(workspace))}: {exc}") from exc
     provider, model = chosen_provider(args)
+    # an unset stall limit keeps the default (the provider's own)
+    stalls = {"first_byte_timeout_s": args.first_byte_timeout, "idle_timeout_s": args.idle_timeout}
     try:
         return RunSpec(
+            **{name: value for name, value in stalls.items() if value is not None},
             task=task,
             workspace=root,
             provider=provider,
@@ -306,8 +312,6 @@ def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
             max_wall_s=args.max_wall,
             max_cost_usd=args.max_cost,
             max_context_tokens=args.max_context,
-            first_byte_timeout_s=args.first_byte_timeout,
-            idle_timeout_s=args.idle_timeout,
             approve=args.approve,
             review=args.review,
             # --fix is judged by the feed: it stays on for such a run
@@ -316,8 +320,7 @@ def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
             workspace_trusted=env.workspace_trusted,
         )
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid run settings: {problems}") from exc
+        raise invalid_run_settings(exc) from exc
 
 
 async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:

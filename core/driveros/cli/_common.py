@@ -36,8 +36,8 @@ def provider_from_spec(
     spec: ProviderSpec | None, env: Environment, *, model: str | None = None
 ) -> Provider:
     """``NAME[:MODEL]`` (None: the first configured provider); ``model`` wins over ``:MODEL``."""
-    from driveros.agent import pick_provider
     from driveros.llm import provider_from_env
+    from driveros.runs import pick_provider
 
     chosen = pick_provider(env, spec.name if spec else None)
     return provider_from_env(chosen, env, model=model or (spec.model if spec else None))

@@ -190,8 +190,8 @@ async def _run(args: argparse.Namespace) -> int:
 async def _check_provider(env: Environment, provider: str | None, model: str | None) -> None:
     """A live run without a usable provider is a setup error (exit 1) before any case runs,
     not one infrastructure failure per case."""
-    from driveros.agent import pick_provider
     from driveros.llm import provider_from_env
+    from driveros.runs import pick_provider
 
     await provider_from_env(pick_provider(env, provider), env, model=model).aclose()
 
@@ -213,10 +213,10 @@ def _executor(args: argparse.Namespace, env: Environment) -> Executor:
 
 
 async def _run_corpus(corpus_path: str | None, args: argparse.Namespace) -> int:
-    from driveros.agent import pick_provider
     from driveros.config import load_environment
     from driveros.evals import Corpus, judge_corpus, render_confusion
     from driveros.llm import provider_from_env
+    from driveros.runs import pick_provider
 
     if args.replay or args.record:
         raise ConfigError("the corpus suite runs live against a judge model (no cassettes)")

@@ -56,7 +56,8 @@ def fail(message: str, fmt: str | None, *, outcome: str = "setup_error", exit_co
     """Report ``message`` (stderr, and a result object for json/ndjson); return the exit code."""
     stderr_line(message)
     if fmt in _DATA_FORMATS:
-        from driveros.agent import Result, new_run_id
+        from driveros.agent import Result
+        from driveros.runs import new_run_id
 
         result = Result(
             run_id=new_run_id(),

@@ -12,6 +12,7 @@ from driveros._plural import files
 from driveros.cli._input import read_input, stdin_usable
 from driveros.cli._options import add_provider, chosen_provider, positive_int
 from driveros.cli._parser import ArgumentParser
+from driveros.config import MAX_ITERATIONS
 
 
 def configure(parser: ArgumentParser) -> None:
@@ -21,7 +22,7 @@ def configure(parser: ArgumentParser) -> None:
     parser.add_argument("--workspace", type=Path, default=Path())
     parser.add_argument("--out", type=Path, default=Path(".driveros/issue-bot"))
     add_provider(parser)
-    parser.add_argument("--max-iterations", type=positive_int, default=30, metavar="N")
+    parser.add_argument("--max-iterations", type=positive_int, default=MAX_ITERATIONS, metavar="N")
     parser.add_argument(
         "--approve",
         choices=("policy", "never", "interactive"),

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from driveros._errors import ConfigError
 from driveros.config import PROVIDER_ORDER
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 PROVIDER_METAVAR = "NAME[:MODEL]"
 PROVIDER_HELP = f"{' | '.join(PROVIDER_ORDER)}, optionally with :MODEL"
@@ -115,3 +119,9 @@ def chosen_provider(args: argparse.Namespace) -> tuple[str | None, str | None]:
     if spec is None:
         return None, model
     return spec.name, model or spec.model
+
+
+def invalid_run_settings(exc: ValidationError) -> ConfigError:
+    """Run options refused by ``driveros.runs.RunOptions``, said in one line."""
+    problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+    return ConfigError(f"invalid run settings: {problems}")

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from driveros._errors import ConfigError, DriverosError
 from driveros._plural import files
-from driveros.agent import RunReport
 from driveros.config import Environment
+from driveros.runs import RunReport
 
 _TTY = "/dev/tty"
 

@@ -11,10 +11,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from driveros._errors import ConfigError, DriverosError
-from driveros.agent import ApproveMode, Event, RunSpec, execute_run
-from driveros.config import Environment
+from driveros.agent import ApproveMode, Event
+from driveros.config import MAX_ITERATIONS, Environment
 from driveros.evals import Corpus, CorpusRecord
 from driveros.review import combined_patch
+from driveros.runs import RunSpec, execute_run
 
 _GITHUB_REF = re.compile(r"^(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+)#(?P<number>\d+)$")
 
@@ -103,7 +104,7 @@ async def run_issue_bot(
     on_event: Callable[[Event], Awaitable[None]],
     provider: str | None = None,
     model: str | None = None,
-    max_iterations: int = 30,
+    max_iterations: int = MAX_ITERATIONS,
     approve: ApproveMode = "policy",
     corpus: Corpus | None = None,
 ) -> IssueBotResult:

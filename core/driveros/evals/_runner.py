@@ -18,22 +18,21 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from driveros._errors import ConfigError, DriverosError
 from driveros._git import run_git_sync
-from driveros.agent import Agent, AgentConfig
-from driveros.agent._events import Event
-from driveros.config import Environment
-from driveros.diagnostics import targets_fixed
+from driveros.agent import Event
+from driveros.config import ContainerRuntime, Environment, SandboxKind
 from driveros.evals._cassette import Cassette, ReplayLog, recording_client, replay_client
 from driveros.evals._results import CaseResult, EvalRun, Mode
 from driveros.evals._scoring import case_passed, score_case
 from driveros.evals._suite import Case, GitWorkspace, Suite
 from driveros.llm import Provider
 from driveros.review.approval import approval_from_name
+from driveros.runs import RunSpec, run_in
 from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
 
 if TYPE_CHECKING:
@@ -104,7 +103,7 @@ async def local_sandbox(workspace: Path) -> AsyncIterator[Sandbox]:
         yield sandbox
 
 
-def docker_sandbox(runtime: Literal["runc", "runsc"] = "runc") -> SandboxFactory:
+def docker_sandbox(runtime: ContainerRuntime = "runc") -> SandboxFactory:
     """Cases in this machine's Docker daemon (the sandbox image must be there: docs/evals.md)."""
 
     @contextlib.asynccontextmanager
@@ -131,8 +130,8 @@ class EvalOptions(BaseModel):
     #: instead of calling a real provider (how the shipped suites' cassettes are made).
     scripted: bool = False
     #: The sandbox tier cases run in, on whichever machine runs them.
-    sandbox: Literal["local", "docker"] = "local"
-    runtime: Literal["runc", "runsc"] = "runc"
+    sandbox: SandboxKind = "local"
+    runtime: ContainerRuntime = "runc"
     #: US dollars the whole suite may spend: each case gets what is left as its own cap, and
     #: cases not started once it is spent end ``resource_cap`` without running.
     max_cost_usd: float | None = Field(default=None, gt=0)
@@ -217,8 +216,8 @@ class CaseRunner:
         return None if cap is None else max(cap - self.spent, 1e-9)
 
     def _live_provider(self, http_client: httpx.AsyncClient | None) -> Provider:
-        from driveros.agent import pick_provider
         from driveros.llm import provider_from_env
+        from driveros.runs import pick_provider
 
         return provider_from_env(
             pick_provider(self.env, self.options.provider),
@@ -281,25 +280,30 @@ class CaseRunner:
                     )
                     stack.push_async_callback(provider.aclose)
                     sandbox = await stack.enter_async_context(self.sandbox_factory(workspace))
-                    config = AgentConfig(
+                    spec = _case_spec(
+                        case,
+                        task=case.task,
+                        workspace=workspace,
+                        sandbox=self.options.sandbox,
+                        runtime=self.options.runtime,
                         max_iterations=case.max_iterations or self.suite.defaults.max_iterations,
                         max_wall_s=case.max_wall_s or self.suite.defaults.max_wall_s,
                         max_cost_usd=self._left(),
-                    )
-                    agent = Agent(
-                        provider,
-                        sandbox,
-                        **_intel_options(case, sandbox),
-                        config=config,
-                        approval=approval_from_name(
-                            self.suite.defaults.approve, workspace=workspace
-                        ),
-                        on_event=on_event,
-                        secrets=self.env.secret_values(),
+                        # the feed, its detector and target matching when the case wants it
+                        diagnostics=bool(case.targets or case.diagnostics),
+                        targets=list(case.targets),
                         run_id=f"{self.suite.name}-{case.id}-{attempt}",
                     )
-                    run = await agent.run(case.task)
-                    result = run.result
+                    approval = approval_from_name(self.suite.defaults.approve, workspace=workspace)
+                    report = await run_in(
+                        spec,
+                        provider=provider,
+                        sandbox=sandbox,
+                        env=self.env,
+                        on_event=on_event,
+                        approval=approval,
+                    )
+                    result = report.result
                     human = case.verdict or self.verdicts.get(case.id)
                     scores = await score_case(
                         case, result, sandbox=sandbox, judge=provider, human_verdict=human
@@ -387,18 +391,11 @@ class CaseRunner:
         )
 
 
-def _intel_options(case: Case, sandbox: Sandbox) -> dict[str, Any]:
-    """The build-diagnostics feed, its detector and target matching, when the case wants it."""
-    if not (case.targets or case.diagnostics):
-        return {}
-    from driveros import intel
-
-    return {
-        "diagnostics": intel.DiagnosticsFeed(sandbox),
-        "extra_detectors": [intel.BuildDiagnosticsDetector(targets=case.targets)],
-        "targets": list(case.targets),
-        "targets_judge": targets_fixed,
-    }
+def _case_spec(case: Case, **fields: Any) -> RunSpec:
+    try:
+        return RunSpec(**fields)
+    except ValidationError as exc:
+        raise ConfigError(f"case {case.id}: invalid run settings: {exc}") from exc
 
 
 def _write_events(path: Path, events: Sequence[Event]) -> None:

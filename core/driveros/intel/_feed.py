@@ -90,7 +90,7 @@ class DiagnosticsFeed:
     check is reported as a warning and does not run. Without ``approve`` the caller vouches
     for its configured checks. ``cache_dir`` is where the tools keep their caches (bytecode,
     mypy), as the sandbox's commands see it; the caller owns and removes it
-    (``driveros.agent.execute_run`` registers one per run in the state directory). None:
+    (``driveros.runs.execute_run`` registers one per run in the state directory). None:
     ``${TMPDIR:-/tmp}/driveros-intel/<hash>``, which nobody removes (fine inside a container
     that goes away). ``limiter`` bounds the check batches running at once across feeds
     (default: the process-wide :func:`~driveros.intel.default_limiter`, one per core): each

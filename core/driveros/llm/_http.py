@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from driveros._errors import ConfigError, ProviderError, StallError, StreamError, TransportError
 from driveros._unicode import printable_data
+from driveros.config import FIRST_BYTE_TIMEOUT_S, IDLE_TIMEOUT_S
 from driveros.llm._httperrors import (
     body_kind,
     error_from_status,
@@ -38,9 +39,9 @@ _log = logging.getLogger("driveros.llm.http")
 #: below, and a non-streaming answer only arrives once the model is done, so it may take long.
 DEFAULT_TIMEOUT: dict[str, float] = {"connect": 10.0, "read": 600.0, "write": 60.0, "pool": 60.0}
 #: Seconds a stream may wait, after sending the request, for the first byte of the body.
-DEFAULT_FIRST_BYTE_TIMEOUT = 60.0
+DEFAULT_FIRST_BYTE_TIMEOUT = FIRST_BYTE_TIMEOUT_S
 #: Seconds a stream may stay silent once it has started (keep-alive comments count).
-DEFAULT_IDLE_TIMEOUT = 60.0
+DEFAULT_IDLE_TIMEOUT = IDLE_TIMEOUT_S
 #: Most bytes read from a JSON body answering a stream request (an error or a whole answer).
 _MAX_JSON_BODY = 16 * 1024 * 1024
 _SSE_STARTS = (b"data:", b"event:", b":", b"id:", b"retry:")

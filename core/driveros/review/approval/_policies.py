@@ -8,6 +8,7 @@ from pathlib import Path
 
 from driveros._errors import ConfigError
 from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS, RUN_TOOL
+from driveros.config import ASK_TIMEOUT_S
 from driveros.review.approval._shell import classify_command, command_paths
 from driveros.review.approval._types import (
     LOCAL_TIER,
@@ -134,7 +135,7 @@ class AllowAllApproval:
 APPROVAL_NAMES: tuple[str, ...] = ("ask", "interactive", "policy", "never", "allow-all")
 
 #: Default wait for an answer before it counts as a denial (seconds).
-DEFAULT_ASK_TIMEOUT = 300.0
+DEFAULT_ASK_TIMEOUT = ASK_TIMEOUT_S
 
 
 def approval_from_name(

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from tests.sandbox.conftest import daemon_runtimes, require_docker
 
-from driveros.agent import Event, RunSpec, execute_run
+from driveros.agent import Event
 from driveros.config import load_environment
 from driveros.review.approval import Answer, Question
+from driveros.runs import RunSpec, execute_run
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 from .conftest import environ_for, run_scripted

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from tests.sandbox.conftest import require_docker
 
-from driveros.agent import RunSpec
-from driveros.agent._run import DOCKER_GIT_DIR, docker_git
 from driveros.review import ScratchWorkspace
+from driveros.runs import DOCKER_GIT_DIR, RunSpec, docker_git
 from driveros.testing import ToolCallSpec, Turn
 
 from .conftest import run_scripted

@@ -1,0 +1,73 @@
+"""Where a run is started: the layer above the agent, the feed (driveros.intel) and memory.
+
+    report = await execute_run(RunSpec(task="fix the failing test", workspace=Path(".")),
+                               env=load_environment(), on_event=print_event)
+
+:class:`RunOptions` are the knobs a user sets (provider, tier, limits: defined here once; the
+language server's settings derive from them), :class:`RunSpec` one run. :func:`execute_run`
+chooses the provider, lays out the (scratch) workspace, the sandbox and its mounts, wires the
+diagnostics feed and memory, and owns the run's lifecycle; the CLI, the language server,
+``driveros acp``, the issue bot and the evals (:func:`run_in`) all start runs here.
+
+Only :class:`RunOptions` is imported eagerly (the language server reads it at start); the
+rest loads the agent stack on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from driveros.runs._options import RunOptions
+
+if TYPE_CHECKING:
+    from driveros.runs._execute import (
+        RunReport,
+        current_errors,
+        execute_run,
+        new_run_id,
+        run_in,
+    )
+    from driveros.runs._provider import make_provider, pick_provider
+    from driveros.runs._sandbox import DOCKER_GIT_DIR, DOCKER_WORKSPACE, docker_git, run_tier
+    from driveros.runs._spec import RunSpec
+
+__all__ = [
+    "DOCKER_GIT_DIR",
+    "DOCKER_WORKSPACE",
+    "RunOptions",
+    "RunReport",
+    "RunSpec",
+    "current_errors",
+    "docker_git",
+    "execute_run",
+    "make_provider",
+    "new_run_id",
+    "pick_provider",
+    "run_in",
+    "run_tier",
+]
+
+_LAZY = {
+    "RunReport": "_execute",
+    "current_errors": "_execute",
+    "execute_run": "_execute",
+    "new_run_id": "_execute",
+    "run_in": "_execute",
+    "make_provider": "_provider",
+    "pick_provider": "_provider",
+    "DOCKER_GIT_DIR": "_sandbox",
+    "DOCKER_WORKSPACE": "_sandbox",
+    "docker_git": "_sandbox",
+    "run_tier": "_sandbox",
+    "RunSpec": "_spec",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,321 @@
+"""Starting a run: ``execute_run`` (the CLI, the language server, ACP) and ``run_in`` (a
+provider and sandbox the caller owns: an eval case).
+
+Both redact every event through one :class:`EventSink`, attach the diagnostics feed and
+memory the spec asks for, run the :class:`Agent`, and end with exactly one ``result`` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from driveros._errors import ConfigError, DriverosError
+from driveros.agent import (
+    EXIT_CODES,
+    Agent,
+    AgentConfig,
+    AgentRun,
+    ApprovalPolicy,
+    Asker,
+    EventSink,
+    ExtraTool,
+    OnEvent,
+    Proposal,
+    ProposalFile,
+    Redactor,
+    Result,
+    RunStarted,
+    approval_policy,
+    dotenv_secret_values,
+)
+from driveros.config import Environment
+from driveros.diagnostics import DiagnosticItem
+from driveros.llm import Message, Provider
+from driveros.runs._provider import make_provider
+from driveros.runs._sandbox import open_sandbox, run_tier
+from driveros.runs._spec import RunSpec
+from driveros.runs._wiring import Feed, diagnostics_feed, feed_cache, open_memory
+from driveros.sandbox import Sandbox, dotenv_assignments
+
+if TYPE_CHECKING:
+    from driveros.review import FileChange, ScratchWorkspace
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """The outcome of :func:`execute_run`."""
+
+    #: The ``result`` event (already delivered through ``on_event``).
+    result: Result
+    #: The conversation without the system prompt: pass it back to resume with feedback.
+    history: list[Message]
+    #: The proposed file changes when the run worked on a scratch copy.
+    changes: list[FileChange] = field(default_factory=list)
+    #: The scratch copy (caller applies, commits, discards and closes it), or None.
+    scratch: ScratchWorkspace | None = None
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def _config_update(spec: RunSpec) -> dict[str, object]:
+    """The spec's budgets over the agent config (an unset cap keeps the config's own)."""
+    update: dict[str, object] = {
+        "max_iterations": spec.max_iterations,
+        "max_wall_s": spec.max_wall_s,
+    }
+    if spec.max_cost_usd is not None:
+        update["max_cost_usd"] = spec.max_cost_usd
+    if spec.max_context_tokens is not None:
+        update["context_budget"] = spec.max_context_tokens
+    return update
+
+
+async def _sink(spec: RunSpec, env: Environment, on_event: OnEvent | None) -> EventSink:
+    """The run's event sink. The user's secret variables, every value of the workspace's
+    .env* files (a key the real environment shadows too) and token shapes are masked in
+    model input, events and memory."""
+    dotenv = await asyncio.to_thread(dotenv_assignments, spec.workspace, recursive=True)
+    redactor = Redactor([*env.secret_values(), *dotenv_secret_values(dotenv)])
+    return EventSink(spec.run_id or new_run_id(), on_event, redactor)
+
+
+class _Drive:
+    """The agent over an open provider and sandbox, with the feed and memory of the spec."""
+
+    def __init__(self) -> None:
+        self.agent: Agent | None = None
+
+    async def __call__(
+        self,
+        spec: RunSpec,
+        *,
+        provider: Provider,
+        sandbox: Sandbox,
+        policy: ApprovalPolicy,
+        env: Environment,
+        sink: EventSink,
+        stack: contextlib.AsyncExitStack,
+        history: Sequence[Message] | None,
+        config: AgentConfig | None,
+        extra_tools: Sequence[ExtraTool],
+    ) -> AgentRun:
+        feed = (
+            await diagnostics_feed(spec, sandbox, policy, sink, await feed_cache(sandbox, stack))
+            if spec.diagnostics
+            else Feed()
+        )
+        memory = await open_memory(spec, env, provider, sink)
+        if memory is not None:
+            closer = getattr(memory, "aclose", None)
+            if closer is not None:
+                stack.push_async_callback(closer)
+        self.agent = Agent(
+            provider,
+            sandbox,
+            config=(config or AgentConfig()).model_copy(update=_config_update(spec)),
+            approval=policy,
+            extra_detectors=feed.detectors,
+            diagnostics=feed.feed,
+            targets_judge=feed.judge,
+            memory=memory,
+            targets=spec.targets,
+            sink=sink,
+            extra_tools=extra_tools,
+        )
+        return await self.agent.run(spec.task, history=history, emit_result=False)
+
+    async def canceled(self, sink: EventSink) -> None:
+        """The ``canceled`` result, with what the run had done so far."""
+        partial = self.agent.partial_result if self.agent is not None else None
+        fields = partial.model_dump(exclude={"run_id", "seq", "ts", "type"}) if partial else {}
+        fields.update(outcome="canceled", exit_code=EXIT_CODES["canceled"], error="canceled")
+        await sink.emit(Result, **fields)
+
+
+async def _fail(spec: RunSpec, sink: EventSink, exc: Exception) -> RunReport:
+    if not sink.emitted:
+        await sink.emit(RunStarted, task=spec.task, workspace=str(spec.workspace))
+    result = await sink.emit(
+        Result, outcome="setup_error", exit_code=EXIT_CODES["setup_error"], error=str(exc)
+    )
+    return RunReport(result=result, history=[])
+
+
+async def _finish(sink: EventSink, run: AgentRun) -> Result:
+    fields = run.result.model_dump(exclude={"run_id", "seq", "ts", "type"})
+    return await sink.emit(Result, **fields)
+
+
+async def execute_run(
+    spec: RunSpec,
+    *,
+    env: Environment,
+    on_event: OnEvent,
+    history: Sequence[Message] | None = None,
+    scratch: ScratchWorkspace | None = None,
+    approval: ApprovalPolicy | None = None,
+    asker: Asker | None = None,
+    config: AgentConfig | None = None,
+    extra_tools: Sequence[ExtraTool] = (),
+) -> RunReport:
+    """Run ``spec`` to one outcome. Setup problems end as a ``setup_error`` result.
+
+    Builds the provider, the (scratch) workspace, the sandbox, the diagnostics feed and
+    memory from the spec. With ``spec.review`` the agent works on ``scratch`` (created from
+    ``spec.workspace`` with ``spec.overlays`` when None); the report carries the scratch copy
+    and its changes, and the caller owns it from then on. Cancelling the task emits a
+    ``canceled`` result after the tools are stopped and the sandbox is closed, then re-raises.
+
+    ``approval`` replaces the policy built from ``spec.approve``; ``asker`` is who
+    ``approve="ask"`` asks (default: the terminal). The policy is built per run, in the
+    run's tier (:func:`run_tier`). ``extra_tools`` (e.g. an MCP server's, opened by the
+    caller around the run) are offered next to the built-in tools, each call approved.
+    """
+    sink = await _sink(spec, env, on_event)
+    if spec.overlays and not spec.review:
+        return await _fail(spec, sink, ConfigError("overlays need a review run (review=True)"))
+    try:
+        provider = make_provider(spec, env)
+    except ConfigError as exc:
+        return await _fail(spec, sink, exc)
+    owns_scratch = False
+    drive = _Drive()
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            stack.push_async_callback(provider.aclose)
+            root = spec.workspace
+            if spec.review:
+                if scratch is None:
+                    from driveros.review import ScratchWorkspace
+
+                    # The docker tier does not mount overlay views yet (and a view would show
+                    # the user's .git to the container): it keeps the worktree/copy.
+                    scratch = await ScratchWorkspace.create(
+                        spec.workspace,
+                        overlays=spec.overlays,
+                        strategy="worktree" if spec.sandbox == "docker" else None,
+                    )
+                    owns_scratch = True
+                root = scratch.path
+                started: dict[str, object] = {"scratch": scratch.strategy}
+                if scratch.fallback_reason:
+                    started["scratch_fallback"] = scratch.fallback_reason
+                if scratch.left_out:
+                    started["left_out"] = list(scratch.left_out)
+                sink.extra_fields[RunStarted] = started
+            sandbox, seen_as = await open_sandbox(spec, root, env, scratch)
+            stack.push_async_callback(sandbox.aclose)
+            policy = approval or approval_policy(
+                spec.approve,
+                workspace=seen_as,
+                tier=run_tier(spec),
+                asker=asker,
+                timeout=spec.ask_timeout_s,
+            )
+            run = await drive(
+                spec,
+                provider=provider,
+                sandbox=sandbox,
+                policy=policy,
+                env=env,
+                sink=sink,
+                stack=stack,
+                history=history,
+                config=config,
+                extra_tools=extra_tools,
+            )
+        changes: list[FileChange] = []
+        if scratch is not None:
+            changes = await scratch.changes()
+            if changes:
+                files = [_proposal_file(c) for c in changes]
+                await sink.emit(Proposal, files=files, rationale=run.result.answer)
+        result = await _finish(sink, run)
+        return RunReport(result=result, history=run.history, changes=changes, scratch=scratch)
+    except asyncio.CancelledError:
+        if owns_scratch and scratch is not None:
+            await scratch.aclose()
+        await drive.canceled(sink)
+        raise
+    except DriverosError as exc:  # setup: scratch copy, sandbox, runtime, review
+        if owns_scratch and scratch is not None:
+            await scratch.aclose()
+        return await _fail(spec, sink, exc)
+
+
+async def run_in(
+    spec: RunSpec,
+    *,
+    provider: Provider,
+    sandbox: Sandbox,
+    env: Environment,
+    on_event: OnEvent,
+    approval: ApprovalPolicy,
+) -> RunReport:
+    """Run ``spec`` with a provider and a started sandbox that the caller opened and closes
+    (an eval case: a recording or replaying provider, a sandbox it scores in afterwards).
+
+    The feed, memory, budgets and events are those of :func:`execute_run`; setup errors
+    raise (the caller owns the setup). Cancelling emits a ``canceled`` result and re-raises.
+    """
+    sink = await _sink(spec, env, on_event)
+    drive = _Drive()
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            run = await drive(
+                spec,
+                provider=provider,
+                sandbox=sandbox,
+                policy=approval,
+                env=env,
+                sink=sink,
+                stack=stack,
+                history=None,
+                config=None,
+                extra_tools=(),
+            )
+    except asyncio.CancelledError:
+        await drive.canceled(sink)
+        raise
+    return RunReport(result=await _finish(sink, run), history=run.history)
+
+
+async def current_errors(
+    spec: RunSpec, env: Environment, *, paths: Sequence[str] = ()
+) -> tuple[list[DiagnosticItem], tuple[str, ...], int]:
+    """The build's errors now (the diagnostics feed run once in ``spec``'s tier on the user's
+    workspace), the checks that ran and how many errors lie outside ``paths``; with ``paths``
+    (workspace-relative files or folders) only the errors in them. ``driveros agent --fix``
+    takes these as the run's targets."""
+    sink = await _sink(spec.model_copy(update={"run_id": None}), env, None)
+    async with contextlib.AsyncExitStack() as stack:
+        sandbox, seen_as = await open_sandbox(spec, spec.workspace, env)
+        stack.push_async_callback(sandbox.aclose)
+        policy = approval_policy(spec.approve, workspace=seen_as, tier=run_tier(spec))
+        found = await diagnostics_feed(
+            spec, sandbox, policy, sink, await feed_cache(sandbox, stack)
+        )
+        assert found.feed is not None
+        snapshot = await found.feed.snapshot()
+    wanted = [p.strip("/") for p in paths if p.strip("/") not in ("", ".")]
+
+    def inside(path: str) -> bool:
+        path = path.removeprefix("./")
+        return not wanted or any(path == w or path.startswith(w + "/") for w in wanted)
+
+    errors = [d for d in snapshot.items if d.severity == "error" and inside(d.path)]
+    elsewhere = sum(d.severity == "error" and not inside(d.path) for d in snapshot.items)
+    return errors, snapshot.checks, elsewhere
+
+
+def _proposal_file(change: FileChange) -> ProposalFile:
+    return ProposalFile(
+        path=change.path, action=change.action, old_path=change.old_path, diff=change.diff
+    )

@@ -1,0 +1,102 @@
+"""The options a user sets for their runs, once for every front end.
+
+:class:`RunOptions` holds the knobs every front end offers (the CLI's flags, the editor's
+settings, ``driveros acp``'s flags): provider, tier, limits. Their defaults and bounds are
+written here only; the language server's settings are a subclass with its own extra fields.
+This module stays light (no agent, no LLM stack): the language server imports it at start.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from driveros.config import (
+    FIRST_BYTE_TIMEOUT_S,
+    IDLE_TIMEOUT_S,
+    MAX_ITERATIONS,
+    MAX_WALL_S,
+    ContainerRuntime,
+    ProviderName,
+    SandboxKind,
+)
+
+if TYPE_CHECKING:
+    from driveros.runs._spec import RunSpec
+
+
+class RunOptions(BaseModel):
+    """The options of a run that a user configures (the same for every run they start)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: ProviderName | None = Field(
+        default=None,
+        description="Model provider; null picks the first one configured in the environment.",
+    )
+    model: str | None = Field(
+        default=None, description="Model name; null uses the provider's default."
+    )
+    sandbox: SandboxKind = Field(default="local", description="Where the agent's tools run.")
+    runtime: ContainerRuntime = Field(
+        default="runc", description="Container runtime for the docker sandbox."
+    )
+    untrusted: bool = Field(default=False, description="Treat the workspace as untrusted.")
+    network: bool = Field(default=False, description="Allow network access inside the sandbox.")
+    memory: bool = Field(default=False, description="Use long-term memory (recall and store).")
+    diagnostics: bool = Field(
+        default=True,
+        description=(
+            "Run the project's checks (linters, type checkers, tests) after the agent's edits; "
+            "off saves CPU when many runs are active."
+        ),
+    )
+    max_iterations: int = Field(
+        default=MAX_ITERATIONS, ge=1, le=500, description="Turn cap per run."
+    )
+    max_wall_s: float = Field(
+        default=MAX_WALL_S, gt=0, le=86_400, description="Wall-clock cap per run, in seconds."
+    )
+    first_byte_timeout_s: float = Field(
+        default=FIRST_BYTE_TIMEOUT_S,
+        gt=0,
+        le=3600,
+        description="Seconds to wait for the first byte of a model's answer before the run "
+        "ends with a provider error.",
+    )
+    idle_timeout_s: float = Field(
+        default=IDLE_TIMEOUT_S,
+        gt=0,
+        le=3600,
+        description="Seconds a model's answer may stay silent mid-stream before the run ends "
+        "with a provider error.",
+    )
+    max_cost_usd: float | None = Field(
+        default=None,
+        gt=0,
+        le=10_000,
+        description="US dollars a run may spend; the run stops before a turn that would pass "
+        "it. null: no limit.",
+    )
+    max_context_tokens: int | None = Field(
+        default=None,
+        ge=1000,
+        le=10_000_000,
+        description="Context budget per request in tokens; null follows the model's context "
+        "window. Near it the run summarizes its older turns.",
+    )
+
+    @classmethod
+    def of(cls, source: object) -> RunOptions:
+        """The run options a settings object carries (its attributes named like the options;
+        a missing one keeps its default)."""
+        return RunOptions.model_validate(source, from_attributes=True)
+
+    def spec(self, **run: Any) -> RunSpec:
+        """The spec of one run with these options; ``run`` names the per-run fields (and may
+        override an option for this run)."""
+        from driveros.runs._spec import RunSpec
+
+        own = {name: getattr(self, name) for name in RunOptions.model_fields}
+        return RunSpec.model_validate({**own, **run})

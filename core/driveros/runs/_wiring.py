@@ -1,0 +1,136 @@
+"""What a run attaches to the agent: the build-diagnostics feed (driveros.intel) and memory."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from driveros._errors import DriverosError
+from driveros.agent import (
+    Approval,
+    ApprovalPolicy,
+    ApprovalRequest,
+    DiagnosticsSource,
+    EventSink,
+    MemoryEvent,
+    MemoryHook,
+    StuckDetector,
+    TargetsJudge,
+)
+from driveros.config import Environment
+from driveros.diagnostics import targets_fixed
+from driveros.llm import Provider
+from driveros.runs._spec import RunSpec
+from driveros.sandbox import Sandbox
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Feed:
+    """The diagnostics feed of a run, its stuck detector and target matching (or nothing)."""
+
+    feed: DiagnosticsSource | None = None
+    detectors: list[StuckDetector] = field(default_factory=list)
+    judge: TargetsJudge | None = None
+
+
+async def feed_cache(sandbox: Sandbox, stack: contextlib.AsyncExitStack) -> str | None:
+    """A cache directory for the feed's tools that goes with the run (registered in the
+    state directory, so a killed run's is collected later). None for a container, whose
+    own temp directory goes with it."""
+    if sandbox.tier != "local":
+        return None
+    from driveros.state import Lease, new_lease_id, remove_paths
+
+    lease_id = new_lease_id()
+    tmp = await asyncio.to_thread(lambda: Path(tempfile.gettempdir()).resolve())
+    path = tmp / f"driveros-intel-{lease_id}"
+    try:
+        lease = await Lease.create("cache", paths=[path], lease_id=lease_id)
+    except OSError:  # no usable state directory: still removed at the end of the run
+        stack.push_async_callback(remove_paths, [str(path)])
+    else:
+        stack.push_async_callback(lease.release)
+    return str(path)
+
+
+async def diagnostics_feed(
+    spec: RunSpec,
+    sandbox: Sandbox,
+    approval: ApprovalPolicy,
+    sink: EventSink,
+    cache_dir: str | None = None,
+) -> Feed:
+    """The build-diagnostics feed, its stuck detector and target matching (driveros.intel).
+
+    The workspace's own checks come only from a trusted workspace, read now from the user's
+    tree (never from the copy the agent writes to), and each of their commands goes through
+    the run's approval policy like a ``run`` call (docs/security.md, rows 1 and 2).
+    """
+    from driveros import intel
+
+    found = intel.WorkspaceConfig()
+    if spec.workspace_trusted:
+        found = await asyncio.to_thread(intel.read_workspace_config, spec.workspace)
+    elif await asyncio.to_thread(intel.has_workspace_config, spec.workspace):
+        log.warning(
+            "%s: the workspace's diagnostics configuration is not used: the workspace is not "
+            "trusted (driveros trust)",
+            spec.workspace,
+        )
+
+    async def approve(check: intel.CheckSpec, command: str) -> tuple[bool, str]:
+        decision = await approval.decide(
+            ApprovalRequest(tool="run", arguments={"command": command})
+        )
+        if decision.asked:
+            label = "approved" if decision.allowed else "denied"
+        else:
+            label = "allowed" if decision.allowed else "blocked"
+        await sink.emit(
+            Approval,
+            turn=0,
+            call_id=f"check:{check.name}",
+            name="diagnostics",
+            decision=label,
+            reason=f"custom check {check.name!r}: {decision.reason}",
+            asked=decision.asked,
+            answered_by=decision.answered_by,
+            scope=decision.scope,
+        )
+        return decision.allowed, decision.reason
+
+    feed = intel.DiagnosticsFeed(
+        sandbox,
+        config=found.config,
+        approve=approve,
+        config_problem=found.problem,
+        config_origin=found.origin or ".driveros.toml",
+        cache_dir=cache_dir,
+    )
+    return Feed(
+        feed=feed,
+        detectors=[intel.BuildDiagnosticsDetector(targets=spec.targets)],
+        judge=targets_fixed,
+    )
+
+
+async def open_memory(
+    spec: RunSpec, env: Environment, provider: Provider, sink: EventSink
+) -> MemoryHook | None:
+    """The run's long-term memory (``spec.memory``); None, with a ``memory`` error event,
+    when it cannot be opened (the run goes on without it)."""
+    if not spec.memory:
+        return None
+    try:
+        from driveros.memory import open_agent_memory
+
+        return await open_agent_memory(spec.workspace, env, provider)
+    except (DriverosError, OSError, ImportError) as exc:
+        await sink.emit(MemoryEvent, action="error", detail=f"memory unavailable: {exc}")
+        return None
