@@ -29,6 +29,7 @@ def configure(parser: ArgumentParser) -> None:
 
 
 async def _run(args: argparse.Namespace, executable: str) -> int:
+    from driveros._git import run_git
     from driveros.cli._common import open_corpus, provider_from_spec
     from driveros.config import load_environment
     from driveros.dogfood import (
@@ -39,10 +40,9 @@ async def _run(args: argparse.Namespace, executable: str) -> int:
         staged_diff,
         write_into_message_file,
     )
-    from driveros.dogfood._git import git, repo_root
 
     env = load_environment()
-    repo = await repo_root(Path.cwd())
+    repo = Path((await run_git(["rev-parse", "--show-toplevel"], cwd=Path.cwd())).text.strip())
     if args.install_hook:
         for path in await install_hooks(repo, executable=executable, force=args.force):
             sys.stderr.write(f"installed {path}\n")
@@ -61,7 +61,7 @@ async def _run(args: argparse.Namespace, executable: str) -> int:
         diff = await staged_diff(repo)
         provider = provider_from_spec(args.provider, env, model=args.model)
         try:
-            recent = await git(repo, "log", "-10", "--format=%s", check=False)
+            recent = (await run_git(["log", "-10", "--format=%s"], cwd=repo, check=False)).text
             message = await propose(provider, diff, recent=recent.strip())
             if not args.no_record:
                 await record_proposal(repo, corpus, diff=diff, message=message, provider=provider)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from driveros._errors import DriverosError
-from driveros.council._parse import extract_json_object
+from driveros.council import extract_json_object
 from driveros.evals._corpus import VERDICT_LABELS, CorpusRecord
 from driveros.llm import Provider, Request, system, user
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from driveros._errors import DriverosError
-from driveros.agent._events import Result
-from driveros.council._parse import extract_json_object
+from driveros.agent import Result
+from driveros.council import extract_json_object
 from driveros.evals._results import ScoreResult
 from driveros.evals._suite import (
     AnswerScorer,
