@@ -1,13 +1,39 @@
-"""Typed parameters of the driveros commands (one object argument each, camelCase)."""
+"""Typed parameters of the driveros commands (one object argument each, camelCase).
+
+Every value is bounded for what the server does with it (docs/protocol.md, "Errors"):
+positions are LSP ``uinteger``s, a fact id fits SQLite's INTEGER, and free text (a task,
+feedback, a diagnostic, a memory query or reason) has its lone surrogates escaped (``\\xff``),
+since it is sent to a model and stored, which UTF-8 cannot do with them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 from pygls.exceptions import JsonRpcInvalidParams
+
+from driveros_lsp._wire import one_line, printable
+
+#: LSP's ``uinteger`` (line and character numbers).
+UINTEGER_MAX = 2**31 - 1
+#: SQLite's INTEGER (a fact id).
+SQLITE_INTEGER_MAX = 2**63 - 1
+#: Longest lists a command takes (checked before their items are read).
+MAX_DIAGNOSTICS = 1_000
+MAX_PATHS = 10_000
+#: An InvalidParams message names at most this many problems.
+_PROBLEMS = 5
+
+
+def _printable(value: Any) -> Any:
+    return printable(value) if isinstance(value, str) else value
+
+
+#: Free text: lone surrogates are escaped before validation (pydantic refuses them).
+Text = Annotated[str, BeforeValidator(_printable)]
 
 
 class _Params(BaseModel):
@@ -23,8 +49,8 @@ class _Lenient(BaseModel):
 
 
 class Position(_Lenient):
-    line: int = Field(ge=0)
-    character: int = Field(ge=0)
+    line: int = Field(ge=0, le=UINTEGER_MAX)
+    character: int = Field(ge=0, le=UINTEGER_MAX)
 
 
 class Range(_Lenient):
@@ -34,21 +60,21 @@ class Range(_Lenient):
 
 class Diagnostic(_Lenient):
     range: Range
-    message: str
+    message: Text
     severity: int | None = Field(default=None, ge=1, le=4)
-    code: int | str | None = None
-    source: str | None = None
+    code: int | Text | None = None
+    source: Text | None = None
 
 
 class StartParams(_Params):
-    task: str = Field(min_length=1)
+    task: Text = Field(min_length=1)
     uri: str | None = None
     range: Range | None = None
 
 
 class FixParams(_Params):
     uri: str
-    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    diagnostics: list[Diagnostic] = Field(default_factory=list, max_length=MAX_DIAGNOSTICS)
     #: Fix every problem in the file, not only ``diagnostics``.
     all: bool = False
 
@@ -58,12 +84,12 @@ class RunRef(_Params):
 
 
 class AcceptParams(RunRef):
-    paths: list[str] | None = None
+    paths: list[str] | None = Field(default=None, max_length=MAX_PATHS)
 
 
 class RejectParams(RunRef):
-    paths: list[str] | None = None
-    feedback: str | None = None
+    paths: list[str] | None = Field(default=None, max_length=MAX_PATHS)
+    feedback: Text | None = None
 
 
 class ListParams(_Params):
@@ -86,17 +112,25 @@ def parse(command: str, model: type[P], arguments: Sequence[Any]) -> P:
         return model.model_validate(arguments[0])
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'params'}: {err['msg']}"
-            for err in exc.errors()
+            f"{'.'.join(_field(p) for p in err['loc']) or 'params'}: {err['msg']}"
+            for err in exc.errors(include_url=False, include_input=False)[:_PROBLEMS]
         )
-        raise JsonRpcInvalidParams(f"{command}: invalid params: {problems}") from exc
+        if exc.error_count() > _PROBLEMS:
+            problems += f"; and {exc.error_count() - _PROBLEMS} more"
+        raise JsonRpcInvalidParams(one_line(f"{command}: invalid params: {problems}")) from exc
+
+
+def _field(part: str | int) -> str:
+    """A field of the error's location as written, or quoted when it is not a plain name."""
+    text = str(part)
+    return text if isinstance(part, int) or text.isidentifier() else repr(text)
 
 
 class RecallParams(_Params):
-    query: str = Field(min_length=1)
+    query: Text = Field(min_length=1)
     limit: int = Field(default=8, ge=1, le=100)
 
 
 class ForgetParams(_Params):
-    id: int = Field(ge=1)
-    why: str = "forgotten by user"
+    id: int = Field(ge=1, le=SQLITE_INTEGER_MAX)
+    why: Text = "forgotten by user"

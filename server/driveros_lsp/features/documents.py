@@ -22,9 +22,10 @@ logger = logging.getLogger(__name__)
 
 
 def relative_path(root: Path, uri: str) -> str | None:
-    """The workspace-relative POSIX path of ``uri`` (None when outside the workspace)."""
+    """The workspace-relative POSIX path of ``uri`` (None when outside the workspace, or not
+    an absolute ``file:`` URI: ``file:calc.py`` would resolve against the server's cwd)."""
     fs = to_fs_path(uri)
-    if fs is None:
+    if fs is None or not Path(fs).is_absolute():
         return None
     try:
         return Path(fs).resolve().relative_to(root.resolve()).as_posix()
