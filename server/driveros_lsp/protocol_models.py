@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         TurnStarted,
     )
     from driveros.memory import Fact as MemoryFact
+    from driveros_lsp._runner import FileChangeLike
 
 __all__ = [
     "COMMAND_RESULTS",
@@ -199,20 +200,19 @@ class ProposalParams(Payload):
     files: list[ProposalFile] = Field(default_factory=list)
 
 
-def proposal_file(change: Any, *, root: Path, conflicts: Iterable[str]) -> ProposalFile:
-    """The wire form of one scratch-copy change (``driveros.review.FileChange``-like)."""
+def proposal_file(change: FileChangeLike, *, root: Path, conflicts: Iterable[str]) -> ProposalFile:
+    """The wire form of one scratch-copy change (a ``driveros.review.FileChange``)."""
     rel = str(change.path)
     action = str(change.action)
-    binary = bool(getattr(change, "binary", False))
-    after = getattr(change, "after", None)
+    after = change.after
     return ProposalFile(
         path=rel,
         uri=(root / rel).as_uri(),
         action=action,  # validated by pydantic
         old_path=None if change.old_path is None else str(change.old_path),
         diff=change.diff or "",
-        new_text=None if action == "delete" or binary or not isinstance(after, str) else after,
-        binary=binary,
+        new_text=None if action == "delete" or change.binary or after is None else after,
+        binary=change.binary,
         conflict=rel in set(conflicts),
     )
 
