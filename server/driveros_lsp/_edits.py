@@ -1,9 +1,11 @@
-"""A run's proposal as a ``WorkspaceEdit`` that never clobbers the user's work.
+"""The language server's rendering of the review plan: a ``WorkspaceEdit`` that never
+clobbers the user's work.
 
-For every selected change the review planner (``driveros.review.plan_file``, the rule the CLI
-applies too) compares the *current* text (the open buffer, else the file on disk) with the
-change's ``before`` side (what the run started from). Equal: the edit goes from ``before`` to
-``after``. Different: the agent's change is rebased onto the current text
+For every selected change the review planner (``driveros.review.plan_file``, the rule the
+CLI's apply renders too) compares the *current* text (the open buffer, else the file on disk)
+with the change's ``before`` side (what the run started from). Equal: the edit goes from
+``before`` to ``after``. Already the agent's version: nothing to send (the file counts as
+applied). Different: the agent's change is rebased onto the current text
 (``rebase(base=before, theirs=current, ours=after)``); when that fails the file is a conflict,
 left out of the edit and kept in the proposal. A path under a symbolic link, a directory in
 the way, or a symbolic link itself is a conflict too: the edit never writes through a link.
@@ -122,6 +124,9 @@ def plan_edit(
         if decided.conflict is not None:
             plan.conflicts[rel] = decided.conflict
             continue
+        if decided.done:  # the workspace already holds the agent's version
+            plan.included.append(rel)
+            continue
         ann = f"driveros:{rel}" if annotate else None
         if ann is not None:
             annotations[ann] = lsp.ChangeAnnotation(
@@ -135,26 +140,25 @@ def plan_edit(
             plan.closed[rel] = decided
         action = decided.action
         now = decided.current
+        assert not isinstance(now, bytes)  # the buffer or the disk's text
         if action == "create":
-            if now is None:
-                doc_changes.append(
-                    lsp.CreateFile(
-                        uri=uri,
-                        options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True),
-                        annotation_id=ann,
-                    )
+            doc_changes.append(
+                lsp.CreateFile(
+                    uri=uri,
+                    options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True),
+                    annotation_id=ann,
                 )
-                hunks = line_hunks("", decided.target or "", encoding)
-                doc_changes.append(_doc_edit(uri, None, hunks, ann))
+            )
+            hunks = line_hunks("", decided.target or "", encoding)
+            doc_changes.append(_doc_edit(uri, None, hunks, ann))
         elif action == "delete":
-            if now is not None:
-                doc_changes.append(
-                    lsp.DeleteFile(
-                        uri=uri,
-                        options=lsp.DeleteFileOptions(ignore_if_not_exists=True),
-                        annotation_id=ann,
-                    )
+            doc_changes.append(
+                lsp.DeleteFile(
+                    uri=uri,
+                    options=lsp.DeleteFileOptions(ignore_if_not_exists=True),
+                    annotation_id=ann,
                 )
+            )
         else:
             assert now is not None and decided.target is not None
             hunks = line_hunks(now, decided.target, encoding)

@@ -1,4 +1,5 @@
-"""Writing accepted changes into the user's workspace, refusing files the user changed."""
+"""The CLI's rendering of the review plan: the agent's bytes written into the user's
+workspace, nothing at all when the planner (:mod:`driveros.review._plan`) refuses a file."""
 
 from __future__ import annotations
 
@@ -6,72 +7,27 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from driveros.review._errors import ConflictError, ReviewError
-from driveros.review._files import (
-    atomic_write,
-    blob_sha,
-    current_sha,
-    read_scratch,
-    remove_file,
-)
+from driveros.review._files import atomic_write, blob_sha, read_scratch, remove_file
 from driveros.review._models import Conflict, FileChange
-from driveros.review._plan import path_problem
-
-
-def _expected(path: str, sha: str | None, disk_baseline: Mapping[str, str | None]) -> str | None:
-    # An overlaid file's baseline is the buffer; on disk the user still has the old bytes.
-    return disk_baseline.get(path, sha)
+from driveros.review._plan import plan_file, read_bytes
 
 
 def find_conflicts(
     workspace: Path, changes: Sequence[FileChange], disk_baseline: Mapping[str, str | None]
 ) -> list[Conflict]:
-    """Files the user changed since the baseline (their version would be clobbered)."""
+    """The changes the review planner refuses to write into the workspace as it is now (the
+    same rule as the language server's edit, without its rebase)."""
     conflicts: list[Conflict] = []
     for ch in changes:
-        # Where a file may be written or removed: the review planner's rule, shared with the
-        # language server (never through a symbolic link, never over a directory).
-        blocked = False
-        for rel in ch.paths:
-            removing = rel == ch.old_path or ch.action == "delete"
-            problem = path_problem(workspace, rel, remove=removing)
-            if problem is not None:
-                conflicts.append(Conflict(path=rel, reason=problem))
-                blocked = True
-        if blocked:
-            continue
-        target_now = current_sha(workspace / ch.path)
-        if ch.action == "rename":
-            assert ch.old_path is not None
-            old_now = current_sha(workspace / ch.old_path)
-            if old_now is not None and old_now != _expected(
-                ch.old_path, ch.before_sha, disk_baseline
-            ):
-                conflicts.append(
-                    Conflict(
-                        path=ch.old_path, reason="changed in the workspace since the run started"
-                    )
-                )
-            if target_now is not None and target_now != ch.after_sha:
-                conflicts.append(
-                    Conflict(path=ch.path, reason="created in the workspace since the run started")
-                )
-        elif ch.action == "create":
-            expected = _expected(ch.path, None, disk_baseline)
-            if target_now not in (None, expected, ch.after_sha):
-                conflicts.append(
-                    Conflict(path=ch.path, reason="created in the workspace since the run started")
-                )
-        else:
-            expected = _expected(ch.path, ch.before_sha, disk_baseline)
-            if target_now not in (expected, ch.after_sha) and not (
-                ch.action == "delete" and target_now is None
-            ):
-                reason = (
-                    "deleted in the workspace since the run started"
-                    if target_now is None
-                    else "changed in the workspace since the run started"
-                )
-                conflicts.append(Conflict(path=ch.path, reason=reason))
+        decided = plan_file(
+            workspace,
+            ch,
+            current=lambda rel: read_bytes(workspace / rel),
+            text_only=False,
+            baseline=disk_baseline,
+        )
+        if decided.conflict is not None:
+            conflicts.append(Conflict(path=decided.conflict_path, reason=decided.conflict))
     return conflicts
 
 
