@@ -86,6 +86,14 @@ def command(server: DriverosLanguageServer, name: str) -> Callable[[F], F]:
                     return await fn(*args)
                 except Exception as exc:
                     raise as_request_failed(name, exc) from exc
+                except asyncio.CancelledError as exc:
+                    task = asyncio.current_task()
+                    if task is not None and task.cancelling():
+                        raise  # this request is being canceled: pygls answers that
+                    # a cancel that escaped from something the handler awaited: pygls would
+                    # drop the answer (its executeCommand step only handles Exception)
+                    logger.error("%s was interrupted", name, exc_info=exc)
+                    raise RequestFailed(f"{name} was interrupted; try again") from exc
 
             server.command(name)(run_async)
         else:
