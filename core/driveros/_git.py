@@ -8,6 +8,13 @@ code on driveros' behalf. So every call
 - gets ``-c core.fsmonitor=false -c core.hooksPath=/dev/null`` (command-line scope beats every
   config file) unless ``hooks="user"`` asks for the user's own hooks: only ``commit`` of a
   review whose changes touch no hook path (``driveros.review``) and reading where the hooks are;
+- on a user's repository, first reads the effective configuration (``git config --list``,
+  which runs nothing) and pins every program-running key (:func:`is_program_key`) that the
+  repository's own config (``local``/``worktree`` scope, included files too) sets: back to the
+  user's or the system's value when they set one, else to a value that runs nothing
+  (:func:`program_pins`): a ``filter.<x>.clean`` named by ``.gitattributes``, a
+  ``diff.<x>.textconv``, ``diff.external`` or ``gpg.program`` planted in ``.git/config``
+  never runs for ``git add``, ``checkout-index``, ``diff`` or ``commit``;
 - with ``scratch=True`` (driveros' own scratch repositories, not the user's) also pins the
   options that would change bytes or start background work (:data:`SCRATCH_CONFIG`);
 - runs in :func:`git_environment`, the caller's environment without the variables that point
@@ -24,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -49,6 +57,163 @@ SCRATCH_CONFIG: tuple[str, ...] = (
     "-c",
     "gc.auto=0",
 )
+
+#: Configuration keys that make git run a program (a shell command, a helper, a driver, a
+#: hook directory) or point it at other code or files: git-config(1) and the pages it refers
+#: to, as regular expressions over the lower-cased name (subsections are ``.+``).
+#: ``core.worktree`` and the ``include`` keys run nothing themselves but move git (and its
+#: filters) to another tree or to configuration read from elsewhere.
+_PROGRAM_KEY = re.compile(
+    r"""(?x)^(?:
+    core\.(?:fsmonitor|hookspath|pager|editor|askpass|sshcommand|gitproxy
+            |alternaterefscommand|worktree)
+  | sequence\.editor | interactive\.difffilter | web\.browser | init\.templatedir
+  | diff\.(?:external|tool|guitool) | merge\.(?:tool|guitool)
+  | log\.showsignature | gpg\.program | gpg\.ssh\.defaultkeycommand
+  | uploadpack\.packobjectshook | protocol\.allow | credential\.helper | include\.path
+  | (?:pager|alias)\..+
+  | (?:difftool|mergetool|browser|man)\..+\.(?:cmd|path)
+  | diff\..+\.(?:command|textconv) | merge\..+\.driver
+  | filter\..+\.(?:clean|smudge|process)
+  | gpg\..+\.program | credential\..+\.helper | includeif\..+\.path
+  | remote\..+\.(?:uploadpack|receivepack|vcs)
+  | protocol\..+\.allow | url\..+\.(?:insteadof|pushinsteadof)
+  | submodule\..+\.update | tar\..+\.command | guitool\..+\.cmd | hook\..+\.command
+  | trailer\..+\.(?:command|cmd)
+  | sendemail\.(?:.+\.)?(?:sendmailcmd|tocmd|cccmd|smtpserver)
+)$"""
+)
+
+#: Scopes a repository itself controls (an included file inherits its includer's scope).
+REPOSITORY_SCOPES = frozenset({"local", "worktree"})
+
+
+def is_program_key(key: str) -> bool:
+    """Whether the configuration key ``key`` (any case) can make git run a program."""
+    return _PROGRAM_KEY.match(key.lower()) is not None
+
+
+class ConfigEntry(NamedTuple):
+    """One line of ``git config --list --show-scope --show-origin``."""
+
+    scope: str
+    origin: str
+    key: str
+    #: None for a key written without ``=`` (a boolean true).
+    value: str | None
+
+
+def parse_config_list(data: bytes) -> list[ConfigEntry]:
+    """The entries of ``git config --list -z --show-scope --show-origin`` output."""
+    fields = data.decode("utf-8", "surrogateescape").split("\0")
+    entries = []
+    for i in range(0, len(fields) - 2, 3):
+        key, newline, value = fields[i + 2].partition("\n")
+        entries.append(ConfigEntry(fields[i], fields[i + 1], key, value if newline else None))
+    return entries
+
+
+#: The value that runs nothing, for the program keys driveros' own commands can reach
+#: (``add``, ``checkout-index``, ``diff``, ``log``, ``status``, ``commit``). Keys only
+#: transports, tools or porcelain driveros never runs use (aliases, URLs, difftools) are left.
+def _neutral(key: str) -> str | None:
+    low = key.lower()
+    fixed = {
+        "core.fsmonitor": "false",
+        "core.pager": "cat",
+        "core.editor": ":",
+        "sequence.editor": ":",
+        "core.askpass": "",
+        "core.sshcommand": "ssh",
+        "core.gitproxy": "none",
+        "core.alternaterefscommand": "",
+        "interactive.difffilter": "",
+        "diff.external": "",
+        "log.showsignature": "false",
+        "gpg.program": "gpg",
+        "gpg.openpgp.program": "gpg",
+        "gpg.x509.program": "gpgsm",
+        "gpg.ssh.program": "ssh-keygen",
+        "gpg.ssh.defaultkeycommand": "",
+        "uploadpack.packobjectshook": "",
+        "credential.helper": "",
+    }
+    if low in fixed:
+        return fixed[low]
+    section, _, rest = low.partition(".")
+    variable = rest.rpartition(".")[2]
+    if section == "pager":
+        return "false"
+    if (section, variable) in {
+        ("diff", "command"),
+        ("diff", "textconv"),
+        ("filter", "clean"),
+        ("filter", "smudge"),
+        ("filter", "process"),
+        ("credential", "helper"),
+    }:
+        return ""
+    if section == "remote" and variable in ("uploadpack", "receivepack"):
+        return f"git-{variable[:-4]}-{variable[-4:]}"
+    return None
+
+
+def program_pins(entries: Sequence[ConfigEntry]) -> list[tuple[str, str]]:
+    """``(key, value)`` pins undoing every program key the repository's own config sets.
+
+    A key is pinned to the last value the user's or the system's configuration gives it (a
+    multi-valued helper list is reset and given those values again), else to the value that
+    runs nothing. ``filter.<x>.required`` follows its filter (so a blanked filter is not an
+    error). ``core.hooksPath`` is left to the caller (``run_git``'s ``hooks``).
+    """
+    pins: list[tuple[str, str]] = []
+    planted = dict.fromkeys(
+        e.key for e in entries if e.scope in REPOSITORY_SCOPES and is_program_key(e.key)
+    )
+    filters: dict[str, None] = {}
+    for key in planted:
+        neutral = _neutral(key)
+        if neutral is None:
+            continue
+        others = [
+            "true" if e.value is None else e.value
+            for e in entries
+            if e.key == key and e.scope not in REPOSITORY_SCOPES
+        ]
+        if key.lower().endswith(".helper"):
+            pins.extend([(key, ""), *((key, v) for v in others)])
+        else:
+            pins.append((key, others[-1] if others else neutral))
+        if key.lower().startswith("filter."):
+            filters[key.rpartition(".")[0]] = None
+    for name in filters:
+        required = [
+            "true" if e.value is None else e.value
+            for e in entries
+            if e.key.lower() == f"{name}.required".lower() and e.scope not in REPOSITORY_SCOPES
+        ]
+        pins.append((f"{name}.required", required[-1] if required else "false"))
+    return pins
+
+
+def pinned_environment(env: Mapping[str, str], pins: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """``env`` with ``pins`` appended as ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` (command
+    scope: beats every file; keys and values never need quoting). Pins already there stay."""
+    out = dict(env)
+    if not pins:
+        return out
+    try:
+        start = int(out.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        start = 0
+    if start < 0:
+        start = 0
+    for n, (key, value) in enumerate(pins, start):
+        out[f"GIT_CONFIG_KEY_{n}"] = key
+        out[f"GIT_CONFIG_VALUE_{n}"] = value
+    out["GIT_CONFIG_COUNT"] = str(start + len(pins))
+    return out
+
 
 #: Whose hooks a call may run: ``"none"`` (the default) or the user's own (``"user"``).
 Hooks = Literal["none", "user"]
@@ -165,6 +330,65 @@ def _checked(args: Sequence[str], cwd: Path, result: GitResult, check: bool) -> 
     return result
 
 
+#: How the effective configuration is read: reading runs nothing (includes are files).
+_LIST = ("config", "--list", "-z", "--show-scope", "--show-origin")
+#: Subcommands whose repository configuration is not read first: the read itself, and those
+#: that make a repository (its configuration is the one they write).
+_NO_LIST = frozenset({"config", "init", "clone", "version", "--version"})
+
+
+def _reads_repository_config(args: Sequence[str], scratch: bool) -> bool:
+    """Whether a call first reads the configuration to pin its program keys: every call on a
+    user's repository (``scratch`` repositories are driveros' own, their config is ours)."""
+    return not scratch and bool(args) and args[0] not in _NO_LIST
+
+
+def _base_env(hooks: Hooks) -> dict[str, str]:
+    return dict(os.environ) if hooks == "user" else git_environment()
+
+
+def _with_pins(env: dict[str, str], listed: GitResult) -> dict[str, str]:
+    """``env`` plus :func:`program_pins` for what ``git config --list`` printed (nothing when
+    it failed: outside a repository there is no repository config, and a config git cannot
+    parse stops the call itself too)."""
+    if listed.returncode != 0:
+        return env
+    return pinned_environment(env, program_pins(parse_config_list(listed.stdout)))
+
+
+async def _spawn(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    stdin: bytes | None,
+    timeout: float | None,
+    *,
+    args: Sequence[str],
+    cwd: Path,
+) -> GitResult:
+    """Run ``argv`` (for the caller's ``args`` in ``cwd``); kill and reap it on a timeout or
+    cancellation."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+        )
+    except OSError as exc:
+        raise GitError(f"cannot run git: {exc}", args=list(args), cwd=str(cwd)) from exc
+    try:
+        async with asyncio.timeout(timeout):
+            out, err = await proc.communicate(stdin)
+    except BaseException:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await asyncio.shield(proc.wait())
+        raise
+    return GitResult(proc.returncode if proc.returncode is not None else -1, out, err)
+
+
 async def run_git(
     args: Sequence[str],
     *,
@@ -196,27 +420,15 @@ async def run_git(
         work_tree=work_tree,
         literal=literal,
     )
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=None if hooks == "user" else git_environment(),
+    env = _base_env(hooks)
+    if _reads_repository_config(args, scratch):
+        listing = _argv(
+            _LIST, cwd, scratch=False, hooks=hooks, git_dir=git_dir, work_tree=work_tree
         )
-    except OSError as exc:
-        raise GitError(f"cannot run git: {exc}", args=list(args), cwd=str(cwd)) from exc
-    try:
-        async with asyncio.timeout(timeout):
-            out, err = await proc.communicate(stdin)
-    except BaseException:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await asyncio.shield(proc.wait())
-        raise
-    code = proc.returncode if proc.returncode is not None else -1
-    return _checked(args, cwd, GitResult(code, out, err), check)
+        listed = await _spawn(listing, env, None, timeout, args=args, cwd=cwd)
+        env = _with_pins(env, listed)
+    result = await _spawn(argv, env, stdin, timeout, args=args, cwd=cwd)
+    return _checked(args, cwd, result, check)
 
 
 def run_git_sync(
@@ -230,12 +442,19 @@ def run_git_sync(
 ) -> GitResult:
     """:func:`run_git` for code that already runs in a worker thread (never on the loop)."""
     argv = _argv(args, cwd, scratch=scratch, hooks=hooks, git_dir=None, work_tree=None)
+    env = _base_env(hooks)
     try:
+        if _reads_repository_config(args, scratch):
+            listing = _argv(_LIST, cwd, scratch=False, hooks=hooks, git_dir=None, work_tree=None)
+            listed = subprocess.run(
+                listing, stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=timeout
+            )
+            env = _with_pins(env, GitResult(listed.returncode, listed.stdout, b""))
         done = subprocess.run(
             argv,
             stdin=subprocess.DEVNULL,
             capture_output=True,
-            env=None if hooks == "user" else git_environment(),
+            env=env,
             timeout=timeout,
             check=False,
         )
@@ -249,3 +468,64 @@ def run_git_sync(
 def split_z(data: bytes) -> list[str]:
     """Split NUL-separated git output into paths (decoded with surrogateescape)."""
     return [p.decode("utf-8", "surrogateescape") for p in data.split(b"\0") if p]
+
+
+#: Submodules (nested any deep) whose configuration :func:`planted_programs` reads at most.
+MAX_SUBMODULES = 64
+_GITLINK = b"160000 "
+
+
+async def planted_programs(cwd: Path, *, timeout: float | None = 30.0) -> list[str]:
+    """What the repository at ``cwd`` itself configures git to run, as ``key (where)``: every
+    :func:`is_program_key` its own configuration (``local``/``worktree`` scope, included
+    files too) sets, and the same for every populated submodule (``git status``/``diff`` run
+    git inside them, with their own configuration). Empty outside a repository.
+
+    Reading configuration runs nothing. Raises :class:`GitError` when the configuration
+    cannot be read (a file git cannot parse) or there are more than :data:`MAX_SUBMODULES`.
+    """
+    found: list[str] = []
+    queue: list[tuple[Path, str]] = [(cwd, "")]
+    seen = 0
+    while queue:
+        here, label = queue.pop(0)
+        seen += 1
+        if seen > MAX_SUBMODULES + 1:
+            raise GitError(f"more than {MAX_SUBMODULES} submodules to check", cwd=str(cwd))
+        listed = await run_git(_LIST, cwd=here, check=False, timeout=timeout)
+        top = await run_git(["rev-parse", "--show-toplevel"], cwd=here, check=False)
+        if top.returncode != 0:
+            if listed.returncode != 0 and label:
+                raise GitError(f"cannot read the configuration of {label}", cwd=str(here))
+            continue  # not a repository: no repository configuration
+        if listed.returncode != 0:
+            raise GitError(
+                f"cannot read the git configuration: {listed.error.strip()}", cwd=str(here)
+            )
+        for entry in parse_config_list(listed.stdout):
+            if entry.scope in REPOSITORY_SCOPES and is_program_key(entry.key):
+                where = f"submodule {label}" if label else entry.origin.removeprefix("file:")
+                found.append(f"{entry.key} ({where})")
+        if found:
+            break  # one is enough to refuse
+        root = Path(top.text.strip())
+        staged = await run_git(
+            ["ls-files", "-z", "--stage", "--full-name", ":/"],
+            cwd=here,
+            check=False,
+            timeout=timeout,
+            literal=False,
+        )
+        links = [
+            line.split(b"\t", 1)[1].decode("utf-8", "surrogateescape")
+            for line in staged.stdout.split(b"\0")
+            if line.startswith(_GITLINK) and b"\t" in line
+        ]
+        populated = await asyncio.to_thread(_populated, root, links)
+        queue.extend((root / path, f"{label}/{path}" if label else path) for path in populated)
+    return found
+
+
+def _populated(root: Path, paths: Sequence[str]) -> list[str]:
+    """The submodule ``paths`` that have a ``.git`` of their own (git enters only those)."""
+    return [path for path in paths if (root / path / ".git").exists()]

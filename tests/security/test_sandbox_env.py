@@ -87,7 +87,7 @@ async def exercise(sandbox: Sandbox, repo: Path) -> None:
     lines = result.stdout.splitlines()
     for name, value in PLANTED.items():
         if not name.startswith("GIT_CONFIG_") or name == "GIT_CONFIG_GLOBAL":
-            # (the sandbox sets its own GIT_CONFIG_COUNT/KEY_0/VALUE_0: core.fsmonitor=false)
+            # (the sandbox sets its own GIT_CONFIG_COUNT/KEY_n/VALUE_n: core.fsmonitor=false...)
             assert f"{name}={value}" not in lines, name
     assert "GIT_CONFIG_VALUE_0=false" in lines
     assert "/bin:bin:" not in result.stdout  # no relative PATH entries
@@ -188,8 +188,12 @@ async def test_sandbox_env_is_an_allowlist(tmp_path: Path) -> None:
     taken = {"LANG", "LC_CTYPE", "VIRTUAL_ENV", "CI", "GIT_AUTHOR_NAME"}
     assert {k: env[k] for k in taken} == {k: given[k] for k in taken}
     forced = {"TERM", "PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT", "NO_COLOR", "DEBIAN_FRONTEND"}
-    forced |= {"PYTHONDONTWRITEBYTECODE", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0"}
-    forced |= {"GIT_CONFIG_VALUE_0", "HOME", "TMPDIR", "RUSTUP_HOME", "PATH"}
+    forced |= {"PYTHONDONTWRITEBYTECODE", "HOME", "TMPDIR", "RUSTUP_HOME", "PATH"}
+    # the git pins (docs/security.md, row 8): GIT_CONFIG_COUNT and as many keys and values
+    pins = int(env["GIT_CONFIG_COUNT"])
+    forced |= {"GIT_CONFIG_COUNT"}
+    forced |= {f"GIT_CONFIG_{kind}_{n}" for kind in ("KEY", "VALUE") for n in range(pins)}
+    assert env["GIT_CONFIG_KEY_0"] == "core.fsmonitor" and env["GIT_CONFIG_VALUE_0"] == "false"
     assert set(env) == taken | forced
     assert env["PAGER"] == "cat"
 

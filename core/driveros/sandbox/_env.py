@@ -105,12 +105,42 @@ NON_INTERACTIVE = {
 #: exercise the old code. It also keeps ``__pycache__`` out of the copy the agent works on.
 FRESH_CODE = {"PYTHONDONTWRITEBYTECODE": "1"}
 
-#: Forced for every command: git never starts a filesystem monitor, whatever a repository's
-#: ``.git/config`` says (command-line scope beats every config file).
+#: Program-running git configuration keys with a fixed name, and the value that runs nothing
+#: (or git's default program). Command-line scope (``GIT_CONFIG_COUNT``) beats every config
+#: file, so a repository's ``.git/config`` cannot make the ``git log``/``diff``/``show`` a
+#: command runs start a filesystem monitor, an external diff, a signature verifier of its
+#: choosing, a pager, an editor, a credential helper or an ``ext::`` transport; populated
+#: submodules (their own config) are not entered for their dirty state. Keys named after a
+#: driver (``filter.<x>.clean``, ``diff.<x>.textconv``) cannot be pinned in advance: the
+#: approval policy asks before git runs in a repository that sets one (docs/security.md, row 8).
+GIT_PINS: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("diff.external", ""),
+    ("diff.ignoreSubmodules", "dirty"),
+    ("log.showSignature", "false"),
+    ("gpg.program", "gpg"),
+    ("gpg.openpgp.program", "gpg"),
+    ("gpg.x509.program", "gpgsm"),
+    ("gpg.ssh.program", "ssh-keygen"),
+    ("gpg.ssh.defaultKeyCommand", ""),
+    ("core.pager", "cat"),
+    ("core.editor", ":"),
+    ("sequence.editor", ":"),
+    ("core.askPass", ""),
+    ("core.sshCommand", "ssh"),
+    ("core.gitProxy", "none"),
+    ("core.alternateRefsCommand", ""),
+    ("credential.helper", ""),
+    ("interactive.diffFilter", ""),
+    ("uploadpack.packObjectsHook", ""),
+    ("protocol.ext.allow", "never"),
+)
+
+#: Forced for every command: :data:`GIT_PINS` as ``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n``.
 GIT_NEUTRAL = {
-    "GIT_CONFIG_COUNT": "1",
-    "GIT_CONFIG_KEY_0": "core.fsmonitor",
-    "GIT_CONFIG_VALUE_0": "false",
+    "GIT_CONFIG_COUNT": str(len(GIT_PINS)),
+    **{f"GIT_CONFIG_KEY_{n}": key for n, (key, _) in enumerate(GIT_PINS)},
+    **{f"GIT_CONFIG_VALUE_{n}": value for n, (_, value) in enumerate(GIT_PINS)},
 }
 
 #: Largest ``.env*`` file read to learn which values came from one.

@@ -6,10 +6,11 @@ import asyncio
 import glob
 from pathlib import Path
 
-from driveros._errors import ConfigError
+from driveros._errors import ConfigError, GitError
+from driveros._git import planted_programs
 from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS, RUN_TOOL
 from driveros.config import ASK_TIMEOUT_S
-from driveros.review.approval._shell import classify_command, command_paths
+from driveros.review.approval._shell import classify_command, command_paths, command_runs_git
 from driveros.review.approval._types import (
     LOCAL_TIER,
     ApprovalPolicy,
@@ -71,7 +72,9 @@ async def decide_in_tier(
 ) -> Decision:
     """:func:`policy_decision`, plus, in the local tier (the workspace is on this machine),
     a look at the file system: an allowed command whose path arguments lead outside the
-    workspace through a symlink (``cat link/x`` with ``link -> /etc``) is refused."""
+    workspace through a symlink (``cat link/x`` with ``link -> /etc``) is refused, and so is
+    an allowed ``git`` in a repository whose own configuration names a program git may run
+    (``diff.external``, a ``filter.<x>.clean``, ``gpg.program``...: docs/security.md, row 8)."""
     tier = tier or LOCAL_TIER
     decision = policy_decision(request, workspace=workspace, tier=tier)
     if not decision.allowed or tier.sandbox != "local" or workspace is None:
@@ -79,14 +82,34 @@ async def decide_in_tier(
     if request.command is None:
         return decision
     paths, globs = command_paths(request.command, workspace=workspace)
-    if not paths and not globs:
-        return decision
-    escaped = await asyncio.to_thread(_leaves_through_symlink, workspace, paths, globs)
-    if escaped is None:
-        return decision
-    return Decision(
-        allowed=False,
-        reason=f"blocked by policy: {escaped!r} leads outside the workspace through a symlink",
+    if paths or globs:
+        escaped = await asyncio.to_thread(_leaves_through_symlink, workspace, paths, globs)
+        if escaped is not None:
+            return Decision(
+                allowed=False,
+                reason=f"blocked by policy: {escaped!r} leads outside the workspace through a "
+                "symlink",
+            )
+    if command_runs_git(request.command, workspace=workspace):
+        refusal = await _git_refusal(Path(workspace))
+        if refusal is not None:
+            return Decision(allowed=False, reason=refusal)
+    return decision
+
+
+async def _git_refusal(workspace: Path) -> str | None:
+    """Why git may not run unasked in ``workspace`` (its repository configures programs, or
+    the configuration cannot be read), or None."""
+    try:
+        planted = await planted_programs(workspace)
+    except GitError as exc:
+        return f"blocked by policy: git commands are not auto-allowed here ({exc})"
+    if not planted:
+        return None
+    shown = ", ".join(planted[:6]) + (f" and {len(planted) - 6} more" if len(planted) > 6 else "")
+    return (
+        "blocked by policy: this repository's own git configuration names programs git may "
+        f"run ({shown}); git commands are not auto-allowed in it"
     )
 
 

@@ -75,6 +75,8 @@ class Ctx:
         self.paths: list[str] = []
         #: Every glob, relative to the start directory: expanded and checked the same way.
         self.globs: list[str] = []
+        #: An allowed ``git`` runs: callers that can read the repository check its config.
+        self.runs_git = False
 
 
 def _is_git_dir_name(part: str) -> bool:
@@ -295,6 +297,7 @@ def _git(argv: Sequence[str], ctx: Ctx) -> None:
             j += 1
         if positional and not listing:
             raise Unsafe("`git branch NAME` creates a branch")
+    ctx.runs_git = True
 
 
 def _needs(argv: Sequence[str], flag: str) -> None:

@@ -249,6 +249,12 @@ def command_paths(command: str, *, workspace: str | None = None) -> tuple[list[s
     return (ctx.paths, ctx.globs) if decision.allowed else ([], [])
 
 
+def command_runs_git(command: str, *, workspace: str | None = None) -> bool:
+    """Whether an allowed ``command`` runs ``git`` (in the directory it starts in)."""
+    decision, ctx = _classify(command, workspace=workspace, secret_reason=None)
+    return decision.allowed and ctx.runs_git
+
+
 def _classify(
     command: str,
     *,

@@ -1,0 +1,475 @@
+"""Issue 13 row 8, the git half: a workspace whose own ``.git/config`` runs programs.
+
+A repository unpacked from an archive (or handed over by someone) carries its ``.git/config``.
+Besides ``core.fsmonitor``, many keys make git run a program: ``diff.external``, a diff
+driver's ``command``/``textconv`` or a ``filter`` named by ``.gitattributes``, ``gpg.program``
+(run to verify a signed commit under ``log.showSignature``), ... Neither the allowlisted
+``git log``/``diff``/``show``/``status`` the model runs nor driveros' own git (review, commit)
+may run one. Every vector is first shown live with plain git (the marker appears), then
+driven through the real agent loop, the real sandboxes and ``driveros._git``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from driveros._git import is_program_key, run_git
+from driveros.agent import RunSpec, ToolResult, execute_run
+from driveros.config import load_environment
+from driveros.review.approval import ApprovalRequest, PolicyApproval, Tier
+from driveros.sandbox import DockerSandbox, LocalSandbox
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
+from tests._scripted import model_environ
+from tests.sandbox.conftest import SANDBOX_UID, require_docker
+
+#: Keys git's documentation (git-config(1) and the pages it points to) describes as naming a
+#: program, a shell command or a hook: each must be recognised by ``is_program_key``.
+DOCUMENTED_PROGRAM_KEYS = [
+    "core.fsmonitor",
+    "core.hooksPath",
+    "core.pager",
+    "core.editor",
+    "core.askPass",
+    "core.sshCommand",
+    "core.gitProxy",
+    "core.alternateRefsCommand",
+    "core.worktree",  # not a program: points git (and its filters) at another tree
+    "sequence.editor",
+    "interactive.diffFilter",
+    "pager.log",
+    "pager.status",
+    "alias.st",
+    "diff.external",
+    "diff.evil.command",
+    "diff.Evil Driver.textconv",
+    "diff.tool",
+    "diff.guitool",
+    "difftool.x.cmd",
+    "difftool.x.path",
+    "merge.x.driver",
+    "merge.tool",
+    "mergetool.x.cmd",
+    "mergetool.x.path",
+    "filter.evil.clean",
+    "filter.evil.smudge",
+    "filter.evil.process",
+    "filter.a.b.clean",
+    "gpg.program",
+    "gpg.openpgp.program",
+    "gpg.x509.program",
+    "gpg.ssh.program",
+    "gpg.ssh.defaultKeyCommand",
+    "log.showSignature",
+    "credential.helper",
+    "credential.https://example.com.helper",
+    "remote.origin.uploadpack",
+    "remote.origin.receivepack",
+    "remote.origin.vcs",
+    "protocol.allow",
+    "protocol.ext.allow",
+    "url.ext::sh -c touch% /tmp/x.insteadOf",
+    "url.x.pushInsteadOf",
+    "uploadpack.packObjectsHook",
+    "submodule.sm.update",
+    "tar.tgz.command",
+    "sendemail.sendmailCmd",
+    "sendemail.toCmd",
+    "sendemail.ccCmd",
+    "sendemail.smtpServer",
+    "browser.x.cmd",
+    "browser.x.path",
+    "man.x.cmd",
+    "man.x.path",
+    "web.browser",
+    "guitool.x.cmd",
+    "trailer.sign.command",
+    "trailer.sign.cmd",
+    "hook.lint.command",
+    "init.templateDir",
+    "include.path",
+    "includeIf.gitdir:/x/.path",
+]
+#: What a clone or ``git init`` writes, and common per-repository settings: never refused.
+ORDINARY_KEYS = [
+    "core.repositoryformatversion",
+    "core.filemode",
+    "core.bare",
+    "core.logallrefupdates",
+    "core.ignorecase",
+    "core.autocrlf",
+    "remote.origin.url",
+    "remote.origin.fetch",
+    "branch.main.remote",
+    "branch.main.merge",
+    "user.name",
+    "user.email",
+    "pull.rebase",
+    "diff.renames",
+    "diff.algorithm",
+    "merge.conflictStyle",
+    "log.decorate",
+    "commit.gpgSign",  # the user's choice to sign; the program is gpg.program
+    "filter.lfs.required",
+    "submodule.sm.url",
+    "submodule.sm.active",
+]
+
+
+@pytest.mark.parametrize("key", DOCUMENTED_PROGRAM_KEYS)
+def test_every_documented_program_key_is_recognised(key: str) -> None:
+    assert is_program_key(key)
+    # git prints section and variable in lower case, the subsection as written
+    section, _, rest = key.partition(".")
+    head, dot, var = rest.rpartition(".")
+    assert is_program_key(f"{section.lower()}.{head}{dot}{var.lower()}")
+    assert is_program_key(key.upper())
+
+
+@pytest.mark.parametrize("key", ORDINARY_KEYS)
+def test_ordinary_keys_are_not_program_keys(key: str) -> None:
+    assert not is_program_key(key)
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(repo.parent)}
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=base | (env or {}),
+    )
+    return done.stdout
+
+
+WHO = ("-c", "user.name=t", "-c", "user.email=t@t")
+
+
+def program(marker: Path | str) -> str:
+    """A shell command that leaves ``marker`` and passes its input through (a filter)."""
+    return f"touch {marker}; cat"
+
+
+def plant_script(repo: Path, marker: Path | str) -> None:
+    """``evil.sh`` in the workspace (left untracked): for keys git runs without a shell."""
+    script = repo / "evil.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\ncat\n")
+    script.chmod(0o755)
+
+
+#: Keys git runs as a program path, not through the shell.
+EXEC_KEYS = frozenset({"gpg.program", "gpg.ssh.program"})
+
+
+#: (name, keys to set (value: the marker command), the allowlisted command that runs it)
+VECTORS = [
+    ("diff-external", ("diff.external",), "git diff"),
+    ("diff-driver-command", ("diff.evil.command",), "git diff"),
+    ("textconv-log", ("diff.evil.textconv",), "git log -p"),
+    ("textconv-show", ("diff.evil.textconv",), "git show"),
+    ("clean-filter-diff", ("filter.evil.clean",), "git diff"),
+    ("process-filter-diff", ("filter.evil.process",), "git diff"),
+    ("clean-filter-status", ("filter.evil.clean",), "git status"),
+    ("gpg-log", ("gpg.program",), "git log"),
+    ("gpg-show", ("gpg.program",), "git show"),
+    ("gpg-ssh-log", ("gpg.ssh.program",), "git log"),
+]
+
+
+def hostile_repo(
+    base: Path, keys: tuple[str, ...], marker: Path | str, root: str | None = None
+) -> Path:
+    """A repository as unpacked from an archive: ``.gitattributes`` names the ``evil``
+    drivers, the last commit carries a signature, ``.git/config`` sets ``keys``. ``root`` is
+    where commands see the repository (``/workspace`` in a container)."""
+    repo = base / "ws"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "notes.txt").write_text("one\n")
+    (repo / ".gitattributes").write_text("*.txt filter=evil diff=evil\n")
+    git(repo, "add", "-A")
+    git(repo, *WHO, "commit", "-qm", "init")
+    (repo / "notes.txt").write_text("one\ntwo\n")
+    git(repo, "add", "-A")
+    tree = git(repo, "write-tree").strip()
+    parent = git(repo, "rev-parse", "HEAD").strip()
+    armor = "SSH SIGNATURE" if "gpg.ssh.program" in keys else "PGP SIGNATURE"
+    signed = (
+        f"tree {tree}\nparent {parent}\nauthor t <t@t> 1 +0000\ncommitter t <t@t> 1 +0000\n"
+        f"gpgsig -----BEGIN {armor}-----\n \n iQ==\n -----END {armor}-----\n"
+        "\nsigned\n"
+    )
+    commit = subprocess.run(
+        ["git", "-C", str(repo), "hash-object", "-t", "commit", "-w", "--stdin"],
+        input=signed,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    git(repo, "update-ref", "refs/heads/main", commit)
+    (repo / "notes.txt").write_text("one\ntwo\nthree\n")  # a change for `git diff`
+    git(repo, "config", "log.showSignature", "true")
+    where = root or str(repo)
+    plant_script(repo, marker)
+    (repo / "allowed_signers").write_text("t@t ssh-ed25519 AAAA\n")
+    git(repo, "config", "gpg.ssh.allowedSignersFile", f"{where}/allowed_signers")
+    for key in keys:
+        git(repo, "config", key, f"{where}/evil.sh" if key in EXEC_KEYS else program(marker))
+    return repo
+
+
+def make_racy(repo: Path) -> None:
+    """Leave ``notes.txt`` unchanged but with a new mtime: status must look at its content."""
+    (repo / "notes.txt").write_text((repo / "notes.txt").read_text())
+    git(repo, "-c", "filter.evil.clean=cat", "add", "-A")
+    stamp = (repo / "notes.txt").stat().st_mtime + 5
+    os.utime(repo / "notes.txt", (stamp, stamp))
+
+
+def prepare(
+    tmp_path: Path,
+    name: str,
+    keys: tuple[str, ...],
+    marker: Path | str,
+    root: str | None = None,
+) -> Path:
+    repo = hostile_repo(tmp_path, keys, marker, root)
+    if name == "clean-filter-status":
+        make_racy(repo)
+    return repo
+
+
+@pytest.mark.parametrize(("name", "keys", "command"), VECTORS, ids=[v[0] for v in VECTORS])
+def test_vector_is_live_with_plain_git(
+    tmp_path: Path, name: str, keys: tuple[str, ...], command: str
+) -> None:
+    """The control: plain git in the repository really runs the planted program."""
+    marker = tmp_path / "PWNED"
+    repo = prepare(tmp_path, name, keys, marker)
+    subprocess.run(
+        command.split(),
+        cwd=repo,
+        capture_output=True,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)},
+        check=False,
+    )
+    assert marker.exists(), f"{name}: the vector did not fire with plain git"
+
+
+@pytest.mark.parametrize(("name", "keys", "command"), VECTORS, ids=[v[0] for v in VECTORS])
+async def test_model_git_command_runs_no_planted_program(
+    tmp_path: Path, name: str, keys: tuple[str, ...], command: str
+) -> None:
+    """The scripted model runs the allowlisted command in the local tier: it is not
+    auto-allowed (the reason names the key), and nothing ran."""
+    marker = tmp_path / "PWNED"
+    repo = prepare(tmp_path, name, keys, marker)
+    turns = [Turn(tool_calls=[ToolCallSpec("run", {"command": command})]), Turn(text="done")]
+    results: list[ToolResult] = []
+
+    async def on_event(event: object) -> None:
+        if isinstance(event, ToolResult):
+            results.append(event)
+
+    async with ScriptedModelServer(turns) as server:
+        environ = {"PATH": os.environ["PATH"], **model_environ(server, "openai", "sk-test-0")}
+        env = load_environment(cwd=repo, environ=environ)
+        report = await execute_run(
+            RunSpec(task="look at the history", workspace=repo, diagnostics=False),
+            env=env,
+            on_event=on_event,
+        )
+    assert report.result.error is None, report.result
+    assert not marker.exists(), f"{name}: `{command}` ran the repository's program"
+    assert len(results) == 1 and not results[0].ok
+    assert keys[0].lower() in results[0].output.lower(), results[0].output
+
+
+async def test_policy_allows_git_in_an_ordinary_repository(tmp_path: Path) -> None:
+    repo = hostile_repo(tmp_path, (), tmp_path / "PWNED")
+    git(repo, "config", "--unset", "log.showSignature")
+    git(repo, "config", "remote.origin.url", "https://example.com/x.git")
+    policy = PolicyApproval(workspace=repo, tier=Tier(sandbox="local"))
+    for command in ("git log -p", "git status", "git diff", "ls && git show"):
+        decision = await policy.decide(ApprovalRequest(tool="run", command=command))
+        assert decision.allowed, decision.reason
+    # the same check does not apply to commands that are not git
+    git(repo, "config", "diff.external", program(tmp_path / "PWNED"))
+    decision = await policy.decide(ApprovalRequest(tool="run", command="ls"))
+    assert decision.allowed, decision.reason
+
+
+@pytest.mark.parametrize(
+    ("config_lines", "key"),
+    [
+        ("[include]\n\tpath = ../evil.cfg\n", "include.path"),
+        ('[includeIf "gitdir:/"]\n\tpath = ../evil.cfg\n', "includeif.gitdir:/.path"),
+        ("[core]\n\tworktree = /\n", "core.worktree"),
+        ('[filter "lfs"]\n\tclean = git-lfs clean -- %f\n', "filter.lfs.clean"),
+        ("[core]\n\tpager = less\n", "core.pager"),
+        ('[alias]\n\tst = "!touch x"\n', "alias.st"),
+    ],
+)
+async def test_policy_asks_when_the_repository_config_names_a_program(
+    tmp_path: Path, config_lines: str, key: str
+) -> None:
+    """Any program-running key in the repository's own config (or a file it includes, which
+    the model could write) means git commands are asked about, with the key named."""
+    repo = hostile_repo(tmp_path, (), tmp_path / "PWNED")
+    (repo / "evil.cfg").write_text("[user]\n\tname = x\n")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(config_lines)
+    policy = PolicyApproval(workspace=repo, tier=Tier(sandbox="local"))
+    decision = await policy.decide(ApprovalRequest(tool="run", command="git status"))
+    assert not decision.allowed
+    assert key in decision.reason.lower(), decision.reason
+
+
+async def test_policy_reads_the_config_of_an_included_file(tmp_path: Path) -> None:
+    """An include outside the workspace is read, and what it sets is judged."""
+    outside = tmp_path / "shared.cfg"
+    outside.write_text(f"[diff]\n\texternal = {program(tmp_path / 'PWNED')}\n")
+    repo = hostile_repo(tmp_path, (), tmp_path / "PWNED")
+    git(repo, "config", "--unset", "log.showSignature")
+    git(repo, "config", "include.path", str(outside))
+    policy = PolicyApproval(workspace=repo, tier=Tier(sandbox="local"))
+    decision = await policy.decide(ApprovalRequest(tool="run", command="git diff"))
+    assert not decision.allowed
+    assert "diff.external" in decision.reason, decision.reason
+
+
+async def test_policy_asks_when_a_submodule_config_names_a_program(tmp_path: Path) -> None:
+    """`git status`/`diff` run git inside populated submodules, with their own config."""
+    marker = tmp_path / "PWNED"
+    source = tmp_path / "subsrc"
+    source.mkdir()
+    git(source, "init", "-q", "-b", "main")
+    (source / "a.txt").write_text("a\n")
+    (source / ".gitattributes").write_text("a.txt filter=evil\n")
+    git(source, "add", "-A")
+    git(source, *WHO, "commit", "-qm", "i")
+    repo = tmp_path / "ws"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "sm")
+    git(repo, *WHO, "commit", "-qm", "with a submodule")
+    git(repo / "sm", "config", "filter.evil.clean", program(marker))
+    stamp = (repo / "sm" / "a.txt").stat().st_mtime + 5
+    os.utime(repo / "sm" / "a.txt", (stamp, stamp))
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    subprocess.run(["git", "status"], cwd=repo, capture_output=True, env=env, check=False)
+    assert marker.exists()  # live
+    marker.unlink()
+    policy = PolicyApproval(workspace=repo, tier=Tier(sandbox="local"))
+    decision = await policy.decide(ApprovalRequest(tool="run", command="git status"))
+    assert not decision.allowed
+    assert "filter.evil.clean" in decision.reason and "sm" in decision.reason, decision.reason
+    async with LocalSandbox(repo, base_env=env) as sandbox:
+        await sandbox.run("git status")  # defence in depth: submodules are not entered
+    assert not marker.exists()
+
+
+#: Keys with a fixed name: pinned for every command the sandboxes run, whatever the policy.
+PINNED = [
+    ("diff-external", ("diff.external",), "git diff"),
+    ("gpg-log", ("gpg.program",), "git log"),
+    ("gpg-show", ("gpg.program",), "git show"),
+    ("gpg-format", ("gpg.program",), "git log --format=%G?"),
+    ("gpg-ssh-log", ("gpg.ssh.program",), "git log"),
+]
+
+
+@pytest.mark.parametrize(("name", "keys", "command"), PINNED, ids=[p[0] for p in PINNED])
+async def test_local_sandbox_pins_fixed_program_keys(
+    tmp_path: Path, name: str, keys: tuple[str, ...], command: str
+) -> None:
+    marker = tmp_path / "PWNED"
+    repo = prepare(tmp_path, name, keys, marker)
+    async with LocalSandbox(repo, base_env=os.environ) as sandbox:
+        result = await sandbox.run(command)
+    assert not marker.exists(), (name, result)
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(("name", "keys", "command"), PINNED, ids=[p[0] for p in PINNED])
+async def test_docker_sandbox_pins_fixed_program_keys(
+    tmp_path: Path, name: str, keys: tuple[str, ...], command: str
+) -> None:
+    """The same pins in the container (where every command is allowed anyway: the pins keep
+    git itself from being the one that runs a planted program)."""
+    require_docker()
+    repo = prepare(tmp_path, name, keys, "/workspace/PWNED", "/workspace")
+    if os.geteuid() == 0:
+        for path in [repo, *repo.rglob("*")]:
+            os.chown(path, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
+    async with DockerSandbox(repo) as sandbox:
+        control = await sandbox.run(f"env -u GIT_CONFIG_COUNT {command} >/dev/null 2>&1; ls")
+        assert "PWNED" in control.stdout, control  # live in the container without the pins
+        await sandbox.run("rm -f PWNED")
+        result = await sandbox.run(command)
+    assert not (repo / "PWNED").exists(), (name, result)
+
+
+#: driveros' own git calls on the user's repository.
+OWN = [
+    ("add", ("filter.evil.clean",), ["add", "-A"]),
+    ("add-process", ("filter.evil.process",), ["add", "-A"]),
+    ("checkout", ("filter.evil.smudge",), ["checkout-index", "--all", "--force"]),
+    ("diff", ("diff.external",), ["diff"]),
+    ("diff-textconv", ("diff.evil.textconv",), ["diff", "HEAD~1"]),
+    ("log", ("gpg.program",), ["log", "-1"]),
+    ("status", ("filter.evil.clean",), ["status", "--porcelain"]),
+]
+
+
+@pytest.mark.parametrize(("name", "keys", "args"), OWN, ids=[o[0] for o in OWN])
+async def test_driveros_git_runs_no_repository_program(
+    tmp_path: Path, name: str, keys: tuple[str, ...], args: list[str]
+) -> None:
+    marker = tmp_path / "PWNED"
+    repo = hostile_repo(tmp_path, keys, marker)
+    if name == "status":
+        make_racy(repo)
+    if name == "checkout":
+        (repo / "notes.txt").unlink()
+    await run_git(args, cwd=repo, check=False)
+    assert not marker.exists(), f"driveros' own `git {' '.join(args)}` ran a planted program"
+
+
+async def test_driveros_commit_signs_with_the_users_program_not_the_repositorys(
+    tmp_path: Path,
+) -> None:
+    """``commit.gpgSign`` with the repository's ``gpg.program``: the user's own commit (with
+    their hooks and environment) must not run it; the user's global setting still applies."""
+    marker = tmp_path / "PWNED"
+    repo = hostile_repo(tmp_path, ("gpg.program", "filter.evil.clean"), marker)
+    git(repo, "config", "commit.gpgSign", "true")
+    user_signer = tmp_path / "user-gpg"
+    user_signer.write_text(f"#!/bin/sh\ntouch {tmp_path}/USER_SIGNED\nexit 1\n")
+    user_signer.chmod(0o755)
+    global_config = tmp_path / "global.cfg"
+    global_config.write_text(f"[gpg]\n\tprogram = {user_signer}\n")
+    environ = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+        "GIT_CONFIG_GLOBAL": str(global_config),
+        **dict(zip(("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"), ("t", "t@t"), strict=True)),
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    (repo / "notes.txt").write_text("changed by the agent\n")
+    old = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(environ)
+    try:
+        await run_git(["add", "-A"], cwd=repo, hooks="user", check=False)
+        await run_git(["commit", "-q", "-m", "x"], cwd=repo, hooks="user", check=False)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    assert not marker.exists()
+    assert (tmp_path / "USER_SIGNED").exists()  # the user's own signer was asked
