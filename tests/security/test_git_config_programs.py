@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from driveros._git import is_program_key, run_git
-from driveros.agent import RunSpec, ToolResult, execute_run
+from driveros.agent import ToolResult
 from driveros.config import load_environment
 from driveros.review.approval import ApprovalRequest, PolicyApproval, Tier
+from driveros.runs import RunSpec, execute_run
 from driveros.sandbox import DockerSandbox, LocalSandbox
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from tests._scripted import model_environ
