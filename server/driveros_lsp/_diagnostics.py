@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
@@ -20,6 +20,7 @@ from driveros.diagnostics import DiagnosticItem, item_key, to_zero_based
 from driveros_lsp.protocol import DIAGNOSTIC_SOURCE
 
 if TYPE_CHECKING:
+    from driveros.agent import Diagnostics
     from driveros_lsp._editor import Editor
 
 _SEVERITY = {
@@ -35,12 +36,6 @@ class _Shown:
     uri: str
     item: DiagnosticItem
     diagnostic: lsp.Diagnostic
-
-
-def _item(value: Any) -> DiagnosticItem:
-    if isinstance(value, DiagnosticItem):
-        return value
-    return DiagnosticItem.model_validate(value, from_attributes=True)
 
 
 def _uri(root: Path, path: str) -> str | None:
@@ -87,15 +82,14 @@ class DiagnosticsBoard:
         self._server = server
         self._runs: dict[str, list[_Shown]] = {}
 
-    def update(self, run_id: str, event: Any, root: Path) -> None:
+    def update(self, run_id: str, event: Diagnostics, root: Path) -> None:
         shown = self._runs.setdefault(run_id, [])
         touched: set[str] = set()
-        for value in getattr(event, "fixed", ()):
-            uri = _take_down(shown, _item(value))
+        for fixed in event.fixed:
+            uri = _take_down(shown, fixed)
             if uri is not None:
                 touched.add(uri)
-        for value in getattr(event, "new", ()):
-            item = _item(value)
+        for item in event.new:
             uri = _uri(root, item.path)
             if uri is None:
                 continue
