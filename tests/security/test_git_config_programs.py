@@ -11,11 +11,14 @@ driven through the real agent loop, the real sandboxes and ``driveros._git``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from driveros._git import is_program_key, run_git
 from driveros.agent import ToolResult
@@ -474,3 +477,44 @@ async def test_driveros_commit_signs_with_the_users_program_not_the_repositorys(
         os.environ.update(old)
     assert not marker.exists()
     assert (tmp_path / "USER_SIGNED").exists()  # the user's own signer was asked
+
+
+#: Driver names a ``.gitattributes`` value can carry: no whitespace, no control characters.
+DRIVER_NAMES = st.text(
+    alphabet=st.characters(
+        blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), blacklist_characters='"\\'
+    ),
+    min_size=1,
+    max_size=10,
+)
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(name=DRIVER_NAMES, variable=st.sampled_from(["clean", "process"]))
+def test_driveros_git_pins_a_filter_of_any_name(
+    tmp_path_factory: pytest.TempPathFactory, name: str, variable: str
+) -> None:
+    """Whatever the driver is called (dots, ``=``, non-ASCII...), it is recognised and pinned:
+    driveros' own ``git add`` never runs it, and plain git does."""
+    base = tmp_path_factory.mktemp("driver")
+    marker = base / "PWNED"
+    repo = hostile_repo(base, (), marker)
+    (repo / ".gitattributes").write_text(f"*.txt filter={name}\n")
+    git(repo, "config", f"filter.{name}.{variable}", program(marker))
+    listed = subprocess.run(
+        ["git", "-C", str(repo), "config", "--list", "--show-scope"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"filter.{name}.{variable}=" in listed
+    assert is_program_key(f"filter.{name}.{variable}")
+    (repo / "notes.txt").write_text("changed\n")
+    asyncio.run(run_git(["add", "-A"], cwd=repo, check=False))
+    assert not marker.exists()
+    (repo / "notes.txt").write_text("changed again\n")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(base)}
+    subprocess.run(["git", "add", "-A"], cwd=repo, capture_output=True, env=env, check=False)
+    assert marker.exists()  # the control: the same driver is live for plain git
