@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,3 +52,18 @@ def _isolated_user_config(
     config = tmp_path_factory.mktemp("xdg-config")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
     return config
+
+
+@pytest.fixture(autouse=True)
+def _no_mount_left_in_tmp_path(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that fails half-way through an overlay scratch view leaves the view mounted in
+    its ``tmp_path`` (aclose never ran): unmount it, or pytest cannot remove the directory."""
+    if "tmp_path" not in request.fixturenames:
+        yield
+        return
+    from driveros.state import mounts_under
+
+    tmp = request.getfixturevalue("tmp_path")
+    yield
+    for point in mounts_under(tmp):
+        subprocess.run(["umount", "-l", "--", point], check=False, capture_output=True)

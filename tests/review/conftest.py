@@ -36,7 +36,16 @@ def repo(tmp_path: Path) -> Path:
 
 #: Test modules whose scratch semantics (changes, diffs, apply, conflicts, kept copies) must
 #: hold for every strategy; they run once per strategy available on this machine.
-_EVERY_STRATEGY = frozenset({"test_actions", "test_changes", "test_diff_patch", "test_kept"})
+_EVERY_STRATEGY = frozenset(
+    {
+        "test_actions",
+        "test_changes",
+        "test_diff_patch",
+        "test_kept",
+        "test_scratch",
+        "test_environments",
+    }
+)
 
 
 def available_strategies() -> list[str]:
@@ -52,8 +61,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(autouse=True)
 def scratch_strategy(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The strategy this test runs with (``$DRIVEROS_SCRATCH_STRATEGY``; ``auto`` unless the
-    module is parametrized over the strategies)."""
+    """The strategy this test runs with (``$DRIVEROS_SCRATCH_STRATEGY``; ``auto``, which is
+    ``overlay`` where the machine can mount one, unless the module is parametrized over the
+    strategies)."""
     name = str(getattr(request, "param", "auto"))
     monkeypatch.setenv(STRATEGY_VAR, name)
     return name

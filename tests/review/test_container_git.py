@@ -11,7 +11,9 @@ from tests.review._repo import write_files
 
 
 async def test_container_git_maps_the_worktree_git_dir(repo: Path, scratch_base: Path) -> None:
-    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+    async with await ScratchWorkspace.create(
+        repo, base_dir=scratch_base, strategy="worktree"
+    ) as scratch:
         git = scratch.container_git(git_at="/driveros/git", work_tree="/workspace")
         assert git is not None
         common = (repo / ".git").resolve()
@@ -40,6 +42,13 @@ async def test_container_git_none_for_plain_copy_and_subdirectory(
     write_files(plain, {"a.txt": "a\n"})
     async with await ScratchWorkspace.create(plain, base_dir=scratch_base) as scratch:
         assert scratch.container_git(git_at="/g", work_tree="/workspace") is None
-    async with await ScratchWorkspace.create(repo / "src", base_dir=scratch_base) as scratch:
+    # An overlay view needs none: its .git is the repository's own (read-only in docker).
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        if scratch.strategy == "overlay":
+            assert scratch.container_git(git_at="/g", work_tree="/workspace") is None
+            assert scratch.git_mounts == {}
+    async with await ScratchWorkspace.create(
+        repo / "src", base_dir=scratch_base, strategy="worktree"
+    ) as scratch:
         assert scratch.is_worktree
         assert scratch.container_git(git_at="/g", work_tree="/workspace") is None

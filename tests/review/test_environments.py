@@ -1,4 +1,5 @@
-"""The project's environments are linked into scratch copies, never proposed or applied."""
+"""The project's environments are seen from scratch copies (linked into a worktree or copy,
+read-only through an overlay view), never proposed or applied. Each test runs per strategy."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def test_environment_dirs_documented_list() -> None:
 
 
 async def test_environments_linked_into_worktree_and_never_reported(
-    tmp_path: Path, scratch_base: Path
+    tmp_path: Path, scratch_base: Path, scratch_strategy: str
 ) -> None:
     repo = make_repo(
         tmp_path / "proj",
@@ -39,10 +40,15 @@ async def test_environments_linked_into_worktree_and_never_reported(
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
         assert scratch.environments == (".venv", "node_modules")
         venv = scratch.path / ".venv"
-        assert venv.is_symlink() and venv.resolve() == (repo / ".venv").resolve()
-        assert (venv / "bin/tool").read_text().endswith("echo venv-tool\n")
+        if scratch_strategy == "overlay":  # seen through the view, writes stay in it
+            assert not venv.is_symlink() and venv.is_dir()
+            assert (scratch.path / "env/settings.txt").is_file()
+            (venv / "bin/tool").write_text("#!/bin/sh\necho planted\n")
+        else:
+            assert venv.is_symlink() and venv.resolve() == (repo / ".venv").resolve()
+            assert not os.path.lexists(scratch.path / "env")  # no pyvenv.cfg: not linked
+            assert (venv / "bin/tool").read_text().endswith("echo venv-tool\n")
         assert (scratch.path / "node_modules/left-pad/index.js").is_file()
-        assert not os.path.lexists(scratch.path / "env")  # no pyvenv.cfg: not linked
         assert await scratch.changes() == []
         (scratch.path / "app.py").write_text("X = 2\n")
         changes = await scratch.changes()
@@ -50,7 +56,7 @@ async def test_environments_linked_into_worktree_and_never_reported(
         result = await scratch.commit("agent: X = 2")
         assert result.applied == ["app.py"]
         assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["app.py"]
-    # Closing removed the links only: the user's environments are untouched.
+    # Closing removed the links or the view only: the user's environments are untouched.
     after = tree(repo)
     assert {k: v for k, v in after.items() if k != "app.py"} == {
         k: v for k, v in before.items() if k != "app.py"
@@ -92,7 +98,7 @@ async def test_tracked_node_modules_is_copied_not_linked(
 ) -> None:
     repo = make_repo(tmp_path / "vendored", {"node_modules/dep/index.js": "exports.a = 1;\n"})
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
-        assert scratch.environments == ()
+        assert scratch.environments == ()  # tracked: source, not an environment
         copied = scratch.path / "node_modules"
         assert copied.is_dir() and not copied.is_symlink()
         (copied / "dep/index.js").write_text("exports.a = 2;\n")

@@ -281,28 +281,59 @@ async def test_kept_overlay_is_mounted_again_after_a_reboot(tmp_path: Path) -> N
 
 
 async def test_overlay_falls_back_with_a_reason(tmp_path: Path, scratch_base: Path) -> None:
-    plain = tmp_path / "plain"
-    write_files(plain, {"a.txt": "a\n"})
-    async with await ScratchWorkspace.create(plain, base_dir=scratch_base, strategy="overlay") as s:
-        assert s.strategy == "copy"
-        assert "not a git repository" in s.fallback_reason
     repo = make_repo(tmp_path / "proj", {"a.txt": "a\n"})
     inside = repo / "scratch-inside"
     inside.mkdir()
     async with await ScratchWorkspace.create(repo, base_dir=inside, strategy="overlay") as s:
         assert s.strategy == "worktree"
         assert "overlap" in s.fallback_reason
+    # A linked worktree's .git is a file pointing into the user's git directory: git in a
+    # view would write the user's index and HEAD there, so it gets a worktree of its own.
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "--detach", str(linked))
+    async with await ScratchWorkspace.create(linked, base_dir=scratch_base) as s:
+        assert s.strategy == "worktree"
+        assert ".git is not a directory" in s.fallback_reason
 
 
-async def test_auto_keeps_todays_copy_and_env_var_selects(
+async def test_plain_directory_view(tmp_path: Path, scratch_base: Path) -> None:
+    plain = tmp_path / "plain"
+    files: dict[str, str | bytes] = {
+        ".gitignore": "*.tmp\n",
+        "a.txt": "a\n",
+        "d/b.txt": "b\n",
+        "x.tmp": "t\n",
+        "big": b"\0" * 4096,
+    }
+    write_files(plain, files)
+    before = tree(plain)
+    async with await ScratchWorkspace.create(plain, base_dir=scratch_base, max_file_size=1024) as s:
+        assert (s.strategy, s.fallback_reason) == ("overlay", "")
+        assert _mounted(s.path) and tree(s.path) == before
+        assert s.left_out == ("big",)
+        (s.path / "a.txt").write_text("A\n")
+        subprocess.run(["rm", "-rf", str(s.path / "d")], check=True)
+        write_files(s.path, {"new.txt": "n\n", "y.tmp": "ignored\n"})
+        assert sorted((c.path, c.action) for c in await s.changes()) == [
+            ("a.txt", "modify"),
+            ("d/b.txt", "delete"),
+            ("new.txt", "create"),
+        ]
+        assert tree(plain) == before  # nothing reached the user's directory
+        await s.apply()
+    assert not (plain / "d").exists() and (plain / "a.txt").read_text() == "A\n"
+    assert list(scratch_base.iterdir()) == []
+
+
+async def test_auto_prefers_the_overlay_and_env_var_selects(
     repo: Path, scratch_base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", "auto")
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as s:
-        assert (s.strategy, s.fallback_reason) == ("worktree", "")
-    monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", "overlay")
+        assert (s.strategy, s.fallback_reason) == ("overlay", "")
+    monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", "worktree")
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as s:
-        assert s.strategy == "overlay"
+        assert s.strategy == "worktree" and s.is_worktree
     monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", "copy")
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as s:
         assert s.strategy == "copy" and not s.is_worktree
@@ -317,7 +348,7 @@ async def test_cli_review_run_on_an_overlay_says_so(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
     args = ("--task", "t", "--review", "--review-action", "discard", "--provider", "openai")
     async with ScriptedModelServer([Turn(text="ok"), Turn(text="ok")]) as model:
-        for wanted, got in (("overlay", "overlay"), ("auto", "worktree")):
+        for wanted, got in (("overlay", "overlay"), ("auto", "overlay"), ("worktree", "worktree")):
             env = cli_environ(model) | {"DRIVEROS_SCRATCH_STRATEGY": wanted}
             proc = await start_cli(*args, "--format", "ndjson", env=env, cwd=repo)
             out, err = await proc.communicate()

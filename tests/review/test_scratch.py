@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 from driveros.review import ReviewError, ScratchClosedError, ScratchWorkspace
+from driveros.state import mounts_under
 from tests.review._repo import git, make_repo, tree, write_files
+
+# Every test here runs once per strategy available on this machine (tests/review/conftest.py):
+# `scratch_strategy` is `worktree` or `overlay`. What the agent sees differs (a view shows the
+# whole tree, ignored files included, read-only below); what is proposed does not.
 
 
 def _dirty(repo: Path) -> None:
@@ -25,30 +30,48 @@ def _dirty(repo: Path) -> None:
     (repo / "build/out.bin").write_bytes(b"\0ignored")
 
 
-async def test_scratch_worktree_equals_user_working_tree(repo: Path, scratch_base: Path) -> None:
+async def test_scratch_worktree_equals_user_working_tree(
+    repo: Path, scratch_base: Path, scratch_strategy: str
+) -> None:
     _dirty(repo)
     status_before = git(repo, "status", "--porcelain")
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
-        assert scratch.is_worktree
+        assert scratch.strategy == scratch_strategy
         assert scratch.path.parent.parent == scratch_base.resolve()
-        expected = {k: v for k, v in tree(repo).items() if not k.endswith(".log")}
-        expected = {k: v for k, v in expected.items() if not k.startswith("build/")}
-        assert tree(scratch.path) == expected
-        assert (scratch.path / ".git").is_file()  # a real worktree the agent can run git in
-        assert scratch.git_mounts == {
-            str((repo / ".git").resolve()): str((repo / ".git").resolve())
-        }
+        if scratch_strategy == "worktree":
+            expected = {k: v for k, v in tree(repo).items() if not k.endswith(".log")}
+            expected = {k: v for k, v in expected.items() if not k.startswith("build/")}
+            assert tree(scratch.path) == expected
+            assert (scratch.path / ".git").is_file()  # a real worktree to run git in
+            assert scratch.git_mounts == {
+                str((repo / ".git").resolve()): str((repo / ".git").resolve())
+            }
+        else:
+            assert tree(scratch.path) == tree(repo)  # the view: ignored files too
+            assert (scratch.path / ".git").is_dir()  # the user's, read through the view
+            assert scratch.git_mounts == {}
+            assert git(scratch.path, "status", "--porcelain") == status_before
+        assert await scratch.changes() == []
+        # Ignored files are never part of a proposal, whether the agent sees them or not.
+        write_files(scratch.path, {"debug.log": "agent\n", "build/new.bin": b"\0"})
         assert await scratch.changes() == []
     # The user's repository, index and working tree are exactly as before.
     assert git(repo, "status", "--porcelain") == status_before
     assert "staged.txt" in git(repo, "diff", "--cached", "--name-only")
 
 
-async def test_scratch_worktree_is_registered_then_removed(repo: Path, scratch_base: Path) -> None:
+async def test_scratch_worktree_is_registered_then_removed(
+    repo: Path, scratch_base: Path, scratch_strategy: str
+) -> None:
     scratch = await ScratchWorkspace.create(repo, base_dir=scratch_base)
-    assert str(scratch.path) in git(repo, "worktree", "list", "--porcelain")
+    if scratch_strategy == "worktree":
+        assert str(scratch.path) in git(repo, "worktree", "list", "--porcelain")
+    else:  # a view is a mount, never a worktree of the user's repository
+        assert str(scratch.path) in mounts_under(scratch.path)
+        assert str(scratch.path) not in git(repo, "worktree", "list", "--porcelain")
     await scratch.aclose()
     await scratch.aclose()  # idempotent
+    assert mounts_under(scratch_base) == []
     assert str(scratch.path) not in git(repo, "worktree", "list", "--porcelain")
     assert list(scratch_base.iterdir()) == []
     assert not (repo / ".git/worktrees").exists() or list((repo / ".git/worktrees").iterdir()) == []
@@ -56,7 +79,9 @@ async def test_scratch_worktree_is_registered_then_removed(repo: Path, scratch_b
         await scratch.changes()
 
 
-async def test_scratch_plain_copy_honours_gitignore(tmp_path: Path, scratch_base: Path) -> None:
+async def test_scratch_plain_copy_honours_gitignore(
+    tmp_path: Path, scratch_base: Path, scratch_strategy: str
+) -> None:
     ws = tmp_path / "plain"
     write_files(
         ws,
@@ -75,20 +100,29 @@ async def test_scratch_plain_copy_honours_gitignore(tmp_path: Path, scratch_base
             "data.bin": b"\x00\x01\x02",
         },
     )
+    copied = [".gitignore", "data.bin", "main.py", "pkg/.gitignore", "pkg/keep.tmp", "pkg/mod.py"]
     async with await ScratchWorkspace.create(ws, base_dir=scratch_base) as scratch:
         assert not scratch.is_worktree
         assert scratch.git_mounts == {}
-        assert sorted(tree(scratch.path)) == [
-            ".gitignore",
-            "data.bin",
-            "main.py",
-            "pkg/.gitignore",
-            "pkg/keep.tmp",
-            "pkg/mod.py",
-        ]
+        if scratch_strategy == "overlay":
+            assert scratch.strategy == "overlay"  # a plain directory gets a view too
+            assert tree(scratch.path) == tree(ws)
+        else:
+            assert scratch.strategy == "copy"
+            assert sorted(tree(scratch.path)) == copied
         assert (scratch.path / "data.bin").read_bytes() == b"\x00\x01\x02"
         assert not (scratch.path / ".git").exists()
+        # Whatever the agent sees, only what .gitignore and the defaults let through is
+        # proposed: the baseline is the same on both.
+        assert await scratch.changes() == []
+        for rel in sorted(tree(ws)):
+            if not rel.endswith(".gitignore"):
+                write_files(scratch.path, {rel: b"changed\n"})
+        assert sorted(c.path for c in await scratch.changes()) == [
+            p for p in copied if not p.endswith(".gitignore")
+        ]
     assert list(scratch_base.iterdir()) == []
+    assert tree(ws)["main.py"] == b"print('hi')\n"
 
 
 async def test_scratch_copy_keeps_symlinks_and_modes(tmp_path: Path, scratch_base: Path) -> None:
@@ -124,10 +158,12 @@ async def test_scratch_overlay_outside_workspace_is_refused(
     assert list(scratch_base.iterdir()) == []
 
 
-async def test_scratch_subdirectory_of_repository(repo: Path, scratch_base: Path) -> None:
+async def test_scratch_subdirectory_of_repository(
+    repo: Path, scratch_base: Path, scratch_strategy: str
+) -> None:
     (repo / "src/extra.py").write_text("untracked\n")
     async with await ScratchWorkspace.create(repo / "src", base_dir=scratch_base) as scratch:
-        assert scratch.is_worktree
+        assert scratch.strategy == scratch_strategy
         assert sorted(tree(scratch.path)) == ["app.py", "extra.py", "util.py"]
         (scratch.path / "app.py").write_text("changed\n")
         (scratch.path.parent / "README.md").write_text("outside the workspace\n")
@@ -137,7 +173,7 @@ async def test_scratch_subdirectory_of_repository(repo: Path, scratch_base: Path
 
 
 async def test_scratch_unborn_repository_falls_back_to_copy(
-    tmp_path: Path, scratch_base: Path
+    tmp_path: Path, scratch_base: Path, scratch_strategy: str
 ) -> None:
     ws = tmp_path / "fresh"
     ws.mkdir()
@@ -145,7 +181,18 @@ async def test_scratch_unborn_repository_falls_back_to_copy(
     write_files(ws, {"a.py": "A = 1\n", ".gitignore": "*.pyc\n", "a.pyc": "x"})
     async with await ScratchWorkspace.create(ws, base_dir=scratch_base) as scratch:
         assert not scratch.is_worktree
-        assert sorted(tree(scratch.path)) == [".gitignore", "a.py"]
+        if scratch_strategy == "overlay":  # a view of the directory, as for a plain one
+            assert (scratch.strategy, sorted(tree(scratch.path))) == (
+                "overlay",
+                [".gitignore", "a.py", "a.pyc"],
+            )
+        else:
+            assert (scratch.strategy, sorted(tree(scratch.path))) == (
+                "copy",
+                [".gitignore", "a.py"],
+            )
+        write_files(scratch.path, {"a.pyc": "y", "b.py": "B = 1\n"})
+        assert [c.path for c in await scratch.changes()] == ["b.py"]
 
 
 async def test_scratch_missing_workspace_is_a_review_error(tmp_path: Path) -> None:
@@ -206,7 +253,11 @@ async def test_scratch_plain_copy_skips_nested_repositories(
     write_files(ws, {"main.py": "x = 1\n"})
     make_repo(ws / "vendor/lib", {"lib.py": "LIB = 1\n"})
     async with await ScratchWorkspace.create(ws, base_dir=scratch_base) as scratch:
-        assert sorted(tree(scratch.path)) == ["main.py"]
+        if scratch.strategy == "overlay":  # seen through the view, never proposed
+            assert sorted(tree(scratch.path)) == ["main.py", "vendor/lib/lib.py"]
+            (scratch.path / "vendor/lib/lib.py").write_text("LIB = 2\n")
+        else:
+            assert sorted(tree(scratch.path)) == ["main.py"]
         (scratch.path / "main.py").write_text("x = 2\n")
         assert [c.path for c in await scratch.changes()] == ["main.py"]
 
@@ -222,7 +273,11 @@ async def test_scratch_worktree_skips_untracked_caches(tmp_path: Path, scratch_b
         },
     )
     async with await ScratchWorkspace.create(ws, base_dir=scratch_base) as scratch:
-        assert sorted(tree(scratch.path)) == ["notes.txt", "pkg/mod.py"]
+        seen = sorted(tree(scratch.path))
+        if scratch.strategy == "overlay":
+            assert seen == sorted(tree(ws))
+        else:
+            assert seen == ["notes.txt", "pkg/mod.py"]
         # What the agent's test run leaves behind is not part of the proposal.
         write_files(scratch.path, {".pytest_cache/v/x": "1", "pkg/__pycache__/a.pyc": b"\x00"})
         (scratch.path / "pkg/mod.py").write_text("X = 2\n")
@@ -260,8 +315,9 @@ async def test_scratch_strategy_is_checked_and_probed(
         await ScratchWorkspace.create(repo, base_dir=scratch_base, strategy="zfs")
     assert list(scratch_base.iterdir()) == []
     monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", "bogus")  # ignored (logged): auto
+    auto = "overlay" if scratch_strategies()["overlay"] is None else "worktree"
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
-        assert scratch.strategy == "worktree"
+        assert scratch.strategy == auto
     monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", " COPY ")
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
         assert scratch.strategy == "copy"

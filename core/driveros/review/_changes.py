@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from driveros._errors import GitError
 from driveros._git import run_git, split_z
@@ -110,6 +111,10 @@ async def _add_overlay_changes(lay: Layout) -> None:
     Ignored untracked paths are left out (as ``add -A`` of the whole tree would), and a path
     gone from both the view and the private index has nothing left to record."""
     candidates = await asyncio.to_thread(upper_candidates, lay.upper, lay.prefix)
+    # Inside a nested repository: never part of a proposal (as for a worktree or copy).
+    candidates = await asyncio.to_thread(
+        lambda: [p for p in candidates if not _in_nested_repo(lay.work, p)]
+    )
     if not candidates:
         return
     # Untracked ignored ones (check-ignore takes file names, not pathspecs: no magic).
@@ -146,7 +151,18 @@ async def _add_overlay_changes(lay: Layout) -> None:
             known.extend(split_z(known_out))
         still = {p for p in gone if any(k == p or k.startswith(p + "/") for k in known)}
         wanted = [p for p in wanted if p not in gone or p in still]
-    await add_paths(lay, wanted)
+    # A tracked file inside an ignored directory (a vendored node_modules) is named alone:
+    # `add` refuses such a pathspec unless forced, and the untracked ignored ones are gone
+    # from `wanted` already. A directory is never forced (its ignored contents stay out).
+    dirs = await asyncio.to_thread(lambda: {p for p in wanted if (lay.work / p).is_dir()})
+    await add_paths(lay, [p for p in wanted if p in dirs])
+    await add_paths(lay, [p for p in wanted if p not in dirs], force=True)
+
+
+def _in_nested_repo(work: Path, rel: str) -> bool:
+    """Whether a directory above ``rel`` (below ``work``) holds a ``.git`` of its own."""
+    parts = rel.split("/")[:-1]
+    return any(os.path.lexists(work.joinpath(*parts[: i + 1], ".git")) for i in range(len(parts)))
 
 
 def _rel(lay: Layout, path: str) -> str:

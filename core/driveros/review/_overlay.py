@@ -28,8 +28,9 @@ log = logging.getLogger(__name__)
 #: The environment variable that picks the strategy.
 STRATEGY_VAR = "DRIVEROS_SCRATCH_STRATEGY"
 STRATEGIES: tuple[str, ...] = ("auto", "overlay", "worktree", "copy")
-#: What ``auto`` means in this release (the overlay is opt-in until the docker tier mounts it).
-AUTO_PREFERS: tuple[str, ...] = ("worktree", "copy")
+#: What ``auto`` tries, in order: the overlay where this machine can mount one, else a worktree
+#: (a git repository with a commit), else a copy.
+AUTO_PREFERS: tuple[str, ...] = ("overlay", "worktree", "copy")
 
 #: File systems a lower layer (the workspace) or an upper layer (the scratch root) may be on.
 _LOWER_FS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs"})
@@ -92,11 +93,24 @@ def fs_type(path: Path) -> str:
     return kind
 
 
-def overlay_refusal(lower: Path, root: Path) -> str | None:
-    """None when ``lower`` can be an overlay's lower layer with upper/work under ``root``."""
+def overlay_refusal(lower: Path, root: Path, *, repository: bool) -> str | None:
+    """None when ``lower`` can be an overlay's lower layer with upper/work under ``root``.
+
+    ``repository``: ``lower`` is a git repository's top level. Its ``.git`` must then be a
+    directory: a ``.git`` file (a linked worktree's or a submodule's) points at the user's
+    git directory by path, so git commands in the view would write the user's index and refs
+    there instead of into the upper layer.
+    """
     why = overlay_probe()
     if why is not None:
         return why
+    if repository:
+        try:
+            mode = (lower / ".git").lstat().st_mode
+        except OSError as exc:
+            return f"cannot read {lower / '.git'}: {exc.strerror}"
+        if not stat.S_ISDIR(mode):
+            return "the repository's .git is not a directory (a linked worktree or submodule)"
     for p in (lower, root):
         if _BAD_CHARS.intersection(str(p)):
             return f"the path {str(p)!r} holds a character mount options cannot carry"
@@ -127,11 +141,53 @@ async def _run(*argv: str) -> tuple[int, str]:
     return proc.returncode or 0, err.decode("utf-8", "replace").strip()
 
 
+def _unsafe_dir(path: Path) -> str | None:
+    """Why ``path`` must not be handed to ``mount`` (None when it is a real directory).
+
+    Every component must be what it says: ``mount`` and the kernel follow symlinks, so a
+    symlink planted at any of these paths (say, a scratch ``upper`` swapped for a link to the
+    user's repository before a kept view is mounted again) would redirect the mount.
+    """
+    try:
+        real = os.path.realpath(path, strict=True)
+        mode = os.lstat(path).st_mode
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    if real != str(path) or not stat.S_ISDIR(mode):
+        return f"{path} is not a plain directory (a symlink or another file type)"
+    return None
+
+
+def _layers_refusal(lower: Path, upper: Path, work: Path, merged: Path) -> str | None:
+    for p in (lower, upper, work, merged):
+        why = _unsafe_dir(p)
+        if why is not None:
+            return why
+    if _BAD_CHARS.intersection(f"{lower}{upper}{work}"):
+        return "a layer's path holds a character mount options cannot carry"
+    return None
+
+
 async def mount_overlay(lower: Path, upper: Path, work: Path, merged: Path) -> str | None:
-    """Mount the overlay; None on success, else the error."""
+    """Mount the overlay; None on success, else the error. Each path must be a real
+    directory (no symlink anywhere on it), checked right before mounting."""
+    why = await asyncio.to_thread(_layers_refusal, lower, upper, work, merged)
+    if why is not None:
+        return why
     opts = f"lowerdir={lower},upperdir={upper},workdir={work}"
-    code, err = await _run("mount", "-t", "overlay", "overlay", "-o", opts, str(merged))
+    code, err = await _run(
+        "mount", "--no-canonicalize", "-t", "overlay", "overlay", "-o", opts, "--", str(merged)
+    )
     return None if code == 0 else (err or f"mount exited {code}")
+
+
+def hide_in_upper(upper: Path, rel: str) -> None:
+    """Hide the lower layer's ``rel`` from the view: a whiteout (a 0/0 character device) in
+    the upper layer, made before mounting (the kernel does not expect the upper layer to
+    change under a mounted view). Needs CAP_MKNOD, as the kernel overlay does."""
+    target = upper / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.mknod(target, stat.S_IFCHR | 0o600, os.makedev(0, 0))
 
 
 async def ensure_mounted(lower: Path, upper: Path, work: Path, merged: Path) -> str | None:

@@ -81,13 +81,15 @@ class ScratchWorkspace:
     """A private copy of a workspace; nothing reaches the user's files until applied.
 
     Create with ``await ScratchWorkspace.create(workspace, overlays=..., base_dir=...)`` and
-    use as an async context manager (or call :meth:`aclose`). For a git repository the copy is
-    a detached ``git worktree`` of HEAD plus the user's uncommitted and untracked (not
-    ignored) files; otherwise a copy that honours ``.gitignore`` and skips ``.git``, ``.venv``,
+    use as an async context manager (or call :meth:`aclose`). Where the machine can mount one,
+    the copy is a copy-on-write overlay view of the workspace (the user's files are its
+    read-only lower layer; :attr:`strategy` says ``overlay``). Otherwise, for a git repository
+    the copy is a detached ``git worktree`` of HEAD plus the user's uncommitted and untracked
+    (not ignored) files; else a copy that honours ``.gitignore`` and skips ``.git``, ``.venv``,
     ``node_modules`` and ``__pycache__``. The project's environments (``ENVIRONMENT_DIRS``)
-    are linked into the copy, never copied or reported. ``overlays`` (workspace-relative
-    path -> text, e.g. unsaved editor buffers) are written over the copy. The baseline for
-    :meth:`changes` is the copy as it was at creation.
+    are seen through the view read-only, or linked into a copy; never copied or reported.
+    ``overlays`` (workspace-relative path -> text, e.g. unsaved editor buffers) are written
+    over the copy. The baseline for :meth:`changes` is the copy as it was at creation.
     """
 
     def __init__(self, layout: Layout) -> None:
@@ -109,24 +111,35 @@ class ScratchWorkspace:
         base_dir: Path | None = None,
         max_file_size: int | None = None,
         strategy: str | None = None,
+        container: str | None = None,
     ) -> ScratchWorkspace:
         """``max_file_size``: untracked files larger than this many bytes are left out (see
         :attr:`left_out`); None reads ``$DRIVEROS_SCRATCH_MAX_FILE_SIZE`` (default 10 MiB),
         0 copies everything. ``strategy``: ``auto``, ``overlay`` (a copy-on-write view when
         the machine allows it, else the fallback), ``worktree`` or ``copy``; None reads
-        ``$DRIVEROS_SCRATCH_STRATEGY`` (see :attr:`strategy`)."""
+        ``$DRIVEROS_SCRATCH_STRATEGY`` (see :attr:`strategy`). ``container``: ``trusted`` or
+        ``untrusted`` when a docker tier will mount the copy (an overlay view then hides the
+        repository's ``.git`` from an untrusted container, and a root-owned workspace gets a
+        worktree or copy: see docs/review.md)."""
         limit = max_file_size_from_env() if max_file_size is None else max(0, max_file_size)
         chosen = strategy_from_env() if strategy is None else strategy
         if chosen not in STRATEGIES:
             raise ReviewError(
                 f"unknown scratch strategy {chosen!r}: expected one of {', '.join(STRATEGIES)}"
             )
+        if container not in (None, "trusted", "untrusted"):
+            raise ReviewError(f"unknown container kind {container!r}: trusted or untrusted")
         ws = Path(workspace)
         if not await asyncio.to_thread(ws.is_dir):
             raise ReviewError(f"workspace is not a directory: {ws}", workspace=str(ws))
         ws = await asyncio.to_thread(ws.resolve)
         layout = await build(
-            ws, overlays=overlays or {}, base_dir=base_dir, max_file_size=limit, strategy=chosen
+            ws,
+            overlays=overlays or {},
+            base_dir=base_dir,
+            max_file_size=limit,
+            strategy=chosen,
+            container=container,
         )
         log.debug("scratch copy of %s at %s", ws, layout.path)
         return cls(layout)

@@ -40,10 +40,11 @@ from driveros.review._files import (
 from driveros.review._overlay import (
     AUTO_PREFERS,
     ensure_mounted,
+    hide_in_upper,
     mount_overlay,
     overlay_refusal,
 )
-from driveros.state import Lease, new_lease_id, remove_paths, repo_lock
+from driveros.state import Lease, new_lease_id, remove_paths, repo_lock, unmount_under
 
 log = logging.getLogger(__name__)
 
@@ -263,19 +264,28 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
     )
 
 
-async def _populate_overlay(lay: Layout, top: Path, common: Path, max_file_size: int) -> str | None:
+async def _mount_view(lay: Layout, lower: Path, hide: list[str]) -> str | None:
+    """Make the three directories and mount the view of ``lower``; None, or why not."""
+
+    def dirs() -> None:
+        for d in (lay.upper, lay.overlay_work, lay.work):
+            d.mkdir(0o700)
+        for rel in hide:
+            hide_in_upper(lay.upper, rel)
+
+    await asyncio.to_thread(dirs)
+    return await mount_overlay(lower, lay.upper, lay.overlay_work, lay.work)
+
+
+async def _populate_overlay(
+    lay: Layout, top: Path, common: Path, max_file_size: int, hide: list[str]
+) -> str | None:
     """Mount the view and record the baseline (``HEAD`` plus the user's dirty files, hashed
     from the lower layer: nothing is checked out or copied). None, or why it cannot mount."""
     status_task = asyncio.create_task(_user_status(top))
     try:
         _, head, _ = await run_git(["rev-parse", "--verify", "HEAD^{commit}"], cwd=top)
-
-        def dirs() -> None:
-            for d in (lay.upper, lay.overlay_work, lay.work):
-                d.mkdir(0o700)
-
-        await asyncio.to_thread(dirs)
-        why = await mount_overlay(top, lay.upper, lay.overlay_work, lay.work)
+        why = await _mount_view(lay, top, hide)
     finally:
         _, status, _ = await status_task
     if why is not None:
@@ -306,12 +316,43 @@ async def _populate_overlay(lay: Layout, top: Path, common: Path, max_file_size:
     return None
 
 
-async def add_paths(lay: Layout, relpaths: list[str]) -> None:
-    """``git add -A`` exactly ``relpaths`` (relative to ``work``) into the private index."""
+async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[str]) -> str | None:
+    """A view of a directory that is not a repository: the baseline is what ``copy`` would
+    copy (``.gitignore`` and :data:`DEFAULT_EXCLUDES` honoured, big files left out), hashed
+    into the private repository through the view; nothing is copied or checked out."""
+    why = await _mount_view(lay, lay.workspace, hide)
+    if why is not None:
+        return why
+    await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
+    exclude = lay.git_dir / "info" / "exclude"
+    if max_file_size:
+        _, out, _ = await run_git(
+            ["ls-files", "-o", "--exclude-standard", "-z"],
+            cwd=lay.work,
+            git_dir=lay.git_dir,
+            work_tree=lay.work,
+            scratch=True,
+        )
+        big = await asyncio.to_thread(too_big, lay.work, split_z(out), max_file_size)
+        lay.left_out = [p for p in big if "\n" not in p]
+        if lay.left_out:
+            lines = "".join(f"{exclude_pattern(p)}\n" for p in lay.left_out)
+            await asyncio.to_thread(_append, exclude, lines)
+    await run_git(
+        ["add", "-A"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True
+    )
+    if lay.left_out:
+        await asyncio.to_thread(exclude.write_text, _EXCLUDES_TEXT, "utf-8")
+    return None
+
+
+async def add_paths(lay: Layout, relpaths: list[str], *, force: bool = False) -> None:
+    """``git add -A`` exactly ``relpaths`` (relative to ``work``) into the private index
+    (``force``: even where an ignore rule matches)."""
     if not relpaths:
         return
     await run_git(
-        ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
+        ["add", "-A", *(["-f"] if force else []), "--pathspec-from-file=-", "--pathspec-file-nul"],
         cwd=lay.work,
         git_dir=lay.git_dir,
         work_tree=lay.work,
@@ -356,13 +397,46 @@ async def _link_environments(lay: Layout) -> None:
 
 
 async def _exclude_environments(lay: Layout) -> None:
+    found = [n for n in ENVIRONMENT_DIRS if is_environment(lay.workspace / n, n)]
+    if found:
+        # A tracked one is source (vendored), as a worktree would check it out.
+        _, out, _ = await run_git(
+            ["ls-files", "-z", "--cached", "--", *(f"{lay.prefix}{n}" for n in found)],
+            cwd=lay.work,
+            git_dir=lay.git_dir,
+            work_tree=lay.work,
+            scratch=True,
+        )
+        tracked = {p[len(lay.prefix) :].split("/", 1)[0] for p in split_z(out)}
+        found = [n for n in found if n not in tracked]
+
     def find() -> None:
-        lay.environments = [n for n in ENVIRONMENT_DIRS if is_environment(lay.workspace / n, n)]
+        lay.environments = found
         if lay.environments:
             with open(lay.git_dir / "info" / "exclude", "a", encoding="utf-8") as fh:
                 fh.write(exclude_lines(lay.prefix, lay.environments))
 
     await asyncio.to_thread(find)
+
+
+def _container_refusal(workspace: Path) -> str | None:
+    """Why a view cannot serve a docker tier, or None.
+
+    The docker tier runs commands as the workspace's owner, and as an unprivileged uid when
+    the owner is root; for a copy it then opens the copy up to that uid (a chmod of every
+    file). On a view that chmod would copy every file up, so a root-owned workspace gets a
+    worktree or copy instead.
+    """
+    try:
+        owner = workspace.stat().st_uid
+    except OSError as exc:
+        return f"cannot read {workspace}: {exc.strerror}"
+    if owner == 0:
+        return (
+            "the workspace is owned by root: the docker tier's unprivileged user could not"
+            " write a view of it"
+        )
+    return None
 
 
 def _root_for(base_dir: Path | None, lease_id: str) -> Path:
@@ -377,25 +451,30 @@ async def build(
     base_dir: Path | None,
     max_file_size: int = 0,
     strategy: str = "auto",
+    container: str | None = None,
 ) -> Layout:
     """Create the copy, overlay the buffers and record the baseline. Cleans up on failure.
 
-    ``strategy``: ``overlay`` when possible (else the fallback below), ``worktree`` (a git
-    worktree in a repository, else a copy), ``copy``, or ``auto`` (:data:`AUTO_PREFERS`).
+    ``strategy``: ``auto`` (:data:`AUTO_PREFERS`: the overlay when possible, else the
+    fallback), ``overlay`` (the same, asked for explicitly), ``worktree`` (a git worktree in
+    a repository, else a copy) or ``copy``. ``container``: the view is for a docker tier
+    (``trusted`` or ``untrusted``; see :func:`_container_refusal`).
     """
     clean_overlays = {check_relpath(k): v for k, v in overlays.items()}
     repo = await _repo_info(workspace)
     lease_id = new_lease_id()
     root = await asyncio.to_thread(_root_for, base_dir, lease_id)
-    want_overlay = strategy == "overlay" or (strategy == "auto" and "overlay" in AUTO_PREFERS[:1])
+    want_overlay = strategy == "overlay" or (strategy == "auto" and AUTO_PREFERS[0] == "overlay")
     fallback = ""
     if want_overlay:
-        if repo is None:
-            fallback = "the workspace is not a git repository with a commit"
-        else:
-            refusal: str | None = await asyncio.to_thread(overlay_refusal, repo[0], root)
-            fallback = refusal or ""
+        lower = repo[0] if repo else workspace
+        refusal = await asyncio.to_thread(overlay_refusal, lower, root, repository=repo is not None)
+        if refusal is None and container is not None:
+            refusal = await asyncio.to_thread(_container_refusal, workspace)
+        fallback = refusal or ""
     use_overlay = want_overlay and not fallback
+    # A git directory an untrusted container must not read (credentials in .git/config).
+    hide = [".git"] if use_overlay and repo is not None and container == "untrusted" else []
     if strategy == "copy":
         repo = None
     lease: Lease | None = None
@@ -434,17 +513,23 @@ async def build(
     )
     try:
         await asyncio.to_thread(lay.git_dir.parent.mkdir)
-        if repo is not None and use_overlay:
-            lay.strategy, lay.lower = "overlay", repo[0]
-            why = await _populate_overlay(lay, repo[0], repo[2], max_file_size)
+        if use_overlay:
+            lay.strategy, lay.lower = "overlay", repo[0] if repo else workspace
+            if repo is not None:
+                why = await _populate_overlay(lay, repo[0], repo[2], max_file_size, hide)
+            else:
+                why = await _populate_overlay_plain(lay, max_file_size, hide)
             if why is not None:
                 # The probe said yes but the kernel said no: fall back, say why.
                 log.info("driveros: overlay scratch view not possible (%s); copying", why)
                 lay.strategy, lay.lower, lay.fallback_reason = "", None, why
-                lay.repo_top, lay.git_common = repo[0], repo[2]
-                if lease is not None:
-                    await lease.update(repo=str(repo[0]), lock_key=str(repo[2]))
-                for d in (lay.work, lay.upper, lay.overlay_work):
+                lay.left_out = []
+                await unmount_under(lay.root)
+                if repo is not None:
+                    lay.repo_top, lay.git_common = repo[0], repo[2]
+                    if lease is not None:
+                        await lease.update(repo=str(repo[0]), lock_key=str(repo[2]))
+                for d in (lay.work, lay.upper, lay.overlay_work, lay.git_dir):
                     await asyncio.to_thread(shutil.rmtree, d, True)
         if lay.strategy == "overlay":
             pass

@@ -195,12 +195,14 @@ async def execute_run(
                 if scratch is None:
                     from driveros.review import ScratchWorkspace
 
-                    # The docker tier does not mount overlay views yet (and a view would show
-                    # the user's .git to the container): it keeps the worktree/copy.
+                    # The docker tier mounts a view where its runtime can (never the .git for
+                    # an untrusted run), else a worktree/copy: see docs/review.md.
+                    runtime = "runsc" if spec.untrusted else spec.runtime
                     scratch = await ScratchWorkspace.create(
                         spec.workspace,
                         overlays=spec.overlays,
-                        strategy="worktree" if spec.sandbox == "docker" else None,
+                        container=runtime if spec.sandbox == "docker" else None,
+                        hide_git=spec.untrusted,
                     )
                     owns_scratch = True
                 root = scratch.path
