@@ -48,6 +48,8 @@ def cli_environ(
         "GIT_COMMITTER_EMAIL": "test@example.com",
         # the test's private state directory (tests/conftest.py), never the real one
         "DRIVEROS_STATE_DIR": os.environ.get("DRIVEROS_STATE_DIR", ""),
+        # the scratch strategy a test is parametrized over (tests/faults/conftest.py)
+        "DRIVEROS_SCRATCH_STRATEGY": os.environ.get("DRIVEROS_SCRATCH_STRATEGY", ""),
     }
     if server is None:
         return env

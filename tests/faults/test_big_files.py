@@ -18,8 +18,10 @@ BIG = os.urandom(2 * 1024 * 1024)
 
 
 def _usage(root: Path) -> int:
+    """Disk used below ``root``, not counting what a mounted view shows of the user's files."""
     total = 0
-    for dirpath, _, files in os.walk(root):
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not os.path.ismount(os.path.join(dirpath, d))]
         for name in files:
             total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
     return total
@@ -55,7 +57,7 @@ def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 
 
 async def test_big_untracked_file_is_left_out_and_not_stored(
-    workspace: Path, tmp_path: Path
+    workspace: Path, tmp_path: Path, scratch_strategy: str
 ) -> None:
     base = tmp_path / "scratch"
     base.mkdir()
@@ -63,7 +65,9 @@ async def test_big_untracked_file_is_left_out_and_not_stored(
         workspace, base_dir=base, max_file_size=len(BIG) - 1
     ) as scratch:
         assert scratch.left_out == ("data/big [1].bin",)
-        assert not (scratch.path / "data" / "big [1].bin").exists()
+        # A view shows it, read-only through the lower layer: neither copied nor hashed.
+        seen = scratch_strategy == "overlay"
+        assert (scratch.path / "data" / "big [1].bin").exists() == seen
         assert (scratch.path / "small.txt").read_text() == "small\n"
         assert await scratch.changes() == []
         root = next(base.iterdir())
@@ -122,7 +126,7 @@ async def test_overlay_over_a_big_file_is_written(workspace: Path, tmp_path: Pat
         assert (scratch.path / "data" / "big [1].bin").read_text() == "buffer\n"
 
 
-async def test_big_files_in_a_subdirectory_workspace(tmp_path: Path) -> None:
+async def test_big_files_in_a_subdirectory_workspace(tmp_path: Path, scratch_strategy: str) -> None:
     repo = make_repo(tmp_path / "repo", {"sub/a.py": "A = 1\n", "other/b.py": "B = 1\n"})
     (repo / "sub" / "big.bin").write_bytes(BIG)
     (repo / "other" / "big.bin").write_bytes(BIG)
@@ -130,8 +134,10 @@ async def test_big_files_in_a_subdirectory_workspace(tmp_path: Path) -> None:
         repo / "sub", base_dir=tmp_path, max_file_size=1024
     ) as scratch:
         assert scratch.left_out == ("big.bin",)
-        assert not (scratch.path / "big.bin").exists()
-        assert not (scratch.path.parent / "other" / "big.bin").exists()
+        seen = scratch_strategy == "overlay"  # seen through the view, never copied
+        assert (scratch.path / "big.bin").exists() == seen
+        assert (scratch.path.parent / "other" / "big.bin").exists() == seen
+        assert _usage(next(tmp_path.glob("driveros-scratch-*"))) < len(BIG)
 
 
 async def test_run_says_which_files_were_left_out(tmp_path: Path) -> None:

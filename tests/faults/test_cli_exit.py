@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from driveros.state import list_leases
+from driveros.state import list_leases, mounts_under
 from driveros.testing import ScriptedModelServer, Turn
 from tests.cli.conftest import DRIVEROS, cli_environ, start_cli
 from tests.cli.conftest import calc_repo as calc_repo  # the fixtures, for these tests
@@ -27,18 +27,6 @@ ARGS = ("--task", "stall", "--review", "--review-action", "discard", "--provider
 def _worktrees(repo: Path) -> list[str]:
     out = git(repo, "worktree", "list", "--porcelain")
     return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
-
-
-def _worktree_count(repo: Path) -> int:
-    """While a ``git worktree add`` is half-way, ``worktree list`` may fail: count 0 then."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "worktree", "list", "--porcelain"], capture_output=True, text=True
-    )
-    return (
-        proc.stdout.count("\nworktree ") + proc.stdout.startswith("worktree ")
-        if proc.returncode == 0
-        else 0
-    )
 
 
 async def _until(check: Any, what: str) -> None:
@@ -55,10 +43,19 @@ def private_tmp(tmp_path: Path) -> Path:
     return d
 
 
-async def _mid_run(repo: Path, env: dict[str, str], fmt: str) -> asyncio.subprocess.Process:
+async def _mid_run(
+    repo: Path, env: dict[str, str], fmt: str, model: ScriptedModelServer
+) -> asyncio.subprocess.Process:
+    """The run started: its scratch copy (a worktree or a mounted view, per the strategy the
+    test runs under, tests/faults/conftest.py) is ready and the model has the request."""
     proc = await start_cli(*ARGS, "--format", fmt, env=env, cwd=repo)
-    await _until(lambda: _worktree_count(repo) == 2, "the run's scratch worktree")
+    await _until(lambda: len(model.requests) >= 1, "the run's first model request")
     return proc
+
+
+def _left(repo: Path, tmp: Path) -> tuple[int, int]:
+    """(scratch worktrees, mounted views) a run of ``repo`` left."""
+    return len(_worktrees(repo)) - 1, len(mounts_under(tmp))
 
 
 @pytest.mark.parametrize("sig", ["SIGHUP", "SIGQUIT", "SIGTERM", "SIGINT"])
@@ -67,7 +64,7 @@ async def test_cli_signal_mid_run_prints_result_and_cleans_up(
 ) -> None:
     async with ScriptedModelServer(STALL) as model:
         env = cli_environ(model) | {"TMPDIR": str(private_tmp)}
-        proc = await _mid_run(git_repo, env, "json")
+        proc = await _mid_run(git_repo, env, "json", model)
         proc.send_signal(getattr(signal, sig))
         async with asyncio.timeout(60):
             out, err = await proc.communicate()
@@ -76,6 +73,7 @@ async def test_cli_signal_mid_run_prints_result_and_cleans_up(
     assert (result["outcome"], result["exit_code"]) == ("canceled", 7)
     assert _worktrees(git_repo) == [str(git_repo)]
     assert await list_leases() == []
+    assert _left(git_repo, private_tmp) == (0, 0)
     assert sorted(p.name for p in private_tmp.iterdir()) == []
 
 
@@ -84,7 +82,7 @@ async def test_cli_signal_mid_run_text_format_has_summary(
 ) -> None:
     async with ScriptedModelServer(STALL) as model:
         env = cli_environ(model) | {"TMPDIR": str(private_tmp)}
-        proc = await _mid_run(git_repo, env, "text")
+        proc = await _mid_run(git_repo, env, "text", model)
         proc.send_signal(signal.SIGHUP)
         async with asyncio.timeout(60):
             out, _ = await proc.communicate()
@@ -93,15 +91,15 @@ async def test_cli_signal_mid_run_text_format_has_summary(
 
 
 async def test_cli_killed_mid_run_then_gc_removes_everything(
-    git_repo: Path, private_tmp: Path
+    git_repo: Path, private_tmp: Path, scratch_strategy: str
 ) -> None:
     async with ScriptedModelServer(STALL) as model:
         env = cli_environ(model) | {"TMPDIR": str(private_tmp)}
-        proc = await _mid_run(git_repo, env, "json")
+        proc = await _mid_run(git_repo, env, "json", model)
         proc.send_signal(signal.SIGKILL)
         await proc.communicate()
     pid = proc.pid
-    assert len(_worktrees(git_repo)) == 2
+    assert _left(git_repo, private_tmp) == ((0, 1) if scratch_strategy == "overlay" else (1, 0))
     kinds = sorted(lease.record.kind for lease in await list_leases())
     assert "scratch" in kinds
 
@@ -115,6 +113,7 @@ async def test_cli_killed_mid_run_then_gc_removes_everything(
     assert {c["reason"] for c in report["removed"]} == {"owner_gone"}
     assert _worktrees(git_repo) == [str(git_repo)]
     assert await list_leases() == []
+    assert _left(git_repo, private_tmp) == (0, 0)
     assert sorted(p.name for p in private_tmp.iterdir()) == []
 
     again = subprocess.run([str(DRIVEROS), "gc"], env=env, capture_output=True, text=True)
@@ -125,7 +124,7 @@ async def test_cli_killed_mid_run_then_gc_removes_everything(
 async def test_cli_start_collects_what_a_killed_run_left(git_repo: Path, private_tmp: Path) -> None:
     async with ScriptedModelServer(STALL) as model:
         env = cli_environ(model) | {"TMPDIR": str(private_tmp)}
-        proc = await _mid_run(git_repo, env, "json")
+        proc = await _mid_run(git_repo, env, "json", model)
         proc.send_signal(signal.SIGKILL)
         await proc.communicate()
     async with ScriptedModelServer([Turn(text="hello")]) as model:
@@ -136,4 +135,5 @@ async def test_cli_start_collects_what_a_killed_run_left(git_repo: Path, private
     assert "left by ended processes" in err.decode()
     assert _worktrees(git_repo) == [str(git_repo)]
     assert await list_leases() == []
+    assert _left(git_repo, private_tmp) == (0, 0)
     assert sorted(p.name for p in private_tmp.iterdir()) == []

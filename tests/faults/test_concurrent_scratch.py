@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from driveros.review import ScratchWorkspace
-from driveros.state import list_leases
+from driveros.state import list_leases, mounts_under
 from tests.review._repo import git, make_repo
 
 N = 20
@@ -23,24 +23,27 @@ def _worktrees(repo: Path) -> list[str]:
     return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
 
 
-async def test_concurrent_scratch_create_all_succeed(tmp_path: Path) -> None:
+async def test_concurrent_scratch_create_all_succeed(tmp_path: Path, scratch_strategy: str) -> None:
     repo = _repo(tmp_path)
     (repo / "untracked.txt").write_text("u\n")
     base = tmp_path / "scratch"
     base.mkdir()
     copies = await asyncio.gather(*(ScratchWorkspace.create(repo, base_dir=base) for _ in range(N)))
     try:
-        assert all(c.is_worktree for c in copies)
+        assert all(c.strategy == scratch_strategy for c in copies)
         assert len({c.path for c in copies}) == N
         for c in copies:
             assert (c.path / "untracked.txt").read_text() == "u\n"
-        assert len(_worktrees(repo)) == N + 1
+        # Views are mounts, never worktrees of the user's repository.
+        assert len(_worktrees(repo)) == (N + 1 if scratch_strategy == "worktree" else 1)
+        assert len(mounts_under(base)) == (N if scratch_strategy == "overlay" else 0)
         assert len(await list_leases()) == N
     finally:
         await asyncio.gather(*(c.aclose() for c in copies))
     assert _worktrees(repo) == [str(repo)]
     assert list(base.iterdir()) == []
     assert await list_leases() == []
+    assert mounts_under(base) == []
 
 
 async def test_concurrent_scratch_create_and_close_interleaved(tmp_path: Path) -> None:

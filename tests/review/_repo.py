@@ -48,3 +48,11 @@ def tree(root: Path) -> dict[str, bytes]:
             rel = p.relative_to(root).as_posix()
             out[rel] = b"-> " + os.readlink(p).encode() if p.is_symlink() else p.read_bytes()
     return out
+
+
+def available_strategies() -> list[str]:
+    """Scratch strategies to run a test under: ``worktree`` always, ``overlay`` when this
+    machine can mount one (root, as in CI)."""
+    from driveros.review import scratch_strategies
+
+    return ["worktree"] + (["overlay"] if scratch_strategies()["overlay"] is None else [])

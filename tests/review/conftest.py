@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from driveros.review import STRATEGY_VAR, scratch_strategies
-from tests.review._repo import make_repo
+from driveros.review import STRATEGY_VAR
+from tests.review._repo import available_strategies, make_repo
 
 
 @pytest.fixture
@@ -46,11 +46,6 @@ _EVERY_STRATEGY = frozenset(
         "test_environments",
     }
 )
-
-
-def available_strategies() -> list[str]:
-    """``worktree`` always; ``overlay`` when this machine can mount one (root, as in CI)."""
-    return ["worktree"] + (["overlay"] if scratch_strategies()["overlay"] is None else [])
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
