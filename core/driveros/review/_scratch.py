@@ -112,23 +112,22 @@ class ScratchWorkspace:
         max_file_size: int | None = None,
         strategy: str | None = None,
         container: str | None = None,
+        hide_git: bool = False,
     ) -> ScratchWorkspace:
         """``max_file_size``: untracked files larger than this many bytes are left out (see
         :attr:`left_out`); None reads ``$DRIVEROS_SCRATCH_MAX_FILE_SIZE`` (default 10 MiB),
         0 copies everything. ``strategy``: ``auto``, ``overlay`` (a copy-on-write view when
         the machine allows it, else the fallback), ``worktree`` or ``copy``; None reads
-        ``$DRIVEROS_SCRATCH_STRATEGY`` (see :attr:`strategy`). ``container``: ``trusted`` or
-        ``untrusted`` when a docker tier will mount the copy (an overlay view then hides the
-        repository's ``.git`` from an untrusted container, and a root-owned workspace gets a
-        worktree or copy: see docs/review.md)."""
+        ``$DRIVEROS_SCRATCH_STRATEGY`` (see :attr:`strategy`). ``container``: the docker
+        runtime (``runc``, ``runsc``) that will mount the copy: a view only where that runtime
+        and the workspace's owner allow (see docs/review.md). ``hide_git``: a view hides the
+        repository's ``.git`` (for an untrusted container)."""
         limit = max_file_size_from_env() if max_file_size is None else max(0, max_file_size)
         chosen = strategy_from_env() if strategy is None else strategy
         if chosen not in STRATEGIES:
             raise ReviewError(
                 f"unknown scratch strategy {chosen!r}: expected one of {', '.join(STRATEGIES)}"
             )
-        if container not in (None, "trusted", "untrusted"):
-            raise ReviewError(f"unknown container kind {container!r}: trusted or untrusted")
         ws = Path(workspace)
         if not await asyncio.to_thread(ws.is_dir):
             raise ReviewError(f"workspace is not a directory: {ws}", workspace=str(ws))
@@ -140,6 +139,7 @@ class ScratchWorkspace:
             max_file_size=limit,
             strategy=chosen,
             container=container,
+            hide_git=hide_git,
         )
         log.debug("scratch copy of %s at %s", ws, layout.path)
         return cls(layout)

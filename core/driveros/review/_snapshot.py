@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 import shutil
 import stat
@@ -270,6 +271,11 @@ async def _mount_view(lay: Layout, lower: Path, hide: list[str]) -> str | None:
     def dirs() -> None:
         for d in (lay.upper, lay.overlay_work, lay.work):
             d.mkdir(0o700)
+        # The view's top directory is the upper layer's: give it the workspace's owner and
+        # mode (a sandbox runs as that owner; a root-owned 0700 top would lock it out).
+        st = lower.stat()
+        os.chown(lay.upper, st.st_uid, st.st_gid)
+        lay.upper.chmod(stat.S_IMODE(st.st_mode))
         for rel in hide:
             hide_in_upper(lay.upper, rel)
 
@@ -419,14 +425,21 @@ async def _exclude_environments(lay: Layout) -> None:
     await asyncio.to_thread(find)
 
 
-def _container_refusal(workspace: Path) -> str | None:
-    """Why a view cannot serve a docker tier, or None.
+#: Docker runtimes known to work on a bind-mounted overlay view. gVisor (``runsc``) fails
+#: to stat it (EINVAL for every path), so its runs get a worktree or copy.
+VIEW_RUNTIMES = frozenset({"runc"})
 
-    The docker tier runs commands as the workspace's owner, and as an unprivileged uid when
-    the owner is root; for a copy it then opens the copy up to that uid (a chmod of every
-    file). On a view that chmod would copy every file up, so a root-owned workspace gets a
-    worktree or copy instead.
+
+def _container_refusal(workspace: Path, runtime: str) -> str | None:
+    """Why a view cannot serve a docker container with ``runtime``, or None.
+
+    Besides the runtime: the docker tier runs commands as the workspace's owner, and as an
+    unprivileged uid when the owner is root, opening a copy up to that uid with a chmod of
+    every file. On a view that chmod would copy every file up, so a root-owned workspace gets
+    a worktree or copy instead.
     """
+    if runtime not in VIEW_RUNTIMES:
+        return f"the docker runtime {runtime!r} cannot use an overlay view (it cannot stat one)"
     try:
         owner = workspace.stat().st_uid
     except OSError as exc:
@@ -452,13 +465,15 @@ async def build(
     max_file_size: int = 0,
     strategy: str = "auto",
     container: str | None = None,
+    hide_git: bool = False,
 ) -> Layout:
     """Create the copy, overlay the buffers and record the baseline. Cleans up on failure.
 
     ``strategy``: ``auto`` (:data:`AUTO_PREFERS`: the overlay when possible, else the
     fallback), ``overlay`` (the same, asked for explicitly), ``worktree`` (a git worktree in
-    a repository, else a copy) or ``copy``. ``container``: the view is for a docker tier
-    (``trusted`` or ``untrusted``; see :func:`_container_refusal`).
+    a repository, else a copy) or ``copy``. ``container``: the docker runtime that will mount
+    the view (see :func:`_container_refusal`); ``hide_git``: the view hides the repository's
+    ``.git`` (a whiteout: the container neither reads its config nor writes it).
     """
     clean_overlays = {check_relpath(k): v for k, v in overlays.items()}
     repo = await _repo_info(workspace)
@@ -470,11 +485,11 @@ async def build(
         lower = repo[0] if repo else workspace
         refusal = await asyncio.to_thread(overlay_refusal, lower, root, repository=repo is not None)
         if refusal is None and container is not None:
-            refusal = await asyncio.to_thread(_container_refusal, workspace)
+            refusal = await asyncio.to_thread(_container_refusal, workspace, container)
         fallback = refusal or ""
     use_overlay = want_overlay and not fallback
     # A git directory an untrusted container must not read (credentials in .git/config).
-    hide = [".git"] if use_overlay and repo is not None and container == "untrusted" else []
+    hide = [".git"] if use_overlay and repo is not None and hide_git else []
     if strategy == "copy":
         repo = None
     lease: Lease | None = None
