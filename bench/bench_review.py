@@ -1,6 +1,7 @@
 """Scratch start-up per strategy on generated git repositories, against worktree add and a copy.
 
-For each size (default 1k and 10k files; ``BENCH_REVIEW_SIZES=1000,10000,100000`` for more)
+For each size (default 1k and 10k files; ``BENCH_REVIEW_SIZES=1000,10000,100000`` for more;
+``BENCH_REVIEW_STRATEGIES=overlay`` and ``BENCH_REVIEW_ROUNDS=1`` to keep a 100k run short)
 and in one run, side by side: ``ScratchWorkspace.create`` with every strategy available on
 this machine (``overlay``: a copy-on-write view, ``worktree``, ``copy``), a bare
 ``git worktree add`` of the same repository and ``shutil.copytree`` of it (the references).
@@ -22,8 +23,9 @@ from pathlib import Path
 
 from driveros.review import ScratchWorkspace, scratch_strategies
 
-ROUNDS = 3
+ROUNDS = int(os.environ.get("BENCH_REVIEW_ROUNDS", "3"))
 _SIZES_VAR = "BENCH_REVIEW_SIZES"
+_STRATEGIES_VAR = "BENCH_REVIEW_STRATEGIES"
 
 
 def _sizes() -> list[int]:
@@ -142,7 +144,8 @@ async def _bench_size(root: Path, files: int, strategies: list[str]) -> None:
 
 async def main() -> None:
     probe = scratch_strategies()
-    usable = [s for s in ("overlay", "worktree", "copy") if probe[s] is None]
+    wanted = os.environ.get(_STRATEGIES_VAR, "overlay,worktree,copy").split(",")
+    usable = [s for s in ("overlay", "worktree", "copy") if probe[s] is None and s in wanted]
     for name, why in probe.items():
         print(f"strategy {name:<9} {'available' if why is None else 'unavailable: ' + why}")
     with tempfile.TemporaryDirectory(prefix="bench-review-") as tmp:

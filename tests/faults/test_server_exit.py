@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,30 +19,13 @@ import pytest
 from driveros.state import list_leases
 from driveros.testing import Turn
 from driveros_lsp import protocol
-from tests.review._repo import git, make_repo
+from tests.review._repo import make_repo, scratch_copies
 from tests.server._lsp import editor_session
 from tests.server.conftest import CALC, model_env
 from tests.server.conftest import scripted_model as scripted_model  # the fixture
 from tests.server.test_flow import SETTINGS, wait_state
 
 STALL = [Turn(text="never mind", delay_s=600)]
-
-
-def _worktrees(repo: Path) -> list[str]:
-    out = git(repo, "worktree", "list", "--porcelain")
-    return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
-
-
-def _worktree_count(repo: Path) -> int:
-    """While a ``git worktree add`` is half-way, ``worktree list`` may fail: count 0 then."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "worktree", "list", "--porcelain"], capture_output=True, text=True
-    )
-    return (
-        proc.stdout.count("\nworktree ") + proc.stdout.startswith("worktree ")
-        if proc.returncode == 0
-        else 0
-    )
 
 
 async def _until(check: Any, what: str) -> None:
@@ -68,11 +50,11 @@ def private_tmp(tmp_path: Path) -> Path:
 async def _mid_run(ed: Any, repo: Path) -> None:
     run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "stall"}))["runId"]
     await wait_state(ed, run_id, "running")
-    await _until(lambda: _worktree_count(repo) == 2, "the run's scratch worktree")
+    await _until(lambda: len(scratch_copies(repo)) == 1, "the run's scratch copy")
 
 
 async def _assert_nothing_left(repo: Path, private_tmp: Path) -> None:
-    assert _worktrees(repo) == [str(repo)]
+    assert scratch_copies(repo) == []
     assert await list_leases() == []
     assert sorted(p.name for p in private_tmp.iterdir()) == []
 
@@ -110,11 +92,11 @@ async def test_server_killed_mid_run_is_cleaned_by_the_next_start(
         proc = ed.client._server
         os.kill(proc.pid, signal.SIGKILL)
         await proc.wait()
-    assert len(_worktrees(repo)) == 2  # kill -9 cannot clean up ...
+    assert len(scratch_copies(repo)) == 1  # kill -9 cannot clean up ...
     assert len(await list_leases()) >= 1
     async with editor_session(repo, env=env_extra, settings=SETTINGS):
         # ... the next server start does (in the background, right after it starts).
-        await _until(lambda: _worktree_count(repo) == 1, "the startup cleanup")
+        await _until(lambda: scratch_copies(repo) == [], "the startup cleanup")
         async with asyncio.timeout(60):
             while await list_leases():
                 await asyncio.sleep(0.05)

@@ -13,6 +13,7 @@ from lsprotocol import types as lsp
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from driveros_lsp import protocol
+from tests.review._repo import scratch_copies
 from tests.server._lsp import Editor, editor_session
 from tests.server.conftest import CALC, model_env
 from tests.server.test_flow import FIX_TURNS, SETTINGS, wait_state
@@ -33,11 +34,6 @@ def _repo(tmp_path: Path) -> Path:
     _git(ws, "add", ".")
     _git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
     return ws
-
-
-def _worktrees(ws: Path) -> list[str]:
-    lines = _git(ws, "worktree", "list", "--porcelain").splitlines()
-    return [line for line in lines if line.startswith("worktree ")][1:]
 
 
 def _leases(state: Path) -> list[Path]:
@@ -72,7 +68,7 @@ async def test_server_restart_proposal_survives_and_settles(
                 assert server is not None
                 server.kill()
                 await server.wait()
-        assert len(_worktrees(ws)) == 1  # the proposal's copy is still there, registered
+        assert len(scratch_copies(ws)) == 1  # the proposal's copy is still there, registered
 
         async with editor_session(ws, profile="neovim", env=env, settings=SETTINGS) as ed:
             run = await _restored(ed)
@@ -88,7 +84,7 @@ async def test_server_restart_proposal_survives_and_settles(
                 await ed.command(protocol.CMD_REVIEW_REJECT, {"runId": run_id})
                 await wait_state(ed, run_id, "rejected")
     assert (ws / "calc.py").read_text() == (FIXED if verdict == "accept" else CALC)
-    assert _worktrees(ws) == []
+    assert scratch_copies(ws) == []
     assert _leases(state) == []
 
 
@@ -118,7 +114,7 @@ async def test_server_restart_partly_reviewed_proposal_keeps_the_rest(tmp_path: 
             await wait_state(ed, run_id, "accepted")
     assert (ws / "calc.py").read_text() == FIXED
     assert (ws / "notes.txt").read_text() == "hello\n"
-    assert _worktrees(ws) == [] and _leases(state) == []
+    assert scratch_copies(ws) == [] and _leases(state) == []
 
 
 async def test_server_restart_restored_proposal_resumes_with_feedback(tmp_path: Path) -> None:
@@ -147,4 +143,4 @@ async def test_server_restart_restored_proposal_resumes_with_feedback(tmp_path: 
             await ed.command(protocol.CMD_REVIEW_ACCEPT, {"runId": run_id})
             await wait_state(ed, run_id, "accepted")
     assert (ws / "calc.py").read_text() == FIXED and (ws / "NOTES.md").read_text() == "why\n"
-    assert _worktrees(ws) == [] and _leases(state) == []
+    assert scratch_copies(ws) == [] and _leases(state) == []

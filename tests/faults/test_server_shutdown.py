@@ -10,6 +10,7 @@ import pytest
 
 from driveros.testing import ScriptedModelServer
 from driveros_lsp import protocol
+from tests.review._repo import scratch_copies
 from tests.server._lsp import editor_session
 from tests.server.conftest import CALC, model_env
 from tests.server.test_flow import FIX_TURNS, SETTINGS, wait_state
@@ -36,11 +37,7 @@ def _repo(tmp_path: Path) -> Path:
 
 def _leftovers(ws: Path, state: Path) -> list[str]:
     """Scratch copies still on disk that no kept proposal accounts for."""
-    worktrees = [
-        line.split(" ", 1)[1]
-        for line in _git(ws, "worktree", "list", "--porcelain").splitlines()
-        if line.startswith("worktree ") and Path(line.split(" ", 1)[1]) != ws.resolve()
-    ]
+    worktrees = scratch_copies(ws)
     leases = sorted((state / "leases").glob("*.json")) if (state / "leases").is_dir() else []
     kept = [p for p in leases if '"kept": {' in p.read_text() or '"kept":{' in p.read_text()]
     if len(worktrees) == len(kept):

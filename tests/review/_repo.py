@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -56,3 +57,37 @@ def available_strategies() -> list[str]:
     from driveros.review import scratch_strategies
 
     return ["worktree"] + (["overlay"] if scratch_strategies()["overlay"] is None else [])
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
+
+
+def views_of(repo: Path) -> list[str]:
+    """Mount points of overlay scratch views whose lower layer is ``repo`` (any strategy's
+    leftovers are found from the repository, wherever the scratch directory is)."""
+    lower = f"lowerdir={repo.resolve()}"
+    found: list[str] = []
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
+        for line in fh:
+            left, _, right = line.partition(" - ")
+            fields, options = left.split(" "), right.split()
+            overlay = len(options) >= 3 and options[0] == "overlay"
+            if overlay and lower in [_unescape(o) for o in options[2].split(",")]:
+                found.append(_unescape(fields[4]))
+    return found
+
+
+def scratch_copies(repo: Path) -> list[str]:
+    """Every scratch copy of ``repo`` still there: its worktrees but the main one (none while
+    a ``git worktree add`` is half-way and the list cannot be read) plus mounted views."""
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list", "--porcelain"], capture_output=True, text=True
+    )
+    top = str(repo.resolve())
+    worktrees = [
+        line.split(" ", 1)[1]
+        for line in proc.stdout.splitlines()
+        if line.startswith("worktree ") and line.split(" ", 1)[1] != top
+    ]
+    return (worktrees if proc.returncode == 0 else []) + views_of(repo)

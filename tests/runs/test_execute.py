@@ -135,7 +135,7 @@ def _calc_git_repo(tmp_path: Path) -> Path:
 
 async def test_docker_git_mounts_only_for_trusted_review_runs(tmp_path: Path) -> None:
     repo = _calc_git_repo(tmp_path)
-    async with await ScratchWorkspace.create(repo) as scratch:
+    async with await ScratchWorkspace.create(repo, strategy="worktree") as scratch:
         trusted = RunSpec(task="t", workspace=repo, sandbox="docker", review=True)
         mounts, env = docker_git(trusted, scratch)
         assert mounts == {str((repo / ".git").resolve()): DOCKER_GIT_DIR}

@@ -209,7 +209,9 @@ async def test_sandbox_git_dir_refused_docker_review(tmp_path: Path) -> None:
     repo = hostile_repo(tmp_path)  # ours while the scratch worktree is made
     marker = tmp_path / "pwned"
     before = snapshot_git(repo)
-    async with await ScratchWorkspace.create(repo, base_dir=tmp_path) as scratch:
+    async with await ScratchWorkspace.create(
+        repo, base_dir=tmp_path, strategy="worktree"
+    ) as scratch:  # a view's .git: tests/review/test_overlay_security.py
         assert (scratch.path / ".git").is_file()  # a worktree: .git points into the repo
         if os.geteuid() == 0:
             for path in [scratch.path, *scratch.path.rglob("*")]:

@@ -80,7 +80,9 @@ async def test_sandbox_uid_docker_review_copy_writable_and_apply_strips(tmp_path
     require_docker()
     root_only()
     repo = root_owned_repo(tmp_path)
-    async with await ScratchWorkspace.create(repo, base_dir=tmp_path) as scratch:
+    # As the docker tier asks for it: a root-owned workspace gets a worktree, not a view.
+    async with await ScratchWorkspace.create(repo, base_dir=tmp_path, container="runc") as scratch:
+        assert scratch.strategy == "worktree"
         async with DockerSandbox(scratch.path, private_copy=True) as box:
             assert (await box.run("id -u")).stdout.strip() == "65532"
             made = await box.run(
