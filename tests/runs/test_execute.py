@@ -165,3 +165,39 @@ async def test_run_docker_review_git_status_and_diff_work(tmp_path: Path) -> Non
     finally:
         await report.scratch.aclose()
     assert (repo / "calc.py").read_text() == CALC
+
+
+@pytest.mark.docker
+async def test_run_docker_review_on_an_overlay_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A docker review run mounts the copy-on-write view when it can (runc, a workspace not
+    owned by root), says so in run_started, and proposes exactly what the container changed."""
+    import os
+
+    from driveros.review import scratch_strategies
+
+    require_docker()
+    if os.geteuid() != 0 or scratch_strategies()["overlay"] is not None:
+        pytest.skip("needs root: a kernel overlay and a repository owned by another uid")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[safe]\n\tdirectory = *\n")  # root runs git on it
+    monkeypatch.setenv("HOME", str(home))
+    repo = _calc_git_repo(tmp_path)
+    subprocess.run(["chown", "-R", "65532:65532", str(repo)], check=True)
+    shell = ToolCallSpec("run", {"command": "echo '# agent' >> README.md && git status --short"})
+    turns = [Turn(tool_calls=[EDIT]), Turn(tool_calls=[shell]), Turn(text="done")]
+    out = await run_scripted(turns, repo, review=True, sandbox="docker")
+    report = out.report
+    assert report.result.outcome != "setup_error", report.result.error
+    assert report.scratch is not None
+    try:
+        [started] = out.of("run_started")
+        assert started.scratch == "overlay", getattr(started, "scratch_fallback", "")
+        _edit, shown = (r.output for r in out.of("tool_result"))
+        assert " M README.md" in shown and " M calc.py" in shown, shown
+        assert sorted(c.path for c in report.changes) == ["README.md", "calc.py"]
+    finally:
+        await report.scratch.aclose()
+    assert (repo / "calc.py").read_text() == CALC
