@@ -113,6 +113,14 @@ def parse_config_list(data: bytes) -> list[ConfigEntry]:
     return entries
 
 
+#: What runs instead of a repository's external diff program. An empty value is no "unset"
+#: (git would run a program named ""), so git says why it stops: ``--no-ext-diff`` shows it.
+_REFUSED_DIFF = (
+    "echo 'driveros: the external diff program set in this repository is not run;"
+    " git diff --no-ext-diff shows the change' >&2; false"
+)
+
+
 #: The value that runs nothing, for the program keys driveros' own commands can reach
 #: (``add``, ``checkout-index``, ``diff``, ``log``, ``status``, ``commit``). Keys only
 #: transports, tools or porcelain driveros never runs use (aliases, URLs, difftools) are left.
@@ -126,16 +134,14 @@ def _neutral(key: str) -> str | None:
         "core.askpass": "",
         "core.sshcommand": "ssh",
         "core.gitproxy": "none",
-        "core.alternaterefscommand": "",
         "interactive.difffilter": "",
-        "diff.external": "",
+        "diff.external": _REFUSED_DIFF,
         "log.showsignature": "false",
         "gpg.program": "gpg",
         "gpg.openpgp.program": "gpg",
         "gpg.x509.program": "gpgsm",
         "gpg.ssh.program": "ssh-keygen",
         "gpg.ssh.defaultkeycommand": "",
-        "uploadpack.packobjectshook": "",
         "credential.helper": "",
     }
     if low in fixed:
@@ -144,9 +150,11 @@ def _neutral(key: str) -> str | None:
     variable = rest.rpartition(".")[2]
     if section == "pager":
         return "false"
+    if (section, variable) == ("diff", "command"):
+        return _REFUSED_DIFF
+    if (section, variable) == ("diff", "textconv"):
+        return "cat"  # the file as it is: what git shows without a textconv
     if (section, variable) in {
-        ("diff", "command"),
-        ("diff", "textconv"),
         ("filter", "clean"),
         ("filter", "smudge"),
         ("filter", "process"),
@@ -529,3 +537,16 @@ async def planted_programs(cwd: Path, *, timeout: float | None = 30.0) -> list[s
 def _populated(root: Path, paths: Sequence[str]) -> list[str]:
     """The submodule ``paths`` that have a ``.git`` of their own (git enters only those)."""
     return [path for path in paths if (root / path / ".git").exists()]
+
+
+async def repository_pins(
+    cwd: Path, *, git_dir: Path | None = None, work_tree: Path | None = None
+) -> list[tuple[str, str]]:
+    """:func:`program_pins` for commands that do not see the user's global configuration
+    (a sandbox: private ``HOME``): the repository's own program keys pinned back to the
+    system's value or to nothing, never to the user's. Empty when the configuration cannot
+    be read (git would refuse to run in that repository too)."""
+    listed = await run_git(_LIST, cwd=cwd, check=False, git_dir=git_dir, work_tree=work_tree)
+    if listed.returncode != 0:
+        return []
+    return program_pins([e for e in parse_config_list(listed.stdout) if e.scope != "global"])

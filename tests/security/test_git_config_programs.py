@@ -379,7 +379,6 @@ async def test_policy_asks_when_a_submodule_config_names_a_program(tmp_path: Pat
 
 #: Keys with a fixed name: pinned for every command the sandboxes run, whatever the policy.
 PINNED = [
-    ("diff-external", ("diff.external",), "git diff"),
     ("gpg-log", ("gpg.program",), "git log"),
     ("gpg-show", ("gpg.program",), "git show"),
     ("gpg-format", ("gpg.program",), "git log --format=%G?"),
@@ -396,6 +395,60 @@ async def test_local_sandbox_pins_fixed_program_keys(
     async with LocalSandbox(repo, base_env=os.environ) as sandbox:
         result = await sandbox.run(command)
     assert not marker.exists(), (name, result)
+
+
+#: Ordinary git work in the sandbox: the pins must not get in its way (commits go to a clone:
+#: the docker tier mounts the workspace's .git read-only).
+ORDINARY_GIT = (
+    "git status && git diff && git log -p -1 && git show --stat"
+    ' && git clone -q . "$TMPDIR/copy" && cd "$TMPDIR/copy" && echo x > more.txt'
+    " && git add -A && git -c user.name=t -c user.email=t@t commit -qm next"
+    " && git fetch -q origin && git log --format=%s -1"
+)
+
+
+async def check_ordinary_git(sandbox: LocalSandbox | DockerSandbox) -> None:
+    result = await sandbox.run(ORDINARY_GIT)
+    assert result.exit_code == 0, result.stderr
+    assert "+three" in result.stdout and "+two" in result.stdout, result.stdout
+    assert result.stdout.rstrip().endswith("next"), result.stdout
+
+
+async def test_local_sandbox_git_works_as_usual(tmp_path: Path) -> None:
+    repo = hostile_repo(tmp_path, (), tmp_path / "PWNED")
+    git(repo, "config", "--unset", "log.showSignature")
+    async with LocalSandbox(repo, base_env=os.environ) as sandbox:
+        await check_ordinary_git(sandbox)
+
+
+@pytest.mark.docker
+async def test_docker_sandbox_git_works_as_usual(tmp_path: Path) -> None:
+    require_docker()
+    repo = hostile_repo(tmp_path, (), "/workspace/PWNED", "/workspace")
+    git(repo, "config", "--unset", "log.showSignature")
+    if os.geteuid() == 0:
+        for path in [repo, *repo.rglob("*")]:
+            os.chown(path, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
+    async with DockerSandbox(repo) as sandbox:
+        await check_ordinary_git(sandbox)
+
+
+@pytest.mark.parametrize(("name", "keys", "command"), VECTORS, ids=[v[0] for v in VECTORS])
+async def test_local_sandbox_pins_the_repository_program_keys(
+    tmp_path: Path, name: str, keys: tuple[str, ...], command: str
+) -> None:
+    """Defence in depth behind the policy (a command the user approved, a test suite that
+    runs git): the local sandbox also pins the driver-named keys the repository sets."""
+    marker = tmp_path / "PWNED"
+    repo = prepare(tmp_path, name, keys, marker)
+    async with LocalSandbox(repo, base_env=os.environ) as sandbox:
+        result = await sandbox.run(command)
+    assert not marker.exists(), (name, result)
+    if "diff.external" in keys or "diff.evil.command" in keys:
+        # no value unsets an external diff: git stops and says why
+        assert "--no-ext-diff" in result.stderr, result
+    else:
+        assert result.exit_code == 0, result  # otherwise git works as without the key
 
 
 @pytest.mark.docker

@@ -107,32 +107,30 @@ FRESH_CODE = {"PYTHONDONTWRITEBYTECODE": "1"}
 
 #: Program-running git configuration keys with a fixed name, and the value that runs nothing
 #: (or git's default program). Command-line scope (``GIT_CONFIG_COUNT``) beats every config
-#: file, so a repository's ``.git/config`` cannot make the ``git log``/``diff``/``show`` a
-#: command runs start a filesystem monitor, an external diff, a signature verifier of its
-#: choosing, a pager, an editor, a credential helper or an ``ext::`` transport; populated
-#: submodules (their own config) are not entered for their dirty state. Keys named after a
-#: driver (``filter.<x>.clean``, ``diff.<x>.textconv``) cannot be pinned in advance: the
-#: approval policy asks before git runs in a repository that sets one (docs/security.md, row 8).
+#: file, so a repository's ``.git/config`` cannot make the ``git log``/``show`` a command runs
+#: start a filesystem monitor, a signature verifier of its choosing, a pager, an editor, an
+#: askpass or credential helper, an ssh command or an ``ext::`` transport; populated
+#: submodules (their own config) are not entered for their dirty state. Only keys whose pinned
+#: value leaves git working as usual are here: ``diff.external`` has no such value (an empty
+#: one is a program named ""), nor do keys named after a driver (``filter.<x>.clean``,
+#: ``diff.<x>.textconv``): the local sandbox pins those a repository sets when it starts
+#: (``driveros._git.repository_pins``) and the approval policy asks before git runs in such a
+#: repository (docs/security.md, row 8).
 GIT_PINS: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
-    ("diff.external", ""),
     ("diff.ignoreSubmodules", "dirty"),
     ("log.showSignature", "false"),
     ("gpg.program", "gpg"),
     ("gpg.openpgp.program", "gpg"),
     ("gpg.x509.program", "gpgsm"),
     ("gpg.ssh.program", "ssh-keygen"),
-    ("gpg.ssh.defaultKeyCommand", ""),
     ("core.pager", "cat"),
     ("core.editor", ":"),
     ("sequence.editor", ":"),
     ("core.askPass", ""),
     ("core.sshCommand", "ssh"),
     ("core.gitProxy", "none"),
-    ("core.alternateRefsCommand", ""),
     ("credential.helper", ""),
-    ("interactive.diffFilter", ""),
-    ("uploadpack.packObjectsHook", ""),
     ("protocol.ext.allow", "never"),
 )
 

@@ -9,6 +9,8 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
+from driveros._errors import GitError
+from driveros._git import pinned_environment, repository_pins
 from driveros.sandbox._base import SandboxBase
 from driveros.sandbox._channel import LocalChannel
 from driveros.sandbox._env import (
@@ -72,6 +74,19 @@ class LocalSandbox(SandboxBase):
         env.update(self._extra_env)
         return env
 
+    async def _git_pins(self, env: dict[str, str]) -> list[tuple[str, str]]:
+        """The repository's own program-running git keys (a ``filter.<x>.clean`` named after
+        its driver, ...) pinned to nothing for every command (docs/security.md, row 8)."""
+        git_dir, work_tree = env.get("GIT_DIR"), env.get("GIT_WORK_TREE")
+        try:
+            return await repository_pins(
+                self.workspace,
+                git_dir=Path(git_dir) if git_dir else None,
+                work_tree=Path(work_tree) if work_tree else None,
+            )
+        except GitError:  # no git on this machine: no git command can run either
+            return []
+
     @property
     def env(self) -> dict[str, str]:
         """A copy of the (allowlisted) environment commands start from."""
@@ -86,6 +101,7 @@ class LocalSandbox(SandboxBase):
                 return
             dotenv = await asyncio.to_thread(dotenv_assignments, self.workspace)
             env = await asyncio.to_thread(self._environment, dotenv)
+            env = pinned_environment(env, await self._git_pins(env))
             self._scratch = await asyncio.to_thread(tempfile.mkdtemp, prefix="driveros-sbx-")
             self._watchdog.track_dir(self._scratch)
             home, tmp = Path(self._scratch, "home"), Path(self._scratch, "tmp")
