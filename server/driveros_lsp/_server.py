@@ -16,7 +16,7 @@ from pygls.lsp.server import LanguageServer
 from driveros import __version__
 from driveros_lsp._editor import ClientTraits
 from driveros_lsp._hub import RunHub
-from driveros_lsp._runs import RunManager
+from driveros_lsp._runs import RunManager, Runs
 from driveros_lsp._trust import WorkspaceTrust
 from driveros_lsp._wire import DriverosProtocol
 from driveros_lsp.protocol import SERVER_NAME
@@ -50,13 +50,13 @@ class DriverosLanguageServer(LanguageServer):
         #: The "approval ask needs message actions" warning was shown (once per session).
         self.ask_warned = False
         self.trust = WorkspaceTrust(self)
-        #: The one owner of every run and its review state.
-        self.runs = RunManager(
-            runner_factory or _default_runner_factory, prepare=self.trust.prepare
-        )
+        # the one owner of every run and of its review state
+        manager = RunManager(runner_factory or _default_runner_factory, prepare=self.trust.prepare)
+        #: The run manager as the feature modules see it.
+        self.runs: Runs = manager
         #: What the editor sees of runs; it observes the manager.
-        self.hub = RunHub(self, self.runs)
-        self.runs.observe(self.hub)
+        self.hub = RunHub(self, manager)
+        manager.observe(self.hub)
 
     @property
     def settings(self) -> Settings:
