@@ -346,6 +346,24 @@ async def test_policy_reads_the_config_of_an_included_file(tmp_path: Path) -> No
     assert "diff.external" in decision.reason, decision.reason
 
 
+async def test_policy_reads_the_worktree_config(tmp_path: Path) -> None:
+    """``extensions.worktreeConfig`` adds ``.git/config.worktree`` (scope ``worktree``)."""
+    marker = tmp_path / "PWNED"
+    repo = hostile_repo(tmp_path, (), marker)
+    git(repo, "config", "--unset", "log.showSignature")
+    git(repo, "config", "core.repositoryFormatVersion", "1")
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    (repo / ".git" / "config.worktree").write_text(
+        f'[filter "evil"]\n\tclean = {program(marker)}\n'
+    )
+    policy = PolicyApproval(workspace=repo, tier=Tier(sandbox="local"))
+    decision = await policy.decide(ApprovalRequest(tool="run", command="git diff"))
+    assert not decision.allowed
+    assert "filter.evil.clean" in decision.reason, decision.reason
+    await run_git(["add", "-A"], cwd=repo)
+    assert not marker.exists()
+
+
 async def test_policy_asks_when_a_submodule_config_names_a_program(tmp_path: Path) -> None:
     """`git status`/`diff` run git inside populated submodules, with their own config."""
     marker = tmp_path / "PWNED"
@@ -493,8 +511,12 @@ async def test_driveros_git_runs_no_repository_program(
         make_racy(repo)
     if name == "checkout":
         (repo / "notes.txt").unlink()
-    await run_git(args, cwd=repo, check=False)
+    result = await run_git(args, cwd=repo, check=False)
     assert not marker.exists(), f"driveros' own `git {' '.join(args)}` ran a planted program"
+    if name == "diff":
+        assert "--no-ext-diff" in result.error  # git stops and says why
+    else:
+        assert result.returncode == 0, result.error  # and works as without the key
 
 
 async def test_driveros_commit_signs_with_the_users_program_not_the_repositorys(
