@@ -8,6 +8,10 @@ this machine (``overlay``: a copy-on-write view, ``worktree``, ``copy``), a bare
 Reports medians in ms, the ratio to ``git worktree add`` (issue 19's goal: overlay <= 0.2 at
 10k files), the disk each run wrote (blocks under the scratch directory, the view's mount
 excluded) and ``changes()`` after ten edits. Also prints the probe and what ``auto`` picks.
+
+``run start`` is end to end: a review run (``driveros.runs.execute_run``, local sandbox, the
+scripted model over loopback) from its call until the model has the first request; the scratch
+copy is made by the run, with the strategy forced through ``$DRIVEROS_SCRATCH_STRATEGY``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from driveros.review import ScratchWorkspace, scratch_strategies
+from driveros.config import load_environment
+from driveros.review import STRATEGY_VAR, ScratchWorkspace, scratch_strategies
+from driveros.runs import RunSpec, execute_run
+from driveros.testing import ScriptedModelServer, Turn
 
 ROUNDS = int(os.environ.get("BENCH_REVIEW_ROUNDS", "3"))
 _SIZES_VAR = "BENCH_REVIEW_SIZES"
@@ -81,7 +88,53 @@ async def _strategy(src: Path, base: Path, strategy: str) -> dict[str, float]:
     disk = await asyncio.to_thread(_disk, next(base.iterdir()))
     t0 = time.perf_counter()
     await scratch.aclose()
-    return {"start": start, "changes": changed, "disk": disk, "close": time.perf_counter() - t0}
+    closed = time.perf_counter() - t0
+    run = await _run_start(src, base, strategy)
+    return {"start": start, "changes": changed, "disk": disk, "close": closed, "run": run}
+
+
+async def _run_start(src: Path, base: Path, strategy: str) -> float:
+    """Seconds from ``execute_run`` until the scripted model holds the run's first request."""
+    async with ScriptedModelServer([Turn(text="done")]) as model:
+        environ = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": os.environ.get("HOME", "/tmp"),
+            "OPENAI_API_KEY": "bench",
+            "OPENAI_BASE_URL": model.openai_base_url,
+            "OPENAI_MODEL": "scripted",
+        }
+        env = load_environment(cwd=src, environ=environ)
+        old = {k: os.environ.get(k) for k in (STRATEGY_VAR, "TMPDIR")}
+        os.environ[STRATEGY_VAR], os.environ["TMPDIR"] = strategy, str(base)
+        tempfile.tempdir = None  # re-read TMPDIR: the run's scratch goes under ``base``
+
+        async def noop(_event: object) -> None:
+            return None
+
+        try:
+            t0 = time.perf_counter()
+            run = asyncio.ensure_future(
+                execute_run(
+                    RunSpec(task="t", workspace=src, review=True, diagnostics=False),
+                    env=env,
+                    on_event=noop,
+                )
+            )
+            while not model.requests and not run.done():
+                await asyncio.sleep(0.002)
+            started = time.perf_counter() - t0
+            report = await run
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            tempfile.tempdir = None
+        assert report.scratch is None or report.scratch.strategy == strategy
+        if report.scratch is not None:
+            await report.scratch.aclose()
+    return started
 
 
 async def _worktree_add(src: Path, base: Path) -> dict[str, float]:
@@ -139,6 +192,8 @@ async def _bench_size(root: Path, files: int, strategies: list[str]) -> None:
         )
         if "changes" in runs[0]:
             line += f"   changes() {_median(runs, 'changes') * 1000:6.1f} ms"
+            run = _median(runs, "run")
+            line += f"   run start {run * 1000:8.1f} ms (x{run / ref:5.2f})"
         print(line)
 
 

@@ -119,27 +119,32 @@ class Layout:
         return ["--", self.prefix.rstrip("/")] if self.prefix else []
 
 
-async def _repo_info(workspace: Path) -> tuple[Path, str, Path] | None:
-    """(toplevel, prefix, common git dir) when ``workspace`` is in a repository with a HEAD."""
+async def _repo_info(workspace: Path) -> tuple[Path, str, Path, str] | None:
+    """(toplevel, prefix, common git dir, HEAD commit) when ``workspace`` is in a repository
+    with a HEAD: one ``git rev-parse`` (it exits 1 on an unborn branch, which has nothing to
+    check out: copy instead)."""
     code, out, _ = await run_git(
-        ["rev-parse", "--show-toplevel", "--show-prefix", "--git-common-dir"],
+        [
+            "rev-parse",
+            "--show-toplevel",
+            "--show-prefix",
+            "--git-common-dir",
+            "--verify",
+            "-q",
+            "HEAD^{commit}",
+        ],
         cwd=workspace,
         check=False,
     )
     if code != 0:
         return None
     lines = out.decode("utf-8", "surrogateescape").splitlines()
-    if len(lines) != 3 or not lines[0]:
+    if len(lines) != 4 or not lines[0] or not lines[3]:
         return None
-    code, _, _ = await run_git(
-        ["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=workspace, check=False
-    )
-    if code != 0:
-        return None  # an unborn branch has nothing to check out: copy instead
     common = Path(lines[2])
     if not common.is_absolute():
         common = workspace / common
-    return Path(lines[0]), lines[1], await asyncio.to_thread(common.resolve)
+    return Path(lines[0]), lines[1], await asyncio.to_thread(common.resolve), lines[3]
 
 
 async def _init_private(git_dir: Path, *, excludes: str, alternates: Path | None) -> None:
@@ -284,29 +289,37 @@ async def _mount_view(lay: Layout, lower: Path, hide: list[str]) -> str | None:
 
 
 async def _populate_overlay(
-    lay: Layout, top: Path, common: Path, max_file_size: int, hide: list[str]
+    lay: Layout, top: Path, common: Path, head: str, max_file_size: int, hide: list[str]
 ) -> str | None:
     """Mount the view and record the baseline (``HEAD`` plus the user's dirty files, hashed
-    from the lower layer: nothing is checked out or copied). None, or why it cannot mount."""
-    status_task = asyncio.create_task(_user_status(top))
-    try:
-        _, head, _ = await run_git(["rev-parse", "--verify", "HEAD^{commit}"], cwd=top)
-        why = await _mount_view(lay, top, hide)
-    finally:
-        _, status, _ = await status_task
-    if why is not None:
-        return why
+    from the lower layer: nothing is checked out or copied). None, or why it cannot mount.
+    The user's ``git status``, the mount and the private repository are made concurrently."""
 
     def excludes() -> str:
         user_exclude = common / "info" / "exclude"
         own = user_exclude.read_text("utf-8", "replace") if user_exclude.is_file() else ""
         return f"{own}\n{_EXCLUDES_TEXT}"
 
-    await _init_private(
-        lay.git_dir, excludes=await asyncio.to_thread(excludes), alternates=common / "objects"
+    async def private() -> None:
+        text = await asyncio.to_thread(excludes)
+        await _init_private(lay.git_dir, excludes=text, alternates=common / "objects")
+
+    # All three finish (or are canceled with the caller) before any error is raised, so
+    # cleanup never races a mount still being made; the first error is raised as itself.
+    status_r, why, made = await asyncio.gather(
+        _user_status(top), _mount_view(lay, top, hide), private(), return_exceptions=True
     )
+    if isinstance(why, BaseException):
+        raise why
+    if isinstance(status_r, BaseException):
+        raise status_r
+    if isinstance(made, BaseException):
+        raise made
+    if why is not None:
+        return why
+    _, status, _ = status_r
     await run_git(
-        ["read-tree", head.decode().strip()],
+        ["read-tree", head],
         cwd=lay.work,
         git_dir=lay.git_dir,
         work_tree=lay.work,
@@ -531,7 +544,7 @@ async def build(
         if use_overlay:
             lay.strategy, lay.lower = "overlay", repo[0] if repo else workspace
             if repo is not None:
-                why = await _populate_overlay(lay, repo[0], repo[2], max_file_size, hide)
+                why = await _populate_overlay(lay, repo[0], repo[2], repo[3], max_file_size, hide)
             else:
                 why = await _populate_overlay_plain(lay, max_file_size, hide)
             if why is not None:
