@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from driveros.review import path_problem, plan_file, read_text
+from driveros.review._files import blob_sha
+from driveros.review._plan import read_bytes
 
 
 def _tree(tmp_path: Path) -> Path:
@@ -47,3 +50,43 @@ def test_plan_file_a_symlink_or_directory_is_a_conflict_not_a_crash(tmp_path: Pa
 
     assert "symbolic link" in (plan_file(ws, Delete(), current=current).conflict or "")
     assert plan_file(ws, Create(), current=current).conflict == "a directory is in the way"
+
+
+def test_plan_file_a_fifo_where_a_file_was_is_a_conflict_never_a_hang(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / "pipe.txt")  # opened for reading without O_NONBLOCK, this would block
+
+    class Modify:
+        path, action, old_path, binary, mode = "pipe.txt", "modify", None, False, "100644"
+        before, after, before_sha, after_sha = "a\n", "b\n", None, None
+
+    for text_only, read in ((True, read_text), (False, read_bytes)):
+        decided = plan_file(
+            ws, Modify(), current=lambda rel, read=read: read(ws / rel), text_only=text_only
+        )
+        assert (decided.conflict or "").startswith("cannot read the file")
+
+
+def test_plan_file_compares_bytes_by_blob_id_and_text_by_text(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("agent\n")
+
+    class Modify:
+        path, action, old_path, binary, mode = "a.txt", "modify", None, False, "100644"
+        before, after = "base\n", "agent\n"
+        before_sha, after_sha = blob_sha(b"base\n"), blob_sha(b"agent\n")
+
+    as_text = plan_file(ws, Modify(), current=lambda rel: read_text(ws / rel))
+    as_bytes = plan_file(ws, Modify(), current=lambda rel: read_bytes(ws / rel), text_only=False)
+    assert as_text.done and as_bytes.done  # the workspace already holds the agent's version
+    (ws / "a.txt").write_text("base\n")
+    overlaid = plan_file(
+        ws,
+        Modify(),
+        current=lambda rel: read_bytes(ws / rel),
+        text_only=False,
+        baseline={"a.txt": blob_sha(b"disk\n")},  # the run started from a buffer, not the disk
+    )
+    assert overlaid.conflict == "changed in the workspace since the run started"

@@ -217,11 +217,9 @@ def _text(content: str | bytes) -> str | None:
     return content if isinstance(content, str) else None
 
 
-def read_bytes(path: Path) -> bytes | None:
-    """A file's bytes, a symbolic link's target (never followed), None when absent; anything
-    else (a directory, a device) raises OSError."""
-    if path.is_symlink():
-        return os.fsencode(path.readlink())
+def _regular_file(path: Path) -> bytes | None:
+    """A regular file's bytes, None when absent; never follows a final symbolic link nor
+    blocks on a FIFO (anything but a regular file raises OSError)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -232,14 +230,15 @@ def read_bytes(path: Path) -> bytes | None:
         return fh.read()
 
 
+def read_bytes(path: Path) -> bytes | None:
+    """A file's bytes, a symbolic link's target (never followed), None when absent; anything
+    else (a directory, a device) raises OSError."""
+    if path.is_symlink():
+        return os.fsencode(path.readlink())
+    return _regular_file(path)
+
+
 def read_text(path: Path) -> str | None:
     """A regular file's text (None when absent); never follows a final symbolic link."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise IsADirectoryError(f"{path} is not a regular file")
-        data = fh.read()
-    return data.decode("utf-8")
+    data = _regular_file(path)
+    return None if data is None else data.decode("utf-8")
