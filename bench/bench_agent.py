@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from driveros.agent import Agent, AgentConfig, Event
+from driveros.approval import AllowAllApproval
 from driveros.llm import Provider, Request, StreamEvent, anthropic
 from driveros.llm.openaicompat import openai
-from driveros.review import AllowAllApproval
 from driveros.sandbox import LocalSandbox
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from driveros import _tool_names as names
+from driveros import approval
 from driveros.acp._updates import tool_kind
 from driveros.agent import READ_ONLY_TOOLS as AGENT_READ_ONLY
 from driveros.agent import TOOL_NAMES as AGENT_TOOL_NAMES
 from driveros.agent import tool_specs
-from driveros.review import approval
 
 
 def test_tool_names_partition_into_read_edit_and_run() -> None:

@@ -1,7 +1,7 @@
 """The model-facing tool vocabulary, defined once.
 
 The agent describes these tools to the model (``driveros.agent``), the approval policies sort
-them into tiers (``driveros.review.approval``), the diagnostics feed watches the edits
+them into tiers (``driveros.approval``), the diagnostics feed watches the edits
 (``driveros.intel``) and front ends label them (``driveros.acp``); all of them import the names
 from here.
 """

@@ -1,6 +1,6 @@
 """Approval mode ``ask`` in the editor: questions as ``window/showMessageRequest``.
 
-The agent's :class:`~driveros.review.approval.AskApproval` decides what the policy allows on
+The agent's :class:`~driveros.approval.AskApproval` decides what the policy allows on
 its own and hands the rest to an :class:`EditorAsker`. The run executes on the agent loop
 (a worker thread); the question is sent from the protocol loop, and the run waits for the
 answer. ``AskApproval`` applies the timeout (``approvalTimeoutS``) and serializes questions;
@@ -22,7 +22,7 @@ from lsprotocol import types as lsp
 from driveros_lsp.protocol import ASK_ACTIONS
 
 if TYPE_CHECKING:
-    from driveros.review.approval import Answer, Question
+    from driveros.approval import Answer, Question
     from driveros_lsp._editor import ClientTraits, Editor
     from driveros_lsp._settings import Settings
 
@@ -83,7 +83,7 @@ class EditorAsker:
             future.cancel()  # withdraws the question when this wait was cancelled
 
     async def _ask(self, question: Question) -> Answer:
-        from driveros.review.approval import Answer
+        from driveros.approval import Answer
 
         msg_id = f"driveros-ask-{uuid.uuid4().hex[:12]}"
         protocol = self._server.protocol

@@ -62,7 +62,7 @@ class RunRequest(BaseModel):
     targets: list[dict[str, Any]] = Field(default_factory=list)
     #: The user trusts the workspace (decided by ``_trust.WorkspaceTrust`` as the run starts).
     trusted: bool = False
-    #: Who approval ``ask`` asks (a ``driveros.review.approval.Asker``, the editor); None:
+    #: Who approval ``ask`` asks (a ``driveros.approval.Asker``, the editor); None:
     #: nobody can be asked and ``ask`` runs as ``policy``.
     asker: Any = Field(default=None, exclude=True, repr=False)
 

@@ -52,7 +52,7 @@ PROPOSAL_FILE_FIELDS: Final[tuple[str, ...]] = (
 
 # approval "ask": a window/showMessageRequest whose message starts with this prefix (then the
 # tool, the whole command with control characters escaped, the tier; docs/protocol.md) and
-# whose actions are exactly these titles, in this order (driveros.review.approval.ASK_ACTIONS)
+# whose actions are exactly these titles, in this order (driveros.approval.ASK_ACTIONS)
 ASK_MESSAGE_PREFIX: Final = "driveros wants to "
 ASK_ALLOW_ONCE: Final = "Allow once"
 ASK_ALLOW_RUN: Final = "Allow for this run"

@@ -11,8 +11,8 @@ import pytest
 from tests.sandbox.conftest import daemon_runtimes, require_docker
 
 from driveros.agent import Event
+from driveros.approval import Answer, Question
 from driveros.config import load_environment
-from driveros.review.approval import Answer, Question
 from driveros.runs import RunSpec, execute_run
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from driveros.review.approval import ApprovalRequest, Decision, PolicyApproval, Tier
+from driveros.approval import ApprovalRequest, Decision, PolicyApproval, Tier
 
 from ._trace import outside, require_tracer, trace_command
 

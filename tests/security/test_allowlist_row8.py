@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from driveros.review.approval import ApprovalRequest, PolicyApproval, Tier, classify_command
+from driveros.approval import ApprovalRequest, PolicyApproval, Tier, classify_command
 
 from ._trace import outside, trace_command
 

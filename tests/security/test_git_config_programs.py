@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from driveros._git import is_program_key, run_git
 from driveros.agent import ToolResult
+from driveros.approval import ApprovalRequest, PolicyApproval, Tier
 from driveros.config import load_environment
-from driveros.review.approval import ApprovalRequest, PolicyApproval, Tier
 from driveros.runs import RunSpec, execute_run
 from driveros.sandbox import DockerSandbox, LocalSandbox
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn

@@ -108,7 +108,7 @@ def test_params_are_camel_case_on_the_wire(tmp_path: Path) -> None:
 
 
 def test_ask_names_are_the_cores() -> None:
-    from driveros.review.approval import ASK_ACTIONS, ApprovalRequest, Question
+    from driveros.approval import ASK_ACTIONS, ApprovalRequest, Question
 
     assert protocol.ASK_ACTIONS == ASK_ACTIONS
     question = Question(request=ApprovalRequest(tool="run", arguments={"command": "make"}))

@@ -10,7 +10,7 @@ from typing import Literal
 from acp import schema
 
 from driveros.acp._updates import tool_kind, tool_title
-from driveros.review.approval import Answer, Question
+from driveros.approval import Answer, Question
 
 #: The four options every permission request offers, in this order.
 OPTIONS: tuple[schema.PermissionOption, ...] = (

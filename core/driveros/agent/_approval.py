@@ -1,7 +1,7 @@
 """Approval as the loop sees it: every non-read-only tool call is decided by a policy.
 
 The policies themselves (``ask``, ``policy``, ``never``, ``allow-all``) live in
-:mod:`driveros.review.approval`; this module maps the ``--approve`` modes onto them, with the
+:mod:`driveros.approval`; this module maps the ``--approve`` modes onto them, with the
 tier the run's commands execute in.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from driveros.review.approval import (
+from driveros.approval import (
     DEFAULT_ASK_TIMEOUT,
     ApprovalPolicy,
     ApprovalRequest,

@@ -8,8 +8,8 @@ from typing import TextIO
 
 from driveros._plural import files
 from driveros.agent import Event, Result
+from driveros.approval import display_command
 from driveros.llm import format_cost
-from driveros.review.approval import display_command
 
 _MAX_OUTPUT_LINES = 6
 #: Collapsed to one space in one-line fields; every other control character is escaped.

@@ -25,13 +25,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from driveros._errors import ConfigError, DriverosError
 from driveros._git import run_git_sync
 from driveros.agent import Event
+from driveros.approval import approval_from_name
 from driveros.config import ContainerRuntime, Environment, SandboxKind
 from driveros.evals._cassette import Cassette, ReplayLog, recording_client, replay_client
 from driveros.evals._results import CaseResult, EvalRun, Mode
 from driveros.evals._scoring import case_passed, score_case
 from driveros.evals._suite import Case, GitWorkspace, Suite
 from driveros.llm import Provider
-from driveros.review.approval import approval_from_name
 from driveros.runs import RunSpec, run_in
 from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
 

@@ -1,4 +1,4 @@
-"""The review layer: scratch copies of a workspace, their diffs, review actions, approvals.
+"""The review layer: scratch copies of a workspace, their diffs and review actions.
 
     async with await ScratchWorkspace.create(workspace, overlays=buffers) as scratch:
         ...  # the agent works in scratch.path
@@ -6,7 +6,7 @@
         sys.stderr.write(render_changes(changes, color=sys.stderr.isatty()))
         await scratch.apply()          # or commit(message), discard()
 
-Approval policies live in :mod:`driveros.review.approval` (re-exported here).
+Approval policies (which tool calls may run at all) live in :mod:`driveros.approval`.
 """
 
 from driveros._errors import GitError, GitNotFoundError
@@ -31,50 +31,28 @@ from driveros.review._overlay import STRATEGIES, STRATEGY_VAR, scratch_strategie
 from driveros.review._plan import PlannedFile, path_problem, plan_file, read_text
 from driveros.review._scratch import ContainerGit, KeptScratch, ScratchWorkspace
 from driveros.review._snapshot import DEFAULT_EXCLUDES
-from driveros.review.approval import (
-    AllowAllApproval,
-    ApprovalPolicy,
-    ApprovalRequest,
-    Decision,
-    InteractiveApproval,
-    NeverApproval,
-    NoTerminalError,
-    PolicyApproval,
-    approval_from_name,
-    classify_command,
-)
 
 __all__ = [
     "DEFAULT_EXCLUDES",
     "ENVIRONMENT_DIRS",
     "STRATEGIES",
     "STRATEGY_VAR",
-    "AllowAllApproval",
     "ApplyResult",
-    "ApprovalPolicy",
-    "ApprovalRequest",
     "ChangeAction",
     "Conflict",
     "ConflictError",
     "ContainerGit",
-    "Decision",
     "FileChange",
     "GitError",
     "GitNotFoundError",
     "HookChangeError",
-    "InteractiveApproval",
     "KeptScratch",
-    "NeverApproval",
-    "NoTerminalError",
     "NotARepositoryError",
     "PlannedFile",
-    "PolicyApproval",
     "ReviewError",
     "ScratchClosedError",
     "ScratchWorkspace",
     "UnknownPathError",
-    "approval_from_name",
-    "classify_command",
     "combined_patch",
     "path_problem",
     "plan_file",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
+from driveros.approval import display_command
 from driveros.review._models import FileChange
-from driveros.review.approval import display_command
 
 _NO_EOL = "\\ No newline at end of file"
 
@@ -85,7 +85,7 @@ def render_changes(changes: Sequence[FileChange], *, color: bool = False, diff: 
 
     With ``color`` the output uses ANSI colours (pass ``stream.isatty()``); otherwise plain text.
     Control characters in paths and diff lines are escaped
-    (:func:`driveros.review.approval.display_command`).
+    (:func:`driveros.approval.display_command`).
     """
     if not changes:
         return "No changes.\n"

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from driveros._errors import ConfigError
 from driveros._tool_names import RUN_TOOL
-from driveros.review.approval._display import display_command
+from driveros.approval._display import display_command
 
 
 class NoTerminalError(ConfigError):

@@ -9,10 +9,10 @@ matrix and the allowlist; :func:`display_command` is how any command is shown to
 """
 
 from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS, RUN_TOOL
-from driveros.review.approval._ask import AskApproval, run_key
-from driveros.review.approval._display import display_command
-from driveros.review.approval._interactive import InteractiveApproval, TtyAsker
-from driveros.review.approval._policies import (
+from driveros.approval._ask import AskApproval, run_key
+from driveros.approval._display import display_command
+from driveros.approval._interactive import InteractiveApproval, TtyAsker
+from driveros.approval._policies import (
     APPROVAL_NAMES,
     DEFAULT_ASK_TIMEOUT,
     AllowAllApproval,
@@ -21,8 +21,8 @@ from driveros.review.approval._policies import (
     approval_from_name,
     policy_decision,
 )
-from driveros.review.approval._shell import classify_command
-from driveros.review.approval._types import (
+from driveros.approval._shell import classify_command
+from driveros.approval._types import (
     ASK_ACTIONS,
     LOCAL_TIER,
     Answer,

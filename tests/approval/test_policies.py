@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from driveros import ConfigError
-from driveros.review.approval import (
+from driveros.approval import (
     AllowAllApproval,
     ApprovalPolicy,
     ApprovalRequest,
@@ -95,7 +95,7 @@ def test_interactive_without_terminal_fails_fast(tmp_path: Path) -> None:
     """In a new session there is no controlling terminal: construction raises at once."""
     script = textwrap.dedent(
         """
-        from driveros.review.approval import approval_from_name, NoTerminalError
+        from driveros.approval import approval_from_name, NoTerminalError
         from driveros import ConfigError
         try:
             approval_from_name("interactive")

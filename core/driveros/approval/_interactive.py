@@ -8,8 +8,8 @@ import errno
 import os
 from pathlib import Path
 
-from driveros.review.approval._ask import AskApproval
-from driveros.review.approval._types import Answer, NoTerminalError, Question, Tier
+from driveros.approval._ask import AskApproval
+from driveros.approval._types import Answer, NoTerminalError, Question, Tier
 
 _MAX_ANSWER = 4096
 

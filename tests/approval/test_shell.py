@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from driveros.review.approval import classify_command
+from driveros.approval import classify_command
 
 ALLOWED = [
     "ls",

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from driveros.review.approval._rules import Ctx, Unsafe, check_path_arg, classify_argv
-from driveros.review.approval._types import Decision
+from driveros.approval._rules import Ctx, Unsafe, check_path_arg, classify_argv
+from driveros.approval._types import Decision
 from driveros.sandbox import secret_path_reason
 
 

@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 
-from driveros.review.approval._options import (
+from driveros.approval._options import (
     GREP,
     RG,
     Unsafe,

@@ -9,9 +9,8 @@ from pathlib import Path
 from driveros._errors import ConfigError, GitError
 from driveros._git import planted_programs
 from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS, RUN_TOOL
-from driveros.config import ASK_TIMEOUT_S
-from driveros.review.approval._shell import classify_command, command_paths, command_runs_git
-from driveros.review.approval._types import (
+from driveros.approval._shell import classify_command, command_paths, command_runs_git
+from driveros.approval._types import (
     LOCAL_TIER,
     ApprovalPolicy,
     ApprovalRequest,
@@ -19,6 +18,7 @@ from driveros.review.approval._types import (
     Decision,
     Tier,
 )
+from driveros.config import ASK_TIMEOUT_S
 
 
 def policy_decision(
@@ -185,8 +185,8 @@ def approval_from_name(
         case "allow-all" | "allow_all":
             return AllowAllApproval()
         case "ask" | "interactive":
-            from driveros.review.approval._ask import AskApproval
-            from driveros.review.approval._interactive import InteractiveApproval
+            from driveros.approval._ask import AskApproval
+            from driveros.approval._interactive import InteractiveApproval
 
             if asker is None:
                 tty = InteractiveApproval(

@@ -7,8 +7,8 @@ import json
 import logging
 from pathlib import Path
 
-from driveros.review.approval._policies import DEFAULT_ASK_TIMEOUT, decide_in_tier
-from driveros.review.approval._types import (
+from driveros.approval._policies import DEFAULT_ASK_TIMEOUT, decide_in_tier
+from driveros.approval._types import (
     LOCAL_TIER,
     ApprovalRequest,
     Asker,

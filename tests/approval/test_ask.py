@@ -8,7 +8,7 @@ from typing import Literal
 
 import pytest
 
-from driveros.review.approval import (
+from driveros.approval import (
     ASK_ACTIONS,
     Answer,
     ApprovalRequest,
