@@ -10,13 +10,13 @@ import logging
 from pathlib import Path
 
 from driveros.cli._options import (
+    add_limits,
     add_provider,
     chosen_provider,
     invalid_run_settings,
-    positive_int,
     positive_seconds,
 )
-from driveros.config import ASK_TIMEOUT_S, MAX_ITERATIONS, MAX_WALL_S
+from driveros.config import ASK_TIMEOUT_S
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -32,14 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="ask",
         help="the session mode new sessions start in (session/set_mode switches it)",
     )
-    add(
-        "--max-iterations",
-        type=positive_int,
-        default=MAX_ITERATIONS,
-        metavar="N",
-        help="model turns",
-    )
-    add("--max-wall", type=positive_seconds, default=MAX_WALL_S, metavar="SECONDS", help="run time")
+    add_limits(parser)
     add(
         "--mcp-config",
         type=Path,

@@ -34,6 +34,7 @@ from driveros.agent import (
 )
 from driveros.cli._fail import CLOSED_STREAMS, fail
 from driveros.cli._options import (
+    add_limits,
     add_provider,
     chosen_provider,
     invalid_run_settings,
@@ -44,7 +45,7 @@ from driveros.cli._options import (
 from driveros.cli._output import TraceWriter, result_json, summary_line
 from driveros.cli._output_review import council_gate, finish_review, review_prompt_check
 from driveros.cli._parser import UsageError
-from driveros.config import MAX_ITERATIONS, MAX_WALL_S, Environment, load_environment
+from driveros.config import Environment, load_environment
 from driveros.diagnostics import DiagnosticItem, format_items
 from driveros.runs import RunReport, RunSpec, current_errors, execute_run, new_run_id
 
@@ -86,14 +87,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=False,
         help="long-term memory: recall before, store after a verified answer",
     )
-    add(
-        "--max-iterations",
-        type=positive_int,
-        default=MAX_ITERATIONS,
-        metavar="N",
-        help="model turns",
-    )
-    add("--max-wall", type=positive_seconds, default=MAX_WALL_S, metavar="SECONDS", help="run time")
+    add_limits(parser)
     add(
         "--max-context",
         type=positive_int,

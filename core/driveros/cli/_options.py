@@ -13,7 +13,7 @@ import math
 from typing import TYPE_CHECKING, NamedTuple
 
 from driveros._errors import ConfigError
-from driveros.config import PROVIDER_ORDER
+from driveros.config import MAX_ITERATIONS, MAX_WALL_S, PROVIDER_ORDER
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -119,6 +119,19 @@ def chosen_provider(args: argparse.Namespace) -> tuple[str | None, str | None]:
     if spec is None:
         return None, model
     return spec.name, model or spec.model
+
+
+def add_limits(parser: argparse.ArgumentParser) -> None:
+    """``--max-iterations`` and ``--max-wall``, defaulting to the run options' limits."""
+    add = parser.add_argument
+    add(
+        "--max-iterations",
+        type=positive_int,
+        default=MAX_ITERATIONS,
+        metavar="N",
+        help="model turns",
+    )
+    add("--max-wall", type=positive_seconds, default=MAX_WALL_S, metavar="SECONDS", help="run time")
 
 
 def invalid_run_settings(exc: ValidationError) -> ConfigError:
