@@ -32,6 +32,7 @@ agent: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check core server tests bench
 	$(BIN)/ruff format --check core server tests bench
+	$(BIN)/lint-imports
 
 format: $(STAMP)
 	$(BIN)/ruff format core server tests bench
