@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from driveros_lsp._approval import EditorAsker, effective_approval
 from driveros_lsp._runs import Run, RunError, new_run_id
 from driveros_lsp.features.documents import relative_path, snapshot
 from driveros_lsp.protocol import (
@@ -161,7 +162,6 @@ def _selection(server: DriverosLanguageServer, p: StartParams, rel: str) -> str:
 async def _launch(
     server: DriverosLanguageServer, root: Path, task: str, targets: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    from driveros_lsp._approval import EditorAsker, effective_approval
     from driveros_lsp._runner import RunRequest
 
     settings = await server.current_settings()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from driveros_lsp._approval import ask_problem
 from driveros_lsp._editor import ClientTraits
 
 if TYPE_CHECKING:
@@ -60,8 +61,6 @@ async def load_settings(server: DriverosLanguageServer, options: Any) -> None:
 
 def ask_problems(server: DriverosLanguageServer, raw: Any) -> list[str]:
     """The "approval ask needs message actions" warning, once per session."""
-    from driveros_lsp._approval import ask_problem
-
     if server.ask_warned:
         return []
     problem = ask_problem(raw, server.settings, server.traits)
