@@ -293,7 +293,8 @@ async def _populate_overlay(
 ) -> str | None:
     """Mount the view and record the baseline (``HEAD`` plus the user's dirty files, hashed
     from the lower layer: nothing is checked out or copied). None, or why it cannot mount.
-    The user's ``git status``, the mount and the private repository are made concurrently."""
+    The user's ``git status``, the mount and the private repository (with ``HEAD`` read into
+    its index) are made concurrently."""
 
     def excludes() -> str:
         user_exclude = common / "info" / "exclude"
@@ -303,6 +304,9 @@ async def _populate_overlay(
     async def private() -> None:
         text = await asyncio.to_thread(excludes)
         await _init_private(lay.git_dir, excludes=text, alternates=common / "objects")
+        # The baseline starts as HEAD (the user's dirty files are added below); read from
+        # the private repository alone, it needs neither the status nor the mount.
+        await run_git(["read-tree", head], cwd=lay.git_dir, git_dir=lay.git_dir, scratch=True)
 
     # All three finish (or are canceled with the caller) before any error is raised, so
     # cleanup never races a mount still being made; the first error is raised as itself.
@@ -318,13 +322,6 @@ async def _populate_overlay(
     if why is not None:
         return why
     _, status, _ = status_r
-    await run_git(
-        ["read-tree", head],
-        cwd=lay.work,
-        git_dir=lay.git_dir,
-        work_tree=lay.work,
-        scratch=True,
-    )
     entries = [e for e in split_z(status) if len(e) > 3 and not _untracked_excluded(e)]
     if max_file_size:
         untracked = [e[3:] for e in entries if e.startswith("??")]
