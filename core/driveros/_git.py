@@ -9,12 +9,13 @@ code on driveros' behalf. So every call
   config file) unless ``hooks="user"`` asks for the user's own hooks: only ``commit`` of a
   review whose changes touch no hook path (``driveros.review``) and reading where the hooks are;
 - on a user's repository, first reads the effective configuration (``git config --list``,
-  which runs nothing) and pins every program-running key (:func:`is_program_key`) that the
-  repository's own config (``local``/``worktree`` scope, included files too) sets: back to the
-  user's or the system's value when they set one, else to a value that runs nothing
-  (:func:`program_pins`): a ``filter.<x>.clean`` named by ``.gitattributes``, a
-  ``diff.<x>.textconv``, ``diff.external`` or ``gpg.program`` planted in ``.git/config``
-  never runs for ``git add``, ``checkout-index``, ``diff`` or ``commit``;
+  which runs nothing; when that fails, the call is not run and fails the same way) and pins
+  every program-running key (:func:`is_program_key`) that the repository's own config
+  (``local``/``worktree`` scope, included files too) sets: back to the user's or the system's
+  value when they set one, else to a value that runs nothing (:func:`program_pins`): a
+  ``filter.<x>.clean`` named by ``.gitattributes``, a ``diff.<x>.textconv``,
+  ``diff.external`` or ``gpg.program`` planted in ``.git/config`` never runs for ``git add``,
+  ``checkout-index``, ``diff`` or ``commit``;
 - with ``scratch=True`` (driveros' own scratch repositories, not the user's) also pins the
   options that would change bytes or start background work (:data:`SCRATCH_CONFIG`);
 - runs in :func:`git_environment`, the caller's environment without the variables that point
@@ -356,11 +357,10 @@ def _base_env(hooks: Hooks) -> dict[str, str]:
 
 
 def _with_pins(env: dict[str, str], listed: GitResult) -> dict[str, str]:
-    """``env`` plus :func:`program_pins` for what ``git config --list`` printed (nothing when
-    it failed: outside a repository there is no repository config, and a config git cannot
-    parse stops the call itself too)."""
-    if listed.returncode != 0:
-        return env
+    """``env`` plus :func:`program_pins` for what ``git config --list`` printed. (Outside a
+    repository the listing succeeds, without repository scopes; when it fails, a config git
+    cannot parse or a git too old for ``--show-scope``, the call is not run: its result is
+    the listing's failure.)"""
     return pinned_environment(env, program_pins(parse_config_list(listed.stdout)))
 
 
@@ -434,6 +434,8 @@ async def run_git(
             _LIST, cwd, scratch=False, hooks=hooks, git_dir=git_dir, work_tree=work_tree
         )
         listed = await _spawn(listing, env, None, timeout, args=args, cwd=cwd)
+        if listed.returncode != 0:  # fail closed: the call is not run unpinned
+            return _checked(args, cwd, listed, check)
         env = _with_pins(env, listed)
     result = await _spawn(argv, env, stdin, timeout, args=args, cwd=cwd)
     return _checked(args, cwd, result, check)
@@ -457,6 +459,9 @@ def run_git_sync(
             listed = subprocess.run(
                 listing, stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=timeout
             )
+            if listed.returncode != 0:  # fail closed: the call is not run unpinned
+                failed = GitResult(listed.returncode, listed.stdout, listed.stderr)
+                return _checked(args, cwd, failed, check)
             env = _with_pins(env, GitResult(listed.returncode, listed.stdout, b""))
         done = subprocess.run(
             argv,

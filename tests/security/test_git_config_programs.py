@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -20,7 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from driveros._git import is_program_key, run_git
+from driveros import GitError
+from driveros._git import is_program_key, run_git, run_git_sync
 from driveros.agent import ToolResult
 from driveros.approval import ApprovalRequest, PolicyApproval, Tier
 from driveros.config import load_environment
@@ -593,3 +595,30 @@ def test_driveros_git_pins_a_filter_of_any_name(
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(base)}
     subprocess.run(["git", "add", "-A"], cwd=repo, capture_output=True, env=env, check=False)
     assert marker.exists()  # the control: the same driver is live for plain git
+
+
+async def test_driveros_git_fails_closed_when_the_config_cannot_be_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git that cannot list the configuration (older than ``--show-scope``): the call is
+    not run unpinned, it fails with git's own message."""
+    marker = tmp_path / "PWNED"
+    repo = hostile_repo(tmp_path, ("filter.evil.clean",), marker)
+    (repo / "notes.txt").write_text("changed\n")
+    real = shutil.which("git")
+    old_git = tmp_path / "old-git"
+    old_git.mkdir()
+    (old_git / "git").write_text(
+        '#!/bin/sh\nfor a in "$@"; do\n  if [ "$a" = --show-scope ]; then\n'
+        '    echo "error: unknown option \\`show-scope\'" >&2; exit 129\n  fi\ndone\n'
+        f'exec {real} "$@"\n'
+    )
+    (old_git / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{old_git}:{os.environ['PATH']}")
+    result = await run_git(["add", "-A"], cwd=repo, check=False)
+    assert result.returncode == 129 and "show-scope" in result.error
+    with pytest.raises(GitError, match="show-scope"):
+        await run_git(["add", "-A"], cwd=repo)
+    assert not marker.exists()
+    assert run_git_sync(["add", "-A"], cwd=repo, check=False).returncode == 129
+    assert not marker.exists()
