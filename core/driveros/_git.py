@@ -409,8 +409,12 @@ async def run_git(
     git_dir: Path | None = None,
     work_tree: Path | None = None,
     literal: bool = True,
+    index_file: Path | None = None,
 ) -> GitResult:
     """Run ``git -C cwd args`` (see the module docstring for what every call gets).
+
+    ``index_file`` points git at another index (``GIT_INDEX_FILE``), for driveros' own
+    scratch repositories (a baseline tree edited without touching the working index).
 
     ``literal=False`` drops ``--literal-pathspecs``, only for commands that take paths but
     refuse pathspec magic (``check-ignore``); never for commands given pathspecs.
@@ -429,6 +433,8 @@ async def run_git(
         literal=literal,
     )
     env = _base_env(hooks)
+    if index_file is not None:
+        env["GIT_INDEX_FILE"] = str(index_file)
     if _reads_repository_config(args, scratch):
         listing = _argv(
             _LIST, cwd, scratch=False, hooks=hooks, git_dir=git_dir, work_tree=work_tree

@@ -375,3 +375,106 @@ async def test_a_file_written_through_the_client_is_read_back_from_its_buffer(
     ]
     assert any("a + b" in o for o in outputs)
     assert _diffs(client) == []  # the buffer is the baseline: reading proposes nothing
+
+
+UNSAVED = "# unsaved edit in the editor\ndef add(a, b):\n    return a - b\n"
+
+
+def _outputs(client: AcpClient) -> list[str]:
+    return [
+        str(u["rawOutput"].get("output"))
+        for u in client.updates
+        if u["sessionUpdate"] == "tool_call_update" and "rawOutput" in u
+    ]
+
+
+async def test_the_agent_reads_an_unsaved_buffer_and_edits_on_top_of_it(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    """No resource in the prompt: the agent's own read_file asks the client
+    (fs/read_text_file); the buffer is what the tool and later commands see, and the
+    proposal's oldText is the buffer, not the disk."""
+    turns = [
+        Turn(tool_calls=[ToolCallSpec("read_file", {"path": "./calc.py"})]),
+        Turn(tool_calls=[ToolCallSpec("run", {"command": "cat calc.py"})]),
+        Turn(tool_calls=[FIX_CALC]),
+        Turn(text="Fixed on top of your buffer."),
+    ]
+    async with ScriptedModelServer(turns) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+        writes: list[dict[str, Any]] = []
+        reads: list[str] = []
+        client.handlers["session/request_permission"] = _answer("allow_once")
+        client.handlers["fs/write_text_file"] = _recording_writes(writes)
+
+        async def buffer(params: dict[str, Any]) -> dict[str, Any]:
+            reads.append(params["path"])
+            if params["path"] == str(calc_repo / "calc.py"):
+                return {"content": UNSAVED}
+            return {"content": Path(params["path"]).read_text()}
+
+        client.handlers["fs/read_text_file"] = buffer
+        result = await client.request("session/prompt", _prompt(session, "fix the test"))
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result == {"stopReason": "end_turn"}
+    read_out, run_out, *_ = _outputs(client)
+    assert "# unsaved edit in the editor" in read_out
+    assert "# unsaved edit in the editor" in run_out  # commands see it too
+    assert str(calc_repo / "calc.py") in reads
+    [diff] = _diffs(client)
+    assert diff["oldText"] == UNSAVED
+    assert diff["newText"] == UNSAVED.replace("a - b", "a + b")
+    assert [w["content"] for w in writes] == [UNSAVED.replace("a - b", "a + b")]
+    assert (calc_repo / "calc.py").read_text() == CALC
+
+
+async def test_a_client_without_read_text_file_is_never_asked(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    turns = [Turn(tool_calls=[ToolCallSpec("read_file", {"path": "calc.py"})]), Turn(text="ok")]
+    async with ScriptedModelServer(turns) as server:
+        caps = {"fs": {"readTextFile": False, "writeTextFile": True}}
+        client, session = await _open(acp_schema, server, calc_repo, caps=caps)
+
+        async def buffer(params: dict[str, Any]) -> dict[str, Any]:
+            return {"content": UNSAVED}
+
+        client.handlers["fs/read_text_file"] = buffer
+        result = await client.request("session/prompt", _prompt(session, "show calc.py"))
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result["stopReason"] == "end_turn"
+    [read_out] = _outputs(client)
+    assert "return a - b" in read_out and "unsaved" not in read_out  # the disk
+    assert not [r for r in client.requests if r["method"] == "fs/read_text_file"]
+
+
+async def test_a_failing_or_hostile_buffer_answer_leaves_the_disk(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    """An error, lone surrogates, or a secret file: the agent reads the disk (a secret file
+    is not even asked for), and the run goes on."""
+    (calc_repo / ".env").write_text("TOKEN=disk\n")
+    reads = [ToolCallSpec("read_file", {"path": p}) for p in ("calc.py", "test_calc.py", ".env")]
+    turns = [Turn(tool_calls=reads), Turn(text="ok")]
+    async with ScriptedModelServer(turns) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+        asked: list[str] = []
+
+        async def buffer(params: dict[str, Any]) -> dict[str, Any]:
+            asked.append(Path(params["path"]).name)
+            if params["path"].endswith("calc.py") and "test_" not in params["path"]:
+                raise RuntimeError("no such buffer")
+            return {"content": "\udc80 not unicode"}
+
+        client.handlers["fs/read_text_file"] = buffer
+        result = await client.request("session/prompt", _prompt(session, "read"))
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result["stopReason"] == "end_turn"
+    assert sorted(asked) == ["calc.py", "test_calc.py"]
+    outputs = "\n".join(_outputs(client))
+    assert "return a - b" in outputs and "assert add(2, 3) == 5" in outputs
+    assert "not unicode" not in outputs and "TOKEN=" not in outputs
+    assert _diffs(client) == []

@@ -39,6 +39,7 @@ def repo(tmp_path: Path) -> Path:
 _EVERY_STRATEGY = frozenset(
     {
         "test_actions",
+        "test_buffers",
         "test_changes",
         "test_diff_patch",
         "test_kept",

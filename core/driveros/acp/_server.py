@@ -267,6 +267,14 @@ class DriverosAgent:
         response = await self.conn.read_text_file(session_id=session.id, path=path)
         return response.content
 
+    async def _read_buffer(self, session: Session, rel: str) -> str | None:
+        """The client's text of a workspace file the agent is about to touch (None: keep the
+        disk's): read through ``fs/read_text_file``, refused like an embedded resource when
+        it could not be an overlay (outside, ``.git``, a link, not valid Unicode)."""
+        path = session.cwd / rel
+        text = await self._read_client(session, str(path))
+        return text if await _overlay_path(session.cwd, path.as_uri(), text) else None
+
     async def _write_client(self, session: Session, path: str, content: str) -> None:
         await self.conn.write_text_file(session_id=session.id, path=path, content=content)
         rel = _inside(session.cwd, Path(path).as_uri())
@@ -425,6 +433,9 @@ class DriverosAgent:
                     history=session.history or None,
                     asker=asker,
                     extra_tools=tools,
+                    buffers=(lambda rel: self._read_buffer(session, rel))
+                    if self._fs_read
+                    else None,
                 )
         finally:
             session.rejecting_commands = asker.rejecting

@@ -49,7 +49,7 @@ from driveros.agent._state import (
 )
 from driveros.agent._stuck import default_detectors
 from driveros.agent._think import stream_turn
-from driveros.agent._tools import ExtraTool, ToolBox, tool_specs
+from driveros.agent._tools import BeforeFile, ExtraTool, ToolBox, tool_specs
 from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot, render_delta, targets_fixed
 from driveros.llm import (
     Message,
@@ -92,6 +92,7 @@ class Agent:
         on_event: OnEvent | None = None,
         sink: EventSink | None = None,
         extra_tools: Sequence[ExtraTool] = (),
+        before_file: BeforeFile | None = None,
     ) -> None:
         self.provider = provider
         self.sandbox = sandbox
@@ -118,6 +119,7 @@ class Agent:
             output_limit=self.config.output_limit,
             default_timeout=self.config.tool_timeout_s,
             extra=extra_tools,
+            before_file=before_file,
         )
 
     @property

@@ -6,6 +6,7 @@ arguments and sandbox refusals become error results the model can read, never ex
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ from driveros.sandbox import (
     SandboxError,
     SearchMatch,
 )
+
+log = logging.getLogger(__name__)
 
 _REFUSALS = (PathEscapeError, PolicyError, RuntimeMissingError, SandboxClosedError)
 
@@ -187,6 +190,8 @@ def describe_range(part: LineRange) -> str:
 
 
 Snapshotter = Callable[[], Awaitable[DiagnosticsSnapshot | None]]
+#: Called with a file tool's ``path`` before the tool touches it (see :class:`ToolBox`).
+BeforeFile = Callable[[str], Awaitable[None]]
 
 
 class ToolBox:
@@ -200,8 +205,12 @@ class ToolBox:
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
         default_timeout: float = 120.0,
         extra: Sequence[ExtraTool] = (),
+        before_file: BeforeFile | None = None,
     ) -> None:
         self._sandbox = sandbox
+        #: Runs before read_file/write_file/edit_file touch their path (an editor's buffer is
+        #: adopted into the copy then); its failures only cost that, never the tool call.
+        self._before_file = before_file
         self._extra = {t.spec.name: t for t in extra if t.spec.name not in _DESCRIPTIONS}
         self._diagnostics = diagnostics
         self._limit = output_limit
@@ -261,6 +270,13 @@ class ToolBox:
 
     async def _execute(self, args: _Args) -> ToolOutcome:
         sb = self._sandbox
+        if self._before_file is not None and isinstance(
+            args, ReadFileArgs | WriteFileArgs | EditFileArgs
+        ):
+            try:
+                await self._before_file(args.path)
+            except (DriverosError, OSError) as exc:
+                log.info("before %s: %s", args.path, exc)
         match args:
             case RunArgs():
                 res = await sb.run(args.command, timeout=args.timeout or self._timeout)

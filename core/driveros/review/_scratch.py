@@ -14,6 +14,7 @@ from typing import Any, Self
 
 from driveros._git import run_git, split_z
 from driveros.review._apply import apply_changes
+from driveros.review._buffers import adopt_buffer
 from driveros.review._changes import compute_changes
 from driveros.review._errors import (
     NotARepositoryError,
@@ -238,6 +239,17 @@ class ScratchWorkspace:
         async with self._lock:
             self._last = await compute_changes(self._lay)
             return list(self._last)
+
+    async def adopt_buffer(self, path: str, text: str) -> bool:
+        """Take an editor buffer for ``path`` (workspace-relative) while the agent works: the
+        copy gets ``text`` and it becomes the file's baseline, as an overlay given at creation
+        (a proposal's "before" is the buffer; applying checks the disk against the disk at
+        start). Whether the copy changed: False when the agent already changed the file (its
+        version wins), the file is not a regular file of the baseline, may not be written,
+        or already holds ``text``."""
+        self._check_open()
+        async with self._lock:
+            return await adopt_buffer(self._lay, path, text)
 
     def _select(self, paths: Iterable[str] | None) -> list[FileChange]:
         """The changes ``paths`` name (either side of a rename names it); every change last

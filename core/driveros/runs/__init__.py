@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from driveros.runs._options import RunOptions
 
 if TYPE_CHECKING:
+    from driveros.runs._buffers import ReadBuffer
     from driveros.runs._execute import (
         RunReport,
         current_errors,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DOCKER_GIT_DIR",
     "DOCKER_WORKSPACE",
+    "ReadBuffer",
     "RunOptions",
     "RunReport",
     "RunSpec",
@@ -49,6 +51,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "ReadBuffer": "_buffers",
     "RunReport": "_execute",
     "current_errors": "_execute",
     "execute_run": "_execute",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,7 @@ from driveros.agent import (
 from driveros.config import Environment
 from driveros.diagnostics import DiagnosticItem
 from driveros.llm import Message, Provider
+from driveros.runs._buffers import ReadBuffer, buffer_hook
 from driveros.runs._provider import make_provider
 from driveros.runs._sandbox import open_sandbox, run_tier
 from driveros.runs._spec import RunSpec
@@ -105,6 +106,7 @@ class _Drive:
         history: Sequence[Message] | None,
         config: AgentConfig | None,
         extra_tools: Sequence[ExtraTool],
+        before_file: Callable[[str], Awaitable[None]] | None = None,
     ) -> AgentRun:
         feed = (
             await diagnostics_feed(spec, sandbox, policy, sink, await feed_cache(sandbox, stack))
@@ -128,6 +130,7 @@ class _Drive:
             targets=spec.targets,
             sink=sink,
             extra_tools=extra_tools,
+            before_file=before_file,
         )
         return await self.agent.run(spec.task, history=history, emit_result=False)
 
@@ -164,6 +167,7 @@ async def execute_run(
     asker: Asker | None = None,
     config: AgentConfig | None = None,
     extra_tools: Sequence[ExtraTool] = (),
+    buffers: ReadBuffer | None = None,
 ) -> RunReport:
     """Run ``spec`` to one outcome. Setup problems end as a ``setup_error`` result.
 
@@ -177,6 +181,9 @@ async def execute_run(
     ``approve="ask"`` asks (default: the terminal). The policy is built per run, in the
     run's tier (:func:`run_tier`). ``extra_tools`` (e.g. an MCP server's, opened by the
     caller around the run) are offered next to the built-in tools, each call approved.
+    ``buffers`` (a review run only) reads the editor's text of a file: the first time the
+    agent reads, edits or writes a path, that text is adopted into the scratch copy
+    (:class:`ReadBuffer`).
     """
     sink = await _sink(spec, env, on_event)
     if spec.overlays and not spec.review:
@@ -232,6 +239,9 @@ async def execute_run(
                 history=history,
                 config=config,
                 extra_tools=extra_tools,
+                before_file=buffer_hook(scratch, buffers, known=spec.overlays)
+                if buffers is not None and scratch is not None
+                else None,
             )
         changes: list[FileChange] = []
         if scratch is not None:
