@@ -190,15 +190,24 @@ class AcpClient:
 
 
 async def start_agent(
-    schema: Schema, *, env: dict[str, str], cwd: Path, args: tuple[str, ...] = ()
+    schema: Schema,
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    args: tuple[str, ...] = (),
+    options: tuple[str, ...] = (),
+    stderr: Any = None,
 ) -> AcpClient:
+    """``options`` go before the subcommand (``-v``); ``stderr``: where the agent's log goes
+    (default: the test's own stderr)."""
     proc = await asyncio.create_subprocess_exec(
         str(DRIVEROS),
+        *options,
         "acp",
         *args,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=None,
+        stderr=stderr,
         env=env,
         cwd=cwd,
         start_new_session=True,

@@ -3,7 +3,14 @@ call goes through ``session/request_permission``, a server that fails is reporte
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -95,9 +102,6 @@ async def test_a_server_that_fails_to_start_is_reported_once_and_the_run_goes_on
 async def test_cancel_during_an_mcp_call_stops_the_server(
     acp_schema: Schema, calc_repo: Path, tmp_path: Path
 ) -> None:
-    import asyncio
-    import os
-
     notes = tmp_path / "notes.txt"
     pid_file = tmp_path / "notes.txt.pid"
     call = ToolCallSpec("notes__wait_long", {})
@@ -137,23 +141,21 @@ async def test_cancel_during_an_mcp_call_stops_the_server(
     assert gone, "the MCP server outlived its run"
 
 
-async def test_an_http_mcp_server_from_the_client_is_used_behind_permission(
-    acp_schema: Schema, calc_repo: Path, tmp_path: Path
-) -> None:
-    import asyncio
-    import os
-    import socket
-    import subprocess
-
+@contextlib.asynccontextmanager
+async def _http_notes(notes: Path, token: str | None = None) -> AsyncIterator[str]:
+    """The notes server over streamable HTTP on a loopback port (requiring ``token`` as a
+    bearer token when given); yields its URL."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    notes = tmp_path / "notes.txt"
+    env = {**os.environ, "NOTES_FILE": str(notes)}
+    if token is not None:
+        env["NOTES_TOKEN"] = token
     http = await asyncio.create_subprocess_exec(
         sys.executable,
         str(NOTES_SERVER),
         str(port),
-        env={**os.environ, "NOTES_FILE": str(notes)},
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -166,16 +168,76 @@ async def test_an_http_mcp_server_from_the_client_is_used_behind_permission(
                 continue
             writer.close()
             break
-        server = {
-            "type": "http",
-            "name": "notes",
-            "url": f"http://127.0.0.1:{port}/mcp",
-            "headers": [],
-        }
-        _, tools, asks = await _run_with(acp_schema, calc_repo, [server], "allow_once")
+        yield f"http://127.0.0.1:{port}/mcp"
     finally:
         http.terminate()
         await http.wait()
+
+
+async def test_an_http_mcp_server_from_the_client_is_used_behind_permission(
+    acp_schema: Schema, calc_repo: Path, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    async with _http_notes(notes) as url:
+        server = {"type": "http", "name": "notes", "url": url, "headers": []}
+        _, tools, asks = await _run_with(acp_schema, calc_repo, [server], "allow_once")
     assert "notes__add_note" in tools
     assert len(asks) == 1
     assert notes.read_text() == "remember the milk\n"
+
+
+TOKEN = "s3cret-mcp-token-4711"
+
+
+async def test_http_headers_from_session_new_are_sent_on_every_request(
+    acp_schema: Schema, calc_repo: Path, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    async with _http_notes(notes, token=TOKEN) as url:
+        headers = [{"name": "Authorization", "value": f"Bearer {TOKEN}"}]
+        server = {"type": "http", "name": "notes", "url": url, "headers": headers}
+        _, tools, asks = await _run_with(acp_schema, calc_repo, [server], "allow_once")
+    assert "notes__add_note" in tools
+    assert len(asks) == 1
+    assert notes.read_text() == "remember the milk\n"
+    seen = (tmp_path / "notes.txt.auth").read_text().splitlines()
+    assert len(seen) >= 3  # initialize, list, call (and more): each one checked
+    assert set(seen) <= {"POST ok", "GET ok", "DELETE ok"}
+
+
+@pytest.mark.parametrize("value", [f"Bearer wrong-{TOKEN}", f"Bearer {TOKEN}\r\nX-Evil: 1"])
+async def test_a_refused_or_bad_header_is_reported_without_its_value(
+    acp_schema: Schema, calc_repo: Path, tmp_path: Path, value: str
+) -> None:
+    notes = tmp_path / "notes.txt"
+    call = ToolCallSpec("notes__add_note", {"text": "x"})
+    log = tmp_path / "agent.log"
+    async with _http_notes(notes, token=TOKEN) as url:
+        server = {
+            "type": "http",
+            "name": "notes",
+            "url": url,
+            "headers": [{"name": "Authorization", "value": value}],
+        }
+        async with ScriptedModelServer([Turn(tool_calls=[call]), Turn(text="Done.")]) as model:
+            with log.open("wb") as err:
+                client = await start_agent(
+                    acp_schema, env=acp_environ(model), cwd=calc_repo, options=("-v",), stderr=err
+                )
+            await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+            new = await client.request(
+                "session/new", {"cwd": str(calc_repo), "mcpServers": [server]}
+            )
+            result = await client.request(
+                "session/prompt",
+                {"sessionId": new["sessionId"], "prompt": [{"type": "text", "text": "note"}]},
+            )
+            assert await client.close() == 0
+    assert client.errors == []
+    assert result["stopReason"] == "end_turn"
+    assert client.text().count("MCP server 'notes' did not start") == 1
+    secret = value.split(" ", 1)[1].split("\r")[0]
+    shown = json.dumps(client.updates) + log.read_text(errors="replace")
+    assert secret not in shown
+    assert "Traceback" not in shown
+    assert not notes.exists()

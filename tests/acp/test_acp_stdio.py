@@ -478,3 +478,45 @@ async def test_a_failing_or_hostile_buffer_answer_leaves_the_disk(
     assert "return a - b" in outputs and "assert add(2, 3) == 5" in outputs
     assert "not unicode" not in outputs and "TOKEN=" not in outputs
     assert _diffs(client) == []
+
+
+async def test_the_plan_follows_the_run_and_each_review(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    note = ToolCallSpec("write_file", {"path": "NOTES.md", "content": "fixed add\n"})
+    turns = [Turn(tool_calls=[FIX_CALC, note]), Turn(text="Both.")]
+    async with ScriptedModelServer(turns) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+        answers = iter(["allow_once", "reject_once"])
+
+        async def answer(params: dict[str, Any]) -> dict[str, Any]:
+            return {"outcome": {"outcome": "selected", "optionId": next(answers)}}
+
+        client.handlers["session/request_permission"] = answer
+        client.handlers["fs/write_text_file"] = _recording_writes([])
+        result = await client.request("session/prompt", _prompt(session, "fix and note"))
+        assert await client.close() == 0
+    assert client.errors == []  # every plan update is schema-valid
+    assert result["stopReason"] == "end_turn"
+    plans = [
+        [(e["content"].split(" (")[0].split(":")[0], e["status"]) for e in u["entries"]]
+        for u in client.updates
+        if u["sessionUpdate"] == "plan"
+    ]
+    work = "Work on the task in a private copy of the workspace"
+    assert plans == [
+        [(work, "in_progress")],
+        [(work, "completed"), ("Review", "pending"), ("Review", "pending")],
+        [(work, "completed"), ("Review", "in_progress"), ("Review", "pending")],
+        [(work, "completed"), ("Review", "completed"), ("Review", "pending")],
+        [(work, "completed"), ("Review", "completed"), ("Review", "in_progress")],
+        [(work, "completed"), ("Review", "completed"), ("Review", "completed")],
+    ]
+    last = [u for u in client.updates if u["sessionUpdate"] == "plan"][-1]["entries"]
+    assert [e["content"] for e in last[1:]] == [  # changes come in path order
+        "Review: Create NOTES.md: written",
+        "Review: Edit calc.py: rejected",
+    ]
+    # the plan comes before the run's first tool call, the reviews after the run
+    kinds = client.kinds()
+    assert kinds.index("plan") < kinds.index("tool_call")

@@ -33,6 +33,27 @@ if __name__ == "__main__":
     import sys
 
     if len(sys.argv) > 1:  # a port: serve streamable HTTP on loopback instead of stdio
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+        token = os.environ.get("NOTES_TOKEN")
+        if token is None:
+            server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+        else:  # every request must carry "Authorization: Bearer $NOTES_TOKEN"
+            import uvicorn
+
+            app = server.streamable_http_app()
+            seen = Path(os.environ["NOTES_FILE"] + ".auth")
+
+            async def checked(scope, receive, send):  # type: ignore[no-untyped-def]
+                if scope["type"] == "http":
+                    headers = dict(scope["headers"])
+                    ok = headers.get(b"authorization") == f"Bearer {token}".encode()
+                    with seen.open("a") as fh:
+                        fh.write(f"{scope['method']} {'ok' if ok else 'refused'}\n")
+                    if not ok:
+                        await send({"type": "http.response.start", "status": 401, "headers": []})
+                        await send({"type": "http.response.body", "body": b"no token"})
+                        return
+                await app(scope, receive, send)
+
+            uvicorn.run(checked, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
     else:
         server.run()

@@ -55,6 +55,34 @@ def test_a_malformed_config_is_a_config_error(data: object) -> None:
 
 
 @pytest.mark.e2e
+def test_http_headers_are_read_and_never_shown() -> None:
+    token = "Bearer tok-3141592653"
+    [server] = parse_mcp_config(
+        {
+            "mcpServers": {
+                "web": {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": token}}
+            }
+        }
+    )
+    assert server.headers == {"Authorization": token}
+    assert token not in repr(server)
+    assert server.redact(f"401 for {token}!") == "401 for ***!"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"Authorization": "Bearer tok-2718\r\nX-Evil: 1"}, {"Bad Name": "tok-2718"}, {"A\n": "tok"}],
+)
+def test_a_header_that_cannot_be_sent_is_a_config_error_without_its_value(
+    headers: dict[str, str],
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_mcp_config(
+            {"mcpServers": {"web": {"url": "http://127.0.0.1:1/", "headers": headers}}}
+        )
+    assert "tok-2718" not in str(info.value)
+
+
 async def test_the_cli_offers_mcp_tools_and_approves_each_call(
     calc_repo: Path, tmp_path: Path
 ) -> None:

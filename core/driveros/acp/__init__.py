@@ -9,6 +9,14 @@ only after ``session/request_permission`` allows it. See docs/acp.md.
 
 from driveros.acp._modes import MODE_IDS, MODES, ModeId
 from driveros.acp._server import DriverosAgent, Settings
-from driveros.acp._stdio import serve
+from driveros.acp._stdio import OneLineErrors, serve
 
-__all__ = ["MODES", "MODE_IDS", "DriverosAgent", "ModeId", "Settings", "serve"]
+__all__ = [
+    "MODES",
+    "MODE_IDS",
+    "DriverosAgent",
+    "ModeId",
+    "OneLineErrors",
+    "Settings",
+    "serve",
+]

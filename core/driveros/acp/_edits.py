@@ -24,6 +24,7 @@ from acp import schema
 
 from driveros._errors import DriverosError
 from driveros.acp._permission import OPTIONS, Verdict, verdict_of
+from driveros.acp._plan import RunPlan
 from driveros.acp._updates import Update, text_block
 from driveros.review import FileChange, ScratchWorkspace, plan_file, read_text
 
@@ -49,6 +50,8 @@ class EditGate:
     write: WriteText | None
     #: ``allow_always``/``reject_always`` answered earlier in this session.
     always: Literal["allow", "reject"] | None = None
+    #: The prompt's plan: one review step per change (None: no plan updates).
+    plan: RunPlan | None = None
 
 
 def _kind(change: FileChange) -> schema.ToolKind:
@@ -151,6 +154,8 @@ async def deliver_edits(
                 raw_input={"path": change.path, "action": change.action, "diff": change.diff},
             )
         )
+        if gate.plan is not None:
+            await gate.plan.reviewing(change.path)
         verdict: Verdict
         if gate.always == "allow":
             verdict = "allow_once"
@@ -174,6 +179,7 @@ async def deliver_edits(
                 verdict = "reject_once"
         if verdict == "cancelled":
             await _finish(gate, call_id, ok=False, note="cancelled: not written")
+            await _planned(gate, change, "cancelled, not written")
             raise asyncio.CancelledError
         if verdict == "allow_always":
             gate.always = "allow"
@@ -183,13 +189,26 @@ async def deliver_edits(
             problem = await _write(gate, scratch, change)
             if problem is None:
                 await _finish(gate, call_id, ok=True, note=f"{change.path}: written")
+                await _planned(gate, change, "written")
             else:
                 await _finish(gate, call_id, ok=False, note=f"not written: {problem}")
+                await _planned(gate, change, "not written")
                 feedback.append(f"- {change.path}: could not be written ({problem})")
         else:
             await _finish(gate, call_id, ok=False, note="rejected by the user: not written")
+            await _planned(gate, change, "rejected")
             feedback.append(f"- {change.path}: the user rejected this change; it was not written")
     return feedback
+
+
+async def _planned(gate: EditGate, change: FileChange, outcome: str) -> None:
+    if gate.plan is not None:
+        await gate.plan.reviewed(change.path, outcome)
+
+
+def proposed(changes: list[FileChange]) -> list[tuple[str, str]]:
+    """(path, title) of each change, for the plan's review steps."""
+    return [(change.path, _title(change)) for change in changes]
 
 
 async def _finish(gate: EditGate, call_id: str, *, ok: bool, note: str) -> None:
@@ -214,4 +233,4 @@ def feedback_prompt(lines: list[str]) -> str:
     )
 
 
-__all__ = ["EditGate", "deliver_edits", "feedback_prompt", "text_block"]
+__all__ = ["EditGate", "deliver_edits", "feedback_prompt", "proposed", "text_block"]

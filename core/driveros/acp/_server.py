@@ -17,9 +17,10 @@ from acp.interfaces import Client
 from driveros import __version__
 from driveros._errors import DriverosError
 from driveros._unicode import printable
-from driveros.acp._edits import EditGate, deliver_edits, feedback_prompt
+from driveros.acp._edits import EditGate, deliver_edits, feedback_prompt, proposed
 from driveros.acp._modes import APPROVE, MODE_IDS, ModeId, mode_state
 from driveros.acp._permission import AcpAsker
+from driveros.acp._plan import RunPlan
 from driveros.acp._updates import Update, UpdateStream, text_block
 from driveros.agent import EXIT_CODES
 from driveros.config import (
@@ -351,6 +352,8 @@ class DriverosAgent:
             return "end_turn"
         task = feedback_prompt(session.feedback) + text
         session.feedback = []
+        plan = RunPlan(stream.emit)
+        await plan.started()
         try:
             report = await self._run(session, task, overlays, stream)
         except asyncio.CancelledError:
@@ -360,6 +363,8 @@ class DriverosAgent:
         result = report.result
         await stream.close()
         try:
+            reviewing = report.scratch is not None and result.outcome != "canceled"
+            await plan.finished(proposed(report.changes) if reviewing else [], result.outcome)
             if report.scratch is not None and report.changes and result.outcome != "canceled":
                 gate = EditGate(
                     emit=stream.emit,
@@ -371,6 +376,7 @@ class DriverosAgent:
                     if self._fs_write
                     else None,
                     always=session.edits,
+                    plan=plan,
                 )
                 try:
                     session.feedback = await deliver_edits(gate, report.scratch, report.changes)
@@ -445,7 +451,8 @@ class DriverosAgent:
 
 
 def _mcp_configs(servers: list[Any]) -> list[McpServerConfig]:
-    """ACP's ``mcpServers`` (stdio: command/args/env list; http/sse: url) as configs."""
+    """ACP's ``mcpServers`` (stdio: command/args/env list; http/sse: url and headers) as
+    configs."""
     found: list[McpServerConfig] = []
     for server in servers:
         if isinstance(server, schema.McpServerStdio):
@@ -459,7 +466,12 @@ def _mcp_configs(servers: list[Any]) -> list[McpServerConfig]:
             )
         else:
             name = getattr(server, "name", "mcp")
-            found.append(McpServerConfig(name=str(name), url=str(getattr(server, "url", ""))))
+            headers = {h.name: h.value for h in getattr(server, "headers", None) or []}
+            found.append(
+                McpServerConfig(
+                    name=str(name), url=str(getattr(server, "url", "")), headers=headers
+                )
+            )
     return found
 
 

@@ -33,6 +33,7 @@ Update = (
     | schema.ToolCallStart
     | schema.ToolCallProgress
     | schema.CurrentModeUpdate
+    | schema.AgentPlanUpdate
 )
 Send = Callable[[Update], Awaitable[None]]
 

@@ -52,12 +52,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from driveros.acp import Settings, serve
+    from driveros.acp import OneLineErrors, Settings, serve
     from driveros.agent import RedactingFilter, Redactor
     from driveros.config import load_environment
 
     redactor = Redactor(load_environment().secret_values())
+    # The SDK logs tracebacks (a handler that failed, a client gone): one line each unless
+    # -vv asked for them; folded before redaction, so the exception's text is redacted too.
+    keep = logging.getLogger().getEffectiveLevel() <= logging.DEBUG
     for handler in logging.getLogger().handlers:
+        handler.addFilter(OneLineErrors(keep_tracebacks=keep))
         handler.addFilter(RedactingFilter(redactor))
     from driveros._errors import ConfigError
     from driveros.cli._fail import fail

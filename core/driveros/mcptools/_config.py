@@ -26,11 +26,34 @@ class McpServerConfig(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
     url: str | None = None
+    #: HTTP headers sent with every request to a ``url`` server (often a token: never shown in
+    #: a repr, a log line or an error).
+    headers: dict[str, str] = Field(default_factory=dict, repr=False)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every header value of this server masked."""
+        for value in sorted(self.headers.values(), key=len, reverse=True):
+            if value:
+                text = text.replace(value, "***")
+        return text
 
     @property
     def prefix(self) -> str:
         """The server's name as a tool-name prefix (letters, digits, ``_``, ``-``)."""
         return _NAME.sub("_", self.name).strip("_")[:24] or "mcp"
+
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def header_problem(headers: dict[str, str]) -> str | None:
+    """Why ``headers`` cannot be sent (naming the header, never its value), or None."""
+    for name, value in headers.items():
+        if not _TOKEN.fullmatch(name):
+            return f"header name {name[:40]!r} is not a valid HTTP header name"
+        if any(not (" " <= ch <= "~" or ch == "\t") for ch in value):
+            return f"the value of header {name!r} is not printable ASCII (a line break?)"
+    return None
 
 
 def parse_mcp_config(data: Any, *, origin: str = "MCP config") -> list[McpServerConfig]:
@@ -51,6 +74,9 @@ def parse_mcp_config(data: Any, *, origin: str = "MCP config") -> list[McpServer
             raise ConfigError(f"{origin}: mcpServers.{name}: {problems}") from exc
         if found[-1].command is None and found[-1].url is None:
             raise ConfigError(f"{origin}: mcpServers.{name} needs a command (or a url)")
+        problem = header_problem(found[-1].headers)
+        if problem is not None:
+            raise ConfigError(f"{origin}: mcpServers.{name}: {problem}")
     return found
 
 

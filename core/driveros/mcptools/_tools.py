@@ -20,7 +20,7 @@ from typing import Any
 
 from driveros.agent import ExtraTool
 from driveros.llm import ToolSpec
-from driveros.mcptools._config import McpServerConfig
+from driveros.mcptools._config import McpServerConfig, header_problem
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,14 @@ _TOOL = re.compile(r"[^A-Za-z0-9_-]+")
 def tool_name(server: McpServerConfig, tool: str) -> str:
     """``SERVER__TOOL`` within the 64 characters providers accept."""
     return f"{server.prefix}__{_TOOL.sub('_', tool)}"[:64]
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for a failure; an exception group (the SDK's task groups) by its first leaf."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def _text_of(content: Sequence[Any]) -> str:
@@ -62,7 +70,23 @@ async def _start(
             )
             read, write = await stack.enter_async_context(stdio_client(params))
         elif server.url and server.url.startswith(("http://", "https://")):
-            read, write = await stack.enter_async_context(streamable_http_client(server.url))
+            client = None
+            if server.headers:
+                problem = header_problem(server.headers)
+                if problem is not None:
+                    raise ValueError(problem)
+                import httpx2
+
+                # The SDK's own timeouts (30 s, 300 s to read a stream), plus the headers.
+                client = await stack.enter_async_context(
+                    httpx2.AsyncClient(
+                        headers=server.headers,
+                        timeout=httpx2.Timeout(START_TIMEOUT, read=CALL_TIMEOUT),
+                    )
+                )
+            read, write = await stack.enter_async_context(
+                streamable_http_client(server.url, http_client=client)
+            )
         else:
             raise ValueError(f"not a stdio command nor an http(s) URL: {server.url!r}")
         session = await stack.enter_async_context(ClientSession(read, write))
@@ -107,8 +131,11 @@ async def open_mcp_tools(
             except Exception as exc:  # a foreign process: any failure only drops that server
                 with contextlib.suppress(Exception):
                     await stack.aclose()
-                log.info("MCP server %s did not start", server.name, exc_info=True)
-                report(f"MCP server {server.name!r} did not start: {exc or type(exc).__name__}")
+                # One line, header values masked (they are often tokens): no traceback, which
+                # could show them in an exception's text.
+                detail = server.redact(_describe(exc))
+                log.info("MCP server %s did not start: %s", server.name, detail)
+                report(f"MCP server {server.name!r} did not start: {detail}")
                 continue
             outer.push_async_callback(_close_quietly, stack, server.name)
             tools.extend(found)
