@@ -5,19 +5,29 @@ the board keeps each run's current set per file and publishes, per document, the
 all runs (``source: "driveros"``). A finished run's diagnostics are cleared. A fixed item is
 matched to a shown one by ``driveros.diagnostics`` identity (positions left out, as in the
 delta), so a diagnostic that moved before it was fixed is still taken down. Event positions
-are 1-based, LSP's 0-based: ``driveros.diagnostics.to_zero_based`` converts.
+are 1-based, LSP's 0-based: ``driveros.diagnostics.to_zero_based`` converts. Item columns
+count code points, the client counts code units of the negotiated encoding: the range is
+converted by :class:`~driveros_lsp._text.PositionCodec` on the document as the editor has it
+(the open buffer, else the file on disk, read off the event loop), so the diagnostic marks
+the same characters in every encoding. Updates are applied in the order they came.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
 from driveros.diagnostics import DiagnosticItem, item_key, to_zero_based
+from driveros_lsp._text import Lines, Pos, PositionCodec, read_lines, split_lines
 from driveros_lsp.protocol import DIAGNOSTIC_SOURCE
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from driveros.agent import Diagnostics
@@ -38,23 +48,33 @@ class _Shown:
     diagnostic: lsp.Diagnostic
 
 
-def _uri(root: Path, path: str) -> str | None:
+def _path(root: Path, path: str) -> Path | None:
     p = Path(path)
     if p.is_absolute():
         try:
             p = p.relative_to(root)
         except ValueError:
             return None
-    return (root / p).as_uri()
+    return root / p
 
 
-def to_lsp(item: DiagnosticItem, run_id: str) -> lsp.Diagnostic:
+def to_lsp(
+    item: DiagnosticItem,
+    run_id: str,
+    codec: PositionCodec | None = None,
+    lines: Lines | None = None,
+) -> lsp.Diagnostic:
+    """The item as an LSP diagnostic; ``lines`` is the document (:func:`split_lines`) its
+    columns are converted on, into ``codec``'s encoding (utf-16 by default)."""
     r = to_zero_based(item)
+    start, end = (codec or PositionCodec()).range_to_client(
+        lines, Pos(r.start_line, r.start_character), Pos(r.end_line, r.end_character)
+    )
     origin = f" ({item.source})" if item.source else ""
     return lsp.Diagnostic(
         range=lsp.Range(
-            start=lsp.Position(line=r.start_line, character=r.start_character),
-            end=lsp.Position(line=r.end_line, character=r.end_character),
+            start=lsp.Position(line=start.line, character=start.character),
+            end=lsp.Position(line=end.line, character=end.character),
         ),
         message=f"{item.message}{origin}",
         severity=_SEVERITY.get(item.severity, lsp.DiagnosticSeverity.Error),
@@ -81,23 +101,72 @@ class DiagnosticsBoard:
     def __init__(self, server: Editor) -> None:
         self._server = server
         self._runs: dict[str, list[_Shown]] = {}
+        self._tasks: set[asyncio.Future[None]] = set()
+        self._last: asyncio.Future[None] | None = None
 
     def update(self, run_id: str, event: Diagnostics, root: Path) -> None:
+        self._queue(self._update(run_id, event, root))
+
+    def clear(self, run_id: str) -> None:
+        self._queue(self._clear(run_id))
+
+    async def idle(self) -> None:
+        """Wait until every update and clear given so far is published."""
+        while self._last is not None and not self._last.done():
+            await asyncio.wait([self._last])
+
+    async def aclose(self) -> None:
+        """Drop the updates not yet published (the session is ending)."""
+        tasks, self._tasks, self._last = self._tasks, set(), None
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _queue(self, step: Coroutine[Any, Any, None]) -> None:
+        previous = self._last
+
+        async def after() -> None:
+            try:
+                if previous is not None:
+                    await asyncio.wait([previous])
+                await step
+            except Exception:  # one bad update never blocks the ones after it
+                logger.exception("diagnostics board: update failed")
+            finally:
+                step.close()  # never awaited when canceled first
+
+        task = asyncio.ensure_future(after())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        self._last = task
+
+    async def _document(self, uri: str, path: Path) -> Lines | None:
+        doc = self._server.workspace.text_documents.get(uri)
+        if doc is not None:
+            return split_lines(doc.source)
+        return await asyncio.to_thread(read_lines, path)
+
+    async def _update(self, run_id: str, event: Diagnostics, root: Path) -> None:
         shown = self._runs.setdefault(run_id, [])
         touched: set[str] = set()
         for fixed in event.fixed:
             uri = _take_down(shown, fixed)
             if uri is not None:
                 touched.add(uri)
+        codec = PositionCodec(self._server.traits.encoding)
+        documents: dict[str, Lines | None] = {}
         for item in event.new:
-            uri = _uri(root, item.path)
-            if uri is None:
+            path = _path(root, item.path)
+            if path is None:
                 continue
-            shown.append(_Shown(uri, item, to_lsp(item, run_id)))
+            uri = path.as_uri()
+            if uri not in documents:
+                documents[uri] = await self._document(uri, path)
+            shown.append(_Shown(uri, item, to_lsp(item, run_id, codec, documents[uri])))
             touched.add(uri)
         self._publish(touched)
 
-    def clear(self, run_id: str) -> None:
+    async def _clear(self, run_id: str) -> None:
         gone = self._runs.pop(run_id, [])
         self._publish({s.uri for s in gone})
 

@@ -249,6 +249,7 @@ class RunHub:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.board.aclose()
 
 
 def _title(task: str) -> str:

@@ -1,17 +1,27 @@
-"""Text edits between two versions of a document, in the negotiated position encoding.
+"""Positions in the negotiated encoding, and text edits between two versions of a document.
+
+The server counts a line's characters in code points (Python ``str`` indices, the unit of
+``driveros.diagnostics`` items); the client counts them in the code units of the position
+encoding negotiated at ``initialize`` (``utf-16`` by default, ``utf-8``, ``utf-32``). Every
+position the server puts on the wire or reads from it goes through :class:`PositionCodec`,
+which converts on the text of the line it points into, with lines split only where LSP splits
+them (``\n``, ``\r\n``, ``\r``; not at ``\f`` or U+2028 as ``str.splitlines`` does).
 
 Edits are whole-line hunks (from :mod:`difflib`), so a position's character is 0 except at
 the very end of a document without a final newline, where it is the length of the last line
-counted in the encoding's code units (utf-16 by default, utf-8 for Neovim, utf-32).
+counted in the encoding's code units.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
+#: A document's lines with their ends, as :func:`split_lines` returns them.
+Lines = list[str]
 
 
 @dataclass(frozen=True)
@@ -38,20 +48,87 @@ def split_lines(text: str) -> list[str]:
 
 
 def code_units(text: str, encoding: Encoding) -> int:
-    """Length of ``text`` in the encoding's code units."""
+    """Length of ``text`` in the encoding's code units (a lone surrogate, which a JSON
+    string can carry, counts as one UTF-16 unit and three UTF-8 bytes)."""
     if encoding == "utf-8":
-        return len(text.encode("utf-8"))
+        return len(text.encode("utf-8", "surrogatepass"))
     if encoding == "utf-16":
-        return len(text.encode("utf-16-le")) // 2
+        return len(text.encode("utf-16-le", "surrogatepass")) // 2
     return len(text)
+
+
+@dataclass(frozen=True)
+class PositionCodec:
+    """Characters of a line between the server's code points and the client's code units.
+
+    A character past the line's end is the line's end (LSP: "defaults back to the line
+    length"); one that falls inside a character (half a surrogate pair, a byte inside a
+    UTF-8 sequence) is that character's end. Without the line's text (``None``: a file the
+    server cannot read) the number is passed through unchanged, which is exact for ASCII.
+    """
+
+    encoding: Encoding = "utf-16"
+
+    def to_client(self, line: str | None, character: int) -> int:
+        """Code points -> code units."""
+        if line is None or self.encoding == "utf-32":
+            return character
+        return code_units(line[: max(character, 0)], self.encoding)
+
+    def from_client(self, line: str | None, units: int) -> int:
+        """Code units -> code points."""
+        if line is None:
+            return units
+        if self.encoding == "utf-32":
+            return min(units, len(line))
+        seen = 0
+        for index, ch in enumerate(line):
+            if seen >= units:
+                return index
+            seen += code_units(ch, self.encoding)
+        return len(line)
+
+    def range_to_client(self, lines: Lines | None, start: Pos, end: Pos) -> tuple[Pos, Pos]:
+        """A code-point range in a document (its :func:`split_lines`) as the client counts
+        it."""
+        return (
+            Pos(start.line, self.to_client(_content(lines, start.line), start.character)),
+            Pos(end.line, self.to_client(_content(lines, end.line), end.character)),
+        )
+
+    def range_from_client(self, lines: Lines | None, start: Pos, end: Pos) -> tuple[Pos, Pos]:
+        """A client's range in a document (its :func:`split_lines`) in code points."""
+        return (
+            Pos(start.line, self.from_client(_content(lines, start.line), start.character)),
+            Pos(end.line, self.from_client(_content(lines, end.line), end.character)),
+        )
+
+
+def _content(lines: Lines | None, line: int) -> str | None:
+    """Line ``line`` without its line end; None when unknown (no text, or past the end)."""
+    if lines is None or not 0 <= line < len(lines):
+        return None
+    return lines[line].rstrip("\r\n")
+
+
+def read_lines(path: Path) -> Lines | None:
+    """The file's lines (:func:`split_lines`), None when it cannot be read as text.
+    Blocking."""
+    from driveros.review import read_text
+
+    try:
+        text = read_text(path)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None if text is None else split_lines(text)
 
 
 def _end_of(lines: list[str], index: int, encoding: Encoding) -> Pos:
     """The position just before line ``index`` (or the document's end)."""
     if index < len(lines) or not lines or lines[-1].endswith(("\n", "\r")):
         return Pos(index, 0)
-    last = lines[-1]
-    return Pos(len(lines) - 1, code_units(last, encoding))
+    last = len(lines) - 1
+    return Pos(last, PositionCodec(encoding).to_client(lines[last], len(lines[last])))
 
 
 def line_hunks(before: str, after: str, encoding: Encoding) -> list[Hunk]:
@@ -77,16 +154,13 @@ def apply_hunks(text: str, hunks: list[Hunk], encoding: Encoding) -> str:
     """Apply non-overlapping hunks (any order) to ``text``; the inverse of :func:`line_hunks`."""
     lines = split_lines(text)
 
+    codec = PositionCodec(encoding)
+
     def offset(pos: Pos) -> int:
         if pos.line >= len(lines):
             return len(text)
         base = sum(len(line) for line in lines[: pos.line])
-        units = 0
-        for i, ch in enumerate(lines[pos.line]):
-            if units >= pos.character:
-                return base + i
-            units += code_units(ch, encoding)
-        return base + len(lines[pos.line])
+        return base + codec.from_client(_content(lines, pos.line), pos.character)
 
     spans = sorted(((offset(h.start), offset(h.end), h.new_text) for h in hunks), reverse=True)
     for start, end, new_text in spans:

@@ -51,22 +51,25 @@ def uri_path(uri: str) -> Path:
     return Path(unquote(urlparse(uri).path))
 
 
-def _offset(text: str, pos: lsp.Position, encoding: str) -> int:
+def offset_of(text: str, pos: lsp.Position, encoding: str) -> int:
+    """Where an LSP-conformant editor puts ``pos`` in ``text`` (independent of the server's
+    codec): lines end only at \\n, \\r\\n, \\r; a character past the line's content is its
+    end (never into the line end); half a character counts as none of it."""
     lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z", text)  # LSP line ends only
     if pos.line >= len(lines):
         return len(text)
     start = sum(len(x) for x in lines[: pos.line])
-    line = lines[pos.line]
+    line = lines[pos.line].rstrip("\r\n")
     codec = {"utf-8": "utf-8", "utf-16": "utf-16-le", "utf-32": "utf-32-le"}[encoding]
     width = {"utf-8": 1, "utf-16": 2, "utf-32": 4}[encoding]
-    raw = line.encode(codec)[: pos.character * width]
+    raw = line.encode(codec, "surrogatepass")[: pos.character * width]
     return start + len(raw.decode(codec, errors="ignore"))
 
 
 def apply_text_edits(text: str, edits: list[Any], encoding: str) -> str:
     spans = sorted(
         (
-            (_offset(text, e.range.start, encoding), _offset(text, e.range.end, encoding), e)
+            (offset_of(text, e.range.start, encoding), offset_of(text, e.range.end, encoding), e)
             for e in edits
         ),
         key=lambda s: (s[0], s[1]),
@@ -100,7 +103,7 @@ class Editor:
 
     def open(self, rel: str, text: str | None = None) -> str:
         uri = self.uri(rel)
-        body = (self.root / rel).read_text() if text is None else text
+        body = (self.root / rel).read_bytes().decode("utf-8") if text is None else text
         self.buffers[uri] = (1, body)
         self.client.text_document_did_open(
             lsp.DidOpenTextDocumentParams(
@@ -127,7 +130,7 @@ class Editor:
         uri = self.uri(rel)
         if uri in self.buffers:
             return self.buffers[uri][1]
-        return (self.root / rel).read_text()
+        return (self.root / rel).read_bytes().decode("utf-8")
 
     # -- requests ----------------------------------------------------------------------
     async def command(self, name: str, *arguments: Any) -> Any:
@@ -203,8 +206,9 @@ class Editor:
                     self.type_text(str(uri_path(uri).relative_to(self.root)), new)
                 else:
                     path = uri_path(uri)
-                    old = path.read_text() if path.exists() else ""
-                    path.write_text(apply_text_edits(old, list(change.edits), self.encoding))
+                    old = path.read_bytes().decode("utf-8") if path.exists() else ""
+                    new = apply_text_edits(old, list(change.edits), self.encoding)
+                    path.write_bytes(new.encode("utf-8"))  # line ends as they are
             elif isinstance(change, lsp.CreateFile):
                 path = uri_path(change.uri)
                 path.parent.mkdir(parents=True, exist_ok=True)

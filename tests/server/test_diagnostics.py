@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, cast
 
 from lsprotocol import types as lsp
@@ -11,13 +12,16 @@ from driveros.agent import Diagnostics
 from driveros.diagnostics import DiagnosticItem, diff_snapshots, fingerprint
 from driveros.diagnostics import DiagnosticsSnapshot as Snapshot
 from driveros_lsp._diagnostics import DiagnosticsBoard, to_lsp
+from driveros_lsp._editor import ClientTraits
 
 
 class Published:
     """Records what the board publishes (the stand-in for the client's side of the wire)."""
 
-    def __init__(self) -> None:
+    def __init__(self, encoding: str = "utf-16") -> None:
         self.last: dict[str, list[lsp.Diagnostic]] = {}
+        self.traits = ClientTraits(encoding=cast(Any, encoding))
+        self.workspace = SimpleNamespace(text_documents={})
 
     def text_document_publish_diagnostics(self, params: lsp.PublishDiagnosticsParams) -> None:
         self.last[params.uri] = list(params.diagnostics)
@@ -50,7 +54,7 @@ def test_to_lsp_is_zero_based() -> None:
     assert d.source == "driveros" and d.message == "bad (mypy)" and d.data == {"runId": "r1"}
 
 
-def test_a_diagnostic_that_moved_before_it_was_fixed_is_taken_down(tmp_path: Path) -> None:
+async def test_a_diagnostic_that_moved_before_it_was_fixed_is_taken_down(tmp_path: Path) -> None:
     """The fixed item carries its latest position, the board showed the first one: matching
     by position left it on screen until the run ended."""
     published = Published()
@@ -59,18 +63,22 @@ def test_a_diagnostic_that_moved_before_it_was_fixed_is_taken_down(tmp_path: Pat
     moved = ERR.model_copy(update={"line": 9})  # an import added above it
     first, second, third = snap(ERR), snap(moved), snap()
     board.update("r1", event(1, None, first), tmp_path)
+    await board.idle()
     assert [d.range.start.line for d in published.last[uri]] == [2]
     board.update("r1", event(2, first, second), tmp_path)  # unchanged: nothing published
     board.update("r1", event(3, second, third), tmp_path)
+    await board.idle()
     assert published.last[uri] == []
 
 
-def test_a_finished_run_clears_its_diagnostics_and_keeps_others(tmp_path: Path) -> None:
+async def test_a_finished_run_clears_its_diagnostics_and_keeps_others(tmp_path: Path) -> None:
     published = Published()
     board = DiagnosticsBoard(cast(Any, published))
     uri = (tmp_path / "a.py").as_uri()
     board.update("r1", event(1, None, snap(ERR)), tmp_path)
     board.update("r2", event(1, None, snap(ERR)), tmp_path)
+    await board.idle()
     assert len(published.last[uri]) == 2
     board.clear("r1")
+    await board.idle()
     assert [d.data for d in published.last[uri]] == [{"runId": "r2"}]

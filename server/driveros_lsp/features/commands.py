@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from driveros.diagnostics import DiagnosticItem, Severity
     from driveros_lsp._params import Diagnostic, RunRef, StartParams
     from driveros_lsp._server import DriverosLanguageServer
+    from driveros_lsp._text import Lines, PositionCodec
 
 logger = logging.getLogger(__name__)
 
@@ -126,12 +127,28 @@ def _rel(server: DriverosLanguageServer, root: Path, uri: str) -> str:
     return rel
 
 
-def _target(rel: str, d: Diagnostic) -> DiagnosticItem:
-    from driveros.diagnostics import DiagnosticItem, to_one_based
+async def _document_lines(server: DriverosLanguageServer, uri: str, path: Path) -> Lines | None:
+    """The document as the editor has it: the open buffer, else the file on disk."""
+    from driveros_lsp._text import read_lines, split_lines
 
-    span = to_one_based(
-        d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character
+    doc = server.workspace.text_documents.get(uri)
+    if doc is not None:
+        return split_lines(doc.source)
+    return await asyncio.to_thread(read_lines, path)
+
+
+def _target(rel: str, d: Diagnostic, codec: PositionCodec, lines: Lines | None) -> DiagnosticItem:
+    """The editor's diagnostic as an item: its range in the client's code units, converted
+    on the document to the item's code points."""
+    from driveros.diagnostics import DiagnosticItem, to_one_based
+    from driveros_lsp._text import Pos
+
+    start, end = codec.range_from_client(
+        lines,
+        Pos(d.range.start.line, d.range.start.character),
+        Pos(d.range.end.line, d.range.end.character),
     )
+    span = to_one_based(start.line, start.character, end.line, end.character)
     return DiagnosticItem(
         path=rel,
         line=span.line,
@@ -151,8 +168,10 @@ def _selection(server: DriverosLanguageServer, p: StartParams, rel: str) -> str:
     doc = server.workspace.text_documents.get(p.uri)
     if doc is None:
         return f"\n\nFocus on {rel} lines {p.range.start.line + 1}-{p.range.end.line + 1}."
-    lines = doc.source.splitlines()[p.range.start.line : p.range.end.line + 1]
-    body = "\n".join(lines)
+    from driveros_lsp._text import split_lines  # LSP's lines, not str.splitlines'
+
+    lines = split_lines(doc.source)[p.range.start.line : p.range.end.line + 1]
+    body = "\n".join(line.rstrip("\r\n") for line in lines)
     return (
         f"\n\nThe user selected {rel} lines {p.range.start.line + 1}-{p.range.end.line + 1}:"
         f"\n```\n{body}\n```"
@@ -223,8 +242,11 @@ def setup(server: DriverosLanguageServer) -> None:
         root = _root(server)
         rel = _rel(server, root, p.uri)
         from driveros.diagnostics import format_items
+        from driveros_lsp._text import PositionCodec
 
-        items = [_target(rel, d) for d in p.diagnostics]
+        codec = PositionCodec(server.traits.encoding)
+        lines = await _document_lines(server, p.uri, root / rel) if p.diagnostics else None
+        items = [_target(rel, d, codec, lines) for d in p.diagnostics]
         listing = format_items(items, prefix="- ")
         targets = [i.model_dump() for i in items]
         if p.all:
