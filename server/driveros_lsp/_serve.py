@@ -17,9 +17,8 @@ import threading
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from pygls.io_ import run_async
-
 from driveros_lsp._stdio import ProtocolFds, open_pipes
+from driveros_lsp._wire import read_messages
 from driveros_lsp.features.lifecycle import stop_everything
 
 if TYPE_CHECKING:
@@ -97,13 +96,7 @@ async def serve(server: DriverosLanguageServer, reader: Any, writer: Any) -> Non
     """Serve one client on ``reader``/``writer`` (pygls' async reader and writer shapes)."""
     server.protocol.set_writer(writer)
     try:
-        await run_async(
-            stop_event=threading.Event(),
-            reader=reader,
-            protocol=server.protocol,
-            logger=logger,
-            error_handler=server.report_server_error,
-        )
+        await read_messages(reader, server.protocol)
         logger.info("the client closed the connection")
     finally:
         _Deadline.arm()

@@ -10,11 +10,14 @@ forever and the user got "Error in server: Invalid Params" in a popup.
 :class:`DriverosProtocol` keeps nested objects plain data, reads only the message itself, and
 answers a request it cannot read with InvalidParams naming the fields that are wrong
 (docs/protocol.md, "Errors"). A notification it cannot read is logged (one line) and dropped,
-as JSON-RPC has no way to answer it.
+as JSON-RPC has no way to answer it. Reading never stalls the loop (an array is read only
+from a JSON array, and stops at its first bad items), every error answer is one bounded
+printable line logged without a traceback, and :func:`read_messages` reads all valid JSON.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections import abc
@@ -26,7 +29,12 @@ from cattrs import Converter, transform_error
 from cattrs.errors import BaseValidationError, IterableValidationError, IterableValidationNote
 from cattrs.v import format_exception
 from lsprotocol.types import ResponseError, ResponseErrorMessage
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+)
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
@@ -83,6 +91,50 @@ def describe(method: str, exc: BaseException) -> str:
     else:
         shown = "the params do not fit the method"
     return one_line(f"{one_line(method, 80)}: invalid params: {shown}")
+
+
+_CONTENT_LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$")
+
+
+def _json_int(text: str) -> int | str:
+    """An integer literal; one longer than Python reads (4300 digits) stays its digits, a
+    string no integer field accepts: the request is InvalidParams, not unreadable."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+async def read_messages(reader: Any, protocol: LanguageServerProtocol) -> None:
+    """Read ``Content-Length`` framed messages from ``reader`` until it ends, as pygls'
+    ``run_async`` does, except that all valid JSON is read (pygls' ``json.loads`` fails on an
+    integer of 4301 digits: the request went unanswered, with a traceback and an "Error in
+    server" popup) and a body that is not JSON is answered ParseError (``id: null``)."""
+    length = 0
+    while True:
+        header = await reader.readline()
+        if not header:
+            return
+        if not length and (match := _CONTENT_LENGTH.fullmatch(header)):
+            length = int(match.group(1))
+        if not length or header.strip():
+            continue
+        body = await reader.readexactly(length)
+        length = 0
+        if not body:
+            return
+        try:
+            message = json.loads(body, parse_int=_json_int)
+        except ValueError as exc:  # not JSON, or not UTF-8: ParseError, id null (JSON-RPC)
+            error = JsonRpcParseError(one_line(f"the message is not JSON: {exc}"))
+            logger.warning("%s", error.message)
+            answer = {"code": error.code, "message": error.message}
+            protocol._send_data({"jsonrpc": "2.0", "id": None, "error": answer})
+            continue
+        try:
+            protocol.handle_message(message)
+        except Exception:  # a bug: logged, and the next message is read
+            logger.exception("handling a message failed")
 
 
 def _array_of(converter: Converter, type_: Any) -> Callable[[Any, Any], list[Any]]:

@@ -88,30 +88,43 @@ class Session:
     def run(self, coro: Any) -> Any:
         return self.loop.run_until_complete(coro)
 
-    async def raw(self, method: str, params: Any) -> Any:
-        """Send ``params`` as they are (no client-side typing) and return the raw answer."""
+    async def raw(self, method: str, params: Any, *, body: str | None = None) -> Any:
+        """Send ``params`` as they are (no client-side typing) and return the raw answer.
+
+        ``body``: the JSON text of the params as written (JSON Python would not write)."""
         proto = self.ed.client.protocol
         msg_id = str(uuid.uuid4())
         future = asyncio.wrap_future(proto._request_futures.setdefault(msg_id, Future()))
-        proto._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        if body is None:
+            proto._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        else:
+            self.send_bytes(
+                f'{{"jsonrpc": "2.0", "id": "{msg_id}", "method": "{method}", "params": {body}}}'
+            )
         try:
             async with asyncio.timeout(ANSWER_TIMEOUT_S):
                 return _plain(await future)
         except TimeoutError:
             proto._request_futures.pop(msg_id, None)
-            shown = json.dumps(params)
+            shown = json.dumps(params) if body is None else body
             shown = shown if len(shown) <= 2000 else shown[:2000] + "..."
             raise NoAnswer(
                 f"no answer in {ANSWER_TIMEOUT_S:g} s to {method} {shown}\n"
                 f"server stderr:\n{self.stderr.read_text(errors='replace')[-4000:]}"
             ) from None
 
-    def call(self, method: str, params: Any) -> tuple[str, Any]:
+    def send_bytes(self, body: str) -> None:
+        """Write one framed message whose body is ``body`` as it is."""
+        data = body.encode("utf-8", "surrogatepass")
+        # the server's stdin (an asyncio StreamWriter: write() buffers, never blocks)
+        self.ed.client.protocol.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(data), data))
+
+    def call(self, method: str, params: Any, *, body: str | None = None) -> tuple[str, Any]:
         """``("result", value)`` or ``("error", JsonRpcException)``; anything else fails."""
 
         async def go() -> tuple[str, Any]:
             try:
-                return "result", await self.raw(method, params)
+                return "result", await self.raw(method, params, body=body)
             except JsonRpcException as exc:
                 return "error", exc
 
@@ -721,3 +734,30 @@ def test_params_fuzz_a_huge_string_where_an_array_belongs_is_refused_at_once(
         assert kind == "error" and err.code == INVALID_PARAMS, err
         assert "diagnostics" in err.message, err.message
     assert_still_fine(live)
+
+
+def test_params_fuzz_valid_json_python_cannot_read_is_still_answered(live: Session) -> None:
+    # was: an integer of more than 4300 digits (valid JSON) failed pygls' json.loads: no answer,
+    # a traceback on stderr and "Error in server" in a popup; a body that is not JSON likewise
+    digits = "9" * 5000
+    kind, err = live.call(
+        "workspace/executeCommand",
+        None,
+        body=f'{{"command": "{protocol.CMD_MEMORY_FORGET}", "arguments": [{{"id": {digits}}}]}}',
+    )
+    assert kind == "error" and err.code == INVALID_PARAMS, err
+    assert err.message.startswith(f"{protocol.CMD_MEMORY_FORGET}: invalid params: id: "), err
+    uri = (live.root / "calc.py").as_uri()
+    point = f'{{"line": {digits}, "character": 0}}'
+    kind, err = live.call(
+        "textDocument/codeAction",
+        None,
+        body=f'{{"textDocument": {{"uri": "{uri}"}}, "range": {{"start": {point}, '
+        f'"end": {point}}}, "context": {{"diagnostics": []}}}}',
+    )
+    assert kind == "error" and err.code == INVALID_PARAMS, err
+    assert "@ params.range.start" in err.message, err.message
+    live.send_bytes('{"jsonrpc": "2.0", "id": 1, "method": ')  # cut short: not JSON
+    live.send_bytes("\udcff")  # not even UTF-8
+    assert_still_fine(live)
+    assert "the message is not JSON" in live.stderr.read_text(), "the parse errors are logged"
