@@ -417,6 +417,36 @@ async def test_local_sandbox_pins_fixed_program_keys(
     assert not marker.exists(), (name, result)
 
 
+def plant_index_hook(repo: Path, marker: Path | str) -> None:
+    """A ``post-index-change`` hook as an archive brings it: git runs it whenever it writes
+    the index, and ``git status`` writes it to refresh stat data."""
+    hook = repo / ".git" / "hooks" / "post-index-change"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    make_racy(repo)
+
+
+def test_index_hook_is_live_with_plain_git(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    repo = hostile_repo(tmp_path, (), marker)
+    plant_index_hook(repo, marker)
+    marker.unlink(missing_ok=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    subprocess.run(["git", "status"], cwd=repo, capture_output=True, env=env, check=False)
+    assert marker.exists()
+
+
+async def test_local_sandbox_git_status_runs_no_index_hook(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    repo = hostile_repo(tmp_path, (), marker)
+    plant_index_hook(repo, marker)
+    marker.unlink(missing_ok=True)
+    async with LocalSandbox(repo, base_env=os.environ) as sandbox:
+        result = await sandbox.run("git status")
+    assert result.exit_code == 0, result.stderr
+    assert not marker.exists()
+
+
 #: Ordinary git work in the sandbox: the pins must not get in its way (commits go to a clone:
 #: the docker tier mounts the workspace's .git read-only).
 ORDINARY_GIT = (

@@ -191,7 +191,7 @@ async def test_sandbox_env_is_an_allowlist(tmp_path: Path) -> None:
     forced |= {"PYTHONDONTWRITEBYTECODE", "HOME", "TMPDIR", "RUSTUP_HOME", "PATH"}
     # the git pins (docs/security.md, row 8): GIT_CONFIG_COUNT and as many keys and values
     pins = int(env["GIT_CONFIG_COUNT"])
-    forced |= {"GIT_CONFIG_COUNT"}
+    forced |= {"GIT_CONFIG_COUNT", "GIT_OPTIONAL_LOCKS"}
     forced |= {f"GIT_CONFIG_{kind}_{n}" for kind in ("KEY", "VALUE") for n in range(pins)}
     assert env["GIT_CONFIG_KEY_0"] == "core.fsmonitor" and env["GIT_CONFIG_VALUE_0"] == "false"
     assert set(env) == taken | forced

@@ -134,8 +134,11 @@ GIT_PINS: tuple[tuple[str, str], ...] = (
     ("protocol.ext.allow", "never"),
 )
 
-#: Forced for every command: :data:`GIT_PINS` as ``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n``.
+#: Forced for every command: :data:`GIT_PINS` as ``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n``,
+#: and ``GIT_OPTIONAL_LOCKS=0``: ``git status`` does not write the index as a side effect, so
+#: a ``post-index-change`` hook a repository arrived with (from an archive) never runs for it.
 GIT_NEUTRAL = {
+    "GIT_OPTIONAL_LOCKS": "0",
     "GIT_CONFIG_COUNT": str(len(GIT_PINS)),
     **{f"GIT_CONFIG_KEY_{n}": key for n, (key, _) in enumerate(GIT_PINS)},
     **{f"GIT_CONFIG_VALUE_{n}": value for n, (_, value) in enumerate(GIT_PINS)},
