@@ -241,3 +241,25 @@ async def test_a_refused_or_bad_header_is_reported_without_its_value(
     assert secret not in shown
     assert "Traceback" not in shown
     assert not notes.exists()
+
+
+async def test_the_users_own_mcp_file_gives_every_session_its_servers(
+    acp_schema: Schema, calc_repo: Path, tmp_path: Path
+) -> None:
+    """~/.config/driveros/mcp.json (here under the test's XDG_CONFIG_HOME): no flag, and the
+    client names no server."""
+    from driveros.mcptools import user_mcp_file
+
+    notes = tmp_path / "notes.txt"
+    config = user_mcp_file()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    entry = {
+        "command": sys.executable,
+        "args": [str(NOTES_SERVER)],
+        "env": {"NOTES_FILE": str(notes)},
+    }
+    config.write_text(json.dumps({"mcpServers": {"notes": entry}}))
+    _, tools, asks = await _run_with(acp_schema, calc_repo, [], "allow_once")
+    assert "notes__add_note" in tools
+    assert len(asks) == 1
+    assert notes.read_text() == "remember the milk\n"

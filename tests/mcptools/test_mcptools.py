@@ -14,7 +14,13 @@ from tests._scripted import calc_repo as calc_repo  # the fixture, for these tes
 from tests._scripted import model_environ
 
 from driveros._errors import ConfigError
-from driveros.mcptools import McpServerConfig, load_mcp_config, parse_mcp_config, tool_name
+from driveros.mcptools import (
+    McpServerConfig,
+    load_mcp_config,
+    parse_mcp_config,
+    tool_name,
+    user_mcp_file,
+)
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 NOTES_SERVER = Path(__file__).resolve().parent / "notes_server.py"
@@ -83,11 +89,18 @@ def test_a_header_that_cannot_be_sent_is_a_config_error_without_its_value(
     assert "tok-2718" not in str(info.value)
 
 
+@pytest.mark.parametrize("where", ["--mcp-config", "the user's own file"])
 async def test_the_cli_offers_mcp_tools_and_approves_each_call(
-    calc_repo: Path, tmp_path: Path
+    calc_repo: Path, tmp_path: Path, where: str
 ) -> None:
     notes = tmp_path / "notes.txt"
-    config = tmp_path / "mcp.json"
+    if where == "--mcp-config":
+        config = tmp_path / "mcp.json"
+        flags = ["--mcp-config", str(config)]
+    else:  # no flag: ~/.config/driveros/mcp.json (here under the test's XDG_CONFIG_HOME)
+        config = user_mcp_file()
+        config.parent.mkdir(parents=True, exist_ok=True)
+        flags = []
     config.write_text(
         json.dumps(
             {
@@ -119,8 +132,7 @@ async def test_the_cli_offers_mcp_tools_and_approves_each_call(
             "note x",
             "--format",
             "ndjson",
-            "--mcp-config",
-            str(config),
+            *flags,
             "--approve",
             "never",
             cwd=calc_repo,
@@ -139,3 +151,20 @@ async def test_the_cli_offers_mcp_tools_and_approves_each_call(
     assert approval["name"] == "notes__add_note" and approval["decision"] == "blocked"
     assert not notes.exists()
     assert "Traceback" not in err.decode()
+
+
+def test_a_broken_user_file_is_a_setup_error_naming_it(calc_repo: Path) -> None:
+    config = user_mcp_file()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("{not json")
+    done = subprocess.run(
+        [str(DRIVEROS), "agent", "--task", "x", "--format", "json"],
+        cwd=calc_repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:9"},
+    )
+    assert done.returncode == 1
+    assert str(config) in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr

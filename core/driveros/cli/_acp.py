@@ -38,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help='MCP servers every session gets, as {"mcpServers": {...}} JSON (besides the '
-        "client's own)",
+        "client's own; default: ~/.config/driveros/mcp.json when it exists)",
     )
     add(
         "--ask-timeout",
@@ -65,10 +65,10 @@ def run(args: argparse.Namespace) -> int:
         handler.addFilter(RedactingFilter(redactor))
     from driveros._errors import ConfigError
     from driveros.cli._fail import fail
-    from driveros.mcptools import load_mcp_config
+    from driveros.mcptools import configured_mcp_servers
 
     try:
-        mcp = load_mcp_config(args.mcp_config.expanduser()) if args.mcp_config else []
+        mcp = configured_mcp_servers(args.mcp_config)
     except ConfigError as exc:
         return fail(f"driveros: {exc}", None)
     provider, model = chosen_provider(args)

@@ -136,8 +136,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--mcp-config",
         type=Path,
         metavar="FILE",
-        help='MCP servers whose tools the agent may use, as {"mcpServers": {...}} JSON; '
-        "each call is approved like a command (docs/acp.md)",
+        help='MCP servers whose tools the agent may use, as {"mcpServers": {...}} JSON '
+        "(default: ~/.config/driveros/mcp.json when it exists); each call is approved like "
+        "a command (docs/acp.md)",
     )
     add(
         "--allow-secret-file",
@@ -377,12 +378,13 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
 async def _execute(
     args: argparse.Namespace, spec: RunSpec, env: Environment, on_event: OnEvent
 ) -> RunReport:
-    """The run, with the ``--mcp-config`` servers started for it and stopped after it."""
-    if args.mcp_config is None:
-        return await execute_run(spec, env=env, on_event=on_event)
-    from driveros.mcptools import load_mcp_config, open_mcp_tools
+    """The run, with the MCP servers (``--mcp-config``, else the user's own file) started for
+    it and stopped after it."""
+    from driveros.mcptools import configured_mcp_servers, open_mcp_tools
 
-    servers = await asyncio.to_thread(load_mcp_config, args.mcp_config.expanduser())
+    servers = await asyncio.to_thread(configured_mcp_servers, args.mcp_config)
+    if not servers:
+        return await execute_run(spec, env=env, on_event=on_event)
 
     def report(problem: str) -> None:
         _err(f"driveros: warning: {printable(problem)}")

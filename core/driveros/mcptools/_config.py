@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from driveros._errors import ConfigError
+from driveros.config import user_config_dir
 
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -89,3 +91,23 @@ def load_mcp_config(path: Path) -> list[McpServerConfig]:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: the MCP config is not valid JSON: {exc}") from exc
     return parse_mcp_config(data, origin=str(path))
+
+
+#: The user's own MCP servers, in the user config directory (``~/.config/driveros/mcp.json``).
+USER_MCP_FILE = "mcp.json"
+
+
+def user_mcp_file(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the user keeps the MCP servers every run may use (``$XDG_CONFIG_HOME/driveros``
+    or ``~/.config/driveros``, then ``mcp.json``)."""
+    return user_config_dir(environ) / USER_MCP_FILE
+
+
+def configured_mcp_servers(path: Path | None) -> list[McpServerConfig]:
+    """The servers of ``--mcp-config`` ``path`` when given, else of the user's own file
+    (:func:`user_mcp_file`) when it exists, else none (blocking: call it off the loop).
+    Never a workspace's file: MCP servers are code, and only the user chooses them."""
+    if path is not None:
+        return load_mcp_config(path.expanduser())
+    own = user_mcp_file()
+    return load_mcp_config(own) if own.is_file() else []
