@@ -35,7 +35,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -494,11 +494,17 @@ MAX_SUBMODULES = 64
 _GITLINK = b"160000 "
 
 
-async def planted_programs(cwd: Path, *, timeout: float | None = 30.0) -> list[str]:
+async def planted_programs(
+    cwd: Path,
+    *,
+    timeout: float | None = 30.0,
+    counts: Callable[[str], bool] = is_program_key,
+) -> list[str]:
     """What the repository at ``cwd`` itself configures git to run, as ``key (where)``: every
-    :func:`is_program_key` its own configuration (``local``/``worktree`` scope, included
-    files too) sets, and the same for every populated submodule (``git status``/``diff`` run
-    git inside them, with their own configuration). Empty outside a repository.
+    key its own configuration (``local``/``worktree`` scope, included files too) sets that
+    ``counts`` (default :func:`is_program_key`), and the same for every populated submodule
+    (``git status``/``diff`` run git inside them, with their own configuration). Empty
+    outside a repository.
 
     Reading configuration runs nothing. Raises :class:`GitError` when the configuration
     cannot be read (a file git cannot parse) or there are more than :data:`MAX_SUBMODULES`.
@@ -522,7 +528,7 @@ async def planted_programs(cwd: Path, *, timeout: float | None = 30.0) -> list[s
                 f"cannot read the git configuration: {listed.error.strip()}", cwd=str(here)
             )
         for entry in parse_config_list(listed.stdout):
-            if entry.scope in REPOSITORY_SCOPES and is_program_key(entry.key):
+            if entry.scope in REPOSITORY_SCOPES and counts(entry.key):
                 where = f"submodule {label}" if label else entry.origin.removeprefix("file:")
                 found.append(f"{entry.key} ({where})")
         if found:

@@ -303,6 +303,19 @@ async def test_policy_allows_git_in_an_ordinary_repository(tmp_path: Path) -> No
     for command in ("git log -p", "git status", "git diff", "ls && git show"):
         decision = await policy.decide(ApprovalRequest(tool="run", command=command))
         assert decision.allowed, decision.reason
+    # keys no read-only git command reaches: husky's hooksPath (with a hook that would run if
+    # git status wrote the index), an alias
+    (repo / ".husky" / "_").mkdir(parents=True)
+    plant_index_hook(repo, tmp_path / "PWNED")
+    (repo / ".git" / "hooks" / "post-index-change").rename(repo / ".husky/_/post-index-change")
+    git(repo, "config", "core.hooksPath", ".husky/_")
+    git(repo, "config", "alias.st", "!touch PWNED")
+    (tmp_path / "PWNED").unlink(missing_ok=True)  # the hook ran while the test set up
+    decision = await policy.decide(ApprovalRequest(tool="run", command="git status"))
+    assert decision.allowed, decision.reason
+    async with LocalSandbox(repo, base_env=os.environ) as sandbox:
+        assert (await sandbox.run("git status")).exit_code == 0
+    assert not (tmp_path / "PWNED").exists()
     # the same check does not apply to commands that are not git
     git(repo, "config", "diff.external", program(tmp_path / "PWNED"))
     decision = await policy.decide(ApprovalRequest(tool="run", command="ls"))
@@ -317,7 +330,7 @@ async def test_policy_allows_git_in_an_ordinary_repository(tmp_path: Path) -> No
         ("[core]\n\tworktree = /\n", "core.worktree"),
         ('[filter "lfs"]\n\tclean = git-lfs clean -- %f\n', "filter.lfs.clean"),
         ("[core]\n\tpager = less\n", "core.pager"),
-        ('[alias]\n\tst = "!touch x"\n', "alias.st"),
+        ('[credential "https://example.com"]\n\thelper = store\n', "credential.https"),
     ],
 )
 async def test_policy_asks_when_the_repository_config_names_a_program(

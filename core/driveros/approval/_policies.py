@@ -7,7 +7,7 @@ import glob
 from pathlib import Path
 
 from driveros._errors import ConfigError, GitError
-from driveros._git import planted_programs
+from driveros._git import is_program_key, planted_programs
 from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS, RUN_TOOL
 from driveros.approval._shell import classify_command, command_paths, command_runs_git
 from driveros.approval._types import (
@@ -97,11 +97,22 @@ async def decide_in_tier(
     return decision
 
 
+#: Program keys no allowlisted git command can reach: hooks (the read-only subcommands run
+#: none, and the sandbox's ``GIT_OPTIONAL_LOCKS=0`` keeps ``git status`` from writing the
+#: index, the one that would run ``post-index-change``) and aliases (a builtin subcommand is
+#: never an alias). Husky's ``core.hooksPath`` and a repository's aliases stay unasked.
+_UNREACHED = ("core.hookspath", "alias.")
+
+
+def _reached(key: str) -> bool:
+    return is_program_key(key) and not key.lower().startswith(_UNREACHED)
+
+
 async def _git_refusal(workspace: Path) -> str | None:
     """Why git may not run unasked in ``workspace`` (its repository configures programs, or
     the configuration cannot be read), or None."""
     try:
-        planted = await planted_programs(workspace)
+        planted = await planted_programs(workspace, counts=_reached)
     except GitError as exc:
         return f"blocked by policy: git commands are not auto-allowed here ({exc})"
     if not planted:
