@@ -61,7 +61,8 @@ SCRATCH_CONFIG: tuple[str, ...] = (
 
 #: Configuration keys that make git run a program (a shell command, a helper, a driver, a
 #: hook directory) or point it at other code or files: git-config(1) and the pages it refers
-#: to, as regular expressions over the lower-cased name (subsections are ``.+``).
+#: to, as regular expressions over the lower-cased name (subsections are ``.+``); and Git
+#: LFS's, whose filter (usually the user's) reads them from the repository's config too.
 #: ``core.worktree`` and the ``include`` keys run nothing themselves but move git (and its
 #: filters) to another tree or to configuration read from elsewhere.
 _PROGRAM_KEY = re.compile(
@@ -82,6 +83,9 @@ _PROGRAM_KEY = re.compile(
   | submodule\..+\.update | tar\..+\.command | guitool\..+\.cmd | hook\..+\.command
   | trailer\..+\.(?:command|cmd)
   | sendemail\.(?:.+\.)?(?:sendmailcmd|tocmd|cccmd|smtpserver)
+  | gc\.recentobjectshook | imap\.tunnel | help\.browser | man\.viewer | instaweb\..+
+  | lfs\.customtransfer\..+\.path | lfs\.extension\..+\.(?:clean|smudge)
+  | lfs\.standalonetransferagent
 )$"""
 )
 

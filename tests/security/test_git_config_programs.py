@@ -98,6 +98,17 @@ DOCUMENTED_PROGRAM_KEYS = [
     "init.templateDir",
     "include.path",
     "includeIf.gitdir:/x/.path",
+    "gc.recentObjectsHook",
+    "imap.tunnel",
+    "help.browser",
+    "man.viewer",
+    "instaweb.httpd",
+    "instaweb.browser",
+    # Git LFS (its filter, usually configured globally, reads these from the repository)
+    "lfs.customtransfer.x.path",
+    "lfs.extension.x.clean",
+    "lfs.extension.x.smudge",
+    "lfs.standalonetransferagent",
 ]
 #: What a clone or ``git init`` writes, and common per-repository settings: never refused.
 ORDINARY_KEYS = [
@@ -122,6 +133,9 @@ ORDINARY_KEYS = [
     "filter.lfs.required",
     "submodule.sm.url",
     "submodule.sm.active",
+    "lfs.repositoryformatversion",
+    "lfs.url",
+    "gc.auto",
 ]
 
 
