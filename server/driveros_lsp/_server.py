@@ -40,7 +40,14 @@ class DriverosLanguageServer(LanguageServer):
     """pygls ``LanguageServer`` plus the run manager, settings and client traits."""
 
     def __init__(self, *, runner_factory: RunnerFactory | None = None) -> None:
-        super().__init__(SERVER_NAME, __version__, protocol_cls=DriverosProtocol)
+        # Full sync: pygls applies incremental changes on str.splitlines lines (a form feed or
+        # U+2028 in a buffer shifts every later change; docs/protocol.md, "Position encoding").
+        super().__init__(
+            SERVER_NAME,
+            __version__,
+            protocol_cls=DriverosProtocol,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
+        )
         self._settings: Settings | None = None
         #: Parses the initializationOptions after ``initialize`` has been answered.
         self.settings_task: asyncio.Task[None] | None = None

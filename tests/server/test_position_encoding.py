@@ -258,3 +258,53 @@ def test_hunk_positions_use_lsp_lines() -> None:
     hunks = line_hunks(before, "a\u2028b\nc😀!\n", "utf-16")
     assert [(h.start, h.end) for h in hunks] == [(Pos(1, 0), Pos(2, 0))]
     assert split_lines(before) == ["a\u2028b\n", "c😀\n"]
+
+
+async def test_a_buffer_with_u2028_survives_the_editors_changes(
+    workspace: Path, scripted_model: Any
+) -> None:
+    """The client syncs as the server asks: incrementally, pygls applied the change on
+    ``str.splitlines`` lines, so with U+2028 in the buffer the change landed a line early and
+    the run (and its edit) worked on a corrupted copy of the user's buffer."""
+    before = "a = '\u2028'\nb = '😀'\n"
+    typed = "a = '\u2028'\nb = '😀!'\n"
+    (workspace / "sep.py").write_text(before, encoding="utf-8")
+    turns = [
+        Turn(
+            tool_calls=[
+                ToolCallSpec(
+                    "edit_file", {"path": "sep.py", "old_string": "a = ", "new_string": "A = "}
+                )
+            ]
+        ),
+        Turn(text="renamed"),
+    ]
+    async with (
+        scripted_model(turns) as model,
+        editor_session(workspace, env=model_env(model), settings=SETTINGS) as ed,
+    ):
+        sync = ed.initialize_result.capabilities.text_document_sync
+        kind = sync.change if isinstance(sync, lsp.TextDocumentSyncOptions) else sync
+        uri = ed.open("sep.py", before)
+        codec = PositionCodec(ed.encoding)  # type: ignore[arg-type]
+        at = codec.to_client("b = '😀'", len("b = '😀"))
+        change: Any = (
+            lsp.TextDocumentContentChangePartial(
+                range=lsp.Range(
+                    start=lsp.Position(line=1, character=at), end=lsp.Position(line=1, character=at)
+                ),
+                text="!",
+            )
+            if kind == lsp.TextDocumentSyncKind.Incremental
+            else lsp.TextDocumentContentChangeWholeDocument(text=typed)
+        )
+        ed.buffers[uri] = (2, typed)
+        ed.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[change],
+            )
+        )
+        await ed.command(protocol.CMD_AGENT_START, {"task": "rename a"})
+        await ed.wait_for(lambda: ed.edits, what="the proposal's edit (annotations: sent)")
+        assert ed.text("sep.py") == "A = '\u2028'\nb = '😀!'\n"
