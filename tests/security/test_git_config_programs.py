@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from driveros import GitError
 from driveros._git import is_program_key, run_git, run_git_sync
 from driveros.agent import ToolResult
-from driveros.approval import ApprovalRequest, PolicyApproval, Tier
+from driveros.approval import ApprovalRequest, PolicyApproval, Tier, classify_command
 from driveros.config import load_environment
 from driveros.runs import RunSpec, execute_run
 from driveros.sandbox import DockerSandbox, LocalSandbox
@@ -360,6 +360,17 @@ async def test_policy_asks_when_the_repository_config_names_a_program(
     decision = await policy.decide(ApprovalRequest(tool="run", command="git status"))
     assert not decision.allowed
     assert key in decision.reason.lower(), decision.reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git log '--format=%G?'", "git show -s --pretty=format:%GS", "git log --format %GK"],
+)
+def test_signature_formats_are_not_auto_allowed(command: str) -> None:
+    """They run ``gpg.program`` (pinned to ``gpg``, still a program found on PATH)."""
+    decision = classify_command(command)
+    assert not decision.allowed
+    assert "verifies signatures" in decision.reason
 
 
 async def test_policy_reads_the_config_of_an_included_file(tmp_path: Path) -> None:

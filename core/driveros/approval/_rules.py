@@ -284,6 +284,11 @@ def _git(argv: Sequence[str], ctx: Ctx) -> None:
     if sub not in _GIT_READ:
         raise Unsafe(f"`git {sub}` is not a read-only git command")
     _no_flags(rest, _GIT_BANNED, "git")
+    for a in rest:
+        if a == "--":
+            break
+        if "%G" in a or "%(signature" in a:
+            raise Unsafe(f"git format {a!r} verifies signatures (runs gpg.program)")
     if sub == "branch":
         _no_flags(rest, _BRANCH_WRITE, "branch")
         listing = any(a == "-l" or is_long_prefix(a, "--list") for a in rest)
