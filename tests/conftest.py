@@ -67,3 +67,42 @@ def _no_mount_left_in_tmp_path(request: pytest.FixtureRequest) -> Iterator[None]
     yield
     for point in mounts_under(tmp):
         subprocess.run(["umount", "-l", "--", point], check=False, capture_output=True)
+
+
+#: Test modules whose guarantees must hold for every scratch strategy (changes, diffs, apply,
+#: conflicts, kept copies, environments; nothing left behind after signals, crashes and gc;
+#: big files; restarts): each of their tests runs once per strategy available on this
+#: machine, and the CLI and server subprocesses inherit ``$DRIVEROS_SCRATCH_STRATEGY``.
+_EVERY_STRATEGY = frozenset(
+    {
+        "tests.review.test_actions",
+        "tests.review.test_buffers",
+        "tests.review.test_changes",
+        "tests.review.test_diff_patch",
+        "tests.review.test_kept",
+        "tests.review.test_scratch",
+        "tests.review.test_environments",
+        "tests.faults.test_big_files",
+        "tests.faults.test_cli_exit",
+        "tests.faults.test_concurrent_scratch",
+        "tests.faults.test_server_exit",
+        "tests.faults.test_server_restart",
+        "tests.faults.test_server_shutdown",
+    }
+)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.module.__name__ in _EVERY_STRATEGY and "scratch_strategy" in metafunc.fixturenames:
+        from tests.review._repo import available_strategies
+
+        metafunc.parametrize("scratch_strategy", available_strategies(), indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def scratch_strategy(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The scratch strategy this test runs with (``$DRIVEROS_SCRATCH_STRATEGY``): ``auto``,
+    which is ``overlay`` where the machine can mount one, unless the module is above."""
+    name = str(getattr(request, "param", "auto"))
+    monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", name)
+    return name

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from driveros.review import STRATEGY_VAR
-from tests.review._repo import available_strategies, make_repo
+from tests.review._repo import make_repo
 
 
 @pytest.fixture
@@ -32,34 +31,3 @@ def repo(tmp_path: Path) -> Path:
             ),
         },
     )
-
-
-#: Test modules whose scratch semantics (changes, diffs, apply, conflicts, kept copies) must
-#: hold for every strategy; they run once per strategy available on this machine.
-_EVERY_STRATEGY = frozenset(
-    {
-        "test_actions",
-        "test_buffers",
-        "test_changes",
-        "test_diff_patch",
-        "test_kept",
-        "test_scratch",
-        "test_environments",
-    }
-)
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    module = metafunc.module.__name__.rsplit(".", 1)[-1]
-    if module in _EVERY_STRATEGY and "scratch_strategy" in metafunc.fixturenames:
-        metafunc.parametrize("scratch_strategy", available_strategies(), indirect=True)
-
-
-@pytest.fixture(autouse=True)
-def scratch_strategy(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The strategy this test runs with (``$DRIVEROS_SCRATCH_STRATEGY``; ``auto``, which is
-    ``overlay`` where the machine can mount one, unless the module is parametrized over the
-    strategies)."""
-    name = str(getattr(request, "param", "auto"))
-    monkeypatch.setenv(STRATEGY_VAR, name)
-    return name

@@ -116,7 +116,11 @@ async def test_a_symlinked_layer_is_never_mounted(
 
 def _owned_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository owned by :data:`OWNER` (as a user's own repository is theirs), with a
-    credential in its config; git run as root is told to trust it."""
+    credential in its config; git run as root is told to trust it. Skips without docker or
+    root."""
+    require_docker()
+    if os.geteuid() != 0:
+        pytest.skip("giving the repository to another owner needs root (CI runs as root)")
     home = tmp_path / "home"
     home.mkdir()
     (home / ".gitconfig").write_text("[safe]\n\tdirectory = *\n")
@@ -131,9 +135,6 @@ def _owned_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 async def test_docker_runc_sees_the_view_with_git_read_only(
     tmp_path: Path, scratch_base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    require_docker()
-    if os.geteuid() != 0:
-        pytest.skip("giving the repository to another owner needs root (CI runs as root)")
     repo = _owned_repo(tmp_path, monkeypatch)
     before = _snapshot(repo)
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base, container="runc") as s:
@@ -163,9 +164,6 @@ async def test_docker_runc_sees_the_view_with_git_read_only(
 async def test_docker_untrusted_view_hides_git(
     tmp_path: Path, scratch_base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    require_docker()
-    if os.geteuid() != 0:
-        pytest.skip("giving the repository to another owner needs root (CI runs as root)")
     repo = _owned_repo(tmp_path, monkeypatch)
     before = _snapshot(repo)
     async with await ScratchWorkspace.create(

@@ -232,34 +232,44 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
     await _copy_parallel(top, lay.work, dirty)
 
 
+async def _hash_all(lay: Layout, tree: Path, max_file_size: int) -> None:
+    """A new private repository whose index holds every file of ``tree`` that ``copy`` takes
+    (``.gitignore`` and the default excludes honoured, big files left out)."""
+    await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
+    await _exclude_big(lay, tree, max_file_size)
+    await run_git(["add", "-A"], cwd=tree, git_dir=lay.git_dir, work_tree=tree, scratch=True)
+    if lay.left_out:
+        # Only the initial add needs them: a file the agent creates at such a path is a
+        # change like any other (and applying it meets the user's file: a conflict).
+        exclude = lay.git_dir / "info" / "exclude"
+        await asyncio.to_thread(exclude.write_text, _EXCLUDES_TEXT, "utf-8")
+
+
+async def _exclude_big(lay: Layout, tree: Path, max_file_size: int) -> None:
+    """Set ``left_out`` to the files over the limit that ``add -A`` of ``tree`` would take,
+    and exclude them in the private repository (for that first ``add`` only)."""
+    if not max_file_size:
+        return
+    _, out, _ = await run_git(
+        ["ls-files", "-o", "--exclude-standard", "-z"],
+        cwd=tree,
+        git_dir=lay.git_dir,
+        work_tree=tree,
+        scratch=True,
+    )
+    big = await asyncio.to_thread(too_big, tree, split_z(out), max_file_size)
+    lay.left_out = [p for p in big if "\n" not in p]  # a name git's excludes can say
+    if lay.left_out:
+        lines = "".join(f"{exclude_pattern(p)}\n" for p in lay.left_out)
+        await asyncio.to_thread(_append, lay.git_dir / "info" / "exclude", lines)
+
+
 async def _populate_copy(lay: Layout, max_file_size: int) -> None:
     # Hash the user's files straight into the private repository (honouring .gitignore and
     # the default excludes), then check them out into the copy: both steps run inside git,
     # and the copy is by construction exactly the baseline.
-    await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
     await asyncio.to_thread(lay.work.mkdir)
-    exclude = lay.git_dir / "info" / "exclude"
-    if max_file_size:
-        # What `add -A` would take, minus the big files (excluded for that one command).
-        _, out, _ = await run_git(
-            ["ls-files", "-o", "--exclude-standard", "-z"],
-            cwd=lay.workspace,
-            git_dir=lay.git_dir,
-            work_tree=lay.workspace,
-            scratch=True,
-        )
-        big = await asyncio.to_thread(too_big, lay.workspace, split_z(out), max_file_size)
-        lay.left_out = [p for p in big if "\n" not in p]  # a name git's excludes can say
-        if lay.left_out:
-            lines = "".join(f"{exclude_pattern(p)}\n" for p in lay.left_out)
-            await asyncio.to_thread(_append, exclude, lines)
-    await run_git(
-        ["add", "-A"], cwd=lay.workspace, git_dir=lay.git_dir, work_tree=lay.workspace, scratch=True
-    )
-    if lay.left_out:
-        # Only the initial add needs them: a file the agent creates at such a path is a
-        # change like any other (and applying it meets the user's file: a conflict).
-        await asyncio.to_thread(exclude.write_text, _EXCLUDES_TEXT, "utf-8")
+    await _hash_all(lay, lay.workspace, max_file_size)
     # -u records the copy's stat data in the index, so later `add -A` only hashes edits.
     await run_git(
         ["checkout-index", "--all", "--force", "--index"],
@@ -339,26 +349,7 @@ async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[st
     why = await _mount_view(lay, lay.workspace, hide)
     if why is not None:
         return why
-    await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
-    exclude = lay.git_dir / "info" / "exclude"
-    if max_file_size:
-        _, out, _ = await run_git(
-            ["ls-files", "-o", "--exclude-standard", "-z"],
-            cwd=lay.work,
-            git_dir=lay.git_dir,
-            work_tree=lay.work,
-            scratch=True,
-        )
-        big = await asyncio.to_thread(too_big, lay.work, split_z(out), max_file_size)
-        lay.left_out = [p for p in big if "\n" not in p]
-        if lay.left_out:
-            lines = "".join(f"{exclude_pattern(p)}\n" for p in lay.left_out)
-            await asyncio.to_thread(_append, exclude, lines)
-    await run_git(
-        ["add", "-A"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True
-    )
-    if lay.left_out:
-        await asyncio.to_thread(exclude.write_text, _EXCLUDES_TEXT, "utf-8")
+    await _hash_all(lay, lay.work, max_file_size)
     return None
 
 
