@@ -357,3 +357,52 @@ async def test_cli_review_run_on_an_overlay_says_so(tmp_path: Path) -> None:
             started = [e for e in events if e["type"] == "run_started"]
             assert [(e["scratch"], e["scratch_fallback"]) for e in started] == [(got, "")]
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+_TWICE = """
+import asyncio, sys
+from pathlib import Path
+from driveros.review import ScratchWorkspace, scratch_strategies
+
+async def main() -> None:
+    ws, base = Path(sys.argv[1]), Path(sys.argv[2])
+    for _ in range(2):
+        async with await ScratchWorkspace.create(ws, base_dir=base) as s:
+            print(s.strategy, s.fallback_reason.replace("\\n", " "), sep="|")
+    print("probe", scratch_strategies()["overlay"], sep="|")
+
+asyncio.run(main())
+"""
+
+
+async def test_root_without_the_mount_privilege_learns_it_once(tmp_path: Path) -> None:
+    """Root in a container without CAP_SYS_ADMIN: the first run's mount is refused and falls
+    back with the kernel's reason; later runs of the process do not try again."""
+    import shutil
+
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("needs setpriv (util-linux) to drop CAP_SYS_ADMIN")
+    repo = make_repo(tmp_path / "proj", {"a.py": "A = 1\n"})
+    base = tmp_path / "scratch"
+    base.mkdir()
+    drop = ["--inh-caps=-sys_admin", "--bounding-set=-sys_admin"]
+    proc = await asyncio.create_subprocess_exec(
+        setpriv,
+        *drop,
+        sys.executable,
+        "-c",
+        _TWICE,
+        str(repo),
+        str(base),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    first, second, probe = (line.split("|", 1) for line in out.decode().splitlines())
+    assert first[0] == second[0] == "worktree"
+    assert "permission denied" in first[1]
+    assert second[1].startswith("the kernel refused to mount an overlay here")
+    assert probe[1] == second[1]
+    assert list(base.iterdir()) == [] and mounts_under(base) == []

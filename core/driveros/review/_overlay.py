@@ -68,9 +68,19 @@ def overlay_probe() -> str | None:
     return None
 
 
+#: Why the kernel refused a mount for lack of privilege (root without CAP_SYS_ADMIN, as in a
+#: container), learned at the first attempt: later runs do not try again.
+_denied: list[str] = []
+_DENIED_HINTS = ("permission denied", "not permitted", "must be superuser")
+
+
+def _overlay_usable() -> str | None:
+    return overlay_probe() or (_denied[0] if _denied else None)
+
+
 def scratch_strategies() -> dict[str, str | None]:
     """Every strategy and None when usable on this machine, else why not."""
-    return {"overlay": overlay_probe(), "worktree": None, "copy": None}
+    return {"overlay": _overlay_usable(), "worktree": None, "copy": None}
 
 
 def fs_type(path: Path) -> str:
@@ -101,7 +111,7 @@ def overlay_refusal(lower: Path, root: Path, *, repository: bool) -> str | None:
     git directory by path, so git commands in the view would write the user's index and refs
     there instead of into the upper layer.
     """
-    why = overlay_probe()
+    why = _overlay_usable()
     if why is not None:
         return why
     if repository:
@@ -178,7 +188,12 @@ async def mount_overlay(lower: Path, upper: Path, work: Path, merged: Path) -> s
     code, err = await _run(
         "mount", "--no-canonicalize", "-t", "overlay", "overlay", "-o", opts, "--", str(merged)
     )
-    return None if code == 0 else (err or f"mount exited {code}")
+    if code == 0:
+        return None
+    why = (err.splitlines() or [f"mount exited {code}"])[0].strip()
+    if any(h in err.lower() for h in _DENIED_HINTS) and not _denied:
+        _denied.append(f"the kernel refused to mount an overlay here ({why})")
+    return why
 
 
 def hide_in_upper(upper: Path, rel: str) -> None:
