@@ -56,8 +56,10 @@ def _isolated_user_config(
 
 @pytest.fixture(autouse=True)
 def _no_mount_left_in_tmp_path(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A test that fails half-way through an overlay scratch view leaves the view mounted in
-    its ``tmp_path`` (aclose never ran): unmount it, or pytest cannot remove the directory."""
+    """Unmount the overlay scratch views a test left: below its ``tmp_path`` (a test that
+    failed half-way; pytest could not remove the directory) and of its repositories wherever
+    they are (a proposal kept past a server's exit, whose state directory is gone with the
+    test, so no garbage collection would ever find it)."""
     if "tmp_path" not in request.fixturenames:
         yield
         return
@@ -65,7 +67,9 @@ def _no_mount_left_in_tmp_path(request: pytest.FixtureRequest) -> Iterator[None]
 
     tmp = request.getfixturevalue("tmp_path")
     yield
-    for point in mounts_under(tmp):
+    from tests.review._repo import views_of
+
+    for point in [*mounts_under(tmp), *views_of(tmp, below=True)]:
         subprocess.run(["umount", "-l", "--", point], check=False, capture_output=True)
 
 

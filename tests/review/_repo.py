@@ -63,18 +63,22 @@ def _unescape(text: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
 
 
-def views_of(repo: Path) -> list[str]:
-    """Mount points of overlay scratch views whose lower layer is ``repo`` (any strategy's
-    leftovers are found from the repository, wherever the scratch directory is)."""
-    lower = f"lowerdir={repo.resolve()}"
+def views_of(repo: Path, *, below: bool = False) -> list[str]:
+    """Mount points of overlay scratch views whose lower layer is ``repo`` (``below``: or
+    anything below it). Any strategy's leftovers are found from the repository, wherever the
+    scratch directory is."""
+    top = str(repo.resolve())
     found: list[str] = []
     with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
         for line in fh:
             left, _, right = line.partition(" - ")
             fields, options = left.split(" "), right.split()
-            overlay = len(options) >= 3 and options[0] == "overlay"
-            if overlay and lower in [_unescape(o) for o in options[2].split(",")]:
-                found.append(_unescape(fields[4]))
+            if len(options) < 3 or options[0] != "overlay":
+                continue
+            for option in (_unescape(o) for o in options[2].split(",")):
+                lower = option.removeprefix("lowerdir=")
+                if option != lower and (lower == top or (below and lower.startswith(top + "/"))):
+                    found.append(_unescape(fields[4]))
     return found
 
 
