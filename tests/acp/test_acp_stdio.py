@@ -520,3 +520,62 @@ async def test_the_plan_follows_the_run_and_each_review(
     # the plan comes before the run's first tool call, the reviews after the run
     kinds = client.kinds()
     assert kinds.index("plan") < kinds.index("tool_call")
+
+
+async def test_a_session_is_loaded_by_a_later_server_process(
+    acp_schema: Schema, calc_repo: Path, tmp_path: Path
+) -> None:
+    """An editor restarts its agent: session/load in a new ``driveros acp`` replays the
+    session and its next prompt continues the conversation. Another workspace's load, a
+    malformed id and a corrupted file are unknown sessions."""
+    turns = [Turn(text="Hello from the first process."), Turn(text="Still here.")]
+    async with ScriptedModelServer(turns) as server:
+        first, session = await _open(acp_schema, server, calc_repo)
+        await first.request("session/prompt", _prompt(session, "say hello"))
+        assert await first.close() == 0
+        live = list(first.updates)
+
+        second = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)
+        await second.request("initialize", {"protocolVersion": 1, "clientCapabilities": FS})
+        load = {"sessionId": session, "cwd": str(calc_repo), "mcpServers": []}
+        loaded = await second.request("session/load", load)
+        replayed = list(second.updates)
+        await second.request("session/prompt", _prompt(session, "and now?"))
+        refused = []
+        for other in (
+            {**load, "cwd": str(tmp_path)},
+            {**load, "sessionId": "../" + session},
+        ):
+            try:
+                await second.request("session/load", other)
+            except RuntimeError as exc:
+                refused.append(str(exc))
+        assert await second.close() == 0
+        second_request = str(server.requests[-1])
+    assert first.errors == second.errors == []
+    assert loaded["modes"]["currentModeId"] == "ask"
+    assert replayed[0]["content"]["text"] == "say hello"
+    assert replayed[1:] == live
+    assert "say hello" in second_request and "Hello from the first process." in second_request
+    assert "Still here." in second.text()
+    assert len(refused) == 2 and all("unknown session" in r for r in refused)
+
+
+async def test_a_corrupted_kept_session_is_unknown_not_a_crash(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    import os
+
+    async with ScriptedModelServer([]) as server:
+        first, session = await _open(acp_schema, server, calc_repo)
+        assert await first.close() == 0
+        kept = Path(os.environ["DRIVEROS_STATE_DIR"]) / "acp-sessions" / f"{session}.json"
+        assert kept.stat().st_mode & 0o077 == 0  # the user's alone
+        kept.write_text('{"version": 1, "cwd": "/", "mode": "ask", "updates": [{"x": 1}]}')
+        second = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)
+        await second.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        load = {"sessionId": session, "cwd": str(calc_repo), "mcpServers": []}
+        with pytest.raises(RuntimeError, match="unknown session"):
+            await second.request("session/load", load)
+        assert await second.close() == 0
+    assert second.errors == []

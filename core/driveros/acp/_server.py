@@ -17,6 +17,7 @@ from acp.interfaces import Client
 from driveros import __version__
 from driveros._errors import DriverosError
 from driveros._unicode import printable
+from driveros.acp import _store as store
 from driveros.acp._edits import EditGate, deliver_edits, feedback_prompt, proposed
 from driveros.acp._modes import APPROVE, MODE_IDS, ModeId, mode_state
 from driveros.acp._permission import AcpAsker
@@ -204,12 +205,53 @@ class DriverosAgent:
             mcp=[*self.settings.mcp_servers, *_mcp_configs(mcp_servers or [])],
         )
         self._sessions[session.id] = session
+        await self._keep(session)
         return schema.NewSessionResponse(session_id=session.id, modes=mode_state(session.mode))
+
+    async def _keep(self, session: Session) -> None:
+        """Keep the session for a later process's session/load (acp._store)."""
+        await store.save(
+            session.id,
+            cwd=session.cwd,
+            mode=session.mode,
+            updates=session.updates,
+            history=session.history,
+            feedback=session.feedback,
+            edits=session.edits,
+        )
+
+    async def _restore(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> Session:
+        """A session an earlier ``driveros acp`` kept (with the MCP servers this load names)."""
+        root = await self._workspace(cwd)
+        kept = await store.load(session_id, root)
+        if kept is None:
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "details": "unknown session"}
+            )
+        stored, updates, history = kept
+        session = Session(
+            id=session_id,
+            cwd=root,
+            mode=stored.mode,
+            history=history,
+            updates=updates,
+            feedback=list(stored.feedback),
+            edits=stored.edits,
+            mcp=[*self.settings.mcp_servers, *_mcp_configs(mcp_servers)],
+        )
+        self._sessions[session.id] = session
+        return session
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> schema.LoadSessionResponse:
-        session = self._session(session_id)
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = await self._restore(session_id, cwd, mcp_servers or [])
+        elif await self._workspace(cwd) != session.cwd:  # another workspace's session
+            raise RequestError.invalid_params(
+                {"sessionId": session_id, "details": "unknown session"}
+            )
         for update in list(session.updates):
             await self.conn.session_update(session_id=session.id, update=update)
         return schema.LoadSessionResponse(modes=mode_state(session.mode))
@@ -226,6 +268,7 @@ class DriverosAgent:
         )
         session.updates.append(update)
         await self.conn.session_update(session_id=session.id, update=update)
+        await self._keep(session)
         return schema.SetSessionModeResponse()
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -262,6 +305,7 @@ class DriverosAgent:
             raise RequestError.internal_error({"details": printable(detail)}) from None
         finally:
             session.task = None
+        await self._keep(session)
         return schema.PromptResponse(stop_reason=stop)
 
     async def _read_client(self, session: Session, path: str) -> str | None:
