@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from driveros.diagnostics import code_point_index, code_units
+
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 #: A document's lines with their ends, as :func:`split_lines` returns them.
 Lines = list[str]
@@ -47,16 +49,6 @@ def split_lines(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
-def code_units(text: str, encoding: Encoding) -> int:
-    """Length of ``text`` in the encoding's code units (a lone surrogate, which a JSON
-    string can carry, counts as one UTF-16 unit and three UTF-8 bytes)."""
-    if encoding == "utf-8":
-        return len(text.encode("utf-8", "surrogatepass"))
-    if encoding == "utf-16":
-        return len(text.encode("utf-16-le", "surrogatepass")) // 2
-    return len(text)
-
-
 @dataclass(frozen=True)
 class PositionCodec:
     """Characters of a line between the server's code points and the client's code units.
@@ -79,14 +71,7 @@ class PositionCodec:
         """Code units -> code points."""
         if line is None:
             return units
-        if self.encoding == "utf-32":
-            return min(units, len(line))
-        seen = 0
-        for index, ch in enumerate(line):
-            if seen >= units:
-                return index
-            seen += code_units(ch, self.encoding)
-        return len(line)
+        return code_point_index(line, units, self.encoding)
 
     def range_to_client(self, lines: Lines | None, start: Pos, end: Pos) -> tuple[Pos, Pos]:
         """A code-point range in a document (its :func:`split_lines`) as the client counts

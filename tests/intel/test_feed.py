@@ -374,3 +374,35 @@ async def test_feed_falls_back_when_a_tool_rejects_its_flags(open_project: OpenP
     for snap in (first, second):
         assert [(i.path, i.line, i.code) for i in snap.items] == [("a.py", 3, "misc")]
         assert snap.raw == ""  # the rejected attempt is not reported as unparsed output
+
+
+async def test_feed_columns_count_code_points_whatever_the_tool_counts(
+    open_project: OpenProject,
+) -> None:
+    """tsc counts UTF-16 units, go counts bytes, a gnu tool is taken as printed: after é, 中
+    and 😀 the item's column must be the code point of the character the tool meant."""
+    line = 'const s = "é中😀"; let x: number = s;'
+    at = line.rindex("s;")  # the code point the tool points at (0-based)
+    utf16 = len(line[:at].encode("utf-16-le")) // 2 + 1
+    byte = len(line[:at].encode("utf-8")) + 1
+    checks = (
+        CheckSpec(
+            name="tsc",
+            command=f"echo 'uni.ts(2,{utf16}): error TS2322: not a number.'",
+            parser="tsc",
+        ),
+        CheckSpec(name="go", command=f"echo './uni.go:2:{byte}: mismatched'", parser="go"),
+        CheckSpec(name="gnu", command=f"echo 'uni.c:2:{at + 1}: error: as printed'", parser="gnu"),
+        CheckSpec(name="far", command="echo 'uni.ts(9,40): error TS1: no such line'", parser="tsc"),
+    )
+    files = {name: f"// header 😀\n{line}\n" for name in ("uni.ts", "uni.go", "uni.c")}
+    async with open_project(files) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=IntelConfig(auto=False, checks=checks))
+        snap = await feed.snapshot()
+    columns = {i.source: (i.path, i.line, i.column) for i in snap.items}
+    assert columns == {
+        "tsc": ("uni.ts", 2, at + 1),
+        "go": ("uni.go", 2, at + 1),
+        "gnu": ("uni.c", 2, at + 1),
+        "far": ("uni.ts", 9, 40),  # no such line: kept as printed
+    }

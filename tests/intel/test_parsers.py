@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from driveros.diagnostics import DiagnosticItem
 from driveros.intel import PathContext, get_parser, parse_output
@@ -236,3 +238,26 @@ def test_parser_survives_binary_noise(name: str) -> None:
     noise = "\x00\xff\ufffd[{]}\n" * 3 + "{" * 50
     parsed = get_parser(name)(noise, noise, CTX, source=name)  # type: ignore[arg-type]
     assert parsed.unparsed, "noise is kept as raw text"
+
+
+@given(
+    line=st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=30).map(
+        lambda s: s.replace("\n", "")
+    ),
+    data=st.data(),
+)
+def test_columns_in_code_points_inverts_the_tools_unit(line: str, data: st.DataObject) -> None:
+    from driveros.intel._parse_common import columns_in_code_points
+
+    at = data.draw(st.integers(0, len(line)))
+    end = data.draw(st.integers(at, len(line)))
+    for unit, codec, width in (("utf-16", "utf-16-le", 2), ("utf-8", "utf-8", 1)):
+
+        def units(i: int, codec: str = codec, width: int = width) -> int:
+            return len(line[:i].encode(codec)) // width + 1
+
+        item = DiagnosticItem(
+            path="a", line=2, column=units(at), end_line=2, end_column=units(end), message="m"
+        )
+        got = columns_in_code_points(item, ["first", line], unit)  # type: ignore[arg-type]
+        assert (got.column, got.end_column) == (at + 1, end + 1)

@@ -22,14 +22,18 @@ from driveros.diagnostics._identity import (
 )
 from driveros.diagnostics._item import DiagnosticItem, DiagnosticsSnapshot, Severity
 from driveros.diagnostics._position import (
+    ColumnUnit,
     OneBasedSpan,
     ZeroBasedRange,
+    code_point_index,
+    code_units,
     to_one_based,
     to_zero_based,
 )
 from driveros.diagnostics._targets import remaining_targets, targets_fixed
 
 __all__ = [
+    "ColumnUnit",
     "DiagnosticItem",
     "DiagnosticsDelta",
     "DiagnosticsSnapshot",
@@ -37,6 +41,8 @@ __all__ = [
     "OneBasedSpan",
     "Severity",
     "ZeroBasedRange",
+    "code_point_index",
+    "code_units",
     "diff_snapshots",
     "fingerprint",
     "format_item",

@@ -4,13 +4,44 @@ A :class:`DiagnosticItem` counts as the tools print: ``line`` and ``column`` are
 ``0`` means unknown; ``end_line``/``end_column`` are 1-based too, the end exclusive, ``None``
 when unknown. LSP (and pyright's JSON, which speaks LSP) counts **0-based** with an exclusive
 end. Converting between the two happens here and nowhere else.
+
+Columns count code points (characters). A tool or an editor counting in another unit
+(UTF-16 code units, UTF-8 bytes) is converted on the text of the line with
+:func:`code_units` (code points -> units) and :func:`code_point_index` (units -> code points).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from driveros.diagnostics._item import DiagnosticItem
+
+ColumnUnit = Literal["utf-8", "utf-16", "utf-32"]
+"""What a column counts: UTF-8 bytes, UTF-16 code units, or code points (``utf-32``)."""
+
+
+def code_units(text: str, unit: ColumnUnit) -> int:
+    """Length of ``text`` in ``unit`` (a lone surrogate, which a JSON string can carry,
+    counts as one UTF-16 unit and three UTF-8 bytes)."""
+    if unit == "utf-8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    if unit == "utf-16":
+        return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    return len(text)
+
+
+def code_point_index(line: str, units: int, unit: ColumnUnit) -> int:
+    """The code point index ``units`` (counted in ``unit``) points at in ``line``: past the
+    end it is the line's end; inside a character (half a surrogate pair, a byte inside a
+    UTF-8 sequence) it is that character's end."""
+    if unit == "utf-32" or line.isascii():
+        return max(min(units, len(line)), 0)
+    seen = 0
+    for index, ch in enumerate(line):
+        if seen >= units:
+            return index
+        seen += code_units(ch, unit)
+    return len(line)
 
 
 class ZeroBasedRange(NamedTuple):

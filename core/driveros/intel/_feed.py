@@ -40,8 +40,8 @@ from driveros.intel._detect import (
 )
 from driveros.intel._imports import ImportGraph
 from driveros.intel._jobs import JobLimiter, default_limiter
-from driveros.intel._parse_common import PathContext, make_item
-from driveros.intel._parsers import parse_output
+from driveros.intel._parse_common import PathContext, columns_in_code_points, make_item
+from driveros.intel._parsers import COLUMN_UNITS, parse_output
 from driveros.intel._results import (
     CheckResult,
     CheckRun,
@@ -304,7 +304,7 @@ class DiagnosticsFeed:
         ):
             self._fallback.add(spec.name)
             res = await self._execute(spec, spec.fallback_command)
-        return self._record(spec, key, relevant, res, keep=(), files=())
+        return await self._record(spec, key, relevant, res, keep=(), files=())
 
     async def _run_files(
         self,
@@ -324,7 +324,7 @@ class DiagnosticsFeed:
         args = " ".join(shlex.quote(posixpath.relpath(p, base) if base else p) for p in present)
         assert spec.files_command is not None
         res = await self._execute(spec, spec.files_command.replace("{files}", args))
-        return self._record(spec, key, relevant, res, keep=kept, files=tuple(present))
+        return await self._record(spec, key, relevant, res, keep=kept, files=tuple(present))
 
     async def _execute(self, spec: CheckSpec, command: str) -> RunResult:
         timeout = spec.timeout or self._config.timeout
@@ -359,7 +359,7 @@ class DiagnosticsFeed:
             return None
         return f"check {spec.name} not run: {reason or 'refused by the approval policy'}"
 
-    def _record(
+    async def _record(
         self,
         spec: CheckSpec,
         key: str,
@@ -400,7 +400,7 @@ class DiagnosticsFeed:
         parsed = parse_output(
             spec.parser, res.stdout, res.stderr, self._context(spec), source=spec.label
         )
-        items = list(keep) + parsed.items
+        items = list(keep) + await self._code_point_columns(spec, parsed.items)
         if res.exit_code in (126, 127) or (res.exit_code == -1 and not parsed.items):
             items.append(
                 _check_warning(
@@ -416,6 +416,28 @@ class DiagnosticsFeed:
         )
         self._store(spec.name, result)
         return result, run
+
+    async def _code_point_columns(
+        self, spec: CheckSpec, items: list[DiagnosticItem]
+    ) -> list[DiagnosticItem]:
+        """Columns a tool counts in UTF-16 units or bytes, in code points (read on the
+        checked file: a column after é, 中 or 😀 would be off otherwise)."""
+        unit = COLUMN_UNITS.get(spec.parser)
+        if unit is None:
+            return items
+        texts: dict[str, list[str] | None] = {}
+        out: list[DiagnosticItem] = []
+        for item in items:
+            if item.column <= 1 and (item.end_column or 0) <= 1:
+                out.append(item)
+                continue
+            if item.path not in texts:
+                try:
+                    texts[item.path] = (await self._sandbox.read_file(item.path)).split("\n")
+                except SandboxError:
+                    texts[item.path] = None
+            out.append(columns_in_code_points(item, texts[item.path], unit))
+        return out
 
     def _broken(self, spec: CheckSpec, exc: Exception) -> tuple[CheckResult, CheckRun]:
         note = _check_warning(

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from driveros.diagnostics import DiagnosticItem, Severity
+from driveros.diagnostics import ColumnUnit, DiagnosticItem, Severity, code_point_index
 
 _SEVERITIES: dict[str, Severity] = {
     "error": "error",
@@ -189,3 +189,23 @@ def parse_raw(stdout: str, stderr: str, ctx: PathContext, *, source: str) -> Par
 def lines_of(*streams: str) -> Iterable[str]:
     for stream in streams:
         yield from stream.splitlines()
+
+
+def columns_in_code_points(
+    item: DiagnosticItem, lines: list[str] | None, unit: ColumnUnit
+) -> DiagnosticItem:
+    """``item`` with its columns, counted by the tool in ``unit``, counted in code points on
+    the file's ``lines`` (unchanged when the text is unknown or the line is not there)."""
+
+    def convert(line_no: int, column: int) -> int:
+        if column <= 1 or lines is None or not 1 <= line_no <= len(lines):
+            return column
+        return code_point_index(lines[line_no - 1].rstrip("\r"), column - 1, unit) + 1
+
+    column = convert(item.line, item.column)
+    end_column = item.end_column
+    if end_column is not None:
+        end_column = convert(item.end_line or item.line, end_column)
+    if (column, end_column) == (item.column, item.end_column):
+        return item
+    return item.model_copy(update={"column": column, "end_column": end_column})

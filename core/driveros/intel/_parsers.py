@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
+from driveros.diagnostics import ColumnUnit
 from driveros.intel._config import ParserName
 from driveros.intel._parse_common import ParseResult, PathContext, parse_gnu, parse_raw
 from driveros.intel._parse_native import parse_cargo, parse_eslint, parse_go, parse_tsc
@@ -21,6 +22,16 @@ class Parser(Protocol):
     def __call__(
         self, stdout: str, stderr: str, ctx: PathContext, *, source: str
     ) -> ParseResult: ...
+
+
+#: What a parser's columns count when it is not code points (measured; docs/intel.md,
+#: "Column units"): the feed converts them on the file's text.
+COLUMN_UNITS: dict[str, ColumnUnit] = {
+    "pyright": "utf-16",
+    "tsc": "utf-16",
+    "eslint": "utf-16",
+    "go": "utf-8",
+}
 
 
 def get_parser(name: ParserName) -> Parser:
