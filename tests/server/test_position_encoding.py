@@ -46,6 +46,12 @@ def capabilities(offer: list[str] | None) -> lsp.ClientCapabilities:
     return caps
 
 
+def edit_turns(path: str, old: str, new: str) -> list[Turn]:
+    """The scripted model: one edit, then an answer."""
+    edit = {"path": path, "old_string": old, "new_string": new}
+    return [Turn(tool_calls=[ToolCallSpec("edit_file", edit)]), Turn(text="done")]
+
+
 def marked(text: str, rng: lsp.Range, encoding: str) -> str:
     """The text an LSP-conformant editor marks for ``rng``."""
     return text[offset_of(text, rng.start, encoding) : offset_of(text, rng.end, encoding)]
@@ -93,16 +99,7 @@ async def test_published_diagnostic_marks_the_same_characters(
     after é, 中 and 😀; the editor must mark exactly ``os`` whatever the encoding."""
     (workspace / "uni.py").write_text(UNICODE_FILE, encoding="utf-8")
     offered, expected = OFFERS[offer]
-    turns = [
-        Turn(
-            tool_calls=[
-                ToolCallSpec(
-                    "edit_file", {"path": "uni.py", "old_string": "print(os)\n", "new_string": ""}
-                )
-            ]
-        ),
-        Turn(text="done"),
-    ]
+    turns = edit_turns("uni.py", "print(os)\n", "")
     async with (
         scripted_model(turns) as model,
         editor_session(
@@ -269,16 +266,7 @@ async def test_a_buffer_with_u2028_survives_the_editors_changes(
     before = "a = '\u2028'\nb = '😀'\n"
     typed = "a = '\u2028'\nb = '😀!'\n"
     (workspace / "sep.py").write_text(before, encoding="utf-8")
-    turns = [
-        Turn(
-            tool_calls=[
-                ToolCallSpec(
-                    "edit_file", {"path": "sep.py", "old_string": "a = ", "new_string": "A = "}
-                )
-            ]
-        ),
-        Turn(text="renamed"),
-    ]
+    turns = edit_turns("sep.py", "a = ", "A = ")
     async with (
         scripted_model(turns) as model,
         editor_session(workspace, env=model_env(model), settings=SETTINGS) as ed,
@@ -308,3 +296,26 @@ async def test_a_buffer_with_u2028_survives_the_editors_changes(
         await ed.command(protocol.CMD_AGENT_START, {"task": "rename a"})
         await ed.wait_for(lambda: ed.edits, what="the proposal's edit (annotations: sent)")
         assert ed.text("sep.py") == "A = '\u2028'\nb = '😀!'\n"
+
+
+async def test_start_selection_counts_lines_as_lsp_does(
+    workspace: Path, scripted_model: Any
+) -> None:
+    """The selection's lines are LSP lines: str.splitlines cut at U+2028 and sent the
+    model the wrong line."""
+    async with (
+        scripted_model([Turn(text="seen")]) as model,
+        editor_session(workspace, env=model_env(model), settings=SETTINGS) as ed,
+    ):
+        uri = ed.open("sel.py", "a = '\u2028'\nsecond = 2\r\nthird = 3\n")
+        whole = lsp.Range(
+            start=lsp.Position(line=1, character=0), end=lsp.Position(line=1, character=3)
+        )
+        started = await ed.command(
+            protocol.CMD_AGENT_START,
+            {"task": "look", "uri": uri, "range": ed.client.protocol._converter.unstructure(whole)},
+        )
+        events = await ed.wait_for(
+            lambda: ed.events(started["runId"], "run_started"), what="the run's start"
+        )
+        assert "```\nsecond = 2\n```" in events[0]["task"]
