@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from driveros_lsp._app import create_server
-    from driveros_lsp._runner import AgentRunner, Runner, RunOutcome, RunRequest
+    from driveros_lsp._runner import AgentRunner, Runner, RunOutcome, RunRequest, RunResult
     from driveros_lsp._server import DriverosLanguageServer
     from driveros_lsp._settings import Settings, parse_settings, settings_json_schema
 
@@ -20,6 +20,7 @@ _EXPORTS = {
     "DriverosLanguageServer": "driveros_lsp._server",
     "RunOutcome": "driveros_lsp._runner",
     "RunRequest": "driveros_lsp._runner",
+    "RunResult": "driveros_lsp._runner",
     "Runner": "driveros_lsp._runner",
     "Settings": "driveros_lsp._settings",
     "create_server": "driveros_lsp._app",
@@ -32,6 +33,7 @@ __all__ = [
     "DriverosLanguageServer",
     "RunOutcome",
     "RunRequest",
+    "RunResult",
     "Runner",
     "Settings",
     "create_server",

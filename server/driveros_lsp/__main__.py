@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None, *, runner_factory: RunnerFactory | None 
         fds = claim_stdio()  # before anything else can write to stdout
     logging.basicConfig(
         stream=sys.stderr,
-        level=getattr(logging, args.log_level),
+        level=args.log_level,  # a level name logging knows
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     from driveros_lsp._app import create_server

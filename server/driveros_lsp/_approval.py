@@ -100,5 +100,5 @@ class EditorAsker:
         except Exception as exc:  # an error answer: nobody allowed anything
             logger.warning("window/showMessageRequest failed: %s", exc)
             return Answer(choice="deny", by=self._by, reason="the editor could not ask")
-        title = getattr(item, "title", None)
+        title = item.title if isinstance(item, lsp.MessageActionItem) else None
         return Answer.from_title(title if isinstance(title, str) else None, by=self._by)

@@ -27,6 +27,9 @@ from lsprotocol import types as lsp
 
 from driveros_lsp._text import Encoding, Hunk, line_hunks
 
+DocumentChange = lsp.TextDocumentEdit | lsp.CreateFile | lsp.RenameFile | lsp.DeleteFile
+"""One entry of a ``WorkspaceEdit``'s ``documentChanges``."""
+
 Rebase = Callable[[str, str, str], str | None]
 """``rebase(base, theirs, ours)``: ``ours``' change re-applied on ``theirs``, or None."""
 
@@ -103,7 +106,7 @@ def plan_edit(
     from driveros.review import plan_file
 
     plan = EditPlan(edit=None)
-    doc_changes: list[Any] = []
+    doc_changes: list[DocumentChange] = []
     annotations: dict[str, lsp.ChangeAnnotation] = {}
     wanted = set(paths) if paths is not None else None
     versions: dict[str, int | None] = {}
@@ -221,11 +224,13 @@ def closed_file_drift(root: Path, closed: dict[str, Any], *, after: bool) -> dic
     return drift
 
 
-def _annotation_id(change: Any) -> str | None:
+def _annotation_id(change: DocumentChange) -> str | None:
     if isinstance(change, lsp.TextDocumentEdit):
-        ids = {getattr(e, "annotation_id", None) for e in change.edits}
+        ids = {
+            e.annotation_id if isinstance(e, lsp.AnnotatedTextEdit) else None for e in change.edits
+        }
         return next(iter(ids)) if len(ids) == 1 else None
-    return getattr(change, "annotation_id", None)
+    return change.annotation_id
 
 
 def _doc_edit(

@@ -97,9 +97,9 @@ class RunHub:
                 f"driveros run {run.run_id} failed: {run.error}", lsp.MessageType.Error
             )
         result = run.outcome.result if run.outcome is not None else None
-        outcome = getattr(result, "outcome", None)
-        if outcome in ("setup_error", "provider_error"):
-            detail = getattr(result, "error", None) or outcome
+        outcome = result.outcome if result is not None else None
+        if result is not None and outcome in ("setup_error", "provider_error"):
+            detail = result.error or outcome
             self._server.show(f"driveros run {run.run_id}: {detail}", lsp.MessageType.Error)
         if run.state == "proposed":
             self.send_proposal(run)
@@ -201,7 +201,9 @@ class RunHub:
         )
         self.send_proposal(run)
 
-    async def _await_applied(self, run: Run, answer: asyncio.Future[Any], plan: EditPlan) -> None:
+    async def _await_applied(
+        self, run: Run, answer: asyncio.Future[lsp.ApplyWorkspaceEditResult], plan: EditPlan
+    ) -> None:
         try:
             try:
                 result = await answer
@@ -211,8 +213,13 @@ class RunHub:
                     lsp.MessageType.Warning,
                 )
                 return
-            if not getattr(result, "applied", False):
-                reason = getattr(result, "failure_reason", None) or "not confirmed"
+            # what the client answered is hostile input: anything but a confirmation is not one
+            if not (isinstance(result, lsp.ApplyWorkspaceEditResult) and result.applied is True):
+                reason = (
+                    result.failure_reason
+                    if isinstance(result, lsp.ApplyWorkspaceEditResult)
+                    else None
+                ) or "not confirmed"
                 self._server.log(f"driveros run {run.run_id}: edit not applied ({reason})")
                 return
             drift = await asyncio.to_thread(
@@ -263,6 +270,6 @@ def _end_message(run: Run) -> str:
     if run.state == "failed":
         return f"failed: {run.error}"
     result = run.outcome.result if run.outcome is not None else None
-    outcome = getattr(result, "outcome", run.state)
+    outcome = (result.outcome if result is not None else None) or run.state
     files = len(run.pending)
     return f"{outcome}; {files} file{'' if files == 1 else 's'} proposed" if files else str(outcome)

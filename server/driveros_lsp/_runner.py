@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from driveros_lsp._settings import Settings
+
+if TYPE_CHECKING:
+    from driveros.agent import Result
 
 logger = logging.getLogger(__name__)
 
@@ -67,13 +70,46 @@ class RunRequest(BaseModel):
     asker: Any = Field(default=None, exclude=True, repr=False)
 
 
+class RunResult(BaseModel):
+    """What the server reads of a run's ``result`` event (``driveros.agent.Result``).
+
+    The runner builds it with :meth:`of` as the run ends; a proposal restored from a kept
+    scratch copy has only what its manifest recorded (no usage). A typed summary, so that
+    the server reads typed fields, not attributes of an untyped event, and does not
+    import the agent before the first run.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    outcome: str | None = None
+    answer: str = ""
+    error: str | None = None
+    cost_usd: float | None = None
+    cost_unknown: bool = False
+    input_tokens: int = 0
+    cached_tokens: int = 0
+
+    @classmethod
+    def of(cls, result: Result) -> RunResult:
+        usage = result.usage
+        return cls(
+            outcome=result.outcome,
+            answer=result.answer,
+            error=result.error,
+            cost_usd=usage.cost_usd,
+            cost_unknown=usage.cost_unknown,
+            input_tokens=usage.input_tokens,
+            cached_tokens=usage.cache_read_tokens,
+        )
+
+
 class RunOutcome(BaseModel):
     """What a finished run left behind."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    #: The run's ``result`` event (``driveros.agent`` ``Result``).
-    result: Any
+    #: What the server reads of the run's ``result`` event.
+    result: RunResult = Field(default_factory=RunResult)
     #: The scratch copy's changes, each shaped like :class:`FileChangeLike`.
     changes: Sequence[Any] = ()
     rationale: str = ""
@@ -87,16 +123,6 @@ class RunOutcome(BaseModel):
     keep: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     #: The council's verdict on the proposal (``council`` setting), or ``{"error": ...}``.
     council: dict[str, Any] | None = None
-
-
-class RestoredResult(BaseModel):
-    """The ``result`` of a run restored from a kept proposal (what its manifest recorded)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    outcome: str | None = None
-    answer: str = ""
-    error: str | None = None
 
 
 class RestoredRun(BaseModel):
@@ -113,6 +139,13 @@ class Runner(Protocol):
     def __call__(
         self, request: RunRequest, *, on_event: EventSink, resume: RunOutcome | None
     ) -> Awaitable[RunOutcome]: ...
+
+
+@runtime_checkable
+class Restorer(Protocol):
+    """A runner that can also reopen the proposals earlier servers kept (AgentRunner)."""
+
+    def restore(self, workspace: str) -> Coroutine[Any, Any, list[RestoredRun]]: ...
 
 
 _RUN_MODULES = (
@@ -201,7 +234,7 @@ class AgentRunner:
             council = await council_review(env, diff=diff, task=request.task, author=author)
         return RunOutcome(
             council=council,
-            result=report.result,
+            result=RunResult.of(report.result),
             changes=list(report.changes),
             rationale=report.result.answer,
             state=(report.history, report.scratch),
@@ -220,7 +253,7 @@ class AgentRunner:
             scratch, manifest = kept.scratch, kept.manifest
             changes = await scratch.changes()
             release, keep = _scratch_handles(scratch)
-            result = RestoredResult(
+            result = RunResult(
                 outcome=_text(manifest.get("outcome")) or None,
                 answer=_text(manifest.get("rationale")),
             )

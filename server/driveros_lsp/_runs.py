@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from driveros import DriverosError
+from driveros_lsp._runner import Restorer
 from driveros_lsp._worker import AgentLoop
 
 if TYPE_CHECKING:
@@ -309,12 +310,11 @@ class RunManager:
             logger.exception("releasing run %s failed", run.run_id)
 
     def _manifest(self, run: Run) -> dict[str, Any]:
-        result = run.outcome.result if run.outcome is not None else None
         return {
             "runId": run.run_id,
             "task": run.request.task,
             "startedAt": run.started_at,
-            "outcome": getattr(result, "outcome", None),
+            "outcome": run.outcome.result.outcome if run.outcome is not None else None,
             "rationale": run.outcome.rationale if run.outcome is not None else "",
             "pending": list(run.pending),
             "conflicts": list(run.conflicts),
@@ -345,9 +345,9 @@ class RunManager:
         """Reopen the proposals earlier servers kept for this workspace: each becomes a
         ``proposed`` run with ``restored`` set. ``request(run_id, task)`` builds its request."""
         runner = self.runner
-        restore = getattr(runner, "restore", None)
-        if restore is None or self._closed:
+        if not isinstance(runner, Restorer) or self._closed:
             return []
+        restore = runner.restore
         workspace = request("", "").workspace
         try:
             found = await self._agent.run(restore(workspace))

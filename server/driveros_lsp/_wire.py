@@ -164,7 +164,7 @@ def _array_of(converter: Converter, type_: Any) -> Callable[[Any, Any], list[Any
                 out.append(handler(item, elem))
             except Exception as exc:
                 note = IterableValidationNote(f"Structuring {type_} @ index {index}", index, elem)
-                exc.__notes__ = [*getattr(exc, "__notes__", []), note]
+                exc.add_note(note)
                 errors.append(exc)
                 if len(errors) >= _PROBLEMS:
                     break

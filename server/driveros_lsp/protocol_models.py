@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import models_json_schema
 
+from driveros_lsp._runner import RunResult
 from driveros_lsp._runs import Run, RunState
 from driveros_lsp.protocol import (
     CMD_AGENT_CANCEL,
@@ -253,25 +254,23 @@ class RunSummary(Payload):
 
 
 def run_summary(run: Run) -> RunSummary:
-    # a run's result is the agent's Result or, restored from a kept proposal, what the
-    # manifest recorded (no usage): read what both may lack with a default
-    result = run.outcome.result if run.outcome is not None else None
-    usage = getattr(result, "usage", None)
+    # a restored run's result has no usage: its defaults (no cost, no tokens) are what we send
+    result = run.outcome.result if run.outcome is not None else RunResult()
     return RunSummary(
         run_id=run.run_id,
         task=run.request.task,
         state=run.state,
-        outcome=getattr(result, "outcome", None),
+        outcome=result.outcome,
         files=list(run.pending),
         conflicts=list(run.conflicts),
         in_flight=sorted(run.in_flight),
         restored=run.restored,
         started_at=run.started_at,
         error=run.error,
-        cost_usd=getattr(usage, "cost_usd", None),
-        cost_unknown=bool(getattr(usage, "cost_unknown", False)),
-        input_tokens=getattr(usage, "input_tokens", 0),
-        cached_tokens=getattr(usage, "cache_read_tokens", 0),
+        cost_usd=result.cost_usd,
+        cost_unknown=result.cost_unknown,
+        input_tokens=result.input_tokens,
+        cached_tokens=result.cached_tokens,
     )
 
 

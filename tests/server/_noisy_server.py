@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from driveros.agent import Result, RunStarted
-from driveros_lsp import RunOutcome, RunRequest
+from driveros_lsp import RunOutcome, RunRequest, RunResult
 from driveros_lsp.__main__ import main
 
 
@@ -28,7 +28,7 @@ class NoisyRunner:
         )
         result = Result(run_id=request.run_id, outcome="answered", exit_code=0, answer="noisy")
         on_event(result)
-        return RunOutcome(result=result)
+        return RunOutcome(result=RunResult.of(result))
 
 
 if __name__ == "__main__":

@@ -64,7 +64,7 @@ def actions_for(
 ) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
     only = params.context.only
-    wanted = [str(getattr(k, "value", k)) for k in only or ()]
+    wanted = [k.value if isinstance(k, lsp.CodeActionKind) else str(k) for k in only or ()]
     if wanted and not any(lsp.CodeActionKind.QuickFix.value.startswith(k) for k in wanted):
         return []
     converter = server.protocol._converter

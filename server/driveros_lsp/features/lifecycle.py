@@ -23,7 +23,9 @@ def setup(server: DriverosLanguageServer) -> None:
     @server.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams) -> None:
         encoding = server.workspace.position_encoding
-        value = getattr(encoding, "value", encoding) or "utf-16"
+        value = (
+            encoding.value if isinstance(encoding, lsp.PositionEncodingKind) else encoding
+        ) or "utf-16"
         info = params.client_info
         server.traits = ClientTraits.from_capabilities(
             params.capabilities, str(value), info.name if info is not None else None
