@@ -5,7 +5,8 @@ One JSON file per session in the state directory (``acp-sessions/<id>.json``, mo
 the workspace, the mode, the updates sent (replayed by a load), the model conversation and
 the feedback the next prompt owes the model. Never the MCP servers (their ``env`` and
 ``headers`` hold tokens: a load names its own). The files are input when read back: a file
-that does not validate, or names another workspace, is no session.
+that does not validate, or names another workspace, is no session. ``driveros gc`` (and every
+start's garbage collection) removes the sessions past the retention (``driveros.state``).
 """
 
 from __future__ import annotations
@@ -25,12 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from driveros.acp._modes import ModeId
 from driveros.acp._updates import Update
 from driveros.llm import Message
-from driveros.state import state_dir
+from driveros.state import SESSIONS_DIR, state_dir
 
 log = logging.getLogger(__name__)
 
-#: The state directory's subdirectory holding the sessions.
-SESSIONS_DIR = "acp-sessions"
 #: A file larger than this is not read back (bytes).
 MAX_FILE = 64 * 1024 * 1024
 _ID = re.compile(r"[0-9a-f]{32}")

@@ -9,7 +9,9 @@ feed's caches, sockets) are registered as a :class:`Lease` naming the owning pro
 start time, boot id, host). :func:`collect_garbage` (run at every server and CLI start, and
 by ``driveros gc``) removes what belongs to processes that are gone. A lease marked with
 :meth:`Lease.keep` (a proposal waiting across a server restart) survives its owner until
-:data:`KEPT_MAX_AGE_S`. :func:`repo_lock` serializes ``git worktree`` commands per
+:data:`KEPT_MAX_AGE_S`. The sessions ``driveros acp`` keeps (:data:`SESSIONS_DIR`) are
+removed once unused for :data:`SESSION_MAX_AGE_S` or past the newest
+:data:`SESSION_MAX_COUNT`. :func:`repo_lock` serializes ``git worktree`` commands per
 repository within a process and across processes.
 
 The directory is ``$DRIVEROS_STATE_DIR``, else ``$XDG_STATE_HOME/driveros``, else
@@ -30,11 +32,21 @@ from driveros.state._lock import file_lock, repo_lock
 from driveros.state._mounts import mounts_under, unmount_under
 from driveros.state._owner import Owner
 from driveros.state._paths import STATE_DIR_VAR, state_dir
+from driveros.state._sessions import (
+    SESSION_MAX_AGE_S,
+    SESSION_MAX_COUNT,
+    SESSIONS_DIR,
+    ForgottenSession,
+)
 
 __all__ = [
     "KEPT_MAX_AGE_S",
+    "SESSIONS_DIR",
+    "SESSION_MAX_AGE_S",
+    "SESSION_MAX_COUNT",
     "STATE_DIR_VAR",
     "Collected",
+    "ForgottenSession",
     "GcReport",
     "Kept",
     "Lease",

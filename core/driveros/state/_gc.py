@@ -15,6 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from driveros.state._cleanup import remove_paths
 from driveros.state._lease import Lease, list_leases
 from driveros.state._paths import state_dir
+from driveros.state._sessions import (
+    SESSION_MAX_AGE_S,
+    SESSION_MAX_COUNT,
+    ForgottenSession,
+    prune_sessions,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +51,8 @@ class GcReport(BaseModel):
 
     state_dir: str
     removed: list[Collected] = Field(default_factory=list)
+    #: Kept ``driveros acp`` sessions past the retention (docs/acp.md).
+    sessions: list[ForgottenSession] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
     #: Another process was collecting at the same time; this call did nothing.
     busy: bool = False
@@ -52,7 +60,7 @@ class GcReport(BaseModel):
     def summary(self) -> str:
         if self.busy:
             return "another driveros process is collecting garbage"
-        if not self.removed:
+        if not self.removed and not self.sessions:
             return "nothing to remove"
         scratch = sum(1 for c in self.removed if c.kind == "scratch")
         other = len(self.removed) - scratch
@@ -61,7 +69,12 @@ class GcReport(BaseModel):
             parts.append(f"{scratch} scratch cop{'y' if scratch == 1 else 'ies'}")
         if other:
             parts.append(f"{other} other item{'' if other == 1 else 's'}")
-        return "removed " + " and ".join(parts) + " left by ended processes"
+        said = "removed " + " and ".join(parts) + " left by ended processes" if parts else ""
+        if not self.sessions:
+            return said
+        n = len(self.sessions)
+        old = f"{n} kept ACP session{'' if n == 1 else 's'} past the retention"
+        return f"{said}; and {old}" if said else f"removed {old}"
 
 
 def _verdict(lease: Lease, now: float, max_kept_age: float) -> str | None:
@@ -95,10 +108,16 @@ def _sweep_strays(state: Path, now: float) -> None:
 
 
 async def collect_garbage(
-    *, state: Path | None = None, max_kept_age: float = KEPT_MAX_AGE_S
+    *,
+    state: Path | None = None,
+    max_kept_age: float = KEPT_MAX_AGE_S,
+    session_max_age: float = SESSION_MAX_AGE_S,
+    session_max_count: int = SESSION_MAX_COUNT,
 ) -> GcReport:
     """Remove every lease's resources whose owner is dead (scratch copies, their worktree
-    entries, caches, sockets); kept leases only once older than ``max_kept_age``.
+    entries, caches, sockets); kept leases only once older than ``max_kept_age``; and the
+    kept ``driveros acp`` sessions unused for ``session_max_age`` or past the newest
+    ``session_max_count``.
 
     Never raises for one broken lease: failures are listed in ``errors`` and that lease is
     tried again next time. Only one process collects at a time (the others return ``busy``).
@@ -142,7 +161,11 @@ async def collect_garbage(
                 )
             )
         await asyncio.to_thread(_sweep_strays, where, now)
-        return GcReport(state_dir=str(where), removed=removed, errors=errors)
+        sessions, failed = await asyncio.to_thread(
+            prune_sessions, where, now=now, max_age=session_max_age, max_count=session_max_count
+        )
+        errors.extend(failed)
+        return GcReport(state_dir=str(where), removed=removed, sessions=sessions, errors=errors)
     finally:
         os.close(fd)
 
@@ -154,7 +177,7 @@ async def startup_gc(*, state: Path | None = None) -> GcReport | None:
     except (OSError, ValueError) as exc:
         log.warning("driveros: cleaning up after ended processes failed: %s", exc)
         return None
-    if report.removed:
+    if report.removed or report.sessions:
         log.warning("driveros: %s", report.summary())
         for c in report.removed:
             log.info("removed %s %s of pid %d: %s", c.kind, c.id, c.owner_pid, ", ".join(c.paths))
