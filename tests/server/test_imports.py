@@ -23,6 +23,15 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+def python_output(script: str) -> str:
+    """What ``script`` prints, run by a fresh interpreter (which must exit 0)."""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """Every module of the package that ``name`` imports, wherever the import statement is."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -88,8 +97,4 @@ def test_each_module_imports_fresh_on_its_own() -> None:
         "    importlib.import_module(name)\n"
         "print('ok')\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "ok"
+    assert python_output(script) == "ok"

@@ -5,15 +5,13 @@ the agent is still imported only when the first run starts."""
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 
 from driveros.agent import Result
 from driveros.llm import Usage
 from driveros_lsp import RunOutcome, RunRequest, RunResult
 from driveros_lsp._runs import Run
 from driveros_lsp.protocol_models import run_summary
-from tests.server.test_imports import PACKAGE, _modules
+from tests.server.test_imports import PACKAGE, _modules, python_output
 
 
 def _run(outcome: RunOutcome | None) -> Run:
@@ -86,8 +84,4 @@ def test_starting_the_server_does_not_import_the_agent() -> None:
         " (['driveros', 'agent'], ['driveros', 'review'], ['driveros', 'sandbox'])"
         " or m.startswith('driveros.runs._execute')))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert python_output(script) == "[]"

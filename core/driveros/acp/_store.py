@@ -12,17 +12,15 @@ start's garbage collection) removes the sessions past the retention (``driveros.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from driveros._atomic import write_atomic
 from driveros.acp._modes import ModeId
 from driveros.acp._updates import Update
 from driveros.llm import Message
@@ -61,16 +59,7 @@ def _file(session_id: str) -> Path | None:
 
 def _write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, name = tempfile.mkstemp(prefix=".session-", dir=path.parent)
-    tmp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        tmp.replace(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    write_atomic(path, data, perms=0o600, prefix="session-", suffix="")
 
 
 async def save(

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
+from driveros._atomic import write_atomic
 from driveros.review._errors import ReviewError
 
 #: How many threads copy files when a scratch copy starts.
@@ -163,21 +162,7 @@ def atomic_write(target: Path, data: bytes, *, mode: str | None) -> None:
     else:
         perms = 0o755 if mode == "100755" else 0o644
     perms &= ~(stat.S_ISUID | stat.S_ISGID)  # never a set-id bit on content the agent wrote
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".driveros.tmp", dir=target.parent
-    )
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        tmp.chmod(perms)
-        tmp.replace(target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    write_atomic(target, data, perms=perms, suffix=".driveros.tmp")
 
 
 def remove_file(root: Path, target: Path) -> None:

@@ -207,12 +207,7 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
             )
     finally:
         _, status, _ = await status_task
-    entries = [e for e in split_z(status) if len(e) > 3 and not _untracked_excluded(e)]
-    if max_file_size:
-        untracked = [e[3:] for e in entries if e.startswith("??")]
-        lay.left_out = await asyncio.to_thread(too_big, top, untracked, max_file_size)
-    skip = set(lay.left_out)
-    dirty = [e[3:] for e in entries if e[3:] not in skip]
+    dirty = await _dirty_paths(lay, top, status, max_file_size)
     _, index_out, _ = await run_git(["rev-parse", "--git-path", "index"], cwd=lay.work)
     index = Path(index_out.decode("utf-8", "surrogateescape").strip())
     if not index.is_absolute():
@@ -332,14 +327,20 @@ async def _populate_overlay(
     if why is not None:
         return why
     _, status, _ = status_r
+    dirty = await _dirty_paths(lay, top, status, max_file_size)
+    await add_paths(lay, dirty)
+    return None
+
+
+async def _dirty_paths(lay: Layout, top: Path, status: bytes, max_file_size: int) -> list[str]:
+    """The paths ``git status -z`` lists as changed or untracked, less the untracked files
+    over ``max_file_size`` (recorded in ``lay.left_out``)."""
     entries = [e for e in split_z(status) if len(e) > 3 and not _untracked_excluded(e)]
     if max_file_size:
         untracked = [e[3:] for e in entries if e.startswith("??")]
         lay.left_out = await asyncio.to_thread(too_big, top, untracked, max_file_size)
     skip = set(lay.left_out)
-    dirty = [e[3:] for e in entries if e[3:] not in skip]
-    await add_paths(lay, dirty)
-    return None
+    return [e[3:] for e in entries if e[3:] not in skip]
 
 
 async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[str]) -> str | None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from driveros._atomic import write_atomic
 
 #: Environment variable that overrides the state directory (tests, several installs).
 STATE_DIR_VAR = "DRIVEROS_STATE_DIR"
@@ -34,13 +35,4 @@ def ensure_dir(path: Path) -> Path:
 
 def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     """Write ``data`` as JSON to ``path`` atomically (temp file in the same directory)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, sort_keys=True)
-        tmp.replace(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    write_atomic(path, json.dumps(data, sort_keys=True).encode("utf-8"), perms=0o600)

@@ -16,12 +16,12 @@ import json
 import logging
 import os
 import stat
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from driveros._atomic import write_atomic
 from driveros._errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -199,19 +199,7 @@ class TrustStore:
     def _write(self, content: _StoreFile) -> None:
         text = json.dumps(content.model_dump(mode="json"), indent=2) + "\n"
         try:
-            fd, name = tempfile.mkstemp(prefix=".trust-", dir=self.directory)
-            tmp = Path(name)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                tmp.chmod(0o600)
-                tmp.replace(self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
-                raise
+            write_atomic(self.path, text.encode("utf-8"), perms=0o600, prefix="trust-")
         except OSError as exc:
             raise TrustError(f"cannot write {self.path}: {exc}", path=str(self.path)) from exc
 
