@@ -88,10 +88,16 @@ class RunHub:
             self.board.update(run.run_id, event, self._root())
 
     def run_finished(self, run: Run) -> None:
+        """The run's state is settled: its trace ends (the held ``result`` last), then the
+        run's end is announced, in that order (docs/protocol.md, "Trace")."""
         self.board.clear(run.run_id)
         channel = self._channels.pop(run.run_id, None)
         if channel is not None:
-            channel.finish(_end_message(run))
+            channel.finish(_end_message(run), then=lambda: self._announce_end(run))
+        else:
+            self._announce_end(run)
+
+    def _announce_end(self, run: Run) -> None:
         if run.state == "failed":
             self._server.show(
                 f"driveros run {run.run_id} failed: {run.error}", lsp.MessageType.Error
@@ -253,6 +259,7 @@ class RunHub:
     async def aclose(self) -> None:
         for channel in list(self._channels.values()):
             channel.cancel()
+        self._channels.clear()  # a run canceled at exit still announces its end
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

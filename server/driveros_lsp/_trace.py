@@ -3,7 +3,11 @@
 Events arrive synchronously from the agent (:meth:`TraceChannel.push` never blocks); a small
 flusher task sends them at most once per ``interval`` (50 ms: ~20 updates/s per run).
 Streamed ``thinking``/``text`` deltas that arrive within one interval are merged into one
-event, so a fast model cannot flood the editor; every other event is sent as is, in order.
+event, so a fast model cannot flood the editor; every other event is sent as is, in order,
+except the run's ``result``: the agent emits it before its cleanup (sandbox teardown, the
+scratch copy's changes), so it is held until the run manager has settled the run's state and
+:meth:`TraceChannel.finish` is called. A client that hears the result can list the run in its
+final state (docs/protocol.md, "Trace").
 """
 
 from __future__ import annotations
@@ -148,12 +152,20 @@ class TraceChannel:
         self._pending: list[tuple[Event, list[str]]] = []
         self._line: str | None = None
         self._end_message: str | None = None
+        #: The run's ``result`` event, held until :meth:`finish` (see the module docstring).
+        self._result: Event | None = None
+        #: Called by :meth:`finish`'s last flush, after the last event and before the end.
+        self._then: Callable[[], None] | None = None
         self._wake = asyncio.Event()
         self._finishing = asyncio.Event()
         self._task = asyncio.create_task(self._flusher(), name=f"driveros-trace-{run_id}")
 
     def push(self, event: Event) -> None:
-        """Queue one event; merges a delta into the previous one of the same stream."""
+        """Queue one event; merges a delta into the previous one of the same stream. The
+        ``result`` is held until :meth:`finish`."""
+        if event.type == "result":
+            self._result = event
+            return
         last = self._pending[-1][0] if self._pending else None
         fragment = _fragment(last, event)
         if fragment is not None:
@@ -165,8 +177,13 @@ class TraceChannel:
             self._line = line
         self._wake.set()
 
-    def finish(self, message: str) -> None:
-        """Flush what is left, end the progress with ``message``; the flusher then stops."""
+    def finish(self, message: str, then: Callable[[], None] | None = None) -> None:
+        """The run's state is settled: flush what is left, the ``result`` last, call ``then``,
+        end the progress with ``message``; the flusher then stops."""
+        if self._result is not None:
+            self._pending.append((self._result, []))
+            self._result = None
+        self._then = then
         self._end_message = message
         self._finishing.set()
         self._wake.set()
@@ -211,6 +228,11 @@ class TraceChannel:
                 sent_line = self._line
                 self._sender.progress(self._token, {"kind": "report", "message": sent_line})
             if self._end_message is not None and not self._pending:
+                if self._then is not None:
+                    try:
+                        self._then()
+                    except Exception:
+                        logger.exception("ending the trace of run %s failed", self.run_id)
                 if progress_ok:
                     self._sender.progress(
                         self._token, {"kind": "end", "message": self._end_message}

@@ -29,6 +29,8 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
+from driveros_lsp import protocol
+
 ApplyMode = Literal["apply", "refuse", "hold"]
 PROFILES = {"vscode": "visual-studio-code@v1.65.2", "neovim": "neovim@v0.11.0"}
 PAYLOAD_SCHEMA = Path(__file__).resolve().parents[2] / "editors" / "protocol.schema.json"
@@ -96,6 +98,8 @@ class Editor:
         self.published: list[lsp.PublishDiagnosticsParams] = []
         #: Payloads the schema does not describe (the session fails at its end).
         self.wire_errors: list[str] = []
+        #: Called with each ``driveros/trace`` params as it arrives, before anything else is read.
+        self.on_trace: list[Callable[[dict[str, Any]], None]] = []
 
     # -- documents ---------------------------------------------------------------------
     def uri(self, rel: str) -> str:
@@ -139,6 +143,21 @@ class Editor:
         )
         self.wire_errors += wire_problems("commands", name, result)
         return result
+
+    def list_runs_now(self) -> asyncio.Future[dict[str, Any]]:
+        """Send ``driveros.agent.list`` at once (written out before this returns, ahead of
+        anything the client reads next); the future is its answer as plain JSON."""
+        name = protocol.CMD_AGENT_LIST
+        sent = self.client.protocol.send_request(
+            lsp.WORKSPACE_EXECUTE_COMMAND, lsp.ExecuteCommandParams(command=name, arguments=[])
+        )
+
+        async def answer() -> dict[str, Any]:
+            result: dict[str, Any] = _plain(await asyncio.wrap_future(sent))
+            self.wire_errors += wire_problems("commands", name, result)
+            return result
+
+        return asyncio.ensure_future(answer())
 
     async def code_actions(
         self,
@@ -300,6 +319,8 @@ async def editor_session(
     def on_trace(params: Any) -> None:
         editor.traces.append(_plain(params))
         editor.wire_errors += wire_problems("notifications", "driveros/trace", editor.traces[-1])
+        for hook in editor.on_trace:
+            hook(editor.traces[-1])
 
     @client.feature("driveros/proposal")
     def on_proposal(params: Any) -> None:

@@ -64,6 +64,25 @@ async def test_trace_deltas_within_an_interval_become_one_event() -> None:
     assert rec.sent[0] == ("create", "t")
 
 
+async def test_trace_holds_the_result_until_the_run_is_settled() -> None:
+    rec = Recorder()
+    channel = _channel(rec, TraceTargets(progress=True, trace=True))
+    channel.push(Result(run_id="r1", seq=2, outcome="canceled", exit_code=7))
+    channel.push(TurnStarted(run_id="r1", seq=1, turn=1))
+    async with asyncio.timeout(60):  # the first flush sends what was pushed, but the result
+        while not (traces := [p["event"] for m, p in rec.sent if m == "driveros/trace"]):
+            await asyncio.sleep(0.01)
+    assert [e["type"] for e in traces] == ["turn_started"]
+    channel.finish("canceled", then=lambda: rec.sent.append(("then", None)))
+    await channel.wait_closed()
+    assert [m if m != "driveros/trace" else p["event"]["type"] for m, p in rec.sent[-3:]] == [
+        "result",
+        "then",
+        "$/progress",
+    ]
+    assert rec.sent[-1][1] == {"kind": "end", "message": "canceled"}
+
+
 async def test_trace_falls_back_to_log_lines() -> None:
     rec = Recorder()
     channel = _channel(rec, TraceTargets(progress=False, trace=False))

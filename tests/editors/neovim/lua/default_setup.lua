@@ -28,10 +28,30 @@ H.wait(20000, function()
   return answered
 end, 'the start command to be answered')
 if vim.env.DRIVEROS_WAIT_PROPOSAL == '1' and out.run_id ~= vim.NIL then
+  local function proposed()
+    local run = require('driveros.runs').by_id[out.run_id]
+    return run ~= nil and run.proposal ~= nil
+  end
   local ok = vim.wait(120000, function()
     local run = require('driveros.runs').by_id[out.run_id]
     return run ~= nil and (run.proposal ~= nil or run.status == 'finished')
   end, 20)
+  if ok and not proposed() then
+    -- the result came first: the proposal follows it. The server settles a run's state before
+    -- it sends the result, so its list says whether one is on its way.
+    local listed
+    require('driveros.server').exec(require('driveros.protocol').CMD_AGENT_LIST, {}, function(_, r)
+      listed = r or {}
+    end, buf)
+    H.wait(20000, function()
+      return listed ~= nil
+    end, 'driveros.agent.list')
+    for _, r in ipairs(listed.runs or {}) do
+      if r.runId == out.run_id and r.state == 'proposed' then
+        ok = vim.wait(20000, proposed, 20)
+      end
+    end
+  end
   local run = require('driveros.runs').by_id[out.run_id]
   if not ok or not run.proposal then
     out.error = 'no proposal: ' .. vim.inspect(run)

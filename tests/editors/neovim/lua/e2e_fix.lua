@@ -123,7 +123,15 @@ H.wait(10000, function()
   return #require('driveros.runs').order > 1
 end, 'the second run to start')
 local second = require('driveros.runs').order[2]
-vim.wait(300)
+-- canceled while the model streams its first turn (the agent has started: it reports the end)
+H.wait(20000, function()
+  for _, ev in ipairs(require('driveros.runs').by_id[second].events) do
+    if ev.type == 'turn_started' then
+      return true
+    end
+  end
+  return false
+end, 'the second run to ask the model')
 vim.cmd('DriverOS cancel ' .. second)
 H.wait(20000, function()
   local run = require('driveros.runs').by_id[second]
