@@ -34,14 +34,21 @@ def run_nvim(
     args: list[str] | None = None,
     timeout: float = 90,
 ) -> dict[str, Any]:
-    """Run ``tests/editors/neovim/lua/<script>`` and return the JSON it writes to $RESULT."""
-    result_file = cwd / f".nvim-result-{script}.json"
+    """Run ``tests/editors/neovim/lua/<script>`` and return the JSON it writes to $RESULT.
+
+    The user's home (and with it driveros' state directory: leases, kept proposals) is next to
+    ``cwd``, never in it: a run copies the workspace, and files of the server's own coming and
+    going under it made that copy fail (``git add -A``: unable to stat a lease just removed).
+    """
+    home = cwd.parent / f"{cwd.name}.nvim-home"
+    home.mkdir(exist_ok=True)
+    result_file = home / f"nvim-result-{script}.json"
     result_file.unlink(missing_ok=True)
     full_env = {
-        "HOME": str(cwd),
-        "XDG_CONFIG_HOME": str(cwd / ".xdg-config"),
-        "XDG_DATA_HOME": str(cwd / ".xdg-data"),
-        "XDG_STATE_HOME": str(cwd / ".xdg-state"),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".xdg-config"),
+        "XDG_DATA_HOME": str(home / ".xdg-data"),
+        "XDG_STATE_HOME": str(home / ".xdg-state"),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "LANG": "C.UTF-8",
         "DRIVEROS_PLUGIN": str(PLUGIN),
