@@ -10,7 +10,7 @@ import asyncio
 from typing import Any
 
 from driveros.agent import Result, RunStarted
-from driveros_lsp import RunOutcome, RunRequest
+from driveros_lsp import RunOutcome, RunRequest, RunResult
 from driveros_lsp.__main__ import main
 
 #: The cleanup after the result (sandbox teardown): long next to a client's round trip.
@@ -27,7 +27,7 @@ class SlowCleanupRunner:
             result = Result(run_id=run_id, outcome="answered", exit_code=0, answer="nothing to do")
             on_event(result)
             await asyncio.sleep(CLEANUP_S)
-            return RunOutcome(result=result, rationale=result.answer)
+            return RunOutcome(result=RunResult.of(result), rationale=result.answer)
         if request.task == "fail":
             on_event(Result(run_id=run_id, outcome="answered", exit_code=0, answer="done"))
             await asyncio.sleep(CLEANUP_S)
