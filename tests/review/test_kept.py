@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from driveros.review import ScratchWorkspace
-from driveros.state import collect_garbage, list_leases
+from driveros.state import collect_garbage, list_leases, mounts_under
 from tests.review._repo import git, make_repo
 
 _KEEP = """
@@ -37,6 +37,7 @@ async def test_kept_scratch_survives_its_process_and_reopens(tmp_path: Path) -> 
     base.mkdir()
     proc = await asyncio.create_subprocess_exec(sys.executable, "-c", _KEEP, str(repo), str(base))
     assert await proc.wait() == 0
+    assert mounts_under(base) == []  # kept on disk, never left mounted by a gone process
     assert (await collect_garbage()).removed == []  # its owner is gone, but it is kept
 
     other = await ScratchWorkspace.reopen_kept(workspace=tmp_path)

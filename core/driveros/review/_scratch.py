@@ -6,7 +6,7 @@ import asyncio
 import logging
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -34,7 +34,7 @@ from driveros.review._snapshot import (
     layout_to_json,
     remount,
 )
-from driveros.state import kept_leases
+from driveros.state import kept_leases, unmount_under
 
 log = logging.getLogger(__name__)
 
@@ -418,19 +418,16 @@ class ScratchWorkspace:
         :meth:`keep`). Safe to call twice; finishes its cleanup even when the calling task is
         being canceled (and then re-raises)."""
         self._closed = True
-        if self._removed or self._kept:
+        if self._kept and not self._removed:
+            # A kept view outlives this process on disk (its upper layer), not as a mount:
+            # nothing stays mounted once the editor or CLI that owned it is gone, and
+            # :meth:`reopen_kept` mounts it again.
+            await _shielded(unmount_under(self._lay.root))
+            return
+        if self._removed:
             return
         self._removed = True
-        cleanup = asyncio.ensure_future(destroy(self._lay))
-        canceled = False
-        while not cleanup.done():
-            try:
-                await asyncio.shield(cleanup)
-            except asyncio.CancelledError:
-                canceled = True
-        if canceled:
-            raise asyncio.CancelledError
-        cleanup.result()
+        await _shielded(destroy(self._lay))
 
     def _check_open(self) -> None:
         if self._closed:
@@ -450,3 +447,17 @@ class ScratchWorkspace:
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
         return f"<ScratchWorkspace {self._lay.workspace} -> {self._lay.path} ({state})>"
+
+
+async def _shielded(work: Coroutine[Any, Any, None]) -> None:
+    """Run cleanup to its end even when the calling task is canceled meanwhile (then re-raise)."""
+    cleanup = asyncio.ensure_future(work)
+    canceled = False
+    while not cleanup.done():
+        try:
+            await asyncio.shield(cleanup)
+        except asyncio.CancelledError:
+            canceled = True
+    if canceled:
+        raise asyncio.CancelledError
+    cleanup.result()
