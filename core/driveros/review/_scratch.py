@@ -6,12 +6,13 @@ import asyncio
 import logging
 import os
 import re
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from driveros._finish import finish_then_reraise
 from driveros._git import run_git, split_z
 from driveros.review._apply import apply_changes
 from driveros.review._buffers import adopt_buffer
@@ -422,12 +423,12 @@ class ScratchWorkspace:
             # A kept view outlives this process on disk (its upper layer), not as a mount:
             # nothing stays mounted once the editor or CLI that owned it is gone, and
             # :meth:`reopen_kept` mounts it again.
-            await _shielded(unmount_under(self._lay.root))
+            await finish_then_reraise(unmount_under(self._lay.root))
             return
         if self._removed:
             return
         self._removed = True
-        await _shielded(destroy(self._lay))
+        await finish_then_reraise(destroy(self._lay))
 
     def _check_open(self) -> None:
         if self._closed:
@@ -447,17 +448,3 @@ class ScratchWorkspace:
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
         return f"<ScratchWorkspace {self._lay.workspace} -> {self._lay.path} ({state})>"
-
-
-async def _shielded(work: Coroutine[Any, Any, None]) -> None:
-    """Run cleanup to its end even when the calling task is canceled meanwhile (then re-raise)."""
-    cleanup = asyncio.ensure_future(work)
-    canceled = False
-    while not cleanup.done():
-        try:
-            await asyncio.shield(cleanup)
-        except asyncio.CancelledError:
-            canceled = True
-    if canceled:
-        raise asyncio.CancelledError
-    cleanup.result()

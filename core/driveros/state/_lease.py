@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from driveros._finish import finish_then_reraise
 from driveros.state._cleanup import remove_paths
 from driveros.state._owner import Owner
 from driveros.state._paths import ensure_dir, state_dir, write_json_atomic
@@ -173,16 +174,7 @@ class Lease:
         finishes even when the caller is canceled."""
         if self._done:
             return
-        work = asyncio.ensure_future(self._release())
-        canceled = False
-        while not work.done():
-            try:
-                await asyncio.shield(work)
-            except asyncio.CancelledError:
-                canceled = True
-        if canceled:
-            raise asyncio.CancelledError
-        work.result()
+        await finish_then_reraise(self._release())
 
     async def _release(self) -> None:
         r = self._record
