@@ -110,7 +110,7 @@ async def _add_overlay_changes(lay: Layout) -> None:
 
     Ignored untracked paths are left out (as ``add -A`` of the whole tree would), and a path
     gone from both the view and the private index has nothing left to record."""
-    candidates = await asyncio.to_thread(upper_candidates, lay.upper, lay.prefix)
+    candidates = await asyncio.to_thread(upper_candidates, lay.upper, lay.prefix, lay.hidden)
     # Inside a nested repository: never part of a proposal (as for a worktree or copy).
     candidates = await asyncio.to_thread(
         lambda: [p for p in candidates if not _in_nested_repo(lay.work, p)]

@@ -18,7 +18,7 @@ import logging
 import os
 import shutil
 import stat
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from driveros.state import mounts_under
@@ -196,13 +196,60 @@ async def mount_overlay(lower: Path, upper: Path, work: Path, merged: Path) -> s
     return why
 
 
-def hide_in_upper(upper: Path, rel: str) -> None:
-    """Hide the lower layer's ``rel`` from the view: a whiteout (a 0/0 character device) in
-    the upper layer, made before mounting (the kernel does not expect the upper layer to
-    change under a mounted view). Needs CAP_MKNOD, as the kernel overlay does."""
-    target = upper / rel
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.mknod(target, stat.S_IFCHR | 0o600, os.makedev(0, 0))
+def hide_in_upper(upper: Path, rel: str, lower: Path | None = None) -> bool:
+    """Hide the lower layer's ``rel`` (a file or a whole directory) from the view: a whiteout
+    (a 0/0 character device) in the upper layer, made before mounting (the kernel does not
+    expect the upper layer to change under a mounted view). Needs CAP_MKNOD, as the kernel
+    overlay does. A directory made in the upper layer on the way takes the owner, mode and
+    times of ``lower``'s (the view shows the upper one). False, nothing made, when a parent
+    in ``lower`` is not a plain directory (then the view cannot reach ``rel`` through it)."""
+    parts = rel.split("/")
+    made: list[tuple[Path, os.stat_result]] = []
+    up, low = upper, lower
+    for name in parts[:-1]:
+        up = up / name
+        low = None if low is None else low / name
+        if os.path.lexists(up):
+            if not stat.S_ISDIR(os.lstat(up).st_mode):
+                return False  # hidden whole already
+            continue
+        st = None if low is None else os.lstat(low)
+        if st is not None and not stat.S_ISDIR(st.st_mode):
+            return False
+        os.mkdir(up, 0o700)
+        if st is not None:
+            os.chown(up, st.st_uid, st.st_gid)
+            os.chmod(up, stat.S_IMODE(st.st_mode))
+            made.append((up, st))
+    if os.path.lexists(upper / rel):
+        return True
+    os.mknod(upper / rel, stat.S_IFCHR | 0o600, os.makedev(0, 0))
+    for path, st in reversed(made):
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+    return True
+
+
+def to_hide(lower: Path, ignored: list[str], keep: list[str]) -> list[str]:
+    """What to hide of ``lower`` given its ignored paths (relative, a directory with or
+    without a trailing ``/``) and the paths to keep visible (the environments): each ignored
+    path except a kept one or one inside it; an ignored directory holding a kept path is
+    hidden entry by entry around it. Reads ``lower`` only for such a directory."""
+    keeps = [k.strip("/") for k in keep if k.strip("/")]
+    out: list[str] = []
+    for raw in ignored:
+        rel = raw.rstrip("/")
+        if not rel or any(rel == k or rel.startswith(k + "/") for k in keeps):
+            continue
+        inner = [k for k in keeps if k.startswith(rel + "/")]
+        if inner:
+            try:
+                names = sorted(os.listdir(lower / rel))
+            except OSError:
+                continue
+            out.extend(to_hide(lower, [f"{rel}/{n}" for n in names], inner))
+        else:
+            out.append(rel)
+    return out
 
 
 async def ensure_mounted(lower: Path, upper: Path, work: Path, merged: Path) -> str | None:
@@ -222,14 +269,16 @@ def _xattr(path: str, names: tuple[str, ...]) -> bool:
     return False
 
 
-def upper_candidates(upper: Path, prefix: str) -> list[str]:
+def upper_candidates(upper: Path, prefix: str, hidden: Collection[str] = ()) -> list[str]:
     """Paths (relative to the merged root) the run may have changed, from the upper layer.
 
     Files and symlinks are created or modified; a whiteout (a 0/0 character device) is a
-    deletion of whatever was there (a file or a whole directory); an opaque or redirected
-    directory is named whole (its lower contents are hidden or moved). ``.git`` is never
-    named. Only the upper layer is walked: proportional to what the run wrote.
+    deletion of whatever was there (a file or a whole directory), except one at a path of
+    ``hidden`` (planted by :func:`hide_in_upper`: nothing the run did); an opaque or
+    redirected directory is named whole (its lower contents are hidden or moved). ``.git`` is
+    never named. Only the upper layer is walked: proportional to what the run wrote.
     """
+    planted = frozenset(hidden)
     start = upper / prefix if prefix else upper
     out: list[str] = []
     if not start.is_dir():
@@ -256,7 +305,8 @@ def upper_candidates(upper: Path, prefix: str) -> list[str]:
                 else:
                     stack.append(entry.path)
             elif stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
-                out.append(rel)  # whiteout
+                if rel not in planted:
+                    out.append(rel)  # whiteout: a deletion
             else:
                 out.append(rel)
     return sorted(out)

@@ -44,7 +44,9 @@ from driveros.review._overlay import (
     hide_in_upper,
     mount_overlay,
     overlay_refusal,
+    to_hide,
 )
+from driveros.sandbox import secret_path_reason
 from driveros.state import Lease, new_lease_id, remove_paths, repo_lock, unmount_under
 
 log = logging.getLogger(__name__)
@@ -101,6 +103,9 @@ class Layout:
     fallback_reason: str = ""
     #: For an overlay: the lower layer (the user's repository top or workspace), else None.
     lower: Path | None = None
+    #: For an overlay: what the view hides with a whiteout made before mounting (relative to
+    #: ``work``): ignored files and directories, secret files of a plain directory, ``.git``.
+    hidden: list[str] = field(default_factory=list)
 
     @property
     def upper(self) -> Path:
@@ -168,9 +173,10 @@ async def _copy_parallel(src: Path, dst: Path, relpaths: list[str]) -> None:
             tg.create_task(asyncio.to_thread(sync_paths, src, dst, part))
 
 
-async def _user_status(top: Path) -> GitResult:
+async def _user_status(top: Path, *, ignored: bool = False) -> GitResult:
     """``git status`` of the user's tree (every untracked file, no renames): what differs from
-    ``HEAD``, read the same way by every strategy."""
+    ``HEAD``, read the same way by every strategy. ``ignored``: the ignored paths too (``!!``
+    entries; an ignored directory once, not its contents, unless it holds a tracked file)."""
     return await run_git(
         [
             "--no-optional-locks",
@@ -178,11 +184,28 @@ async def _user_status(top: Path) -> GitResult:
             "--porcelain=v1",
             "-z",
             "--untracked-files=all",
+            *(["--ignored=matching"] if ignored else []),
             "--no-renames",
             "--ignore-submodules=all",
         ],
         cwd=top,
     )
+
+
+def _environment_paths(lay: Layout) -> list[str]:
+    """The environments of the workspace a view keeps visible (relative to ``work``)."""
+    return [f"{lay.prefix}{n}" for n in ENVIRONMENT_DIRS if is_environment(lay.workspace / n, n)]
+
+
+def _hidden_of(lay: Layout, lower: Path, entries: list[str], *, secrets: bool) -> list[str]:
+    """What a view of ``lower`` hides, from its ``git status --ignored`` entries: every ignored
+    path but the environments (a worktree or copy never holds them either), and with
+    ``secrets`` every untracked deny-listed secret file (``.env``, keys; see
+    :func:`driveros.sandbox.secret_path_reason`)."""
+    ignored = [e[3:] for e in entries if e.startswith("!!")]
+    if secrets:
+        ignored += [e[3:] for e in entries if e.startswith("??") and secret_path_reason(e[3:])]
+    return to_hide(lower, ignored, _environment_paths(lay))
 
 
 async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size: int) -> None:
@@ -227,10 +250,12 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
     await _copy_parallel(top, lay.work, dirty)
 
 
-async def _hash_all(lay: Layout, tree: Path, max_file_size: int) -> None:
-    """A new private repository whose index holds every file of ``tree`` that ``copy`` takes
-    (``.gitignore`` and the default excludes honoured, big files left out)."""
-    await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
+async def _hash_all(lay: Layout, tree: Path, max_file_size: int, *, init: bool = True) -> None:
+    """A new private repository (made already unless ``init``) whose index holds every file
+    of ``tree`` that ``copy`` takes (``.gitignore`` and the default excludes honoured, big
+    files left out)."""
+    if init:
+        await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
     await _exclude_big(lay, tree, max_file_size)
     await run_git(["add", "-A"], cwd=tree, git_dir=lay.git_dir, work_tree=tree, scratch=True)
     if lay.left_out:
@@ -276,7 +301,8 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
 
 
 async def _mount_view(lay: Layout, lower: Path, hide: list[str]) -> str | None:
-    """Make the three directories and mount the view of ``lower``; None, or why not."""
+    """Make the three directories, hide ``hide`` (paths of ``lower``) in the upper layer and
+    mount the view of ``lower``; None, or why not. Sets ``lay.hidden``."""
 
     def dirs() -> None:
         for d in (lay.upper, lay.overlay_work, lay.work):
@@ -286,8 +312,7 @@ async def _mount_view(lay: Layout, lower: Path, hide: list[str]) -> str | None:
         st = lower.stat()
         os.chown(lay.upper, st.st_uid, st.st_gid)
         lay.upper.chmod(stat.S_IMODE(st.st_mode))
-        for rel in hide:
-            hide_in_upper(lay.upper, rel)
+        lay.hidden = [rel for rel in hide if hide_in_upper(lay.upper, rel, lower)]
 
     await asyncio.to_thread(dirs)
     return await mount_overlay(lower, lay.upper, lay.overlay_work, lay.work)
@@ -313,29 +338,37 @@ async def _populate_overlay(
         # the private repository alone, it needs neither the status nor the mount.
         await run_git(["read-tree", head], cwd=lay.git_dir, git_dir=lay.git_dir, scratch=True)
 
-    # All three finish (or are canceled with the caller) before any error is raised, so
-    # cleanup never races a mount still being made; the first error is raised as itself.
-    status_r, why, made = await asyncio.gather(
-        _user_status(top), _mount_view(lay, top, hide), private(), return_exceptions=True
-    )
-    if isinstance(why, BaseException):
-        raise why
-    if isinstance(status_r, BaseException):
-        raise status_r
+    async def view() -> tuple[bytes, str | None]:
+        # One status names both the dirty files and the ignored ones the view hides, so it
+        # comes before the mount (a whiteout is made in the upper layer before mounting).
+        _, status, _ = await _user_status(top, ignored=True)
+        entries = [e for e in split_z(status) if len(e) > 3]
+        hidden = await asyncio.to_thread(_hidden_of, lay, top, entries, secrets=False)
+        return status, await _mount_view(lay, top, [*hide, *hidden])
+
+    # Both finish (or are canceled with the caller) before any error is raised, so cleanup
+    # never races a mount still being made; the first error is raised as itself.
+    viewed, made = await asyncio.gather(view(), private(), return_exceptions=True)
+    if isinstance(viewed, BaseException):
+        raise viewed
     if isinstance(made, BaseException):
         raise made
+    status, why = viewed
     if why is not None:
         return why
-    _, status, _ = status_r
     dirty = await _dirty_paths(lay, top, status, max_file_size)
     await add_paths(lay, dirty)
     return None
 
 
 async def _dirty_paths(lay: Layout, top: Path, status: bytes, max_file_size: int) -> list[str]:
-    """The paths ``git status -z`` lists as changed or untracked, less the untracked files
-    over ``max_file_size`` (recorded in ``lay.left_out``)."""
-    entries = [e for e in split_z(status) if len(e) > 3 and not _untracked_excluded(e)]
+    """The paths ``git status -z`` lists as changed or untracked (not ignored ones), less the
+    untracked files over ``max_file_size`` (recorded in ``lay.left_out``)."""
+    entries = [
+        e
+        for e in split_z(status)
+        if len(e) > 3 and not e.startswith("!!") and not _untracked_excluded(e)
+    ]
     if max_file_size:
         untracked = [e[3:] for e in entries if e.startswith("??")]
         lay.left_out = await asyncio.to_thread(too_big, top, untracked, max_file_size)
@@ -346,11 +379,30 @@ async def _dirty_paths(lay: Layout, top: Path, status: bytes, max_file_size: int
 async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[str]) -> str | None:
     """A view of a directory that is not a repository: the baseline is what ``copy`` would
     copy (``.gitignore`` and :data:`DEFAULT_EXCLUDES` honoured, big files left out), hashed
-    into the private repository through the view; nothing is copied or checked out."""
-    why = await _mount_view(lay, lay.workspace, hide)
+    into the private repository through the view; nothing is copied or checked out. What
+    ``copy`` leaves out (ignored paths) and untracked deny-listed secret files are hidden."""
+    await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
+    _, status, _ = await run_git(
+        [
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--ignored=matching",
+            "--no-renames",
+            "--ignore-submodules=all",
+        ],
+        cwd=lay.workspace,
+        git_dir=lay.git_dir,
+        work_tree=lay.workspace,
+        scratch=True,
+    )
+    entries = [e for e in split_z(status) if len(e) > 3]
+    hidden = await asyncio.to_thread(_hidden_of, lay, lay.workspace, entries, secrets=True)
+    why = await _mount_view(lay, lay.workspace, [*hide, *hidden])
     if why is not None:
         return why
-    await _hash_all(lay, lay.work, max_file_size)
+    await _hash_all(lay, lay.work, max_file_size, init=False)
     return None
 
 
@@ -600,6 +652,7 @@ def layout_to_json(lay: Layout) -> dict[str, Any]:
         "environments": list(lay.environments),
         "strategy": lay.strategy,
         "lower": str(lay.lower) if lay.lower else None,
+        "hidden": list(lay.hidden),
     }
 
 
@@ -617,6 +670,7 @@ def layout_from_json(data: Any, lease: Lease) -> Layout | None:
         wt = data.get("worktree_git")
         disk = data.get("disk_baseline") or {}
         envs = data.get("environments") or []
+        hidden = data.get("hidden") or []
         lay = Layout(
             workspace=Path(data["workspace"]),
             root=root,
@@ -634,6 +688,7 @@ def layout_from_json(data: Any, lease: Lease) -> Layout | None:
             lease=lease,
             strategy=str(data.get("strategy") or ""),
             lower=Path(data["lower"]) if data.get("lower") else None,
+            hidden=[str(h) for h in hidden] if isinstance(hidden, list) else [],
         )
         if lay.strategy == "overlay" and lay.lower is None:
             return None
