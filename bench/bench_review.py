@@ -53,7 +53,7 @@ def _generate(root: Path, files: int) -> None:
         if n % per_dir == 0:
             pkg.mkdir(parents=True)
         (pkg / f"mod{n % per_dir:03d}.py").write_text(f"# module {n}\n{body}")
-    (root / ".gitignore").write_text("*.log\n")
+    (root / ".gitignore").write_text("*.log\n.env\nbuild/\n__pycache__/\n.venv/\n")
     _git(root, "init", "-q", "-b", "main")
     _git(root, "config", "gc.auto", "0")
     _git(root, "add", "-A")
@@ -62,6 +62,19 @@ def _generate(root: Path, files: int) -> None:
     for d in range(10):  # a realistic working tree: uncommitted edits and untracked files
         (root / f"pkg{d:04d}" / "mod000.py").write_text("# edited\n")
         (root / f"pkg{d:04d}" / "new.py").write_text("# untracked\n")
+    # ... and ignored ones, which a view hides (a whiteout each): a secret, build outputs, a
+    # bytecode cache and a log per package, and an environment (seen, not hidden).
+    (root / ".env").write_text("TOKEN=x\n")
+    (root / ".venv").mkdir()
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    for n in range(0, files, per_dir):
+        pkg = root / f"pkg{n // per_dir:04d}"
+        (pkg / "__pycache__").mkdir()
+        (pkg / "__pycache__" / "mod000.cpython-311.pyc").write_bytes(b"\0" * 64)
+        (pkg / "run.log").write_text("log\n")
+        out = root / "build" / pkg.name
+        out.mkdir(parents=True)
+        (out / "mod000.js").write_text("x\n")
 
 
 def _disk(root: Path) -> int:

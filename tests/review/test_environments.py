@@ -42,12 +42,12 @@ async def test_environments_linked_into_worktree_and_never_reported(
         venv = scratch.path / ".venv"
         if scratch_strategy == "overlay":  # seen through the view, writes stay in it
             assert not venv.is_symlink() and venv.is_dir()
-            assert (scratch.path / "env/settings.txt").is_file()
             (venv / "bin/tool").write_text("#!/bin/sh\necho planted\n")
         else:
             assert venv.is_symlink() and venv.resolve() == (repo / ".venv").resolve()
-            assert not os.path.lexists(scratch.path / "env")  # no pyvenv.cfg: not linked
             assert (venv / "bin/tool").read_text().endswith("echo venv-tool\n")
+        # No pyvenv.cfg: not an environment, an ignored directory (neither linked nor seen).
+        assert not os.path.lexists(scratch.path / "env")
         assert (scratch.path / "node_modules/left-pad/index.js").is_file()
         assert await scratch.changes() == []
         (scratch.path / "app.py").write_text("X = 2\n")
