@@ -216,10 +216,10 @@ def hide_in_upper(upper: Path, rel: str, lower: Path | None = None) -> bool:
         st = None if low is None else os.lstat(low)
         if st is not None and not stat.S_ISDIR(st.st_mode):
             return False
-        os.mkdir(up, 0o700)
+        up.mkdir(0o700)
         if st is not None:
             os.chown(up, st.st_uid, st.st_gid)
-            os.chmod(up, stat.S_IMODE(st.st_mode))
+            up.chmod(stat.S_IMODE(st.st_mode))
             made.append((up, st))
     if os.path.lexists(upper / rel):
         return True
@@ -229,24 +229,27 @@ def hide_in_upper(upper: Path, rel: str, lower: Path | None = None) -> bool:
     return True
 
 
-def to_hide(lower: Path, ignored: list[str], keep: list[str]) -> list[str]:
+def to_hide(
+    lower: Path, ignored: list[str], keep: list[str], reach: Collection[str] = ()
+) -> list[str]:
     """What to hide of ``lower`` given its ignored paths (relative, a directory with or
-    without a trailing ``/``) and the paths to keep visible (the environments): each ignored
-    path except a kept one or one inside it; an ignored directory holding a kept path is
-    hidden entry by entry around it. Reads ``lower`` only for such a directory."""
+    without a trailing ``/``): each one except a path of ``keep`` (the environments) or one
+    inside it. An ignored directory holding a kept path, or that is or holds a path of
+    ``reach`` (the workspace itself: it must exist in the view), is hidden entry by entry
+    around it. Reads ``lower`` only for such a directory."""
     keeps = [k.strip("/") for k in keep if k.strip("/")]
+    opens = [r.strip("/") for r in reach if r.strip("/")]
     out: list[str] = []
     for raw in ignored:
         rel = raw.rstrip("/")
         if not rel or any(rel == k or rel.startswith(k + "/") for k in keeps):
             continue
-        inner = [k for k in keeps if k.startswith(rel + "/")]
-        if inner:
+        if rel in opens or any(p.startswith(rel + "/") for p in (*keeps, *opens)):
             try:
-                names = sorted(os.listdir(lower / rel))
+                names = sorted(p.name for p in (lower / rel).iterdir())
             except OSError:
                 continue
-            out.extend(to_hide(lower, [f"{rel}/{n}" for n in names], inner))
+            out.extend(to_hide(lower, [f"{rel}/{n}" for n in names], keeps, opens))
         else:
             out.append(rel)
     return out

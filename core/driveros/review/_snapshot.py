@@ -205,7 +205,7 @@ def _hidden_of(lay: Layout, lower: Path, entries: list[str], *, secrets: bool) -
     ignored = [e[3:] for e in entries if e.startswith("!!")]
     if secrets:
         ignored += [e[3:] for e in entries if e.startswith("??") and secret_path_reason(e[3:])]
-    return to_hide(lower, ignored, _environment_paths(lay))
+    return to_hide(lower, ignored, _environment_paths(lay), reach=[lay.prefix])
 
 
 async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size: int) -> None:
