@@ -214,3 +214,36 @@ async def test_docker_runc_cannot_read_ignored_files_of_the_view(
             ("src/gone.py", "delete"),
             ("src/new.py", "create"),
         ]
+
+
+async def test_an_ignored_workspace_is_still_there_with_its_contents_hidden(
+    tmp_path: Path, scratch_base: Path
+) -> None:
+    """The workspace may be an ignored directory: the view keeps it and hides what is inside."""
+    repo = _repo(tmp_path / "proj")
+    write_files(repo, {"out/gen.py": f"T = '{SECRET}'\n"})
+    async with await ScratchWorkspace.create(
+        repo / "out", base_dir=scratch_base, strategy="overlay"
+    ) as s:
+        assert s.strategy == "overlay" and s.path.is_dir()
+        assert os.listdir(s.path) == []
+        _assert_hidden(s.path.parent)
+        assert await s.changes() == []
+
+
+async def test_removing_a_directory_with_hidden_files_proposes_its_tracked_files(
+    tmp_path: Path, scratch_base: Path
+) -> None:
+    repo = _repo(tmp_path / "proj")
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base, strategy="overlay") as s:
+        subprocess.run(["rm", "-rf", str(s.path / "src")], check=True)
+        assert sorted((c.path, c.action) for c in await s.changes()) == [
+            ("src/gone.py", "delete"),
+            ("src/lib.py", "delete"),
+        ]
+        write_files(s.path, {"src/lib.py": "L = 2\n"})  # an opaque directory now
+        assert sorted((c.path, c.action) for c in await s.changes()) == [
+            ("src/gone.py", "delete"),
+            ("src/lib.py", "modify"),
+        ]
+        assert not os.path.lexists(s.path / "src/debug.log")
