@@ -138,9 +138,7 @@ async def test_a_subdirectory_workspace_hides_the_whole_repositorys_ignored_file
         assert [(c.path, c.action) for c in await s.changes()] == [("lib.py", "delete")]
 
 
-async def test_a_kept_view_stays_hidden_after_a_remount(
-    tmp_path: Path, scratch_base: Path
-) -> None:
+async def test_a_kept_view_stays_hidden_after_a_remount(tmp_path: Path, scratch_base: Path) -> None:
     repo = _repo(tmp_path / "proj")
     s = await ScratchWorkspace.create(repo, base_dir=scratch_base, strategy="overlay")
     (s.path / "src/gone.py").unlink()
@@ -175,9 +173,7 @@ async def test_a_plain_directory_view_hides_ignored_and_secret_files(
             ".venv/pyvenv.cfg": "home = /usr/bin\n",
         },
     )
-    async with await ScratchWorkspace.create(
-        plain, base_dir=scratch_base, strategy="overlay"
-    ) as s:
+    async with await ScratchWorkspace.create(plain, base_dir=scratch_base, strategy="overlay") as s:
         assert s.strategy == "overlay", s.fallback_reason
         for rel in (".env", "conf/id_rsa", "build"):
             assert not os.path.lexists(s.path / rel), rel
