@@ -7,6 +7,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(
@@ -95,3 +97,18 @@ def scratch_copies(repo: Path) -> list[str]:
         if line.startswith("worktree ") and line.split(" ", 1)[1] != top
     ]
     return (worktrees if proc.returncode == 0 else []) + views_of(repo)
+
+
+#: The uid the docker tests give the user's repository (the container runs as its owner).
+OWNER = 65532
+
+
+def hand_over(repo: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Give ``repo`` to :data:`OWNER` (as a user's own repository is theirs) and tell git, run
+    as root with ``HOME=home``, to trust it. Skips unless root (CI runs as root)."""
+    if os.geteuid() != 0:
+        pytest.skip("giving the repository to another owner needs root (CI runs as root)")
+    home.mkdir()
+    (home / ".gitconfig").write_text("[safe]\n\tdirectory = *\n")
+    monkeypatch.setenv("HOME", str(home))
+    subprocess.run(["chown", "-R", f"{OWNER}:{OWNER}", str(repo)], check=True)
