@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,8 @@ class RunHub:
         self._server = server
         self._runs = runs
         self._channels: dict[str, TraceChannel] = {}
+        #: Channels whose flusher the server's exit stopped: their run still ends on them.
+        self._cut: dict[str, TraceChannel] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.board = DiagnosticsBoard(server)
 
@@ -89,11 +92,23 @@ class RunHub:
 
     def run_finished(self, run: Run) -> None:
         """The run's state is settled: its trace ends (the held ``result`` last), then the
-        run's end is announced, in that order (docs/protocol.md, "Trace")."""
+        run's end is announced, in that order (docs/protocol.md, "Trace"). This is the one
+        place that makes sure every run's trace ends with exactly one ``result``: when the
+        agent never wrote one, the run's settled state makes it (:func:`settled_result`)."""
         self.board.clear(run.run_id)
+
+        def result(seq: int) -> Event:
+            return settled_result(run, seq)
+
+        def then() -> None:
+            self._announce_end(run)
+
         channel = self._channels.pop(run.run_id, None)
+        cut = self._cut.pop(run.run_id, None)
         if channel is not None:
-            channel.finish(_end_message(run), then=lambda: self._announce_end(run))
+            channel.finish(_end_message(run), then, result=result)
+        elif cut is not None:  # the server is exiting: at once, the client is still there
+            cut.finish_now(_end_message(run), then, result=result)
         else:
             self._announce_end(run)
 
@@ -257,9 +272,10 @@ class RunHub:
         task.add_done_callback(self._tasks.discard)
 
     async def aclose(self) -> None:
-        for channel in list(self._channels.values()):
+        for run_id, channel in list(self._channels.items()):
             channel.cancel()
-        self._channels.clear()  # a run canceled at exit still announces its end
+            self._cut[run_id] = channel  # a run canceled at exit still announces its end
+        self._channels.clear()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -269,6 +285,32 @@ class RunHub:
 def _title(task: str) -> str:
     line = " ".join(task.split())
     return line if len(line) <= 60 else line[:59] + "…"
+
+
+def settled_result(run: Run, seq: int) -> Event:
+    """The ``result`` event of a run whose agent never wrote one (it ended before the agent
+    started, or the runner did not report): the outcome its settled state implies, in the
+    agent's vocabulary (``driveros.agent.Outcome``)."""
+    from driveros.agent import EXIT_CODES, Result
+
+    reported = run.outcome.result if run.outcome is not None else None
+    outcome = reported.outcome if reported is not None else None
+    if run.state == "canceled":
+        outcome = "canceled"
+    elif run.state == "failed":  # the runner raised before the agent could say anything
+        outcome = "setup_error"
+    elif outcome not in EXIT_CODES:
+        outcome = "answered"
+    error = run.error if run.state == "failed" else reported.error if reported else None
+    return Result(
+        run_id=run.run_id,
+        seq=seq,
+        outcome=outcome,
+        exit_code=EXIT_CODES[outcome],
+        answer=reported.answer if reported is not None else "",
+        error="canceled" if outcome == "canceled" else error,
+        duration_ms=max(0.0, (time.time() - run.started_at) * 1000),
+    )
 
 
 def _end_message(run: Run) -> str:

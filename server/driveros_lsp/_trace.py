@@ -7,7 +7,10 @@ event, so a fast model cannot flood the editor; every other event is sent as is,
 except the run's ``result``: the agent emits it before its cleanup (sandbox teardown, the
 scratch copy's changes), so it is held until the run manager has settled the run's state and
 :meth:`TraceChannel.finish` is called. A client that hears the result can list the run in its
-final state (docs/protocol.md, "Trace").
+final state (docs/protocol.md, "Trace"). Every run's trace ends with exactly one ``result``:
+when the agent never wrote one (the run ended before the agent started: canceled during the
+trust question, a setup failure, server exit), :meth:`TraceChannel.finish` sends the one the
+run manager's settled state implies instead.
 """
 
 from __future__ import annotations
@@ -154,15 +157,24 @@ class TraceChannel:
         self._end_message: str | None = None
         #: The run's ``result`` event, held until :meth:`finish` (see the module docstring).
         self._result: Event | None = None
+        #: The highest ``seq`` pushed (a result made up at the end follows it).
+        self._seq = 0
         #: Called by :meth:`finish`'s last flush, after the last event and before the end.
         self._then: Callable[[], None] | None = None
+        self._progress_ok = False
+        self._sent_line: str | None = None
+        self._ended = False
         self._wake = asyncio.Event()
         self._finishing = asyncio.Event()
         self._task = asyncio.create_task(self._flusher(), name=f"driveros-trace-{run_id}")
 
     def push(self, event: Event) -> None:
         """Queue one event; merges a delta into the previous one of the same stream. The
-        ``result`` is held until :meth:`finish`."""
+        ``result`` is held until :meth:`finish`; what comes after it is dropped (the run's
+        state is settled)."""
+        if self._finishing.is_set():
+            return
+        self._seq = max(self._seq, event.seq)
         if event.type == "result":
             self._result = event
             return
@@ -177,11 +189,23 @@ class TraceChannel:
             self._line = line
         self._wake.set()
 
-    def finish(self, message: str, then: Callable[[], None] | None = None) -> None:
+    def finish(
+        self,
+        message: str,
+        then: Callable[[], None] | None = None,
+        *,
+        result: Callable[[int], Event] | None = None,
+    ) -> None:
         """The run's state is settled: flush what is left, the ``result`` last, call ``then``,
-        end the progress with ``message``; the flusher then stops."""
-        if self._result is not None:
-            self._pending.append((self._result, []))
+        end the progress with ``message``; the flusher then stops. Without a ``result`` from
+        the agent, ``result(seq)`` makes the one to send (never two). Called once."""
+        if self._finishing.is_set():
+            return
+        held = self._result
+        if held is None and result is not None:
+            held = result(self._seq + 1)
+        if held is not None:
+            self._pending.append((held, []))
             self._result = None
         self._then = then
         self._end_message = message
@@ -195,17 +219,30 @@ class TraceChannel:
     def cancel(self) -> None:
         self._task.cancel()
 
+    def finish_now(
+        self,
+        message: str,
+        then: Callable[[], None] | None = None,
+        *,
+        result: Callable[[int], Event] | None = None,
+    ) -> None:
+        """:meth:`finish` at once, without the flusher (stopped at server exit): what is
+        left, the ``result`` last, ``then`` and the progress end are sent before returning."""
+        self._task.cancel()
+        self.finish(message, then, result=result)
+        self._flush()
+        self._end()
+
     async def _flusher(self) -> None:
-        progress_ok = False
         if self._targets.progress:
             try:
                 await asyncio.wait_for(
                     self._sender.create_progress(self._token), PROGRESS_CREATE_TIMEOUT_S
                 )
-                progress_ok = True
+                self._progress_ok = True
             except Exception as exc:  # a client that refuses the token still gets the rest
                 logger.warning("progress token for run %s refused: %s", self.run_id, exc)
-            if progress_ok:
+            if self._progress_ok:
                 self._sender.progress(
                     self._token,
                     {
@@ -215,32 +252,40 @@ class TraceChannel:
                         "cancellable": True,
                     },
                 )
-        sent_line: str | None = None
         while True:
             await self._wake.wait()
             self._wake.clear()
-            pending, self._pending = self._pending, []
-            for event, more in pending:
-                if more and (event.type == "thinking" or event.type == "text"):
-                    event = event.model_copy(update={"text": event.text + "".join(more)})
-                self._send_event(event)
-            if progress_ok and self._line is not None and self._line != sent_line:
-                sent_line = self._line
-                self._sender.progress(self._token, {"kind": "report", "message": sent_line})
+            self._flush()
             if self._end_message is not None and not self._pending:
-                if self._then is not None:
-                    try:
-                        self._then()
-                    except Exception:
-                        logger.exception("ending the trace of run %s failed", self.run_id)
-                if progress_ok:
-                    self._sender.progress(
-                        self._token, {"kind": "end", "message": self._end_message}
-                    )
+                self._end()
                 return
             # Rate limit: wait out the interval, unless the run ends meanwhile.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._finishing.wait(), self._interval)
+
+    def _flush(self) -> None:
+        """Send the queued events (deltas merged) and the progress line if it changed."""
+        pending, self._pending = self._pending, []
+        for event, more in pending:
+            if more and (event.type == "thinking" or event.type == "text"):
+                event = event.model_copy(update={"text": event.text + "".join(more)})
+            self._send_event(event)
+        if self._progress_ok and self._line is not None and self._line != self._sent_line:
+            self._sent_line = self._line
+            self._sender.progress(self._token, {"kind": "report", "message": self._sent_line})
+
+    def _end(self) -> None:
+        """Call ``then`` and end the progress (once)."""
+        if self._ended or self._end_message is None:
+            return
+        self._ended = True
+        if self._then is not None:
+            try:
+                self._then()
+            except Exception:
+                logger.exception("ending the trace of run %s failed", self.run_id)
+        if self._progress_ok:
+            self._sender.progress(self._token, {"kind": "end", "message": self._end_message})
 
     def _send_event(self, event: Event) -> None:
         if self._targets.trace:

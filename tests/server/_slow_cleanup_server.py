@@ -2,19 +2,23 @@
 sandbox teardown does: it announces the result first, then takes a while to clean up, then
 returns (task ``finish``), raises (task ``fail``) or, canceled while it waits (any other task),
 re-raises. A client that hears the result before the run's state is settled would list it
-``running`` (the ordering guarantee in docs/protocol.md, "Trace")."""
+``running`` (the ordering guarantee in docs/protocol.md, "Trace"). With ``--setup-fails`` the
+runner fails before the agent starts, without a single event (a setup failure)."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
+from driveros import ConfigError
 from driveros.agent import Result, RunStarted
 from driveros_lsp import RunOutcome, RunRequest, RunResult
 from driveros_lsp.__main__ import main
 
 #: The cleanup after the result (sandbox teardown): long next to a client's round trip.
 CLEANUP_S = 2.0
+SETUP_FAILS = False
 
 
 class SlowCleanupRunner:
@@ -22,6 +26,8 @@ class SlowCleanupRunner:
         self, request: RunRequest, *, on_event: Any, resume: RunOutcome | None
     ) -> RunOutcome:
         run_id = request.run_id
+        if SETUP_FAILS:
+            raise ConfigError("no scratch copy: the workspace cannot be copied")
         on_event(RunStarted(run_id=run_id, task=request.task))
         if request.task == "finish":
             result = Result(run_id=run_id, outcome="answered", exit_code=0, answer="nothing to do")
@@ -42,4 +48,5 @@ class SlowCleanupRunner:
 
 
 if __name__ == "__main__":
+    SETUP_FAILS = "--setup-fails" in sys.argv
     main(["--stdio"], runner_factory=SlowCleanupRunner)
