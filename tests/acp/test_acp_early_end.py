@@ -19,6 +19,7 @@ async def test_a_cancel_right_after_the_prompt_answers_cancelled(
     async with ScriptedModelServer([Turn(text="too late", delay_s=120)]) as server:
         client, session = await _open(acp_schema, server, calc_repo)
         prompt = asyncio.create_task(client.request("session/prompt", _prompt(session, "slow")))
+        await asyncio.sleep(0)  # the prompt task writes its request before the cancel goes
         await client.notify("session/cancel", {"sessionId": session})
         result = await asyncio.wait_for(prompt, 60)
         assert await client.close() == 0
