@@ -180,3 +180,18 @@ def test_trace_shows_each_proposal_once_from_the_notification(tmp_path: Path) ->
     ]
     first = out["lines"].index(proposals[0])
     assert out["lines"][first + 1 : first + 3] == ["    modify a.py", "    create b.py"]
+
+
+def test_trace_renders_a_run_that_ended_before_the_agent_started(tmp_path: Path) -> None:
+    # canceled during the trust question: the server's result is the run's only event
+    from driveros.agent import Result
+
+    result = Result(run_id="r1", seq=1, outcome="canceled", exit_code=7, error="canceled")
+    events_file = tmp_path / "events.json"
+    events_file.write_text(json.dumps([result.model_dump(mode="json")]))
+    out = run_nvim("trace_render.lua", cwd=tmp_path, env={"EVENTS": os.fspath(events_file)})
+    lines = out["lines"]
+    assert any(line.startswith("= canceled (exit 7) · verified: no · 0 turns") for line in lines)
+    assert "  error: canceled" in lines
+    assert out["run"]["status"] == "finished"
+    assert out["run"]["outcome"] == "canceled"
