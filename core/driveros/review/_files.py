@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -31,6 +32,9 @@ def clone_or_copy(src: Path, dst: Path) -> bool:
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
         fd_in = os.open(src, flags)
         try:
+            st = os.fstat(fd_in)  # what was opened: the path may have changed since lstat
+            if not stat.S_ISREG(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "no longer a regular file", str(src))
             fd_out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             try:
                 try:
@@ -81,22 +85,51 @@ def _ensure_parent(root: Path, target: Path) -> None:
     parent.mkdir(parents=True, exist_ok=True)
 
 
+#: Errors reading a source path that mean it changed under the copy (vanished, or became a
+#: directory or a symlink): tried again, then taken as absent.
+_SOURCE_CHANGED = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EISDIR})
+_SYNC_TRIES = 3
+
+
 def sync_paths(src_root: Path, dst_root: Path, relpaths: Sequence[str]) -> None:
-    """Make each ``dst_root/rel`` equal ``src_root/rel`` (copy, or delete when absent)."""
+    """Make each ``dst_root/rel`` equal ``src_root/rel`` (copy, or delete when absent).
+
+    The source may change meanwhile (a build, a watcher): a path that vanishes, or keeps
+    changing type, while it is copied ends up absent from ``dst_root``, as if it had been
+    deleted a moment earlier. Nothing half-copied is left behind.
+    """
     for rel in relpaths:
         src = src_root / rel
         dst = dst_root / rel
-        if os.path.lexists(src):
-            if src.is_dir() and not src.is_symlink():
-                continue  # nested repositories and the like are not copied
-            if os.path.lexists(dst):
-                _remove(dst)
-            _ensure_parent(dst_root, dst)
-            # Content and mode only (timestamps do not matter); a reflink where the file
-            # system has them.
-            clone_or_copy(src, dst)
-        elif os.path.lexists(dst):
+        for _ in range(_SYNC_TRIES):
+            try:
+                _sync_one(src, dst, dst_root)
+                break
+            except OSError as exc:
+                if exc.errno not in _SOURCE_CHANGED:
+                    raise
+                _drop_file(dst)  # whatever was half-made
+        else:
+            _drop_file(dst)
+
+
+def _drop_file(dst: Path) -> None:
+    if os.path.lexists(dst) and not (dst.is_dir() and not dst.is_symlink()):
+        dst.unlink()
+
+
+def _sync_one(src: Path, dst: Path, dst_root: Path) -> None:
+    if os.path.lexists(src):
+        if src.is_dir() and not src.is_symlink():
+            return  # nested repositories and the like are not copied
+        if os.path.lexists(dst):
             _remove(dst)
+        _ensure_parent(dst_root, dst)
+        # Content and mode only (timestamps do not matter); a reflink where the file
+        # system has them.
+        clone_or_copy(src, dst)
+    elif os.path.lexists(dst):
+        _remove(dst)
 
 
 def write_overlays(root: Path, overlays: Mapping[str, str]) -> None:
@@ -130,7 +163,10 @@ def current_sha(path: Path) -> str | None:
         return blob_sha(os.fsencode(path.readlink()))
     if not path.is_file():
         return None
-    return blob_sha(path.read_bytes())
+    try:
+        return blob_sha(path.read_bytes())
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None  # gone (or replaced) since the check: absent, as a moment later
 
 
 def current_shas(root: Path, relpaths: Iterable[str]) -> dict[str, str | None]:

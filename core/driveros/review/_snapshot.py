@@ -17,6 +17,7 @@ import re
 import shutil
 import stat
 import tempfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from driveros.review._environments import (
 from driveros.review._errors import ReviewError
 from driveros.review._files import (
     COPY_WORKERS,
+    blob_sha,
     check_relpath,
     chunks,
     current_shas,
@@ -257,7 +259,7 @@ async def _hash_all(lay: Layout, tree: Path, max_file_size: int, *, init: bool =
     if init:
         await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
     await _exclude_big(lay, tree, max_file_size)
-    await run_git(["add", "-A"], cwd=tree, git_dir=lay.git_dir, work_tree=tree, scratch=True)
+    await stage(lay, tree, None)
     if lay.left_out:
         # Only the initial add needs them: a file the agent creates at such a path is a
         # change like any other (and applying it meets the user's file: a conflict).
@@ -357,7 +359,7 @@ async def _populate_overlay(
     if why is not None:
         return why
     dirty = await _dirty_paths(lay, top, status, max_file_size)
-    await add_paths(lay, dirty)
+    await stage(lay, lay.work, dirty)
     return None
 
 
@@ -419,6 +421,98 @@ async def add_paths(lay: Layout, relpaths: list[str], *, force: bool = False) ->
         stdin=b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in relpaths),
         scratch=True,
     )
+
+
+async def stage(lay: Layout, tree: Path, relpaths: list[str] | None) -> None:
+    """Record ``relpaths`` of ``tree`` (None: every file ``add -A`` takes) in the private
+    index, tolerating a tree that changes meanwhile (a build, a watcher, an editor).
+
+    ``git add`` dies when a file it listed is gone when it reads it ("unable to stat") or a
+    path it was given matches nothing: then the paths are read once more here, each exactly
+    once, and the index takes what was read (a vanished path is absent, as if deleted a
+    moment earlier; a path that became a directory is absent too). Only file contents reach
+    git from then on (``update-index --index-info``), so no second race is possible.
+    """
+    if relpaths is not None and not relpaths:
+        return
+
+    async def git(args: list[str], stdin: bytes | None = None, check: bool = True) -> GitResult:
+        return await run_git(
+            args,
+            cwd=tree,
+            git_dir=lay.git_dir,
+            work_tree=tree,
+            stdin=stdin,
+            check=check,
+            scratch=True,
+        )
+
+    pathspec = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in relpaths or [])
+    from_stdin = ["--pathspec-from-file=-", "--pathspec-file-nul"] if pathspec else []
+    code, _, err = await git(["add", "-A", *from_stdin], pathspec or None, check=False)
+    if code == 0:
+        return
+    why = err.decode("utf-8", "replace").strip().splitlines()[-1:]
+    log.info("driveros: the workspace changed while it was copied (%s); reading it again", why)
+    if relpaths is None:
+        # Tracked (in the private index) and untracked-not-ignored files: what add -A takes.
+        _, out, _ = await git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+        relpaths = sorted(set(split_z(out)))
+    info = await asyncio.to_thread(read_entries, lay.git_dir, tree, relpaths)
+    await git(["update-index", "-z", "--index-info"], info)
+    # Stat data for what was read, so later adds hash only edits (best effort).
+    await git(["update-index", "-q", "--ignore-missing", "--refresh"], check=False)
+
+
+def read_entries(git_dir: Path, tree: Path, relpaths: list[str]) -> bytes:
+    """``update-index --index-info -z`` input for ``relpaths`` as they are now: each path
+    read once (its blob written into ``git_dir``), or removed when it is gone or is no file
+    (a directory, a fifo). A nested repository is left as the index has it."""
+    removals: list[bytes] = []
+    entries: list[bytes] = []
+    for rel in relpaths:
+        name = rel.rstrip("/").encode("utf-8", "surrogateescape")
+        read = _read_entry(tree / rel.rstrip("/"))
+        if read is None:
+            if (tree / rel / ".git").exists():
+                continue
+            removals.append(b"0 " + b"0" * 40 + b"\t" + name + b"\0")
+            continue
+        mode, data = read
+        sha = write_blob(git_dir, data)
+        entries.append(b"%s %s\t%s\0" % (mode.encode(), sha.encode(), name))
+    return b"".join(removals + entries)
+
+
+def _read_entry(path: Path) -> tuple[str, bytes] | None:
+    """(git mode, content) of a file or symlink, read once; None when it is neither now."""
+    try:
+        st = path.lstat()
+        if stat.S_ISLNK(st.st_mode):
+            return "120000", os.fsencode(path.readlink())
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            data = fh.read()
+    except OSError:
+        return None  # gone, or changed type, since it was listed: absent
+    return ("100755" if st.st_mode & stat.S_IXUSR else "100644"), data
+
+
+def write_blob(git_dir: Path, data: bytes) -> str:
+    """Store ``data`` as a loose blob in ``git_dir`` (git's object format); its id."""
+    sha = blob_sha(data)
+    obj = git_dir / "objects" / sha[:2] / sha[2:]
+    if not obj.exists():
+        obj.parent.mkdir(exist_ok=True)
+        tmp = obj.parent / f"tmp_obj_{os.urandom(6).hex()}"
+        tmp.write_bytes(zlib.compress(b"blob %d\0" % len(data) + data))
+        tmp.replace(obj)
+    return sha
 
 
 def _append(path: Path, text: str) -> None:
@@ -619,9 +713,7 @@ async def build(
             await add_paths(lay, [f"{lay.prefix}{p}" for p in clean_overlays])
         else:
             await _link_environments(lay)
-            await run_git(
-                ["add", "-A"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True
-            )
+            await stage(lay, lay.work, None)
         _, tree, _ = await run_git(
             ["write-tree"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True
         )

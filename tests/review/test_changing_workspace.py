@@ -1,0 +1,150 @@
+"""A workspace that changes while its scratch copy is made (a build, a watcher, an editor).
+
+Files vanish, appear and turn into directories under the copy: every start must still
+succeed, and the copy must agree with its own baseline (no change reported right after it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+import driveros.review._snapshot as snapshot
+from driveros._git import GitResult
+from driveros.review import ScratchWorkspace
+from driveros.review._files import sync_paths
+from tests.review._repo import available_strategies, git, make_repo
+
+_FILES = 40
+
+
+def _workspace(tmp_path: Path, plain: bool) -> Path:
+    """Tracked files (half of them modified) plus untracked ones; ``plain``: the same files in
+    a directory that is no repository."""
+    files = {f"src/t{i}.txt": f"tracked {i}\n" for i in range(_FILES)}
+    if plain:
+        root = tmp_path / "plain"
+        root.mkdir()
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+    else:
+        root = make_repo(tmp_path / "proj", files)
+    for i in range(0, _FILES, 2):
+        (root / f"src/t{i}.txt").write_text(f"modified {i}\n")
+    (root / "new").mkdir()
+    for i in range(_FILES):
+        (root / f"new/u{i}.txt").write_text(f"untracked {i}\n")
+    return root
+
+
+def _churn(root: Path, stop: threading.Event) -> None:
+    """Delete, recreate and replace-by-a-directory files as fast as possible."""
+    n = 0
+    while not stop.is_set():
+        n += 1
+        for i in range(_FILES):
+            for rel in (f"new/u{i}.txt", f"src/t{i}.txt"):
+                p = root / rel
+                try:
+                    if n % 3 == 0 and i % 5 == 0:
+                        if p.is_dir():
+                            shutil.rmtree(p)
+                        else:
+                            p.unlink(missing_ok=True)
+                            p.mkdir()
+                            (p / "inner.txt").write_text("inner\n")
+                    elif p.is_dir():
+                        shutil.rmtree(p)
+                    elif n % 2:
+                        p.unlink(missing_ok=True)
+                    else:
+                        p.write_text(f"again {n}\n")
+                except OSError:
+                    pass
+
+
+_CASES = [
+    *((name, False) for name in available_strategies()),
+    *((name, True) for name in available_strategies() if name == "overlay"),
+    ("copy", True),
+]
+
+
+@pytest.mark.parametrize(("scratch_strategy", "plain"), _CASES, indirect=["scratch_strategy"])
+async def test_create_survives_a_workspace_changing_under_it(
+    tmp_path: Path, scratch_base: Path, scratch_strategy: str, plain: bool
+) -> None:
+    root = _workspace(tmp_path, plain)
+    stop = threading.Event()
+    churner = threading.Thread(target=_churn, args=(root, stop), daemon=True)
+    churner.start()
+    try:
+        for _ in range(8):
+            async with await ScratchWorkspace.create(root, base_dir=scratch_base) as scratch:
+                assert scratch.strategy == scratch_strategy
+                assert await scratch.changes() == []
+    finally:
+        stop.set()
+        churner.join()
+    assert list(scratch_base.iterdir()) == []
+
+
+@pytest.mark.parametrize("scratch_strategy", available_strategies(), indirect=True)
+async def test_files_vanishing_after_the_status_listing(
+    tmp_path: Path,
+    scratch_base: Path,
+    scratch_strategy: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Deterministic: what ``git status`` listed is gone (or a directory) when it is read."""
+    root = _workspace(tmp_path, plain=False)
+    real_status = snapshot._user_status
+
+    async def status_then_change(top: Path) -> GitResult:
+        result = await real_status(top)
+        for i in range(0, _FILES, 2):
+            (root / f"new/u{i}.txt").unlink()  # untracked, listed, gone
+            (root / f"src/t{i}.txt").unlink()  # modified, listed, gone
+        for i in (1, 3):
+            (root / f"new/u{i}.txt").unlink()
+            (root / f"new/u{i}.txt").mkdir()  # listed as a file, now a directory
+            (root / f"new/u{i}.txt/inner.txt").write_text("inner\n")
+        return result
+
+    monkeypatch.setattr(snapshot, "_user_status", status_then_change)
+    caplog.set_level(logging.INFO, logger=snapshot.__name__)
+    async with await ScratchWorkspace.create(root, base_dir=scratch_base) as scratch:
+        assert await scratch.changes() == []
+        # A file that vanished is not in the baseline: as if deleted a moment earlier.
+        assert not (scratch.path / "new/u0.txt").exists()
+        assert not (scratch.path / "src/t0.txt").exists()
+        assert (scratch.path / "new/u5.txt").read_text() == "untracked 5\n"
+        assert (scratch.path / "src/t1.txt").read_text() == "tracked 1\n"
+        scratch_files = git(
+            scratch.path, "--git-dir", str(scratch._lay.git_dir), "ls-files"
+        ).splitlines()
+        assert "new/u0.txt" not in scratch_files and "src/t0.txt" not in scratch_files
+        assert "new/u5.txt" in scratch_files
+        assert "new/u1.txt" not in scratch_files  # a directory now: not taken
+    if scratch_strategy == "overlay":  # the view's baseline is hashed from the listing
+        assert "the workspace changed while it was copied" in caplog.text
+    assert list(scratch_base.iterdir()) == []
+
+
+def test_sync_paths_treats_a_vanished_source_as_deleted(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    src.mkdir()
+    dst.mkdir()
+    (dst / "gone.txt").write_text("old\n")  # checked out, gone from the workspace
+    (src / "kept.txt").write_text("kept\n")
+    (src / "dir.txt").mkdir()  # a file turned directory: not copied
+    sync_paths(src, dst, ["gone.txt", "never.txt", "kept.txt", "dir.txt", "no/such/f"])
+    assert sorted(os.listdir(dst)) == ["kept.txt"]
+    assert (dst / "kept.txt").read_text() == "kept\n"
