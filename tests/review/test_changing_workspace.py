@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import subprocess
 import threading
 from pathlib import Path
 
@@ -148,3 +149,31 @@ def test_sync_paths_treats_a_vanished_source_as_deleted(tmp_path: Path) -> None:
     sync_paths(src, dst, ["gone.txt", "never.txt", "kept.txt", "dir.txt", "no/such/f"])
     assert sorted(os.listdir(dst)) == ["kept.txt"]
     assert (dst / "kept.txt").read_text() == "kept\n"
+
+
+def test_read_entries_reads_each_path_once_and_never_through_a_link(tmp_path: Path) -> None:
+    """The fallback's reader: what is there now, nothing outside the tree."""
+    git_dir = tmp_path / "state.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(git_dir)], check=True)
+    tree = tmp_path / "tree"
+    (tree / "d").mkdir(parents=True)
+    (tree / "d/f.txt").write_text("f\n")
+    (tree / "run.sh").write_text("#!/bin/sh\n")
+    (tree / "run.sh").chmod(0o755)
+    (tree / "link").symlink_to("d/f.txt")
+    (tree / "became_dir").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("secret\n")
+    (tree / "swapped").symlink_to(outside)  # was a directory when listed
+    listed = ["d/f.txt", "run.sh", "link", "became_dir", "gone.txt", "swapped/secret"]
+    info = snapshot.read_entries(git_dir, tree, listed)
+    lines = [entry.decode() for entry in info.split(b"\0") if entry]
+    by_path = {line.split("\t")[1]: line.split("\t")[0].split() for line in lines}
+    zero = ["0", "0" * 40]
+    assert by_path["became_dir"] == by_path["gone.txt"] == by_path["swapped/secret"] == zero
+    assert by_path["d/f.txt"][0] == "100644" and by_path["run.sh"][0] == "100755"
+    assert by_path["link"][0] == "120000"
+    cat = ["git", "--git-dir", str(git_dir), "cat-file", "-p"]
+    assert subprocess.run([*cat, by_path["d/f.txt"][1]], capture_output=True).stdout == b"f\n"
+    assert subprocess.run([*cat, by_path["link"][1]], capture_output=True).stdout == b"d/f.txt"

@@ -472,7 +472,7 @@ def read_entries(git_dir: Path, tree: Path, relpaths: list[str]) -> bytes:
     entries: list[bytes] = []
     for rel in relpaths:
         name = rel.rstrip("/").encode("utf-8", "surrogateescape")
-        read = _read_entry(tree / rel.rstrip("/"))
+        read = _read_entry(tree, rel.rstrip("/"))
         if read is None:
             if (tree / rel / ".git").exists():
                 continue
@@ -484,22 +484,36 @@ def read_entries(git_dir: Path, tree: Path, relpaths: list[str]) -> bytes:
     return b"".join(removals + entries)
 
 
-def _read_entry(path: Path) -> tuple[str, bytes] | None:
-    """(git mode, content) of a file or symlink, read once; None when it is neither now."""
+def _read_entry(tree: Path, rel: str) -> tuple[str, bytes] | None:
+    """(git mode, content) of the file or symlink ``tree/rel``, read once; None when it is
+    neither now. Every directory on the way is opened without following a symlink, so a
+    directory swapped for a link meanwhile cannot lead the read outside ``tree``."""
+    parts = rel.split("/")
+    flags = os.O_RDONLY | os.O_CLOEXEC
     try:
-        st = path.lstat()
+        fd = os.open(tree, flags | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, flags | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        name = parts[-1]
+        st = os.lstat(name, dir_fd=fd)
         if stat.S_ISLNK(st.st_mode):
-            return "120000", os.fsencode(path.readlink())
+            return "120000", os.fsencode(os.readlink(name, dir_fd=fd))
         if not stat.S_ISREG(st.st_mode):
             return None
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as fh:
+        with os.fdopen(os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd), "rb") as fh:
             st = os.fstat(fh.fileno())
             if not stat.S_ISREG(st.st_mode):
                 return None
             data = fh.read()
     except OSError:
         return None  # gone, or changed type, since it was listed: absent
+    finally:
+        os.close(fd)
     return ("100755" if st.st_mode & stat.S_IXUSR else "100644"), data
 
 
