@@ -108,8 +108,8 @@ async def test_files_vanishing_after_the_status_listing(
     root = _workspace(tmp_path, plain=False)
     real_status = snapshot._user_status
 
-    async def status_then_change(top: Path) -> GitResult:
-        result = await real_status(top)
+    async def status_then_change(top: Path, *, ignored: bool = False) -> GitResult:
+        result = await real_status(top, ignored=ignored)
         for i in range(0, _FILES, 2):
             (root / f"new/u{i}.txt").unlink()  # untracked, listed, gone
             (root / f"src/t{i}.txt").unlink()  # modified, listed, gone

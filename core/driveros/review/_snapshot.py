@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from driveros._finish import finish_then_reraise
 from driveros._git import GitResult, run_git, split_z
 from driveros.review._environments import (
     ENVIRONMENT_DIRS,
@@ -458,8 +459,15 @@ async def stage(lay: Layout, tree: Path, relpaths: list[str] | None) -> None:
         # Tracked (in the private index) and untracked-not-ignored files: what add -A takes.
         _, out, _ = await git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
         relpaths = sorted(set(split_z(out)))
-    info = await asyncio.to_thread(read_entries, lay.git_dir, tree, relpaths)
-    await git(["update-index", "-z", "--index-info"], info)
+    read: list[bytes] = []
+
+    async def read_all(paths: list[str]) -> None:
+        read.append(await asyncio.to_thread(read_entries, lay.git_dir, tree, paths))
+
+    # The reading thread writes into the scratch root: a cancellation waits for it, so the
+    # cleanup that follows never races it.
+    await finish_then_reraise(read_all(relpaths))
+    await git(["update-index", "-z", "--index-info"], read[0])
     # Stat data for what was read, so later adds hash only edits (best effort).
     await git(["update-index", "-q", "--ignore-missing", "--refresh"], check=False)
 
