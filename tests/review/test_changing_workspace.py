@@ -28,6 +28,7 @@ def _workspace(tmp_path: Path, plain: bool) -> Path:
     """Tracked files (half of them modified) plus untracked ones; ``plain``: the same files in
     a directory that is no repository."""
     files = {f"src/t{i}.txt": f"tracked {i}\n" for i in range(_FILES)}
+    files[".gitignore"] = "*.o\n"  # ignored: hidden in a view, never copied
     if plain:
         root = tmp_path / "plain"
         root.mkdir()
@@ -49,6 +50,14 @@ def _churn(root: Path, stop: threading.Event) -> None:
     n = 0
     while not stop.is_set():
         n += 1
+        try:
+            if n % 2:
+                shutil.rmtree(root / "out", ignore_errors=True)
+            else:
+                (root / "out/deep").mkdir(parents=True, exist_ok=True)
+                (root / "out/deep/x.o").write_text("object\n")
+        except OSError:
+            pass
         for i in range(_FILES):
             for rel in (f"new/u{i}.txt", f"src/t{i}.txt"):
                 p = root / rel
@@ -106,6 +115,9 @@ async def test_files_vanishing_after_the_status_listing(
 ) -> None:
     """Deterministic: what ``git status`` listed is gone (or a directory) when it is read."""
     root = _workspace(tmp_path, plain=False)
+    (root / ".git/info/exclude").write_text("*.o\n")
+    (root / "out/deep").mkdir(parents=True)
+    (root / "out/deep/x.o").write_text("object\n")
     real_status = snapshot._user_status
 
     async def status_then_change(top: Path, *, ignored: bool = False) -> GitResult:
@@ -113,6 +125,7 @@ async def test_files_vanishing_after_the_status_listing(
         for i in range(0, _FILES, 2):
             (root / f"new/u{i}.txt").unlink()  # untracked, listed, gone
             (root / f"src/t{i}.txt").unlink()  # modified, listed, gone
+        shutil.rmtree(root / "out")  # ignored (hidden in a view), gone
         for i in (1, 3):
             (root / f"new/u{i}.txt").unlink()
             (root / f"new/u{i}.txt").mkdir()  # listed as a file, now a directory

@@ -213,7 +213,10 @@ def hide_in_upper(upper: Path, rel: str, lower: Path | None = None) -> bool:
             if not stat.S_ISDIR(os.lstat(up).st_mode):
                 return False  # hidden whole already
             continue
-        st = None if low is None else os.lstat(low)
+        try:
+            st = None if low is None else os.lstat(low)
+        except (FileNotFoundError, NotADirectoryError):
+            return False  # gone since it was listed (a build, a watcher): nothing to hide
         if st is not None and not stat.S_ISDIR(st.st_mode):
             return False
         up.mkdir(0o700)
