@@ -9,13 +9,15 @@ left half-removed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
-async def finish_then_reraise(work: Coroutine[Any, Any, None]) -> None:
+async def finish_then_reraise(work: Coroutine[Any, Any, T]) -> T:
     """Await ``work`` to its end even when the calling task is canceled meanwhile; then
-    re-raise that cancellation (or the work's own exception)."""
+    re-raise that cancellation (or the work's own exception), else return its result."""
     task = asyncio.ensure_future(work)
     canceled = False
     while not task.done():
@@ -25,4 +27,12 @@ async def finish_then_reraise(work: Coroutine[Any, Any, None]) -> None:
             canceled = True
     if canceled:
         raise asyncio.CancelledError
-    task.result()
+    return task.result()
+
+
+async def thread_to_the_end(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``asyncio.to_thread`` whose thread a cancellation never leaves running behind the
+    caller's back: a canceled caller waits for the call to return, then is canceled. (A plain
+    ``to_thread`` raises at once while its thread goes on writing, say into a scratch copy its
+    caller is already removing.)"""
+    return await finish_then_reraise(asyncio.to_thread(fn, *args, **kwargs))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from driveros._finish import finish_then_reraise
+from driveros._finish import finish_then_reraise, thread_to_the_end
 from driveros._git import GitResult, run_git, split_z
 from driveros.review._environments import (
     ENVIRONMENT_DIRS,
@@ -152,7 +152,7 @@ async def _repo_info(workspace: Path) -> tuple[Path, str, Path, str] | None:
     common = Path(lines[2])
     if not common.is_absolute():
         common = workspace / common
-    return Path(lines[0]), lines[1], await asyncio.to_thread(common.resolve), lines[3]
+    return Path(lines[0]), lines[1], await thread_to_the_end(common.resolve), lines[3]
 
 
 async def _init_private(git_dir: Path, *, excludes: str, alternates: Path | None) -> None:
@@ -167,13 +167,13 @@ async def _init_private(git_dir: Path, *, excludes: str, alternates: Path | None
                 f"{alternates}\n", encoding="utf-8"
             )
 
-    await asyncio.to_thread(write)
+    await thread_to_the_end(write)
 
 
 async def _copy_parallel(src: Path, dst: Path, relpaths: list[str]) -> None:
     async with asyncio.TaskGroup() as tg:
         for part in chunks(relpaths, COPY_WORKERS):
-            tg.create_task(asyncio.to_thread(sync_paths, src, dst, part))
+            tg.create_task(thread_to_the_end(sync_paths, src, dst, part))
 
 
 async def _user_status(top: Path, *, ignored: bool = False) -> GitResult:
@@ -238,7 +238,7 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
     index = Path(index_out.decode("utf-8", "surrogateescape").strip())
     if not index.is_absolute():
         index = lay.work / index
-    lay.worktree_git = await asyncio.to_thread(index.parent.resolve)
+    lay.worktree_git = await thread_to_the_end(index.parent.resolve)
 
     def excludes() -> str:
         user_exclude = common / "info" / "exclude"
@@ -246,10 +246,10 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
         return f"{own}\n{_EXCLUDES_TEXT}"
 
     await _init_private(
-        lay.git_dir, excludes=await asyncio.to_thread(excludes), alternates=common / "objects"
+        lay.git_dir, excludes=await thread_to_the_end(excludes), alternates=common / "objects"
     )
     # Starting from the worktree's index keeps git's stat cache: only dirty files get hashed.
-    await asyncio.to_thread(shutil.copyfile, index, lay.git_dir / "index")
+    await thread_to_the_end(shutil.copyfile, index, lay.git_dir / "index")
     await _copy_parallel(top, lay.work, dirty)
 
 
@@ -265,7 +265,7 @@ async def _hash_all(lay: Layout, tree: Path, max_file_size: int, *, init: bool =
         # Only the initial add needs them: a file the agent creates at such a path is a
         # change like any other (and applying it meets the user's file: a conflict).
         exclude = lay.git_dir / "info" / "exclude"
-        await asyncio.to_thread(exclude.write_text, _EXCLUDES_TEXT, "utf-8")
+        await thread_to_the_end(exclude.write_text, _EXCLUDES_TEXT, "utf-8")
 
 
 async def _exclude_big(lay: Layout, tree: Path, max_file_size: int) -> None:
@@ -280,18 +280,18 @@ async def _exclude_big(lay: Layout, tree: Path, max_file_size: int) -> None:
         work_tree=tree,
         scratch=True,
     )
-    big = await asyncio.to_thread(too_big, tree, split_z(out), max_file_size)
+    big = await thread_to_the_end(too_big, tree, split_z(out), max_file_size)
     lay.left_out = [p for p in big if "\n" not in p]  # a name git's excludes can say
     if lay.left_out:
         lines = "".join(f"{exclude_pattern(p)}\n" for p in lay.left_out)
-        await asyncio.to_thread(_append, lay.git_dir / "info" / "exclude", lines)
+        await thread_to_the_end(_append, lay.git_dir / "info" / "exclude", lines)
 
 
 async def _populate_copy(lay: Layout, max_file_size: int) -> None:
     # Hash the user's files straight into the private repository (honouring .gitignore and
     # the default excludes), then check them out into the copy: both steps run inside git,
     # and the copy is by construction exactly the baseline.
-    await asyncio.to_thread(lay.work.mkdir)
+    await thread_to_the_end(lay.work.mkdir)
     await _hash_all(lay, lay.workspace, max_file_size)
     # -u records the copy's stat data in the index, so later `add -A` only hashes edits.
     await run_git(
@@ -317,7 +317,7 @@ async def _mount_view(lay: Layout, lower: Path, hide: list[str]) -> str | None:
         lay.upper.chmod(stat.S_IMODE(st.st_mode))
         lay.hidden = [rel for rel in hide if hide_in_upper(lay.upper, rel, lower)]
 
-    await asyncio.to_thread(dirs)
+    await thread_to_the_end(dirs)
     return await mount_overlay(lower, lay.upper, lay.overlay_work, lay.work)
 
 
@@ -335,7 +335,7 @@ async def _populate_overlay(
         return f"{own}\n{_EXCLUDES_TEXT}"
 
     async def private() -> None:
-        text = await asyncio.to_thread(excludes)
+        text = await thread_to_the_end(excludes)
         await _init_private(lay.git_dir, excludes=text, alternates=common / "objects")
         # The baseline starts as HEAD (the user's dirty files are added below); read from
         # the private repository alone, it needs neither the status nor the mount.
@@ -346,7 +346,7 @@ async def _populate_overlay(
         # comes before the mount (a whiteout is made in the upper layer before mounting).
         _, status, _ = await _user_status(top, ignored=True)
         entries = [e for e in split_z(status) if len(e) > 3]
-        hidden = await asyncio.to_thread(_hidden_of, lay, top, entries, secrets=False)
+        hidden = await thread_to_the_end(_hidden_of, lay, top, entries, secrets=False)
         return status, await _mount_view(lay, top, [*hide, *hidden])
 
     # Both finish (or are canceled with the caller) before any error is raised, so cleanup
@@ -374,7 +374,7 @@ async def _dirty_paths(lay: Layout, top: Path, status: bytes, max_file_size: int
     ]
     if max_file_size:
         untracked = [e[3:] for e in entries if e.startswith("??")]
-        lay.left_out = await asyncio.to_thread(too_big, top, untracked, max_file_size)
+        lay.left_out = await thread_to_the_end(too_big, top, untracked, max_file_size)
     skip = set(lay.left_out)
     return [e[3:] for e in entries if e[3:] not in skip]
 
@@ -401,7 +401,7 @@ async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[st
         scratch=True,
     )
     entries = [e for e in split_z(status) if len(e) > 3]
-    hidden = await asyncio.to_thread(_hidden_of, lay, lay.workspace, entries, secrets=True)
+    hidden = await thread_to_the_end(_hidden_of, lay, lay.workspace, entries, secrets=True)
     why = await _mount_view(lay, lay.workspace, [*hide, *hidden])
     if why is not None:
         return why
@@ -462,7 +462,7 @@ async def stage(lay: Layout, tree: Path, relpaths: list[str] | None) -> None:
     read: list[bytes] = []
 
     async def read_all(paths: list[str]) -> None:
-        read.append(await asyncio.to_thread(read_entries, lay.git_dir, tree, paths))
+        read.append(await thread_to_the_end(read_entries, lay.git_dir, tree, paths))
 
     # The reading thread writes into the scratch root: a cancellation waits for it, so the
     # cleanup that follows never races it.
@@ -569,7 +569,7 @@ async def _link_environments(lay: Layout) -> None:
             with open(lay.git_dir / "info" / "exclude", "a", encoding="utf-8") as fh:
                 fh.write(exclude_lines(lay.prefix, lay.environments))
 
-    await asyncio.to_thread(link)
+    await thread_to_the_end(link)
 
 
 async def _exclude_environments(lay: Layout) -> None:
@@ -592,7 +592,7 @@ async def _exclude_environments(lay: Layout) -> None:
             with open(lay.git_dir / "info" / "exclude", "a", encoding="utf-8") as fh:
                 fh.write(exclude_lines(lay.prefix, lay.environments))
 
-    await asyncio.to_thread(find)
+    await thread_to_the_end(find)
 
 
 #: Docker runtimes known to work on a bind-mounted overlay view. gVisor (``runsc``) fails
@@ -648,14 +648,14 @@ async def build(
     clean_overlays = {check_relpath(k): v for k, v in overlays.items()}
     repo = await _repo_info(workspace)
     lease_id = new_lease_id()
-    root = await asyncio.to_thread(_root_for, base_dir, lease_id)
+    root = await thread_to_the_end(_root_for, base_dir, lease_id)
     want_overlay = strategy == "overlay" or (strategy == "auto" and AUTO_PREFERS[0] == "overlay")
     fallback = ""
     if want_overlay:
         lower = repo[0] if repo else workspace
-        refusal = await asyncio.to_thread(overlay_refusal, lower, root, repository=repo is not None)
+        refusal = await thread_to_the_end(overlay_refusal, lower, root, repository=repo is not None)
         if refusal is None and container is not None:
-            refusal = await asyncio.to_thread(_container_refusal, workspace, container)
+            refusal = await thread_to_the_end(_container_refusal, workspace, container)
         fallback = refusal or ""
     use_overlay = want_overlay and not fallback
     # A git directory an untrusted container must not read (credentials in .git/config).
@@ -676,14 +676,6 @@ async def build(
     except OSError as exc:
         # Still usable, only not collectable after a crash: say so and go on.
         log.warning("driveros: cannot register the scratch copy (%s); a crash would leak it", exc)
-    try:
-        await asyncio.to_thread(root.mkdir, 0o700)
-    except OSError as exc:
-        if lease is not None:
-            await lease.forget()
-        raise ReviewError(
-            f"cannot create a scratch directory in {root.parent}: {exc}", base_dir=str(base_dir)
-        ) from exc
     name = (repo[0] if repo else workspace).name or "workspace"
     lay = Layout(
         workspace=workspace,
@@ -697,7 +689,15 @@ async def build(
         fallback_reason=fallback,
     )
     try:
-        await asyncio.to_thread(lay.git_dir.parent.mkdir)
+        # Inside the cleanup: a cancellation that lands right after the mkdir still removes it.
+        try:
+            await thread_to_the_end(root.mkdir, 0o700)
+        except OSError as exc:
+            raise ReviewError(
+                f"cannot create a scratch directory in {root.parent}: {exc}",
+                base_dir=str(base_dir),
+            ) from exc
+        await thread_to_the_end(lay.git_dir.parent.mkdir)
         if use_overlay:
             lay.strategy, lay.lower = "overlay", repo[0] if repo else workspace
             if repo is not None:
@@ -715,7 +715,7 @@ async def build(
                     if lease is not None:
                         await lease.update(repo=str(repo[0]), lock_key=str(repo[2]))
                 for d in (lay.work, lay.upper, lay.overlay_work, lay.git_dir):
-                    await asyncio.to_thread(shutil.rmtree, d, True)
+                    await thread_to_the_end(shutil.rmtree, d, True)
         if lay.strategy == "overlay":
             pass
         elif repo is not None:
@@ -727,8 +727,8 @@ async def build(
         # An overlaid path is written from the editor's buffer whatever its size on disk.
         lay.left_out = [p for p in lay.left_out if p[len(lay.prefix) :] not in clean_overlays]
         if clean_overlays:
-            lay.disk_baseline = await asyncio.to_thread(current_shas, workspace, clean_overlays)
-            await asyncio.to_thread(write_overlays, lay.path, clean_overlays)
+            lay.disk_baseline = await thread_to_the_end(current_shas, workspace, clean_overlays)
+            await thread_to_the_end(write_overlays, lay.path, clean_overlays)
         if lay.strategy == "overlay":
             # The environments are seen through the lower layer (read-only), never linked.
             await _exclude_environments(lay)
@@ -742,7 +742,7 @@ async def build(
         lay.baseline = tree.decode().strip()
         return lay
     except BaseException as exc:
-        await asyncio.shield(destroy(lay))
+        await finish_then_reraise(destroy(lay))
         if isinstance(exc, OSError):
             raise ReviewError(
                 f"cannot create the scratch copy of {workspace}: {exc}", workspace=str(workspace)
