@@ -11,7 +11,7 @@ from driveros._errors import GitError
 from driveros._git import run_git, split_z
 from driveros.review._diff import unified_diff
 from driveros.review._models import FileChange
-from driveros.review._overlay import upper_candidates
+from driveros.review._overlay import VIEW_STRATEGIES, upper_candidates
 from driveros.review._snapshot import Layout, add_paths
 
 #: Blobs larger than this are reported without their text (treated like binaries).
@@ -171,7 +171,7 @@ def _rel(lay: Layout, path: str) -> str:
 
 async def compute_changes(lay: Layout) -> list[FileChange]:
     """Every difference between the copy now and the baseline, sorted by path."""
-    if lay.strategy == "overlay":
+    if lay.strategy in VIEW_STRATEGIES:
         await _add_overlay_changes(lay)
     else:
         await run_git(

@@ -6,8 +6,11 @@ view. Starting costs one ``mount`` plus a baseline made of ``HEAD`` and the user
 (no checkout, no copy), and :func:`upper_candidates` finds what the run touched by walking
 only the upper layer: time and disk proportional to the run's changes, not the repository.
 
-The strategy is chosen by :func:`choose_strategy` (``$DRIVEROS_SCRATCH_STRATEGY``: ``auto``,
-``overlay``, ``worktree``, ``copy``); see docs/review.md.
+Two drivers make the view: the kernel's overlayfs as root (strategy ``overlay``), and
+``fuse-overlayfs`` for everyone else (strategy ``fuse-overlay``: a FUSE daemon running as the
+user, mounted through the setuid ``fusermount3``). The probe picks one per process.
+The strategy is chosen by ``$DRIVEROS_SCRATCH_STRATEGY`` (``auto``, ``overlay``,
+``worktree``, ``copy``); see docs/review.md.
 """
 
 from __future__ import annotations
@@ -37,7 +40,13 @@ _LOWER_FS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs"})
 _UPPER_FS = _LOWER_FS
 #: Characters the overlay's mount options cannot carry unescaped.
 _BAD_CHARS = frozenset(",:\\\n=")
-_OPAQUE = ("trusted.overlay.opaque", "user.overlay.opaque")
+_OPAQUE = ("trusted.overlay.opaque", "user.overlay.opaque", "user.fuseoverlayfs.opaque")
+#: The strategies that are views (the kernel's overlay, fuse-overlayfs).
+VIEW_STRATEGIES = frozenset({"overlay", "fuse-overlay"})
+#: fuse-overlayfs's other whiteout forms: a file ``.wh.<name>`` hides ``<name>``, a file
+#: ``.wh..wh..opq`` makes its directory opaque (what it writes where it cannot mknod).
+_WH_PREFIX = ".wh."
+_WH_OPAQUE = ".wh..wh..opq"
 _REDIRECT = ("trusted.overlay.redirect", "user.overlay.redirect")
 
 
@@ -52,11 +61,7 @@ def strategy_from_env(environ: Mapping[str, str] | None = None) -> str:
     return raw
 
 
-@functools.cache
-def overlay_probe() -> str | None:
-    """None when this process can mount a kernel overlay, else why not (cached)."""
-    if os.geteuid() != 0:
-        return "not root (an unprivileged user namespace is not tried yet)"
+def _kernel_probe() -> str | None:
     try:
         with open("/proc/filesystems", encoding="utf-8") as fh:
             if not any(line.split()[-1:] == ["overlay"] for line in fh):
@@ -68,8 +73,34 @@ def overlay_probe() -> str | None:
     return None
 
 
-#: Why the kernel refused a mount for lack of privilege (root without CAP_SYS_ADMIN, as in a
-#: container), learned at the first attempt: later runs do not try again.
+def _fuse_probe() -> str | None:
+    if shutil.which("fuse-overlayfs") is None:
+        return "not root, and no fuse-overlayfs command (Debian package fuse-overlayfs)"
+    if shutil.which("fusermount3") is None and shutil.which("fusermount") is None:
+        return "not root, and no fusermount3/fusermount command (Debian package fuse3)"
+    if not os.access("/dev/fuse", os.R_OK | os.W_OK):
+        why = "missing" if not Path("/dev/fuse").exists() else "not readable and writable"
+        return f"not root, and /dev/fuse is {why} for this user"
+    return None
+
+
+@functools.cache
+def view_driver() -> tuple[str, str | None]:
+    """The view strategy this process would use (``overlay`` as root, else ``fuse-overlay``)
+    and None when it can, else why not (probed once per process)."""
+    if os.geteuid() == 0:
+        return "overlay", _kernel_probe()
+    return "fuse-overlay", _fuse_probe()
+
+
+def overlay_probe() -> str | None:
+    """None when this process can mount a view (kernel overlay or fuse-overlayfs), else why
+    not (cached)."""
+    return view_driver()[1]
+
+
+#: Why the kernel (or fusermount) refused a mount for lack of privilege (root without
+#: CAP_SYS_ADMIN, as in a container), learned at the first attempt: later runs do not try again.
 _denied: list[str] = []
 _DENIED_HINTS = ("permission denied", "not permitted", "must be superuser")
 
@@ -80,7 +111,11 @@ def _overlay_usable() -> str | None:
 
 def scratch_strategies() -> dict[str, str | None]:
     """Every strategy and None when usable on this machine, else why not."""
-    return {"overlay": _overlay_usable(), "worktree": None, "copy": None}
+    driver, _ = view_driver()
+    why = _overlay_usable()
+    other = "fuse-overlay" if driver == "overlay" else "overlay"
+    needs = "not root" if driver == "overlay" else "root"
+    return {driver: why, other: f"only when {needs}", "worktree": None, "copy": None}
 
 
 def fs_type(path: Path) -> str:
@@ -178,31 +213,43 @@ def _layers_refusal(lower: Path, upper: Path, work: Path, merged: Path) -> str |
     return None
 
 
-async def mount_overlay(lower: Path, upper: Path, work: Path, merged: Path) -> str | None:
-    """Mount the overlay; None on success, else the error. Each path must be a real
-    directory (no symlink anywhere on it), checked right before mounting."""
+async def mount_overlay(
+    lower: Path, upper: Path, work: Path, merged: Path, driver: str = "overlay"
+) -> str | None:
+    """Mount the view (``driver``: ``overlay``, the kernel's, or ``fuse-overlay``); None on
+    success, else the error. Each path must be a real directory (no symlink anywhere on it),
+    checked right before mounting."""
     why = await asyncio.to_thread(_layers_refusal, lower, upper, work, merged)
     if why is not None:
         return why
     opts = f"lowerdir={lower},upperdir={upper},workdir={work}"
-    code, err = await _run(
-        "mount", "--no-canonicalize", "-t", "overlay", "overlay", "-o", opts, "--", str(merged)
-    )
+    if driver == "fuse-overlay":
+        # Daemonizes once mounted (stdio to /dev/null); the daemon runs as this user and
+        # exits when the view is unmounted (fusermount3 -u).
+        code, err = await _run("fuse-overlayfs", "-o", opts, str(merged))
+    else:
+        code, err = await _run(
+            "mount", "--no-canonicalize", "-t", "overlay", "overlay", "-o", opts, "--", str(merged)
+        )
     if code == 0:
         return None
     why = (err.splitlines() or [f"mount exited {code}"])[0].strip()
     if any(h in err.lower() for h in _DENIED_HINTS) and not _denied:
-        _denied.append(f"the kernel refused to mount an overlay here ({why})")
+        who = "fuse-overlayfs could not" if driver == "fuse-overlay" else "the kernel refused to"
+        _denied.append(f"{who} mount an overlay here ({why})")
     return why
 
 
 def hide_in_upper(upper: Path, rel: str, lower: Path | None = None) -> bool:
     """Hide the lower layer's ``rel`` (a file or a whole directory) from the view: a whiteout
     (a 0/0 character device) in the upper layer, made before mounting (the kernel does not
-    expect the upper layer to change under a mounted view). Needs CAP_MKNOD, as the kernel
-    overlay does. A directory made in the upper layer on the way takes the owner, mode and
-    times of ``lower``'s (the view shows the upper one). False, nothing made, when a parent
-    in ``lower`` is not a plain directory (then the view cannot reach ``rel`` through it)."""
+    expect the upper layer to change under a mounted view). Linux >= 5.8 lets any user make
+    one; where mknod is refused (an older kernel, not root) a ``.wh.<name>`` file is made
+    instead, which fuse-overlayfs (the only driver used without root) reads as a whiteout.
+    A directory made in the upper layer on the way takes the owner (where this user may give
+    it), mode and times of ``lower``'s (the view shows the upper one). False, nothing made,
+    when a parent in ``lower`` is not a plain directory (then the view cannot reach ``rel``
+    through it)."""
     parts = rel.split("/")
     made: list[tuple[Path, os.stat_result]] = []
     up, low = upper, lower
@@ -221,12 +268,21 @@ def hide_in_upper(upper: Path, rel: str, lower: Path | None = None) -> bool:
             return False
         up.mkdir(0o700)
         if st is not None:
-            os.chown(up, st.st_uid, st.st_gid)
+            try:
+                os.chown(up, st.st_uid, st.st_gid)
+            except PermissionError:
+                pass  # not root: the directory stays this user's, as the view's files are
             up.chmod(stat.S_IMODE(st.st_mode))
             made.append((up, st))
-    if os.path.lexists(upper / rel):
+    target = upper / rel
+    marker = target.with_name(_WH_PREFIX + target.name)
+    if os.path.lexists(target) or os.path.lexists(marker):
         return True
-    os.mknod(upper / rel, stat.S_IFCHR | 0o600, os.makedev(0, 0))
+    try:
+        os.mknod(target, stat.S_IFCHR | 0o600, os.makedev(0, 0))
+    except PermissionError:
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        os.close(fd)
     for path, st in reversed(made):
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
     return True
@@ -258,11 +314,13 @@ def to_hide(
     return out
 
 
-async def ensure_mounted(lower: Path, upper: Path, work: Path, merged: Path) -> str | None:
-    """Mount the overlay unless it is mounted already (a kept copy after a reboot)."""
+async def ensure_mounted(
+    lower: Path, upper: Path, work: Path, merged: Path, driver: str = "overlay"
+) -> str | None:
+    """Mount the view unless it is mounted already (a kept copy after a reboot)."""
     if str(merged) in await asyncio.to_thread(mounts_under, merged):
         return None
-    return await mount_overlay(lower, upper, work, merged)
+    return await mount_overlay(lower, upper, work, merged, driver)
 
 
 def _xattr(path: str, names: tuple[str, ...]) -> bool:
@@ -278,10 +336,11 @@ def _xattr(path: str, names: tuple[str, ...]) -> bool:
 def upper_candidates(upper: Path, prefix: str, hidden: Collection[str] = ()) -> list[str]:
     """Paths (relative to the merged root) the run may have changed, from the upper layer.
 
-    Files and symlinks are created or modified; a whiteout (a 0/0 character device) is a
-    deletion of whatever was there (a file or a whole directory), except one at a path of
-    ``hidden`` (planted by :func:`hide_in_upper`: nothing the run did); an opaque or
-    redirected directory is named whole (its lower contents are hidden or moved). ``.git`` is
+    Files and symlinks are created or modified; a whiteout (a 0/0 character device, or
+    fuse-overlayfs's ``.wh.<name>`` file) is a deletion of whatever was there (a file or a
+    whole directory), except one at a path of ``hidden`` (planted by :func:`hide_in_upper`:
+    nothing the run did); an opaque (xattr, or a ``.wh..wh..opq`` file inside) or redirected
+    directory is named whole (its lower contents are hidden or moved). ``.git`` is
     never named. Only the upper layer is walked: proportional to what the run wrote.
     """
     planted = frozenset(hidden)
@@ -306,13 +365,20 @@ def upper_candidates(upper: Path, prefix: str, hidden: Collection[str] = ()) -> 
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if _xattr(entry.path, _OPAQUE) or _xattr(entry.path, _REDIRECT):
+                opaque = os.path.lexists(Path(entry.path, _WH_OPAQUE))
+                if opaque or _xattr(entry.path, _OPAQUE) or _xattr(entry.path, _REDIRECT):
                     out.append(rel)
                 else:
                     stack.append(entry.path)
             elif stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
                 if rel not in planted:
                     out.append(rel)  # whiteout: a deletion
+            elif entry.name.startswith(_WH_PREFIX) and entry.name != _WH_OPAQUE:
+                # fuse-overlayfs's whiteout file: a deletion of the name it carries. The
+                # file's own path is a candidate too (harmless: compared with the view).
+                hid = rel[: len(rel) - len(entry.name)] + entry.name[len(_WH_PREFIX) :]
+                if hid not in planted:
+                    out.extend((hid, rel))
             else:
                 out.append(rel)
-    return sorted(out)
+    return sorted(set(out))

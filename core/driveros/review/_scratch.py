@@ -85,7 +85,8 @@ class ScratchWorkspace:
     Create with ``await ScratchWorkspace.create(workspace, overlays=..., base_dir=...)`` and
     use as an async context manager (or call :meth:`aclose`). Where the machine can mount one,
     the copy is a copy-on-write overlay view of the workspace (the user's files are its
-    read-only lower layer; :attr:`strategy` says ``overlay``). Otherwise, for a git repository
+    read-only lower layer; :attr:`strategy` says ``overlay``, or ``fuse-overlay`` when made
+    without root by fuse-overlayfs). Otherwise, for a git repository
     the copy is a detached ``git worktree`` of HEAD plus the user's uncommitted and untracked
     (not ignored) files; else a copy that honours ``.gitignore`` and skips ``.git``, ``.venv``,
     ``node_modules`` and ``__pycache__``. The project's environments (``ENVIRONMENT_DIRS``)
@@ -165,8 +166,9 @@ class ScratchWorkspace:
 
     @property
     def strategy(self) -> str:
-        """How the copy was made: ``overlay`` (a copy-on-write view of the user's repository),
-        ``worktree`` or ``copy``."""
+        """How the copy was made: ``overlay`` (a copy-on-write view of the user's repository,
+        kernel overlayfs), ``fuse-overlay`` (the same view made by fuse-overlayfs, without
+        root), ``worktree`` or ``copy``."""
         return self._lay.strategy
 
     @property

@@ -43,11 +43,13 @@ from driveros.review._files import (
 )
 from driveros.review._overlay import (
     AUTO_PREFERS,
+    VIEW_STRATEGIES,
     ensure_mounted,
     hide_in_upper,
     mount_overlay,
     overlay_refusal,
     to_hide,
+    view_driver,
 )
 from driveros.sandbox import secret_path_reason
 from driveros.state import Lease, new_lease_id, remove_paths, repo_lock, unmount_under
@@ -100,7 +102,7 @@ class Layout:
     lease: Lease | None = None
     #: Untracked files over the size limit, not copied (paths relative to ``work``).
     left_out: list[str] = field(default_factory=list)
-    #: How the copy was made: ``worktree``, ``copy`` or ``overlay``.
+    #: How the copy was made: ``worktree``, ``copy``, ``overlay`` or ``fuse-overlay``.
     strategy: str = ""
     #: Why a requested or preferred overlay was not used ("" when it was, or not wanted).
     fallback_reason: str = ""
@@ -318,7 +320,7 @@ async def _mount_view(lay: Layout, lower: Path, hide: list[str]) -> str | None:
         lay.hidden = [rel for rel in hide if hide_in_upper(lay.upper, rel, lower)]
 
     await thread_to_the_end(dirs)
-    return await mount_overlay(lower, lay.upper, lay.overlay_work, lay.work)
+    return await mount_overlay(lower, lay.upper, lay.overlay_work, lay.work, lay.strategy)
 
 
 async def _populate_overlay(
@@ -608,6 +610,9 @@ def _container_refusal(workspace: Path, runtime: str) -> str | None:
     every file. On a view that chmod would copy every file up, so a root-owned workspace gets
     a worktree or copy instead.
     """
+    if view_driver()[0] == "fuse-overlay":
+        # dockerd (root) cannot enter a FUSE mount made without allow_other.
+        return "a fuse-overlayfs view is not visible to the docker daemon"
     if runtime not in VIEW_RUNTIMES:
         return f"the docker runtime {runtime!r} cannot use an overlay view (it cannot stat one)"
     try:
@@ -699,7 +704,7 @@ async def build(
             ) from exc
         await thread_to_the_end(lay.git_dir.parent.mkdir)
         if use_overlay:
-            lay.strategy, lay.lower = "overlay", repo[0] if repo else workspace
+            lay.strategy, lay.lower = view_driver()[0], repo[0] if repo else workspace
             if repo is not None:
                 why = await _populate_overlay(lay, repo[0], repo[2], repo[3], max_file_size, hide)
             else:
@@ -716,7 +721,7 @@ async def build(
                         await lease.update(repo=str(repo[0]), lock_key=str(repo[2]))
                 for d in (lay.work, lay.upper, lay.overlay_work, lay.git_dir):
                     await thread_to_the_end(shutil.rmtree, d, True)
-        if lay.strategy == "overlay":
+        if lay.strategy in VIEW_STRATEGIES:
             pass
         elif repo is not None:
             lay.strategy = "worktree"
@@ -729,7 +734,7 @@ async def build(
         if clean_overlays:
             lay.disk_baseline = await thread_to_the_end(current_shas, workspace, clean_overlays)
             await thread_to_the_end(write_overlays, lay.path, clean_overlays)
-        if lay.strategy == "overlay":
+        if lay.strategy in VIEW_STRATEGIES:
             # The environments are seen through the lower layer (read-only), never linked.
             await _exclude_environments(lay)
             await add_paths(lay, [f"{lay.prefix}{p}" for p in clean_overlays])
@@ -804,7 +809,7 @@ def layout_from_json(data: Any, lease: Lease) -> Layout | None:
             lower=Path(data["lower"]) if data.get("lower") else None,
             hidden=[str(h) for h in hidden] if isinstance(hidden, list) else [],
         )
-        if lay.strategy == "overlay" and lay.lower is None:
+        if lay.strategy in VIEW_STRATEGIES and lay.lower is None:
             return None
     except (KeyError, TypeError, ValueError, ReviewError):
         return None
@@ -818,9 +823,11 @@ def layout_from_json(data: Any, lease: Lease) -> Layout | None:
 
 async def remount(lay: Layout) -> str | None:
     """Mount a kept overlay view again when it is not (after a reboot); None, or why not."""
-    if lay.strategy != "overlay" or lay.lower is None:
+    if lay.strategy not in VIEW_STRATEGIES or lay.lower is None:
         return None
-    return await ensure_mounted(lay.lower, lay.upper, lay.overlay_work, lay.work)
+    if lay.strategy != view_driver()[0]:
+        return f"a {lay.strategy} view cannot be mounted by this process"
+    return await ensure_mounted(lay.lower, lay.upper, lay.overlay_work, lay.work, lay.strategy)
 
 
 async def destroy(lay: Layout) -> None:

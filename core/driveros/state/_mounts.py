@@ -22,22 +22,29 @@ def _unescape(text: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
-def mounts_under(root: Path) -> list[str]:
-    """Mount points at or below ``root`` in this mount namespace, deepest first."""
+def _mounts_with_types(root: Path) -> dict[str, str]:
+    """Mount point -> file system type (``overlay``, ``fuse.fuse-overlayfs`` ...) at or below
+    ``root`` in this mount namespace (the last mount at a point wins: it is the visible one)."""
     top = str(root).rstrip("/")
-    found: list[str] = []
+    found: dict[str, str] = {}
     try:
         with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
             for line in fh:
-                fields = line.split(" ", 5)
+                left, _, right = line.partition(" - ")
+                fields = left.split(" ", 5)
                 if len(fields) < 5:
                     continue
                 point = _unescape(fields[4])
                 if point == top or point.startswith(top + "/"):
-                    found.append(point)
+                    found[point] = (right.split(" ", 1) or [""])[0]
     except OSError:
-        return []
-    return sorted(set(found), key=lambda p: (-p.count("/"), p))
+        return {}
+    return found
+
+
+def mounts_under(root: Path) -> list[str]:
+    """Mount points at or below ``root`` in this mount namespace, deepest first."""
+    return sorted(_mounts_with_types(root), key=lambda p: (-p.count("/"), p))
 
 
 async def _umount(*argv: str) -> int:
@@ -57,16 +64,22 @@ async def _umount(*argv: str) -> int:
 async def unmount_under(root: Path) -> None:
     """Unmount everything mounted at or below ``root`` (lazily when busy).
 
-    Raises OSError when a mount stays: removing the tree would then descend into it.
+    A FUSE mount (``fuse.fuse-overlayfs``: a view made without root) is unmounted with
+    ``fusermount3 -u`` (or ``fusermount -u``), which works for the user who mounted it; any
+    other with ``umount``. Raises OSError when a mount stays: removing the tree would then
+    descend into it.
     """
-    points = await asyncio.to_thread(mounts_under, root)
-    if not points:
+    kinds = await asyncio.to_thread(_mounts_with_types, root)
+    if not kinds:
         return
+    points = sorted(kinds, key=lambda p: (-p.count("/"), p))
     umount = shutil.which("umount")
-    if umount is None:
-        raise OSError(f"cannot unmount {points[0]}: no umount command")
+    fuse = shutil.which("fusermount3") or shutil.which("fusermount")
     for point in points:
-        if await _umount(umount, "--", point) != 0:
+        if kinds[point].startswith("fuse") and fuse is not None:
+            if await _umount(fuse, "-u", "--", point) != 0:
+                await _umount(fuse, "-u", "-z", "--", point)
+        elif umount is not None and await _umount(umount, "--", point) != 0:
             await _umount(umount, "-l", "--", point)
     left = await asyncio.to_thread(mounts_under, root)
     if left:
