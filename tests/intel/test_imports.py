@@ -71,7 +71,7 @@ async def test_feed_pytest_skips_edits_no_test_imports(open_project: OpenProject
 
         await sandbox.edit("calc.py", "return a - b", "return a + b")
         fixed = await feed.snapshot(changed=["calc.py"])
-        assert _mode(feed, "pytest") == "full"
+        assert _mode(feed, "pytest") == "files"  # test_calc imports it: run alone
         assert fixed.items == ()
 
         # a test run reads data files too: any non-Python change reruns it

@@ -273,6 +273,18 @@ class DiagnosticsFeed:
             and prev is not None
             and touched
             and not prev.timed_out
+            and spec.pytest_closure
+            and spec.name == "pytest"
+            and spec.name not in self._custom  # only the built-in command takes test paths
+        ):
+            selected = await self._affected_tests(touched, hashes, prev)
+            if selected is not None:
+                return await self._run_tests(spec, key, prev, relevant, selected)
+        if (
+            not full
+            and prev is not None
+            and touched
+            and not prev.timed_out
             and spec.files_command
             and spec.name not in self._fallback  # files_command speaks the new syntax
             and len(touched) <= _MAX_PER_FILE
@@ -290,6 +302,53 @@ class DiagnosticsFeed:
                 return False
             closure = self._graph.closure(p for p in hashes if is_test_file(p))
         return closure is not None and not (closure & touched)
+
+    async def _affected_tests(
+        self, touched: set[str], hashes: Mapping[str, str], prev: CheckResult
+    ) -> list[str] | None:
+        """The test files an edit can affect: the touched test files and every test file
+        importing a touched module, directly or not. None (run the whole suite) whenever
+        that is not certain: a deletion, a non-Python or conftest.py change, a dynamic
+        import or unparsable file among the tests' imports, a conftest importing a touched
+        module, nothing selected, or a previous result not made of per-test-file items."""
+        if any(
+            p not in hashes or not p.endswith(".py") or posixpath.basename(p) == "conftest.py"
+            for p in touched
+        ):
+            return None
+        tests = {p for p in hashes if is_test_file(p)}
+        # what is carried over must be attributable to one test file
+        if any(item.path not in tests for item in prev.items):
+            return None
+        async with self._graph_lock:
+            if not await self._graph.update(self._sandbox, hashes):
+                return None
+            if self._graph.closure(tests) is None:
+                return None
+            affected = self._graph.dependents(touched) & tests
+        if not affected or len(affected) > _MAX_PER_FILE:
+            return None
+        if any(posixpath.basename(p) == "conftest.py" for p in affected):
+            return None  # a conftest applies to every test below it
+        return sorted(affected)
+
+    async def _run_tests(
+        self,
+        spec: CheckSpec,
+        key: str,
+        prev: CheckResult,
+        relevant: dict[str, str],
+        selected: list[str],
+    ) -> tuple[CheckResult, CheckRun]:
+        """pytest over ``selected`` only; the other test files' results carry over."""
+        chosen = set(selected)
+        kept = tuple(i for i in prev.items if i.path not in chosen)
+        args = " ".join(shlex.quote(p) for p in selected)
+        res = await self._execute(spec, f"{spec.command} {args}")
+        if res.exit_code in (3, 4) and not res.timed_out:
+            # internal or usage error: the selection itself may be at fault
+            return await self._run_full(spec, key, relevant)
+        return await self._record(spec, key, relevant, res, keep=kept, files=tuple(selected))
 
     async def _run_full(
         self, spec: CheckSpec, key: str, relevant: dict[str, str]

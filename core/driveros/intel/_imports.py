@@ -112,6 +112,43 @@ class ImportGraph:
     def closure(self, roots: Iterable[str]) -> set[str] | None:
         """Files reachable by imports from ``roots`` (with their packages' ``__init__``),
         or None when a reachable file imports dynamically or does not parse."""
+        edges = self._edges()
+        seen: set[str] = set()
+        todo = [r for r in roots if r in self._facts]
+        while todo:
+            path = todo.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            info = self._facts[path][1]
+            if info is None or info.dynamic:
+                return None
+            todo.extend(p for p in edges[path] if p not in seen)
+        return seen
+
+    def dependents(self, targets: Iterable[str]) -> set[str]:
+        """``targets`` and every known file that imports one of them, directly or not.
+
+        Only meaningful once :meth:`closure` of the importers in question is not None
+        (no dynamic imports on the way); over-approximates like the rest of the graph.
+        """
+        importers: dict[str, set[str]] = defaultdict(set)
+        for path, deps in self._edges().items():
+            for dep in deps:
+                importers[dep].add(path)
+        seen: set[str] = set()
+        todo = list(targets)
+        while todo:
+            path = todo.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            todo.extend(p for p in importers.get(path, ()) if p not in seen)
+        return seen
+
+    def _edges(self) -> dict[str, set[str]]:
+        """Per known file, the files importing it executes (its imports' modules, their
+        parent packages, and its own packages' ``__init__``)."""
         by_tail: dict[str, list[str]] = defaultdict(list)
         for path in self._facts:
             dotted = _dotted(path)
@@ -128,22 +165,17 @@ class ImportGraph:
                         found.append(path)
             return found
 
-        seen: set[str] = set()
-        todo = [r for r in roots if r in self._facts]
-        while todo:
-            path = todo.pop()
-            if path in seen:
-                continue
-            seen.add(path)
-            info = self._facts[path][1]
-            if info is None or info.dynamic:
-                return None
-            for module in info.modules:
-                todo.extend(p for p in resolve(module) if p not in seen)
+        edges: dict[str, set[str]] = {}
+        for path, (_digest, info) in self._facts.items():
+            out: set[str] = set()
+            for module in info.modules if info is not None else ():
+                out.update(resolve(module))
             parent = posixpath.dirname(path)
             while parent:  # importing a.b.c runs a/__init__.py and a/b/__init__.py
                 init = f"{parent}/__init__.py"
-                if init in self._facts and init not in seen:
-                    todo.append(init)
+                if init in self._facts:
+                    out.add(init)
                 parent = posixpath.dirname(parent)
-        return seen
+            out.discard(path)
+            edges[path] = out
+        return edges
