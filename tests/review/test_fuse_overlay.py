@@ -75,6 +75,24 @@ async def hang(obs):
     print(json.dumps({"strategy": s.strategy, "path": str(s.path)}), flush=True)
     await asyncio.sleep(3600)
 
+async def keep(obs):
+    s = await ScratchWorkspace.create(REPO, base_dir=BASE, strategy="auto")
+    obs["strategy"] = s.strategy
+    (s.path / "a.py").write_text("A = 3\\n")
+    await s.keep({"run_id": "r1"})
+    await s.aclose()
+    obs["after_close"] = fs_types(BASE)
+
+async def reopen(obs):
+    [kept] = await ScratchWorkspace.reopen_kept(workspace=REPO)
+    s = kept.scratch
+    obs["strategy"], obs["types"] = s.strategy, fs_types(BASE)
+    obs["env_visible"] = os.path.lexists(s.path / ".env")
+    obs["changes"] = [(c.path, c.after) for c in await s.changes()]
+    await s.apply()
+    await s.discard()
+    obs.update(after_close=fs_types(BASE), left=sorted(p.name for p in BASE.iterdir()))
+
 async def gc(obs):
     await collect_garbage()
     obs.update(after_gc=fs_types(BASE), left=sorted(p.name for p in BASE.iterdir()))
@@ -85,7 +103,8 @@ async def main():
         def refuse(*args, **kwargs):
             raise PermissionError(1, "Operation not permitted")
         os.mknod = refuse
-    await {"view": view, "nomknod": view, "hang": hang, "gc": gc}[sys.argv[1]](obs)
+    modes = {"view": view, "nomknod": view, "hang": hang, "gc": gc, "keep": keep}
+    await {**modes, "reopen": reopen}[sys.argv[1]](obs)
     print(json.dumps(obs), flush=True)
 
 asyncio.run(main())
@@ -205,6 +224,21 @@ def test_a_killed_runs_fuse_view_is_unmounted_by_gc(
     obs = run("gc")
     assert obs["after_gc"] == [] and obs["left"] == []
     assert mounts_under(base) == []
+
+
+def test_a_kept_fuse_view_is_unmounted_and_reopened_by_the_next_process(
+    nobody: tuple[Path, Path, Callable[..., Any]],
+) -> None:
+    repo, base, run = nobody
+    obs = run("keep")
+    assert obs["strategy"] == "fuse-overlay" and obs["after_close"] == []
+    assert mounts_under(base) == []  # kept on disk, not mounted by a gone process
+    obs = run("reopen")
+    assert obs["strategy"] == "fuse-overlay" and obs["types"] == ["fuse.fuse-overlayfs"]
+    assert obs["env_visible"] is False
+    assert obs["changes"] == [["a.py", "A = 3\n"]]
+    assert (repo / "a.py").read_text() == "A = 3\n"
+    assert obs["after_close"] == [] and obs["left"] == []
 
 
 def test_fuse_whiteout_files_are_read_as_deletions(tmp_path: Path) -> None:
