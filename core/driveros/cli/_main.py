@@ -36,6 +36,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "issue-bot": ("driveros.cli._issue_bot", "propose a patch for an issue"),
     "gc": ("driveros.cli._gc", "remove what ended driveros processes left behind"),
     "trust": ("driveros.cli._trust", "trust a workspace, list or revoke trusted workspaces"),
+    "doctor": ("driveros.cli._doctor", "check this machine and workspace, and how to fix them"),
 }
 
 
