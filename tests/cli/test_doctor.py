@@ -153,3 +153,16 @@ def test_doctor_json_on_a_bad_workspace_and_a_usage_error(tmp_path: Path) -> Non
     assert usage.returncode == 1
     assert json.loads(usage.stdout)["exit_code"] == 1
     assert "Traceback" not in usage.stderr
+
+
+def test_doctor_scratch_probe_is_for_this_workspace(tmp_path: Path) -> None:
+    # A comma cannot be carried by overlay mount options: a run would fall back, so auto
+    # must not claim a view here (whatever this machine's view driver is).
+    ws = tmp_path / "a,b"
+    ws.mkdir()
+    report = as_json(doctor(ws, "--format", "json", ANTHROPIC_API_KEY=SECRET))
+    scratch = report["facts"]["scratch"]
+    assert scratch["auto"] == "copy"
+    assert scratch["strategies"]["overlay"] is not None
+    assert scratch["strategies"]["fuse-overlay"] is not None
+    assert scratch["strategies"]["worktree"] is not None

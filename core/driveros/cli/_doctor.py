@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -79,7 +80,8 @@ async def run(args: argparse.Namespace) -> int:
         workspace = await asyncio.to_thread(workspace.resolve)
         report.workspace = str(workspace)
     is_dir = report.error is None
-    git = await _workspace(report, workspace) if is_dir else {"repository": False, "commit": False}
+    git = await _workspace(report, workspace) if is_dir else {}
+    git.setdefault("lower", None)
     await _scratch(report, git)
     await _sandbox(report)
     if is_dir:
@@ -214,19 +216,34 @@ async def _workspace(report: Report, workspace: Path) -> dict[str, Any]:
         "driveros_toml": exists,
         "config": config_state,
     }
-    return {"repository": top is not None, "commit": commit}
+    return {
+        "repository": top is not None,
+        "commit": commit,
+        "lower": Path(top) if top is not None else workspace,
+    }
 
 
 # -- scratch copies ----------------------------------------------------------------------------
 
 
 async def _scratch(report: Report, git: dict[str, Any]) -> None:
-    from driveros.review import STRATEGIES, STRATEGY_VAR, scratch_strategies
+    from driveros.review import STRATEGIES, STRATEGY_VAR, overlay_refusal, scratch_strategies
 
     strategies = await asyncio.to_thread(scratch_strategies)
-    view = next((k for k, why in strategies.items() if why is None and "overlay" in k), None)
     reasons: dict[str, str | None] = dict(strategies)
-    if not git["commit"]:
+    view = next((k for k, why in strategies.items() if why is None and "overlay" in k), None)
+    if view is not None and git["lower"] is not None:
+        # What a run checks for this workspace: its file system, its .git, its path; the
+        # scratch copies go under the temporary directory.
+        lower: Path = git["lower"]
+        root = Path(tempfile.gettempdir()) / "driveros-scratch-doctor"
+        refusal = await asyncio.to_thread(
+            overlay_refusal, lower, root, repository=bool(git["repository"])
+        )
+        if refusal is not None:
+            reasons[view] = refusal
+            view = None
+    if not git.get("commit"):
         reasons["worktree"] = "the workspace is not a git repository with a commit"
     if view is not None:
         auto = view

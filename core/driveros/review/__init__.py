@@ -27,7 +27,12 @@ from driveros.review._models import (
     Conflict,
     FileChange,
 )
-from driveros.review._overlay import STRATEGIES, STRATEGY_VAR, scratch_strategies
+from driveros.review._overlay import (
+    STRATEGIES,
+    STRATEGY_VAR,
+    overlay_refusal,
+    scratch_strategies,
+)
 from driveros.review._plan import PlannedFile, path_problem, plan_file, read_text
 from driveros.review._scratch import ContainerGit, KeptScratch, ScratchWorkspace
 from driveros.review._snapshot import DEFAULT_EXCLUDES
@@ -54,6 +59,7 @@ __all__ = [
     "ScratchWorkspace",
     "UnknownPathError",
     "combined_patch",
+    "overlay_refusal",
     "path_problem",
     "plan_file",
     "read_text",
