@@ -250,3 +250,17 @@ def test_import_is_cheap_and_lazy_about_docker() -> None:
     code = "import sys, driveros.sandbox; print('docker' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_search_takes_a_nul_in_the_pattern_and_refuses_one_in_the_glob(
+    workspace: Path,
+) -> None:
+    (workspace / "blob.bin").write_bytes(b"head\x00tail\n")
+    for path_env in ("/usr/bin:/bin", "/nonexistent"):  # ripgrep, then the Python fallback
+        async with LocalSandbox(workspace, base_env={"PATH": path_env}) as box:
+            # An argv cannot hold NUL (it raised ValueError); the pattern is an answer, not a
+            # crash (ripgrep reads NUL in a binary file as a line end, so it may find nothing).
+            found = await box.search("head\x00tail")
+            assert [m.path for m in found] in ([], ["blob.bin"]), path_env
+            with pytest.raises(SearchError, match="NUL"):
+                await box.search("x", glob="*\x00.py")

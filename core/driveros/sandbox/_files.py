@@ -26,6 +26,7 @@ from driveros.sandbox._protocol import (
     LineRange,
     NotFoundError,
     NotTextError,
+    SearchError,
     SearchResults,
     SecretFileError,
     WrongKindError,
@@ -310,6 +311,8 @@ class HostFiles:
         env: Mapping[str, str],
     ) -> SearchResults:
         """Matches of ``pattern``; deny-listed secret files are skipped and named as skipped."""
+        if glob and "\x00" in glob:
+            raise SearchError("invalid glob: a file name never holds a NUL byte", glob=glob)
         parts = self.split(path)
         fd = await self._off(path, self.fence.open_dir, parts)
         try:

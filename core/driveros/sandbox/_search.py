@@ -114,7 +114,8 @@ async def search_ripgrep(
     del env
     cwd = f"/proc/{os.getpid()}/fd/{dir_fd}"
     argv = [rg, "--json", "--no-config", "--no-follow", "--binary", *RIPGREP_SCOPE]
-    argv += ["--regexp", pattern]
+    # An argument cannot carry a NUL byte; the regex escape means the same character.
+    argv += ["--regexp", pattern.replace("\x00", "\\x00")]
     if glob:
         argv += ["--glob", glob]
     argv += ["--", "."]
