@@ -228,3 +228,36 @@ def test_cli_eval_replay_smoke_writes_report(tmp_path: Path) -> None:
     )
     assert bad.returncode == 1 and "no suite 'nope'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+class _AllAtOnce:
+    """An executor whose cases all finish at the same moment (as Ray workers can)."""
+
+    async def run(self, cases, runner, on_done):  # type: ignore[no-untyped-def]
+        import asyncio
+
+        results = await asyncio.gather(*(runner.run(c) for c in cases))
+        await asyncio.gather(*(on_done(r) for r in results))
+        return list(results)
+
+
+async def test_progress_counts_each_case_once_in_order_when_cases_finish_together(
+    tmp_path: Path,
+) -> None:
+    counts: list[tuple[int, int]] = []
+
+    async def progress(result: CaseResult, done: int, total: int) -> None:
+        counts.append((done, total))
+
+    suite = load_suite("smoke")
+    await run_suite(
+        suite,
+        EvalOptions(mode="replay", output_dir=tmp_path),
+        env=NO_KEYS,
+        executor=_AllAtOnce(),  # type: ignore[arg-type]
+        on_case_done=progress,
+    )
+    total = len(suite.cases)
+    assert counts == [(n, total) for n in range(1, total + 1)]  # was [(3, 3), (3, 3), (3, 3)]
+    lines = (tmp_path / "results.partial.jsonl").read_text().splitlines()
+    assert len(lines) == total

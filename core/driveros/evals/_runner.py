@@ -451,12 +451,16 @@ async def run_suite(
     finished = len(cases) - len(todo)
     started = time.time()
 
+    in_order = asyncio.Lock()  # one case at a time: its line in the file, then its count
+
     async def on_done(result: CaseResult) -> None:
         nonlocal finished
-        finished += 1
-        await asyncio.to_thread(_append_partial, partial, result)
-        if on_case_done is not None:
-            await on_case_done(result, finished, len(cases))
+        async with in_order:
+            finished += 1
+            count = finished  # not re-read after an await: another case may finish meanwhile
+            await asyncio.to_thread(_append_partial, partial, result)
+            if on_case_done is not None:
+                await on_case_done(result, count, len(cases))
 
     fresh = await (executor or LocalExecutor()).run(todo, runner, on_done)
     by_id = {**done, **{r.case_id: r for r in fresh}}
