@@ -255,25 +255,16 @@ class DiagnosticsFeed:
         if prev is not None and prev.spec != spec_digest(spec):
             prev = None  # the check itself changed (new config): nothing to build on
         touched = touched_paths(prev.hashes, relevant) if prev is not None else None
-        if (
-            not full
-            and prev is not None
-            and touched
-            and not prev.timed_out
-            and spec.pytest_closure
-            and await self._outside_tests(touched, hashes)
-        ):
+        if full or prev is None or not touched or prev.timed_out:
+            return await self._run_full(spec, key, relevant)  # nothing sound to build on
+        if spec.pytest_closure and await self._outside_tests(touched, hashes):
             result = CheckResult(
                 key=key, items=prev.items, raw=prev.raw, hashes=relevant, spec=prev.spec
             )
             self._store(spec.name, result)
             return result, CheckRun(name=spec.name, mode="unaffected")
         if (
-            not full
-            and prev is not None
-            and touched
-            and not prev.timed_out
-            and spec.pytest_closure
+            spec.pytest_closure
             and spec.name == "pytest"
             and spec.name not in self._custom  # only the built-in command takes test paths
         ):
@@ -281,11 +272,7 @@ class DiagnosticsFeed:
             if selected is not None:
                 return await self._run_tests(spec, key, prev, relevant, selected)
         if (
-            not full
-            and prev is not None
-            and touched
-            and not prev.timed_out
-            and spec.files_command
+            spec.files_command
             and spec.name not in self._fallback  # files_command speaks the new syntax
             and len(touched) <= _MAX_PER_FILE
             and all(glob_match(p, spec.per_file) for p in touched)
