@@ -135,7 +135,13 @@ class Lease:
             detail=dict(detail or {}),
         )
         lease = cls(record, state=where)
-        await lease._write()
+        try:
+            # A plain to_thread would write the record after a cancellation already left
+            # this call: a registration no one holds, never released (a lease left behind).
+            await finish_then_reraise(lease._write())
+        except asyncio.CancelledError:
+            await finish_then_reraise(lease.forget())
+            raise
         return lease
 
     async def _write(self) -> None:

@@ -1,0 +1,35 @@
+"""A lease is either held by its creator or not written at all, whatever the cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from driveros.state import Lease, list_leases
+from driveros.state import _lease as lease_module
+
+
+async def test_a_canceled_create_leaves_no_registration_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = lease_module.write_json_atomic
+    writing = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def slow_write(path: Path, data: Any) -> None:
+        loop.call_soon_threadsafe(writing.set)
+        time.sleep(0.3)  # the record lands on disk after the caller was canceled
+        real(path, data)
+
+    monkeypatch.setattr(lease_module, "write_json_atomic", slow_write)
+    creating = asyncio.create_task(Lease.create("cache", paths=[tmp_path / "driveros-x"]))
+    await writing.wait()
+    creating.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await creating
+    await asyncio.sleep(0.5)  # long enough for a thread left running to finish its write
+    assert await list_leases() == []  # was: a record no one holds, never released
