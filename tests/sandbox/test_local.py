@@ -264,3 +264,33 @@ async def test_search_takes_a_nul_in_the_pattern_and_refuses_one_in_the_glob(
             assert [m.path for m in found] in ([], ["blob.bin"]), path_env
             with pytest.raises(SearchError, match="NUL"):
                 await box.search("x", glob="*\x00.py")
+
+
+async def test_a_start_canceled_while_making_its_dirs_leaves_none(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+    import time
+
+    private = tmp_path / "private-tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    real = tempfile.mkdtemp
+    making = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def slow_mkdtemp(*args: object, **kwargs: object) -> str:
+        loop.call_soon_threadsafe(making.set)
+        time.sleep(0.3)  # the directory appears after the caller was canceled
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tempfile, "mkdtemp", slow_mkdtemp)
+    box = LocalSandbox(workspace, base_env={"PATH": "/usr/bin:/bin"})
+    starting = asyncio.create_task(box.start())
+    await making.wait()
+    starting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await starting
+    await box.aclose()
+    await asyncio.sleep(0.5)  # long enough for a thread left running to make its directory
+    assert [p.name for p in private.iterdir()] == []

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from driveros._errors import GitError
+from driveros._finish import thread_to_the_end
 from driveros._git import pinned_environment, repository_pins
 from driveros.sandbox._base import SandboxBase
 from driveros.sandbox._channel import LocalChannel
@@ -102,11 +103,19 @@ class LocalSandbox(SandboxBase):
             dotenv = await asyncio.to_thread(dotenv_assignments, self.workspace)
             env = await asyncio.to_thread(self._environment, dotenv)
             env = pinned_environment(env, await self._git_pins(env))
-            self._scratch = await asyncio.to_thread(tempfile.mkdtemp, prefix="driveros-sbx-")
-            self._watchdog.track_dir(self._scratch)
-            home, tmp = Path(self._scratch, "home"), Path(self._scratch, "tmp")
-            await asyncio.to_thread(home.mkdir, 0o700)
-            await asyncio.to_thread(tmp.mkdir, 0o700)
+
+            def make_private_dirs() -> str:
+                # Recorded by the thread itself, and awaited to its end even when canceled:
+                # a canceled plain to_thread made the directory after start() had gone, and
+                # aclose() never knew to remove it.
+                self._scratch = tempfile.mkdtemp(prefix="driveros-sbx-")
+                Path(self._scratch, "home").mkdir(0o700)
+                Path(self._scratch, "tmp").mkdir(0o700)
+                return self._scratch
+
+            scratch = await thread_to_the_end(make_private_dirs)
+            self._watchdog.track_dir(scratch)
+            home, tmp = Path(scratch, "home"), Path(scratch, "tmp")
             env["HOME"], env["TMPDIR"] = str(home), str(tmp)
             self._env = env
             self._prepared = True
