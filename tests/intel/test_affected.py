@@ -186,3 +186,34 @@ async def test_dependents_follow_imports_backwards(open_project: OpenProject) ->
     }
     # a package's __init__ runs for every module below it
     assert graph.dependents(["app/__init__.py"]) == set(files)
+
+
+async def test_dependents_follow_a_changed_import(open_project: OpenProject) -> None:
+    """The graph's edges are resolved once and kept; a changed or removed file renews them."""
+    files = {
+        "tests/test_a.py": "from app.core import f\n",
+        "app/__init__.py": "",
+        "app/core.py": "X = 1\n",
+        "app/helpers.py": "Y = 2\n",
+    }
+    async with open_project(files) as sandbox:
+        graph = ImportGraph()
+        assert await graph.update(sandbox, {p: "1" for p in files})
+        assert graph.dependents(["app/helpers.py"]) == {"app/helpers.py"}
+        await sandbox.write_file("app/core.py", "from .helpers import h\n")
+        assert await graph.update(sandbox, {**{p: "1" for p in files}, "app/core.py": "2"})
+        assert graph.dependents(["app/helpers.py"]) == {
+            "app/helpers.py",
+            "app/core.py",
+            "tests/test_a.py",
+        }
+        assert graph.closure(["tests/test_a.py"]) == {
+            "tests/test_a.py",
+            "app/__init__.py",
+            "app/core.py",
+            "app/helpers.py",
+        }
+        gone = {p: "1" for p in files if p != "app/helpers.py"}
+        assert await graph.update(sandbox, {**gone, "app/core.py": "2"})
+        assert graph.dependents(["app/core.py"]) == {"app/core.py", "tests/test_a.py"}
+        assert "app/helpers.py" not in (graph.closure(["tests/test_a.py"]) or set())

@@ -79,10 +79,14 @@ def parse_imports(source: str, path: str) -> _Info | None:
 
 
 class ImportGraph:
-    """Import facts per Python file, reparsed only when a file's content hash changes."""
+    """Import facts per Python file, reparsed only when a file's content hash changes; the
+    edges between them are resolved once per change of the facts, not per query."""
 
     def __init__(self) -> None:
         self._facts: dict[str, tuple[str, _Info | None]] = {}
+        #: Per file, the files importing it executes, and the inverse (None: to resolve).
+        self._edge_map: dict[str, set[str]] | None = None
+        self._importer_map: dict[str, set[str]] | None = None
 
     async def update(self, sandbox: Sandbox, hashes: Mapping[str, str]) -> bool:
         """Parse new or changed ``.py`` files; False when the workspace is too big for it."""
@@ -105,8 +109,11 @@ class ImportGraph:
         async with asyncio.TaskGroup() as tg:
             for path in stale:
                 tg.create_task(one(path))
-        for gone in set(self._facts) - set(py):
-            del self._facts[gone]
+        gone = set(self._facts) - set(py)
+        for path in gone:
+            del self._facts[path]
+        if stale or gone:
+            self._edge_map = self._importer_map = None
         return True
 
     def closure(self, roots: Iterable[str]) -> set[str] | None:
@@ -132,10 +139,7 @@ class ImportGraph:
         Only meaningful once :meth:`closure` of the importers in question is not None
         (no dynamic imports on the way); over-approximates like the rest of the graph.
         """
-        importers: dict[str, set[str]] = defaultdict(set)
-        for path, deps in self._edges().items():
-            for dep in deps:
-                importers[dep].add(path)
+        importers = self._importers()
         seen: set[str] = set()
         todo = list(targets)
         while todo:
@@ -146,9 +150,24 @@ class ImportGraph:
             todo.extend(p for p in importers.get(path, ()) if p not in seen)
         return seen
 
+    def _importers(self) -> dict[str, set[str]]:
+        """Per known file, the files importing it directly (the inverse of :meth:`_edges`)."""
+        if self._importer_map is None:
+            importers: dict[str, set[str]] = defaultdict(set)
+            for path, deps in self._edges().items():
+                for dep in deps:
+                    importers[dep].add(path)
+            self._importer_map = importers
+        return self._importer_map
+
     def _edges(self) -> dict[str, set[str]]:
         """Per known file, the files importing it executes (its imports' modules, their
         parent packages, and its own packages' ``__init__``)."""
+        if self._edge_map is None:
+            self._edge_map = self._resolve_edges()
+        return self._edge_map
+
+    def _resolve_edges(self) -> dict[str, set[str]]:
         by_tail: dict[str, list[str]] = defaultdict(list)
         for path in self._facts:
             dotted = _dotted(path)
