@@ -306,7 +306,8 @@ async def current_errors(
     workspace), the checks that ran and how many errors lie outside ``paths``; with ``paths``
     (workspace-relative files or folders) only the errors in them. ``driveros agent --fix``
     takes these as the run's targets."""
-    sink = await _sink(spec.model_copy(update={"run_id": None}), env, None)
+    # Its events go nowhere: no redactor to build (that reads every .env in the workspace).
+    sink = EventSink(new_run_id())
     async with contextlib.AsyncExitStack() as stack:
         sandbox, seen_as = await open_sandbox(spec, spec.workspace, env)
         stack.push_async_callback(sandbox.aclose)
