@@ -414,11 +414,16 @@ async def run_git(
     work_tree: Path | None = None,
     literal: bool = True,
     index_file: Path | None = None,
+    config: GitResult | None = None,
 ) -> GitResult:
     """Run ``git -C cwd args`` (see the module docstring for what every call gets).
 
     ``index_file`` points git at another index (``GIT_INDEX_FILE``), for driveros' own
     scratch repositories (a baseline tree edited without touching the working index).
+
+    ``config`` is the successful ``git config --list`` (:data:`_LIST`) this operation has just
+    read in the same ``cwd`` (same ``hooks``, ``git_dir``, ``work_tree``): its pins are used
+    instead of reading the configuration again.
 
     ``literal=False`` drops ``--literal-pathspecs``, only for commands that take paths but
     refuse pathspec magic (``check-ignore``); never for commands given pathspecs.
@@ -440,10 +445,12 @@ async def run_git(
     if index_file is not None:
         env["GIT_INDEX_FILE"] = str(index_file)
     if _reads_repository_config(args, scratch):
-        listing = _argv(
-            _LIST, cwd, scratch=False, hooks=hooks, git_dir=git_dir, work_tree=work_tree
-        )
-        listed = await _spawn(listing, env, None, timeout, args=args, cwd=cwd)
+        listed = config
+        if listed is None:
+            listing = _argv(
+                _LIST, cwd, scratch=False, hooks=hooks, git_dir=git_dir, work_tree=work_tree
+            )
+            listed = await _spawn(listing, env, None, timeout, args=args, cwd=cwd)
         if listed.returncode != 0:  # fail closed: the call is not run unpinned
             return _checked(args, cwd, listed, check)
         env = _with_pins(env, listed)
@@ -522,7 +529,7 @@ async def planted_programs(
         if seen > MAX_SUBMODULES + 1:
             raise GitError(f"more than {MAX_SUBMODULES} submodules to check", cwd=str(cwd))
         listed = await run_git(_LIST, cwd=here, check=False, timeout=timeout)
-        top = await run_git(["rev-parse", "--show-toplevel"], cwd=here, check=False)
+        top = await run_git(["rev-parse", "--show-toplevel"], cwd=here, check=False, config=listed)
         if top.returncode != 0:
             if listed.returncode != 0 and label:
                 raise GitError(f"cannot read the configuration of {label}", cwd=str(here))
@@ -544,6 +551,7 @@ async def planted_programs(
             check=False,
             timeout=timeout,
             literal=False,
+            config=listed,
         )
         links = [
             line.split(b"\t", 1)[1].decode("utf-8", "surrogateescape")

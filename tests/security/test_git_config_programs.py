@@ -690,3 +690,30 @@ async def test_driveros_git_fails_closed_when_the_config_cannot_be_listed(
     assert not marker.exists()
     assert run_git_sync(["add", "-A"], cwd=repo, check=False).returncode == 129
     assert not marker.exists()
+
+
+def logging_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``git`` first on PATH that appends its arguments to the returned log, then runs git."""
+    real = shutil.which("git")
+    bindir, log = tmp_path / "logging-git", tmp_path / "git.log"
+    bindir.mkdir()
+    (bindir / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    (bindir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    return log
+
+
+async def test_the_policy_reads_a_repository_configuration_once_per_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check before an auto-allowed git command lists the configuration once and pins
+    its other git calls from that listing (not one more listing per call)."""
+    repo = hostile_repo(tmp_path, (), tmp_path / "PWNED")
+    git(repo, "config", "--unset", "log.showSignature")
+    log = logging_git(tmp_path, monkeypatch)
+    policy = PolicyApproval(workspace=repo, tier=Tier(sandbox="local"))
+    decision = await policy.decide(ApprovalRequest(tool="run", command="git status"))
+    assert decision.allowed, decision.reason
+    calls = log.read_text().splitlines()
+    assert sum("config --list" in call for call in calls) == 1, calls
+    assert any("rev-parse --show-toplevel" in call for call in calls), calls
