@@ -529,15 +529,12 @@ async def planted_programs(
         if seen > MAX_SUBMODULES + 1:
             raise GitError(f"more than {MAX_SUBMODULES} submodules to check", cwd=str(cwd))
         listed = await run_git(_LIST, cwd=here, check=False, timeout=timeout)
+        if listed.returncode != 0:  # outside a repository too, the listing succeeds
+            what = f"the configuration of {label}" if label else "the git configuration"
+            raise GitError(f"cannot read {what}: {listed.error.strip()}", cwd=str(here))
         top = await run_git(["rev-parse", "--show-toplevel"], cwd=here, check=False, config=listed)
         if top.returncode != 0:
-            if listed.returncode != 0 and label:
-                raise GitError(f"cannot read the configuration of {label}", cwd=str(here))
             continue  # not a repository: no repository configuration
-        if listed.returncode != 0:
-            raise GitError(
-                f"cannot read the git configuration: {listed.error.strip()}", cwd=str(here)
-            )
         for entry in parse_config_list(listed.stdout):
             if entry.scope in REPOSITORY_SCOPES and counts(entry.key):
                 where = f"submodule {label}" if label else entry.origin.removeprefix("file:")

@@ -665,14 +665,8 @@ def test_driveros_git_pins_a_filter_of_any_name(
     assert marker.exists()  # the control: the same driver is live for plain git
 
 
-async def test_driveros_git_fails_closed_when_the_config_cannot_be_listed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A git that cannot list the configuration (older than ``--show-scope``): the call is
-    not run unpinned, it fails with git's own message."""
-    marker = tmp_path / "PWNED"
-    repo = hostile_repo(tmp_path, ("filter.evil.clean",), marker)
-    (repo / "notes.txt").write_text("changed\n")
+def use_git_without_show_scope(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put a ``git`` first on PATH that refuses ``--show-scope`` as a git before 2.26 does."""
     real = shutil.which("git")
     old_git = tmp_path / "old-git"
     old_git.mkdir()
@@ -683,6 +677,17 @@ async def test_driveros_git_fails_closed_when_the_config_cannot_be_listed(
     )
     (old_git / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{old_git}:{os.environ['PATH']}")
+
+
+async def test_driveros_git_fails_closed_when_the_config_cannot_be_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git that cannot list the configuration (older than ``--show-scope``): the call is
+    not run unpinned, it fails with git's own message."""
+    marker = tmp_path / "PWNED"
+    repo = hostile_repo(tmp_path, ("filter.evil.clean",), marker)
+    (repo / "notes.txt").write_text("changed\n")
+    use_git_without_show_scope(tmp_path, monkeypatch)
     result = await run_git(["add", "-A"], cwd=repo, check=False)
     assert result.returncode == 129 and "show-scope" in result.error
     with pytest.raises(GitError, match="show-scope"):
@@ -717,3 +722,18 @@ async def test_the_policy_reads_a_repository_configuration_once_per_check(
     calls = log.read_text().splitlines()
     assert sum("config --list" in call for call in calls) == 1, calls
     assert any("rev-parse --show-toplevel" in call for call in calls), calls
+
+
+async def test_the_policy_asks_when_git_cannot_list_the_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git older than ``--show-scope`` (2.26) cannot say what the repository sets: git is
+    not auto-allowed there (it was: the failed listing read as "not a repository")."""
+    marker = tmp_path / "PWNED"
+    repo = hostile_repo(tmp_path, ("diff.external",), marker)
+    use_git_without_show_scope(tmp_path, monkeypatch)
+    policy = PolicyApproval(workspace=repo, tier=Tier(sandbox="local"))
+    decision = await policy.decide(ApprovalRequest(tool="run", command="git diff"))
+    assert not decision.allowed
+    assert "show-scope" in decision.reason
+    assert not marker.exists()
