@@ -17,9 +17,11 @@ never imports the agent either.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
+from functools import reduce
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
@@ -41,23 +43,7 @@ from driveros_lsp.protocol import (
 )
 
 if TYPE_CHECKING:
-    from driveros.agent import (
-        Approval,
-        Compaction,
-        Diagnostics,
-        Edit,
-        Event,
-        MemoryEvent,
-        Result,
-        RunStarted,
-        Stuck,
-        Text,
-        Thinking,
-        ToolCall,
-        ToolResult,
-        TurnFinished,
-        TurnStarted,
-    )
+    from driveros.agent import Event
     from driveros.memory import Fact as MemoryFact
     from driveros_lsp._runner import FileChangeLike
 
@@ -105,27 +91,28 @@ class Payload(BaseModel):
 
 # -- driveros/trace ----------------------------------------------------------------------
 
-#: The ``driveros.agent`` events ``driveros/trace`` carries: all but ``proposal``.
-TraceEvent: TypeAlias = Annotated[
-    "RunStarted | TurnStarted | Thinking | Text | ToolCall | ToolResult | Diagnostics "
-    "| MemoryEvent | Approval | Stuck | Edit | TurnFinished | Compaction | Result",
-    Field(discriminator="type"),
-]
+if TYPE_CHECKING:
+    #: The ``driveros.agent`` events ``driveros/trace`` carries: all but ``proposal``
+    #: (bound at run time by :func:`_resolve_events`, from the agent's own ``Event`` union).
+    TraceEvent: TypeAlias = Event
 
 
 class TraceParams(Payload):
     """Params of ``driveros/trace``: one agent event of a run (schema in docs/events.md)."""
 
     run_id: str
-    event: TraceEvent
+    event: TraceEvent = Field(discriminator="type")
 
 
 def _resolve_events() -> None:
-    """Bind :data:`TraceEvent` to the agent's classes (imported here, not at import time)."""
+    """Bind :data:`TraceEvent` to the agent's ``Event`` union without ``Proposal`` (the
+    agent is imported here, not at import time)."""
     if not TraceParams.__pydantic_complete__:
-        import driveros.agent
+        from driveros.agent import Event, Proposal
 
-        TraceParams.model_rebuild(_types_namespace=vars(driveros.agent))
+        union, *_ = get_args(Event)
+        kinds = [kind for kind in get_args(union) if kind is not Proposal]
+        TraceParams.model_rebuild(_types_namespace={"TraceEvent": reduce(operator.or_, kinds)})
 
 
 def trace_params(run_id: str, event: Event) -> TraceParams | None:
