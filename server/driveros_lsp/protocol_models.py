@@ -289,14 +289,8 @@ class Fact(Payload):
 
     @classmethod
     def of(cls, fact: MemoryFact) -> Fact:
-        return cls(
-            id=fact.id,
-            text=fact.text,
-            status=fact.status,
-            task=fact.task,
-            created_at=fact.created_at,
-            updated_at=fact.updated_at,
-        )
+        """The wire form of a stored fact: its fields of the same names."""
+        return cls.model_validate(fact, from_attributes=True)
 
 
 class RecallResult(Payload):
