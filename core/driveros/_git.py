@@ -126,31 +126,38 @@ _REFUSED_DIFF = (
 )
 
 
+#: The value that runs nothing (or git's default program) for each program key with a fixed
+#: name whose value leaves git working as usual: what a repository's setting is pinned back
+#: to, and what every sandbox command gets (``driveros.sandbox``'s ``GIT_PINS``).
+NEUTRAL_VALUES: dict[str, str] = {
+    "core.fsmonitor": "false",
+    "core.pager": "cat",
+    "core.editor": ":",
+    "sequence.editor": ":",
+    "core.askPass": "",
+    "core.sshCommand": "ssh",
+    "core.gitProxy": "none",
+    "log.showSignature": "false",
+    "gpg.program": "gpg",
+    "gpg.openpgp.program": "gpg",
+    "gpg.x509.program": "gpgsm",
+    "gpg.ssh.program": "ssh-keygen",
+    "credential.helper": "",
+}
+_FIXED = {key.lower(): value for key, value in NEUTRAL_VALUES.items()} | {
+    "interactive.difffilter": "",
+    "gpg.ssh.defaultkeycommand": "",
+    "diff.external": _REFUSED_DIFF,
+}
+
+
 #: The value that runs nothing, for the program keys driveros' own commands can reach
 #: (``add``, ``checkout-index``, ``diff``, ``log``, ``status``, ``commit``). Keys only
 #: transports, tools or porcelain driveros never runs use (aliases, URLs, difftools) are left.
 def _neutral(key: str) -> str | None:
     low = key.lower()
-    fixed = {
-        "core.fsmonitor": "false",
-        "core.pager": "cat",
-        "core.editor": ":",
-        "sequence.editor": ":",
-        "core.askpass": "",
-        "core.sshcommand": "ssh",
-        "core.gitproxy": "none",
-        "interactive.difffilter": "",
-        "diff.external": _REFUSED_DIFF,
-        "log.showsignature": "false",
-        "gpg.program": "gpg",
-        "gpg.openpgp.program": "gpg",
-        "gpg.x509.program": "gpgsm",
-        "gpg.ssh.program": "ssh-keygen",
-        "gpg.ssh.defaultkeycommand": "",
-        "credential.helper": "",
-    }
-    if low in fixed:
-        return fixed[low]
+    if low in _FIXED:
+        return _FIXED[low]
     section, _, rest = low.partition(".")
     variable = rest.rpartition(".")[2]
     if section == "pager":

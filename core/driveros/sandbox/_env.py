@@ -18,6 +18,7 @@ import stat as st
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from driveros._git import NEUTRAL_VALUES
 from driveros.config import KEY_VARS, is_secret_name
 from driveros.sandbox._protocol import PolicyError
 
@@ -117,20 +118,8 @@ FRESH_CODE = {"PYTHONDONTWRITEBYTECODE": "1"}
 #: (``driveros._git.repository_pins``) and the approval policy asks before git runs in such a
 #: repository (docs/security.md, row 8).
 GIT_PINS: tuple[tuple[str, str], ...] = (
-    ("core.fsmonitor", "false"),
+    *NEUTRAL_VALUES.items(),
     ("diff.ignoreSubmodules", "dirty"),
-    ("log.showSignature", "false"),
-    ("gpg.program", "gpg"),
-    ("gpg.openpgp.program", "gpg"),
-    ("gpg.x509.program", "gpgsm"),
-    ("gpg.ssh.program", "ssh-keygen"),
-    ("core.pager", "cat"),
-    ("core.editor", ":"),
-    ("sequence.editor", ":"),
-    ("core.askPass", ""),
-    ("core.sshCommand", "ssh"),
-    ("core.gitProxy", "none"),
-    ("credential.helper", ""),
     ("protocol.ext.allow", "never"),
 )
 
