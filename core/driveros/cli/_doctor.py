@@ -85,7 +85,7 @@ async def run(args: argparse.Namespace) -> int:
     await _scratch(report, git)
     await _sandbox(report)
     if is_dir:
-        await _provider(report, workspace)
+        await _provider(report, workspace, trusted=git["trusted"])
     await _state(report)
     report.ok = not any(c.status == "missing" for c in report.checks)
     report.exit_code = 0 if report.ok else 1
@@ -163,10 +163,11 @@ async def _workspace(report: Report, workspace: Path) -> dict[str, Any]:
     else:
         detail = f"git repository at {top}" + ("" if commit else " without a commit yet")
         report.add("workspace", "git", "ok" if commit else "warning", detail, "git commit")
+    store_read = True
     try:
         entry = await asyncio.to_thread(lambda: TrustStore.default().covering(workspace))
     except (DriverosError, OSError) as exc:
-        entry = None
+        entry, store_read = None, False
         report.add("workspace", "trust", "warning", f"cannot read the trust store: {exc}")
     else:
         if entry is not None:
@@ -220,6 +221,8 @@ async def _workspace(report: Report, workspace: Path) -> dict[str, Any]:
         "repository": top is not None,
         "commit": commit,
         "lower": Path(top) if top is not None else workspace,
+        # what the provider section reads the workspace's .env by (None: the store failed)
+        "trusted": trusted if store_read else None,
     }
 
 
@@ -380,12 +383,12 @@ def _default_model(name: str) -> str:
     return openaicompat.DEFAULT_MODELS.get(name, "?")
 
 
-async def _provider(report: Report, workspace: Path) -> None:
+async def _provider(report: Report, workspace: Path, *, trusted: bool | None) -> None:
     from driveros.config import KEY_VARS, MODEL_VARS, load_environment, source_label
     from driveros.runs import pick_provider
 
     try:
-        env = await asyncio.to_thread(load_environment, cwd=workspace)
+        env = await asyncio.to_thread(load_environment, cwd=workspace, trusted=trusted)
     except (DriverosError, OSError) as exc:
         report.add("provider", "config", "missing", f"cannot read the configuration: {exc}")
         report.facts["provider"] = {"name": None}
