@@ -98,6 +98,11 @@ class ProviderEnv(BaseModel):
     def key_var(self) -> str | None:
         return KEY_VARS[self.name]
 
+    @property
+    def configured(self) -> bool:
+        """Usable without more settings: its key is set (Ollama, keyless: its endpoint)."""
+        return self.api_key is not None or (self.name == "ollama" and bool(self.base_url))
+
 
 class Environment(BaseModel):
     """A frozen snapshot of the configuration-relevant environment."""

@@ -431,11 +431,7 @@ async def _provider(report: Report, workspace: Path, *, trusted: bool | None) ->
             settings.endpoint_conflict,
             "set the key and its endpoint in the same place",
         )
-    configured = [
-        n
-        for n in KEY_VARS
-        if env.provider(n).api_key is not None or (n == "ollama" and env.provider(n).base_url)
-    ]
+    configured = [n for n in KEY_VARS if env.provider(n).configured]
     report.facts["provider"] = {
         "name": name,
         "model": model,

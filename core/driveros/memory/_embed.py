@@ -116,8 +116,7 @@ def embedder_from_env(
     else:
         provider, wire = "", spec
         for name in EMBED_PROVIDERS:
-            penv = env.provider(name)
-            if penv.api_key is not None or (name == "ollama" and penv.base_url):
+            if env.provider(name).configured:
                 provider = name
                 break
         if not provider:

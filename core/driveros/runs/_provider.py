@@ -14,8 +14,7 @@ def pick_provider(env: Environment, name: str | None) -> str:
         env.provider(name)  # validates the name
         return name
     for candidate in PROVIDER_ORDER:
-        settings = env.provider(candidate)
-        if settings.api_key is not None or (candidate == "ollama" and settings.base_url):
+        if env.provider(candidate).configured:
             return candidate
     wanted = ", ".join(v for v in KEY_VARS.values() if v)
     raise ConfigError(f"no model provider is configured: set one of {wanted}, or OLLAMA_HOST")
