@@ -19,6 +19,7 @@ import driveros.review._snapshot as snapshot
 from driveros._git import GitResult
 from driveros.review import ScratchWorkspace
 from driveros.review._files import sync_paths
+from driveros.review._stage import read_entries
 from tests.review._repo import available_strategies, git, make_repo
 
 _FILES = 40
@@ -133,7 +134,7 @@ async def test_files_vanishing_after_the_status_listing(
         return result
 
     monkeypatch.setattr(snapshot, "_user_status", status_then_change)
-    caplog.set_level(logging.INFO, logger=snapshot.__name__)
+    caplog.set_level(logging.INFO, logger=read_entries.__module__)  # where stage() logs
     async with await ScratchWorkspace.create(root, base_dir=scratch_base) as scratch:
         assert await scratch.changes() == []
         # A file that vanished is not in the baseline: as if deleted a moment earlier.
@@ -180,7 +181,7 @@ def test_read_entries_reads_each_path_once_and_never_through_a_link(tmp_path: Pa
     (outside / "secret").write_text("secret\n")
     (tree / "swapped").symlink_to(outside)  # was a directory when listed
     listed = ["d/f.txt", "run.sh", "link", "became_dir", "gone.txt", "swapped/secret"]
-    info = snapshot.read_entries(git_dir, tree, listed)
+    info = read_entries(git_dir, tree, listed)
     lines = [entry.decode() for entry in info.split(b"\0") if entry]
     by_path = {line.split("\t")[1]: line.split("\t")[0].split() for line in lines}
     zero = ["0", "0" * 40]

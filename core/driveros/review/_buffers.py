@@ -19,8 +19,8 @@ from typing import Any
 
 from driveros._git import run_git
 from driveros.review._files import atomic_write, blob_sha, check_relpath
+from driveros.review._layout import Layout
 from driveros.review._plan import path_problem
-from driveros.review._snapshot import Layout
 
 _REGULAR = ("100644", "100755")
 

@@ -10,9 +10,10 @@ from pathlib import Path
 from driveros._errors import GitError
 from driveros._git import run_git, split_z
 from driveros.review._diff import unified_diff
+from driveros.review._layout import Layout
 from driveros.review._models import FileChange
 from driveros.review._overlay import VIEW_STRATEGIES, upper_candidates
-from driveros.review._snapshot import Layout, add_paths
+from driveros.review._stage import add_paths
 
 #: Blobs larger than this are reported without their text (treated like binaries).
 MAX_TEXT_BYTES = 2 * 1024 * 1024

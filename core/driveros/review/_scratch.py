@@ -25,16 +25,10 @@ from driveros.review._errors import (
 )
 from driveros.review._files import check_relpath
 from driveros.review._hooks import refuse_hook_changes
+from driveros.review._layout import Layout, layout_from_json, layout_to_json
 from driveros.review._models import ApplyResult, FileChange
 from driveros.review._overlay import STRATEGIES, strategy_from_env
-from driveros.review._snapshot import (
-    Layout,
-    build,
-    destroy,
-    layout_from_json,
-    layout_to_json,
-    remount,
-)
+from driveros.review._snapshot import build, destroy, remount
 from driveros.state import kept_leases, unmount_under
 
 log = logging.getLogger(__name__)

@@ -17,11 +17,8 @@ import re
 import shutil
 import stat
 import tempfile
-import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from driveros._finish import finish_then_reraise, thread_to_the_end
 from driveros._git import GitResult, run_git, split_z
@@ -34,13 +31,13 @@ from driveros.review._environments import (
 from driveros.review._errors import ReviewError
 from driveros.review._files import (
     COPY_WORKERS,
-    blob_sha,
     check_relpath,
     chunks,
     current_shas,
     sync_paths,
     write_overlays,
 )
+from driveros.review._layout import Layout
 from driveros.review._overlay import (
     AUTO_PREFERS,
     VIEW_STRATEGIES,
@@ -51,6 +48,7 @@ from driveros.review._overlay import (
     to_hide,
     view_driver,
 )
+from driveros.review._stage import add_paths, stage
 from driveros.sandbox import secret_path_reason
 from driveros.state import Lease, new_lease_id, remove_paths, repo_lock, unmount_under
 
@@ -76,57 +74,6 @@ _EXCLUDES_TEXT = "".join(f"{e}\n" for e in DEFAULT_EXCLUDES)
 def _untracked_excluded(entry: str) -> bool:
     """An untracked status entry inside a directory of DEFAULT_EXCLUDES (not copied)."""
     return entry.startswith("??") and not _EXCLUDED_DIRS.isdisjoint(entry[3:].split("/")[:-1])
-
-
-@dataclass
-class Layout:
-    """Where everything of one scratch copy lives."""
-
-    workspace: Path  #: the user's workspace (resolved)
-    root: Path  #: the temporary directory holding the copy and the state
-    work: Path  #: root of the copy (the worktree root for a repository)
-    prefix: str  #: the workspace's path inside ``work`` ("" or "sub/dir/")
-    git_dir: Path  #: the private bare repository
-    #: The user's repository top level when the copy is a worktree, else None.
-    repo_top: Path | None = None
-    #: The user's common git directory when the copy is a worktree, else None.
-    git_common: Path | None = None
-    baseline: str = ""  #: tree id of the baseline
-    #: For overlaid paths: the blob id of the user's file on disk at start (None if absent).
-    disk_baseline: dict[str, str | None] = field(default_factory=dict)
-    #: The worktree's own git directory (``<git_common>/worktrees/<name>``), else None.
-    worktree_git: Path | None = None
-    #: Environment directories linked into the copy (names at the workspace root).
-    environments: list[str] = field(default_factory=list)
-    #: The registration of ``root`` (and the worktree entry) in the state directory.
-    lease: Lease | None = None
-    #: Untracked files over the size limit, not copied (paths relative to ``work``).
-    left_out: list[str] = field(default_factory=list)
-    #: How the copy was made: ``worktree``, ``copy``, ``overlay`` or ``fuse-overlay``.
-    strategy: str = ""
-    #: Why a requested or preferred overlay was not used ("" when it was, or not wanted).
-    fallback_reason: str = ""
-    #: For an overlay: the lower layer (the user's repository top or workspace), else None.
-    lower: Path | None = None
-    #: For an overlay: what the view hides with a whiteout made before mounting (relative to
-    #: ``work``): ignored files and directories, secret files of a plain directory, ``.git``.
-    hidden: list[str] = field(default_factory=list)
-
-    @property
-    def upper(self) -> Path:
-        return self.root / "upper"
-
-    @property
-    def overlay_work(self) -> Path:
-        return self.root / "overlay-work"
-
-    @property
-    def path(self) -> Path:
-        return self.work / self.prefix if self.prefix else self.work
-
-    @property
-    def pathspec(self) -> list[str]:
-        return ["--", self.prefix.rstrip("/")] if self.prefix else []
 
 
 async def _repo_info(workspace: Path) -> tuple[Path, str, Path, str] | None:
@@ -411,134 +358,6 @@ async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[st
     return None
 
 
-async def add_paths(lay: Layout, relpaths: list[str], *, force: bool = False) -> None:
-    """``git add -A`` exactly ``relpaths`` (relative to ``work``) into the private index
-    (``force``: even where an ignore rule matches)."""
-    if not relpaths:
-        return
-    await run_git(
-        ["add", "-A", *(["-f"] if force else []), "--pathspec-from-file=-", "--pathspec-file-nul"],
-        cwd=lay.work,
-        git_dir=lay.git_dir,
-        work_tree=lay.work,
-        stdin=b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in relpaths),
-        scratch=True,
-    )
-
-
-async def stage(lay: Layout, tree: Path, relpaths: list[str] | None) -> None:
-    """Record ``relpaths`` of ``tree`` (None: every file ``add -A`` takes) in the private
-    index, tolerating a tree that changes meanwhile (a build, a watcher, an editor).
-
-    ``git add`` dies when a file it listed is gone when it reads it ("unable to stat") or a
-    path it was given matches nothing: then the paths are read once more here, each exactly
-    once, and the index takes what was read (a vanished path is absent, as if deleted a
-    moment earlier; a path that became a directory is absent too). Only file contents reach
-    git from then on (``update-index --index-info``), so no second race is possible.
-    """
-    if relpaths is not None and not relpaths:
-        return
-
-    async def git(args: list[str], stdin: bytes | None = None, check: bool = True) -> GitResult:
-        return await run_git(
-            args,
-            cwd=tree,
-            git_dir=lay.git_dir,
-            work_tree=tree,
-            stdin=stdin,
-            check=check,
-            scratch=True,
-        )
-
-    pathspec = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in relpaths or [])
-    from_stdin = ["--pathspec-from-file=-", "--pathspec-file-nul"] if pathspec else []
-    code, _, err = await git(["add", "-A", *from_stdin], pathspec or None, check=False)
-    if code == 0:
-        return
-    why = err.decode("utf-8", "replace").strip().splitlines()[-1:]
-    log.info("driveros: the workspace changed while it was copied (%s); reading it again", why)
-    if relpaths is None:
-        # Tracked (in the private index) and untracked-not-ignored files: what add -A takes.
-        _, out, _ = await git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
-        relpaths = sorted(set(split_z(out)))
-    read: list[bytes] = []
-
-    async def read_all(paths: list[str]) -> None:
-        read.append(await thread_to_the_end(read_entries, lay.git_dir, tree, paths))
-
-    # The reading thread writes into the scratch root: a cancellation waits for it, so the
-    # cleanup that follows never races it.
-    await finish_then_reraise(read_all(relpaths))
-    await git(["update-index", "-z", "--index-info"], read[0])
-    # Stat data for what was read, so later adds hash only edits (best effort).
-    await git(["update-index", "-q", "--ignore-missing", "--refresh"], check=False)
-
-
-def read_entries(git_dir: Path, tree: Path, relpaths: list[str]) -> bytes:
-    """``update-index --index-info -z`` input for ``relpaths`` as they are now: each path
-    read once (its blob written into ``git_dir``), or removed when it is gone or is no file
-    (a directory, a fifo). A nested repository is left as the index has it."""
-    removals: list[bytes] = []
-    entries: list[bytes] = []
-    for rel in relpaths:
-        name = rel.rstrip("/").encode("utf-8", "surrogateescape")
-        read = _read_entry(tree, rel.rstrip("/"))
-        if read is None:
-            if (tree / rel / ".git").exists():
-                continue
-            removals.append(b"0 " + b"0" * 40 + b"\t" + name + b"\0")
-            continue
-        mode, data = read
-        sha = write_blob(git_dir, data)
-        entries.append(b"%s %s\t%s\0" % (mode.encode(), sha.encode(), name))
-    return b"".join(removals + entries)
-
-
-def _read_entry(tree: Path, rel: str) -> tuple[str, bytes] | None:
-    """(git mode, content) of the file or symlink ``tree/rel``, read once; None when it is
-    neither now. Every directory on the way is opened without following a symlink, so a
-    directory swapped for a link meanwhile cannot lead the read outside ``tree``."""
-    parts = rel.split("/")
-    flags = os.O_RDONLY | os.O_CLOEXEC
-    try:
-        fd = os.open(tree, flags | os.O_DIRECTORY)
-    except OSError:
-        return None
-    try:
-        for part in parts[:-1]:
-            inner = os.open(part, flags | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        name = parts[-1]
-        st = os.lstat(name, dir_fd=fd)
-        if stat.S_ISLNK(st.st_mode):
-            return "120000", os.fsencode(os.readlink(name, dir_fd=fd))
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        with os.fdopen(os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd), "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                return None
-            data = fh.read()
-    except OSError:
-        return None  # gone, or changed type, since it was listed: absent
-    finally:
-        os.close(fd)
-    return ("100755" if st.st_mode & stat.S_IXUSR else "100644"), data
-
-
-def write_blob(git_dir: Path, data: bytes) -> str:
-    """Store ``data`` as a loose blob in ``git_dir`` (git's object format); its id."""
-    sha = blob_sha(data)
-    obj = git_dir / "objects" / sha[:2] / sha[2:]
-    if not obj.exists():
-        obj.parent.mkdir(exist_ok=True)
-        tmp = obj.parent / f"tmp_obj_{os.urandom(6).hex()}"
-        tmp.write_bytes(zlib.compress(b"blob %d\0" % len(data) + data))
-        tmp.replace(obj)
-    return sha
-
-
 def _append(path: Path, text: str) -> None:
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(text)
@@ -753,72 +572,6 @@ async def build(
                 f"cannot create the scratch copy of {workspace}: {exc}", workspace=str(workspace)
             ) from exc
         raise
-
-
-def layout_to_json(lay: Layout) -> dict[str, Any]:
-    """What :func:`layout_from_json` needs to reopen the copy in another process."""
-    return {
-        "workspace": str(lay.workspace),
-        "root": str(lay.root),
-        "work": str(lay.work),
-        "prefix": lay.prefix,
-        "git_dir": str(lay.git_dir),
-        "repo_top": str(lay.repo_top) if lay.repo_top else None,
-        "git_common": str(lay.git_common) if lay.git_common else None,
-        "baseline": lay.baseline,
-        "disk_baseline": dict(lay.disk_baseline),
-        "worktree_git": str(lay.worktree_git) if lay.worktree_git else None,
-        "environments": list(lay.environments),
-        "strategy": lay.strategy,
-        "lower": str(lay.lower) if lay.lower else None,
-        "hidden": list(lay.hidden),
-    }
-
-
-def layout_from_json(data: Any, lease: Lease) -> Layout | None:
-    """The layout saved by :func:`layout_to_json`, or None when it does not hold together
-    (it is read back from disk: every path must lie in the lease's own scratch root)."""
-    if not isinstance(data, dict) or len(lease.record.paths) != 1:
-        return None
-    try:
-        root = Path(lease.record.paths[0])
-        work, git_dir = Path(data["work"]), Path(data["git_dir"])
-        if Path(data["root"]) != root or root not in work.parents or root not in git_dir.parents:
-            return None
-        opt = {k: Path(data[k]) if data.get(k) else None for k in ("repo_top", "git_common")}
-        wt = data.get("worktree_git")
-        disk = data.get("disk_baseline") or {}
-        envs = data.get("environments") or []
-        hidden = data.get("hidden") or []
-        lay = Layout(
-            workspace=Path(data["workspace"]),
-            root=root,
-            work=work,
-            prefix=str(data.get("prefix") or ""),
-            git_dir=git_dir,
-            repo_top=opt["repo_top"],
-            git_common=opt["git_common"],
-            baseline=str(data["baseline"]),
-            disk_baseline={
-                check_relpath(str(k)): v if isinstance(v, str) else None for k, v in disk.items()
-            },
-            worktree_git=Path(wt) if wt else None,
-            environments=[str(e) for e in envs if str(e) in ENVIRONMENT_DIRS],
-            lease=lease,
-            strategy=str(data.get("strategy") or ""),
-            lower=Path(data["lower"]) if data.get("lower") else None,
-            hidden=[str(h) for h in hidden] if isinstance(hidden, list) else [],
-        )
-        if lay.strategy in VIEW_STRATEGIES and lay.lower is None:
-            return None
-    except (KeyError, TypeError, ValueError, ReviewError):
-        return None
-    if lay.prefix:
-        try:
-            check_relpath(lay.prefix.rstrip("/"))
-        except ReviewError:
-            return None
-    return lay
 
 
 async def remount(lay: Layout) -> str | None:

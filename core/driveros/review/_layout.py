@@ -1,0 +1,131 @@
+"""Where one scratch copy lives (:class:`Layout`), and its record in the lease that lets another
+process reopen it (:func:`layout_to_json`, :func:`layout_from_json`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from driveros.review._environments import ENVIRONMENT_DIRS
+from driveros.review._errors import ReviewError
+from driveros.review._files import check_relpath
+from driveros.review._overlay import VIEW_STRATEGIES
+from driveros.state import Lease
+
+
+@dataclass
+class Layout:
+    """Where everything of one scratch copy lives."""
+
+    workspace: Path  #: the user's workspace (resolved)
+    root: Path  #: the temporary directory holding the copy and the state
+    work: Path  #: root of the copy (the worktree root for a repository)
+    prefix: str  #: the workspace's path inside ``work`` ("" or "sub/dir/")
+    git_dir: Path  #: the private bare repository
+    #: The user's repository top level when the copy is a worktree, else None.
+    repo_top: Path | None = None
+    #: The user's common git directory when the copy is a worktree, else None.
+    git_common: Path | None = None
+    baseline: str = ""  #: tree id of the baseline
+    #: For overlaid paths: the blob id of the user's file on disk at start (None if absent).
+    disk_baseline: dict[str, str | None] = field(default_factory=dict)
+    #: The worktree's own git directory (``<git_common>/worktrees/<name>``), else None.
+    worktree_git: Path | None = None
+    #: Environment directories linked into the copy (names at the workspace root).
+    environments: list[str] = field(default_factory=list)
+    #: The registration of ``root`` (and the worktree entry) in the state directory.
+    lease: Lease | None = None
+    #: Untracked files over the size limit, not copied (paths relative to ``work``).
+    left_out: list[str] = field(default_factory=list)
+    #: How the copy was made: ``worktree``, ``copy``, ``overlay`` or ``fuse-overlay``.
+    strategy: str = ""
+    #: Why a requested or preferred overlay was not used ("" when it was, or not wanted).
+    fallback_reason: str = ""
+    #: For an overlay: the lower layer (the user's repository top or workspace), else None.
+    lower: Path | None = None
+    #: For an overlay: what the view hides with a whiteout made before mounting (relative to
+    #: ``work``): ignored files and directories, secret files of a plain directory, ``.git``.
+    hidden: list[str] = field(default_factory=list)
+
+    @property
+    def upper(self) -> Path:
+        return self.root / "upper"
+
+    @property
+    def overlay_work(self) -> Path:
+        return self.root / "overlay-work"
+
+    @property
+    def path(self) -> Path:
+        return self.work / self.prefix if self.prefix else self.work
+
+    @property
+    def pathspec(self) -> list[str]:
+        return ["--", self.prefix.rstrip("/")] if self.prefix else []
+
+
+def layout_to_json(lay: Layout) -> dict[str, Any]:
+    """What :func:`layout_from_json` needs to reopen the copy in another process."""
+    return {
+        "workspace": str(lay.workspace),
+        "root": str(lay.root),
+        "work": str(lay.work),
+        "prefix": lay.prefix,
+        "git_dir": str(lay.git_dir),
+        "repo_top": str(lay.repo_top) if lay.repo_top else None,
+        "git_common": str(lay.git_common) if lay.git_common else None,
+        "baseline": lay.baseline,
+        "disk_baseline": dict(lay.disk_baseline),
+        "worktree_git": str(lay.worktree_git) if lay.worktree_git else None,
+        "environments": list(lay.environments),
+        "strategy": lay.strategy,
+        "lower": str(lay.lower) if lay.lower else None,
+        "hidden": list(lay.hidden),
+    }
+
+
+def layout_from_json(data: Any, lease: Lease) -> Layout | None:
+    """The layout saved by :func:`layout_to_json`, or None when it does not hold together
+    (it is read back from disk: every path must lie in the lease's own scratch root)."""
+    if not isinstance(data, dict) or len(lease.record.paths) != 1:
+        return None
+    try:
+        root = Path(lease.record.paths[0])
+        work, git_dir = Path(data["work"]), Path(data["git_dir"])
+        if Path(data["root"]) != root or root not in work.parents or root not in git_dir.parents:
+            return None
+        opt = {k: Path(data[k]) if data.get(k) else None for k in ("repo_top", "git_common")}
+        wt = data.get("worktree_git")
+        disk = data.get("disk_baseline") or {}
+        envs = data.get("environments") or []
+        hidden = data.get("hidden") or []
+        lay = Layout(
+            workspace=Path(data["workspace"]),
+            root=root,
+            work=work,
+            prefix=str(data.get("prefix") or ""),
+            git_dir=git_dir,
+            repo_top=opt["repo_top"],
+            git_common=opt["git_common"],
+            baseline=str(data["baseline"]),
+            disk_baseline={
+                check_relpath(str(k)): v if isinstance(v, str) else None for k, v in disk.items()
+            },
+            worktree_git=Path(wt) if wt else None,
+            environments=[str(e) for e in envs if str(e) in ENVIRONMENT_DIRS],
+            lease=lease,
+            strategy=str(data.get("strategy") or ""),
+            lower=Path(data["lower"]) if data.get("lower") else None,
+            hidden=[str(h) for h in hidden] if isinstance(hidden, list) else [],
+        )
+        if lay.strategy in VIEW_STRATEGIES and lay.lower is None:
+            return None
+    except (KeyError, TypeError, ValueError, ReviewError):
+        return None
+    if lay.prefix:
+        try:
+            check_relpath(lay.prefix.rstrip("/"))
+        except ReviewError:
+            return None
+    return lay
