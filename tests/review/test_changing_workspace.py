@@ -165,6 +165,24 @@ def test_sync_paths_treats_a_vanished_source_as_deleted(tmp_path: Path) -> None:
     assert (dst / "kept.txt").read_text() == "kept\n"
 
 
+def test_sync_paths_never_copies_through_a_directory_swapped_for_a_link(tmp_path: Path) -> None:
+    """The attacker: ``d/`` was a directory when git listed ``d/key``, and is a link to a
+    directory outside the workspace when the copier reads it. Nothing outside is copied."""
+    src, dst, outside = tmp_path / "src", tmp_path / "dst", tmp_path / "outside"
+    for d in (src, dst, outside):
+        d.mkdir()
+    (outside / "key").write_text("secret\n")
+    (src / "d").symlink_to(outside)  # swapped after the listing
+    (src / "deep/er").mkdir(parents=True)
+    (src / "deep/er/f.txt").write_text("mine\n")
+    (src / "deep/link").symlink_to(outside)
+    sync_paths(src, dst, ["d/key", "deep/er/f.txt", "deep/link/key"])
+    assert not (dst / "d").exists()
+    assert not (dst / "deep/link").exists()
+    assert (dst / "deep/er/f.txt").read_text() == "mine\n"
+    assert "secret" not in {p.read_text() for p in dst.rglob("*") if p.is_file()}
+
+
 def test_read_entries_reads_each_path_once_and_never_through_a_link(tmp_path: Path) -> None:
     """The fallback's reader: what is there now, nothing outside the tree."""
     git_dir = tmp_path / "state.git"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from driveros.review._files import clone_or_copy
+from driveros.review._files import clone_or_copy, open_parent
 
 
 def test_clone_or_copy_copies_content_mode_and_links(tmp_path: Path) -> None:
@@ -17,8 +17,9 @@ def test_clone_or_copy_copies_content_mode_and_links(tmp_path: Path) -> None:
     (src / "link").symlink_to("run.sh")
     dst = tmp_path / "dst"
     dst.mkdir()
-    clone_or_copy(src / "run.sh", dst / "run.sh")
-    clone_or_copy(src / "link", dst / "link")
+    for name in ("run.sh", "link"):
+        with open_parent(src, name) as (dir_fd, last):
+            clone_or_copy(dir_fd, last, dst / name)
     assert (dst / "run.sh").read_bytes() == (src / "run.sh").read_bytes()
     assert (dst / "run.sh").stat().st_mode & 0o777 == 0o751
     assert os.readlink(dst / "link") == "run.sh"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
 import shutil
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from driveros._atomic import write_atomic
@@ -19,42 +20,67 @@ COPY_WORKERS = 4
 FICLONE = 0x40049409
 
 
-def clone_or_copy(src: Path, dst: Path) -> bool:
-    """Copy a file's content and mode to a new ``dst``; a symlink is copied as a link.
+@contextlib.contextmanager
+def open_parent(root: Path, rel: str) -> Iterator[tuple[int, str]]:
+    """An open descriptor of the directory holding ``root/rel``, and ``rel``'s last name.
+
+    Every directory below ``root`` is opened without following a symlink (``ELOOP`` or
+    ``ENOTDIR`` when one is a link now), so a directory swapped for a link while the tree is
+    read cannot lead the reader outside ``root``.
+    """
+    *dirs, name = rel.split("/")
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_DIRECTORY
+    fd = os.open(root, flags)
+    try:
+        for part in dirs:
+            inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        yield fd, name
+    finally:
+        os.close(fd)
+
+
+def clone_or_copy(dir_fd: int, name: str, dst: Path) -> bool:
+    """Copy the file ``name`` of the directory ``dir_fd`` (see :func:`open_parent`), content
+    and mode, to a new ``dst``; a symlink is copied as a link.
 
     A regular file is first cloned (``FICLONE``: a reflink, sharing blocks copy-on-write, on
-    btrfs, xfs and the like: no data written), else copied. True when it was cloned.
+    btrfs, xfs and the like: no data written), else copied. True when it was cloned. Anything
+    else (a directory, a fifo) raises ``EISDIR``.
     """
-    st = src.lstat()
-    if stat.S_ISREG(st.st_mode):
-        import fcntl  # POSIX only, like the rest of the scratch machinery
+    st = os.lstat(name, dir_fd=dir_fd)
+    if stat.S_ISLNK(st.st_mode):
+        dst.symlink_to(os.readlink(name, dir_fd=dir_fd))
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "not a regular file", name)
+    import fcntl  # POSIX only, like the rest of the scratch machinery
 
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd_in = os.open(src, flags)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    fd_in = os.open(name, flags, dir_fd=dir_fd)
+    try:
+        st = os.fstat(fd_in)  # what was opened: the path may have changed since lstat
+        if not stat.S_ISREG(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "no longer a regular file", name)
+        fd_out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            st = os.fstat(fd_in)  # what was opened: the path may have changed since lstat
-            if not stat.S_ISREG(st.st_mode):
-                raise IsADirectoryError(errno.EISDIR, "no longer a regular file", str(src))
-            fd_out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             try:
-                try:
-                    fcntl.ioctl(fd_out, FICLONE, fd_in)
-                    cloned = True
-                except OSError:
-                    cloned = False
-                    with (
-                        os.fdopen(os.dup(fd_in), "rb") as fin,
-                        os.fdopen(os.dup(fd_out), "wb") as fout,
-                    ):
-                        shutil.copyfileobj(fin, fout, 1024 * 1024)
-                os.fchmod(fd_out, stat.S_IMODE(st.st_mode))
-            finally:
-                os.close(fd_out)
+                fcntl.ioctl(fd_out, FICLONE, fd_in)
+                cloned = True
+            except OSError:
+                cloned = False
+                with (
+                    os.fdopen(os.dup(fd_in), "rb") as fin,
+                    os.fdopen(os.dup(fd_out), "wb") as fout,
+                ):
+                    shutil.copyfileobj(fin, fout, 1024 * 1024)
+            os.fchmod(fd_out, stat.S_IMODE(st.st_mode))
         finally:
-            os.close(fd_in)
-        return cloned
-    shutil.copy(src, dst, follow_symlinks=False)
-    return False
+            os.close(fd_out)
+    finally:
+        os.close(fd_in)
+    return cloned
 
 
 def check_relpath(rel: str) -> str:
@@ -99,11 +125,10 @@ def sync_paths(src_root: Path, dst_root: Path, relpaths: Sequence[str]) -> None:
     deleted a moment earlier. Nothing half-copied is left behind.
     """
     for rel in relpaths:
-        src = src_root / rel
         dst = dst_root / rel
         for _ in range(_SYNC_TRIES):
             try:
-                _sync_one(src, dst, dst_root)
+                _sync_one(src_root, rel, dst, dst_root)
                 break
             except OSError as exc:
                 if exc.errno not in _SOURCE_CHANGED:
@@ -118,18 +143,24 @@ def _drop_file(dst: Path) -> None:
         dst.unlink()
 
 
-def _sync_one(src: Path, dst: Path, dst_root: Path) -> None:
-    if os.path.lexists(src):
-        if src.is_dir() and not src.is_symlink():
+def _sync_one(src_root: Path, rel: str, dst: Path, dst_root: Path) -> None:
+    # The source is reached one directory at a time (a directory swapped for a link raises,
+    # is tried again, and ends absent): the copy never reads outside ``src_root``.
+    with open_parent(src_root, rel) as (dir_fd, name):
+        try:
+            is_dir = stat.S_ISDIR(os.lstat(name, dir_fd=dir_fd).st_mode)
+        except FileNotFoundError:
+            if os.path.lexists(dst):
+                _remove(dst)
+            return
+        if is_dir:
             return  # nested repositories and the like are not copied
         if os.path.lexists(dst):
             _remove(dst)
         _ensure_parent(dst_root, dst)
         # Content and mode only (timestamps do not matter); a reflink where the file
         # system has them.
-        clone_or_copy(src, dst)
-    elif os.path.lexists(dst):
-        _remove(dst)
+        clone_or_copy(dir_fd, name, dst)
 
 
 def write_overlays(root: Path, overlays: Mapping[str, str]) -> None:

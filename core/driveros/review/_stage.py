@@ -11,7 +11,7 @@ from pathlib import Path
 
 from driveros._finish import finish_then_reraise, thread_to_the_end
 from driveros._git import GitResult, run_git, split_z
-from driveros.review._files import blob_sha
+from driveros.review._files import blob_sha, open_parent
 from driveros.review._layout import Layout
 
 log = logging.getLogger(__name__)
@@ -102,34 +102,23 @@ def read_entries(git_dir: Path, tree: Path, relpaths: list[str]) -> bytes:
 
 def _read_entry(tree: Path, rel: str) -> tuple[str, bytes] | None:
     """(git mode, content) of the file or symlink ``tree/rel``, read once; None when it is
-    neither now. Every directory on the way is opened without following a symlink, so a
-    directory swapped for a link meanwhile cannot lead the read outside ``tree``."""
-    parts = rel.split("/")
-    flags = os.O_RDONLY | os.O_CLOEXEC
+    neither now. Reached through :func:`open_parent`: a directory swapped for a link meanwhile
+    cannot lead the read outside ``tree``."""
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
-        fd = os.open(tree, flags | os.O_DIRECTORY)
-    except OSError:
-        return None
-    try:
-        for part in parts[:-1]:
-            inner = os.open(part, flags | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        name = parts[-1]
-        st = os.lstat(name, dir_fd=fd)
-        if stat.S_ISLNK(st.st_mode):
-            return "120000", os.fsencode(os.readlink(name, dir_fd=fd))
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        with os.fdopen(os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd), "rb") as fh:
-            st = os.fstat(fh.fileno())
+        with open_parent(tree, rel) as (fd, name):
+            st = os.lstat(name, dir_fd=fd)
+            if stat.S_ISLNK(st.st_mode):
+                return "120000", os.fsencode(os.readlink(name, dir_fd=fd))
             if not stat.S_ISREG(st.st_mode):
                 return None
-            data = fh.read()
+            with os.fdopen(os.open(name, flags, dir_fd=fd), "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    return None
+                data = fh.read()
     except OSError:
         return None  # gone, or changed type, since it was listed: absent
-    finally:
-        os.close(fd)
     return ("100755" if st.st_mode & stat.S_IXUSR else "100644"), data
 
 
