@@ -9,7 +9,7 @@ from pathlib import Path
 from driveros._errors import ConfigError, GitError
 from driveros._git import is_program_key, planted_programs
 from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS, RUN_TOOL
-from driveros.approval._shell import classify_command, command_paths, command_runs_git
+from driveros.approval._shell import classify_command, command_reach
 from driveros.approval._types import (
     LOCAL_TIER,
     ApprovalPolicy,
@@ -81,16 +81,18 @@ async def decide_in_tier(
         return decision
     if request.command is None:
         return decision
-    paths, globs = command_paths(request.command, workspace=workspace)
-    if paths or globs:
-        escaped = await asyncio.to_thread(_leaves_through_symlink, workspace, paths, globs)
+    reach = command_reach(request.command, workspace=workspace)
+    if reach.paths or reach.globs:
+        escaped = await asyncio.to_thread(
+            _leaves_through_symlink, workspace, reach.paths, reach.globs
+        )
         if escaped is not None:
             return Decision(
                 allowed=False,
                 reason=f"blocked by policy: {escaped!r} leads outside the workspace through a "
                 "symlink",
             )
-    if command_runs_git(request.command, workspace=workspace):
+    if reach.runs_git:
         refusal = await _git_refusal(Path(workspace))
         if refusal is not None:
             return Decision(allowed=False, reason=refusal)

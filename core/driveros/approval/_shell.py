@@ -242,17 +242,22 @@ def classify_command(
     return _classify(command, workspace=workspace, secret_reason=secret_reason)[0]
 
 
-def command_paths(command: str, *, workspace: str | None = None) -> tuple[list[str], list[str]]:
-    """The path-like arguments and the globs of an allowed ``command``, relative to where it
-    starts (or absolute); empty when the command is refused."""
-    decision, ctx = _classify(command, workspace=workspace, secret_reason=None)
-    return (ctx.paths, ctx.globs) if decision.allowed else ([], [])
+@dataclass(frozen=True)
+class CommandReach:
+    """What an allowed command touches: its path-like arguments and globs, relative to where
+    it starts (or absolute), and whether it runs ``git`` (in the directory it starts in)."""
+
+    paths: list[str]
+    globs: list[str]
+    runs_git: bool
 
 
-def command_runs_git(command: str, *, workspace: str | None = None) -> bool:
-    """Whether an allowed ``command`` runs ``git`` (in the directory it starts in)."""
+def command_reach(command: str, *, workspace: str | None = None) -> CommandReach:
+    """What an allowed ``command`` reaches (nothing when the command is refused)."""
     decision, ctx = _classify(command, workspace=workspace, secret_reason=None)
-    return decision.allowed and ctx.runs_git
+    if not decision.allowed:
+        return CommandReach([], [], runs_git=False)
+    return CommandReach(ctx.paths, ctx.globs, runs_git=ctx.runs_git)
 
 
 def _classify(
