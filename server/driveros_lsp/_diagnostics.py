@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from driveros.diagnostics import DiagnosticItem, item_key, to_zero_based
-from driveros_lsp._text import Lines, Pos, PositionCodec, read_lines, split_lines
+from driveros_lsp._editor import document_lines
+from driveros_lsp._text import Lines, Pos, PositionCodec
 from driveros_lsp.protocol import DIAGNOSTIC_SOURCE
 
 logger = logging.getLogger(__name__)
@@ -140,12 +141,6 @@ class DiagnosticsBoard:
         task.add_done_callback(self._tasks.discard)
         self._last = task
 
-    async def _document(self, uri: str, path: Path) -> Lines | None:
-        doc = self._server.workspace.text_documents.get(uri)
-        if doc is not None:
-            return split_lines(doc.source)
-        return await asyncio.to_thread(read_lines, path)
-
     async def _update(self, run_id: str, event: Diagnostics, root: Path) -> None:
         shown = self._runs.setdefault(run_id, [])
         touched: set[str] = set()
@@ -161,7 +156,7 @@ class DiagnosticsBoard:
                 continue
             uri = path.as_uri()
             if uri not in documents:
-                documents[uri] = await self._document(uri, path)
+                documents[uri] = await document_lines(self._server, uri, path)
             shown.append(_Shown(uri, item, to_lsp(item, run_id, codec, documents[uri])))
             touched.add(uri)
         self._publish(touched)

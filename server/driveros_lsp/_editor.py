@@ -8,6 +8,7 @@ import the server module, so the server's modules import each other in one direc
 
 from __future__ import annotations
 
+import asyncio
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from pygls.progress import Progress
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import Workspace
 
-from driveros_lsp._text import Encoding
+from driveros_lsp._text import Encoding, Lines, read_lines, split_lines
 from driveros_lsp.protocol import EXPERIMENTAL_TRACE
 
 
@@ -96,3 +97,12 @@ class Editor(Protocol):
     async def window_show_message_request_async(
         self, params: lsp.ShowMessageRequestParams
     ) -> lsp.MessageActionItem | None: ...
+
+
+async def document_lines(editor: Editor, uri: str, path: Path) -> Lines | None:
+    """The document as the editor has it (:func:`~driveros_lsp._text.split_lines`): the open
+    buffer, else the file on disk (read off the event loop); None when it cannot be read."""
+    doc = editor.workspace.text_documents.get(uri)
+    if doc is not None:
+        return split_lines(doc.source)
+    return await asyncio.to_thread(read_lines, path)

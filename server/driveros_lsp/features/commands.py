@@ -23,6 +23,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from driveros_lsp._approval import EditorAsker, effective_approval
+from driveros_lsp._editor import document_lines
 from driveros_lsp._runs import Run, RunError, new_run_id
 from driveros_lsp.features.documents import relative_path, snapshot
 from driveros_lsp.protocol import (
@@ -125,16 +126,6 @@ def _rel(server: DriverosLanguageServer, root: Path, uri: str) -> str:
     if rel is None:
         raise JsonRpcInvalidParams(f"{uri} is not inside the workspace {root}")
     return rel
-
-
-async def _document_lines(server: DriverosLanguageServer, uri: str, path: Path) -> Lines | None:
-    """The document as the editor has it: the open buffer, else the file on disk."""
-    from driveros_lsp._text import read_lines, split_lines
-
-    doc = server.workspace.text_documents.get(uri)
-    if doc is not None:
-        return split_lines(doc.source)
-    return await asyncio.to_thread(read_lines, path)
 
 
 def _target(rel: str, d: Diagnostic, codec: PositionCodec, lines: Lines | None) -> DiagnosticItem:
@@ -245,7 +236,7 @@ def setup(server: DriverosLanguageServer) -> None:
         from driveros_lsp._text import PositionCodec
 
         codec = PositionCodec(server.traits.encoding)
-        lines = await _document_lines(server, p.uri, root / rel) if p.diagnostics else None
+        lines = await document_lines(server, p.uri, root / rel) if p.diagnostics else None
         items = [_target(rel, d, codec, lines) for d in p.diagnostics]
         listing = format_items(items, prefix="- ")
         targets = [i.model_dump() for i in items]
