@@ -98,17 +98,19 @@ async def _strategy(src: Path, base: Path, strategy: str) -> dict[str, float]:
     t0 = time.perf_counter()
     scratch = await ScratchWorkspace.create(src, base_dir=base, strategy=_asked(strategy))
     start = time.perf_counter() - t0
-    assert scratch.strategy == strategy, (strategy, scratch.strategy, scratch.fallback_reason)
-    for d in range(10):  # the agent edits a few files
-        (scratch.path / f"pkg{d:04d}" / "mod001.py").write_text("# agent\n")
-    t0 = time.perf_counter()
-    changes = await scratch.changes()
-    changed = time.perf_counter() - t0
-    assert len(changes) == 10, changes
-    disk = await asyncio.to_thread(_disk, next(base.iterdir()))
-    t0 = time.perf_counter()
-    await scratch.aclose()
-    closed = time.perf_counter() - t0
+    try:  # a failed round still unmounts its view and removes its scratch
+        assert scratch.strategy == strategy, (strategy, scratch.strategy, scratch.fallback_reason)
+        for d in range(10):  # the agent edits a few files
+            (scratch.path / f"pkg{d:04d}" / "mod001.py").write_text("# agent\n")
+        t0 = time.perf_counter()
+        changes = await scratch.changes()
+        changed = time.perf_counter() - t0
+        assert len(changes) == 10, changes
+        disk = await asyncio.to_thread(_disk, next(base.iterdir()))
+    finally:
+        t0 = time.perf_counter()
+        await scratch.aclose()
+        closed = time.perf_counter() - t0
     run = await _run_start(src, base, strategy)
     return {"start": start, "changes": changed, "disk": disk, "close": closed, "run": run}
 
@@ -151,9 +153,9 @@ async def _run_start(src: Path, base: Path, strategy: str) -> float:
                 else:
                     os.environ[k] = v
             tempfile.tempdir = None
-        assert report.scratch is None or report.scratch.strategy == strategy
         if report.scratch is not None:
             await report.scratch.aclose()
+        assert report.scratch is None or report.scratch.strategy == strategy
     return started
 
 
