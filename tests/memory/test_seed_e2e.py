@@ -179,3 +179,27 @@ async def test_seed_two_runs_recall_then_a_grounded_run_replaces_the_stale_fact(
     code, _, err = await cli(tmp_path, "memory", "undo", "--workspace", str(repo))
     assert code == 0, err
     assert [f["text"] for f in await memory_list(tmp_path, repo, "active")] == [FACT]
+
+
+async def test_a_run_never_stores_a_fact_holding_a_workspace_env_value(tmp_path: Path) -> None:
+    """The run's memory refuses what its redactor masks: every .env value in the workspace
+    (a nested one too), learned once at the start of the run."""
+    if not (Path(sys.executable).parent / "driveros").exists() and not shutil.which("driveros"):
+        pytest.fail("the driveros console script is not installed in this environment")
+    repo = make_repo(tmp_path / "demo")
+    (repo / "svc").mkdir()
+    (repo / "svc" / ".env").write_text("DEPLOY_TOKEN=quartz-lantern-9931\n")
+    events, _server = await agent_run(
+        tmp_path,
+        repo,
+        "How is the service deployed?",
+        [
+            Turn(tool_calls=[ToolCallSpec(name="read_file", arguments={"path": "go.mod"})]),
+            Turn(text="It deploys with a token."),
+            facts_json(["the deploy token is quartz-lantern-9931", FACT]),
+        ],
+    )
+    assert memory_events(events) == [("recall", 0), ("store", 1)]
+    [fact] = await memory_list(tmp_path, repo, "active")
+    assert fact["text"] == FACT
+    assert "quartz-lantern-9931" not in json.dumps(events)

@@ -193,14 +193,22 @@ async def open_memory_store(
 
 
 async def open_agent_memory(
-    workspace: Path, env: Environment, provider: Provider, *, timeout: float = DEFAULT_TIMEOUT
+    workspace: Path,
+    env: Environment,
+    provider: Provider,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    secrets: Sequence[str] | None = None,
 ) -> AgentMemory:
     """The :class:`AgentMemory` for ``workspace``: what ``driveros agent --memory`` uses.
 
-    Raises :class:`~driveros.MemoryStoreError` (or ``ConfigError`` for a bad
+    ``secrets``: the values no stored fact may hold, when the caller already knows them (a
+    run's redactor); None reads them: the environment's and every ``.env*`` value in the
+    workspace. Raises :class:`~driveros.MemoryStoreError` (or ``ConfigError`` for a bad
     ``MNEME_EMBED_MODEL``) when the store cannot be opened.
     """
     store = await open_memory_store(workspace, env, timeout=timeout)
-    dotenv = await asyncio.to_thread(dotenv_assignments, workspace, recursive=True)
-    secrets = [*env.secret_values(), *dotenv_secret_values(dotenv)]
+    if secrets is None:
+        dotenv = await asyncio.to_thread(dotenv_assignments, workspace, recursive=True)
+        secrets = [*env.secret_values(), *dotenv_secret_values(dotenv)]
     return AgentMemory(store, provider, timeout=timeout, redact=secrets)

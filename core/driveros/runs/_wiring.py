@@ -130,7 +130,8 @@ async def open_memory(
     try:
         from driveros.memory import open_agent_memory
 
-        return await open_agent_memory(spec.workspace, env, provider)
+        # the run's redactor already holds the secret values: no second walk for .env files
+        return await open_agent_memory(spec.workspace, env, provider, secrets=sink.redactor.secrets)
     except (DriverosError, OSError, ImportError) as exc:
         await sink.emit(MemoryEvent, action="error", detail=f"memory unavailable: {exc}")
         return None
