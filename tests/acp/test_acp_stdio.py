@@ -579,3 +579,38 @@ async def test_a_corrupted_kept_session_is_unknown_not_a_crash(
             await second.request("session/load", load)
         assert await second.close() == 0
     assert second.errors == []
+
+
+@pytest.mark.parametrize("caps", [FS, {}], ids=["through-the-client", "on-disk"])
+async def test_an_allowed_edit_never_goes_through_a_directory_swapped_for_a_symlink(
+    acp_schema: Schema, calc_repo: Path, tmp_path: Path, caps: dict[str, Any]
+) -> None:
+    """The attacker swaps the edited file's directory for a symbolic link to elsewhere while
+    the user looks at the diff: the allowed edit is written neither through the client nor
+    on disk, and the model hears it was not written."""
+    (calc_repo / "pkg").mkdir()
+    (calc_repo / "pkg" / "mod.py").write_text("X = 0\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    create = ToolCallSpec("write_file", {"path": "pkg/new.py", "content": "planted = True\n"})
+    turns = [Turn(tool_calls=[create]), Turn(text="Proposed."), Turn(text="Understood.")]
+    async with ScriptedModelServer(turns) as server:
+        client, session = await _open(acp_schema, server, calc_repo, caps=caps)
+        writes: list[dict[str, Any]] = []
+        client.handlers["fs/write_text_file"] = _recording_writes(writes)
+
+        async def swap_then_allow(params: dict[str, Any]) -> dict[str, Any]:
+            (calc_repo / "pkg" / "mod.py").unlink()
+            (calc_repo / "pkg").rmdir()
+            (calc_repo / "pkg").symlink_to(outside)
+            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+        client.handlers["session/request_permission"] = swap_then_allow
+        await client.request("session/prompt", _prompt(session, "add a module"))
+        await client.request("session/prompt", _prompt(session, "and?"))
+        assert await client.close() == 0
+        last_request = str(server.requests[-1])
+    assert client.errors == []
+    assert writes == []
+    assert list(outside.iterdir()) == []
+    assert "pkg/new.py: could not be written" in last_request
