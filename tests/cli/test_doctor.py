@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.cli.conftest import DRIVEROS, SECRET, cli_environ
+
+from driveros.state import Lease
 
 HOSTILE = """\
 [diagnostics]
@@ -166,3 +169,28 @@ def test_doctor_scratch_probe_is_for_this_workspace(tmp_path: Path) -> None:
     assert scratch["strategies"]["overlay"] is not None
     assert scratch["strategies"]["fuse-overlay"] is not None
     assert scratch["strategies"]["worktree"] is not None
+
+
+def test_doctor_counts_what_gc_would_remove(tmp_path: Path) -> None:
+    """A lease whose owner is gone is a leftover by gc's own rule; a live one is not."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    state = tmp_path / "state"
+
+    async def register() -> None:
+        for name in ("driveros-dead", "driveros-live"):
+            lease = await Lease.create("cache", paths=[tmp_path / name], state=state)
+            if name == "driveros-dead":  # the same pid, started at another time: gone
+                record = json.loads(lease.file.read_text())
+                record["owner"]["start"] = "1"
+                lease.file.write_text(json.dumps(record))
+
+    asyncio.run(register())
+    extra = {"ANTHROPIC_API_KEY": SECRET, "DRIVEROS_STATE_DIR": str(state)}
+    report = as_json(doctor(ws, "--format", "json", **extra))
+    assert report["facts"]["state"]["leftovers"] == 1
+    assert check(report, "state", "leftovers")["status"] == "warning"
+    subprocess.run(
+        [str(DRIVEROS), "gc"], env=cli_environ(None) | extra, check=True, capture_output=True
+    )
+    assert as_json(doctor(ws, "--format", "json", **extra))["facts"]["state"]["leftovers"] == 0

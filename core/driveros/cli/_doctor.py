@@ -457,7 +457,7 @@ def _writable(path: Path) -> tuple[bool, bool]:
 
 
 async def _state(report: Report) -> None:
-    from driveros.state import KEPT_MAX_AGE_S, list_leases, state_dir
+    from driveros.state import gc_reason, list_leases, state_dir
 
     where = state_dir()
     exists, writable = await asyncio.to_thread(_writable, where)
@@ -479,17 +479,9 @@ async def _state(report: Report) -> None:
             leases = []
             report.add("state", "leftovers", "warning", f"cannot list {where}: {exc}")
         now = time.time()
-
-        def dead(records: list[Any]) -> int:
-            count = 0
-            for r in records:
-                if r.kept is not None and now - r.kept.at <= KEPT_MAX_AGE_S:
-                    continue
-                if not r.owner_process().alive():
-                    count += 1
-            return count
-
-        leftovers = await asyncio.to_thread(dead, [lease.record for lease in leases])
+        leftovers = await asyncio.to_thread(
+            lambda: sum(gc_reason(lease, now) is not None for lease in leases)
+        )
     if leftovers:
         report.add(
             "state",

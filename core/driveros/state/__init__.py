@@ -19,7 +19,14 @@ The directory is ``$DRIVEROS_STATE_DIR``, else ``$XDG_STATE_HOME/driveros``, els
 """
 
 from driveros.state._cleanup import remove_paths
-from driveros.state._gc import KEPT_MAX_AGE_S, Collected, GcReport, collect_garbage, startup_gc
+from driveros.state._gc import (
+    KEPT_MAX_AGE_S,
+    Collected,
+    GcReport,
+    collect_garbage,
+    gc_reason,
+    startup_gc,
+)
 from driveros.state._lease import (
     Kept,
     Lease,
@@ -54,6 +61,7 @@ __all__ = [
     "Owner",
     "collect_garbage",
     "file_lock",
+    "gc_reason",
     "kept_leases",
     "list_leases",
     "mounts_under",

@@ -77,7 +77,9 @@ class GcReport(BaseModel):
         return f"{said}; and {old}" if said else f"removed {old}"
 
 
-def _verdict(lease: Lease, now: float, max_kept_age: float) -> str | None:
+def gc_reason(lease: Lease, now: float, max_kept_age: float = KEPT_MAX_AGE_S) -> str | None:
+    """Why :func:`collect_garbage` would remove ``lease`` at ``now`` (``owner_gone``,
+    ``expired``), or None (its owner lives, or it is kept and young enough)."""
     r = lease.record
     if r.kept is not None:
         if now - r.kept.at <= max_kept_age:
@@ -136,7 +138,7 @@ async def collect_garbage(
         errors: list[str] = []
         now = time.time()
         for lease in await list_leases(where):
-            reason = await asyncio.to_thread(_verdict, lease, now, max_kept_age)
+            reason = await asyncio.to_thread(gc_reason, lease, now, max_kept_age)
             if reason is None:
                 continue
             r = lease.record
