@@ -70,7 +70,19 @@ class RunRequest(BaseModel):
     asker: Any = Field(default=None, exclude=True, repr=False)
 
 
-class RunResult(BaseModel):
+class RunUsage(BaseModel):
+    """What a run cost: dollars (None while unknown) and cached vs all input tokens. The
+    defaults are a run without usage (restored, or still going)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cost_usd: float | None = None
+    cost_unknown: bool = False
+    input_tokens: int = 0
+    cached_tokens: int = 0
+
+
+class RunResult(RunUsage):
     """What the server reads of a run's ``result`` event (``driveros.agent.Result``).
 
     The runner builds it with :meth:`of` as the run ends; a proposal restored from a kept
@@ -79,15 +91,9 @@ class RunResult(BaseModel):
     import the agent before the first run.
     """
 
-    model_config = ConfigDict(frozen=True)
-
     outcome: str | None = None
     answer: str = ""
     error: str | None = None
-    cost_usd: float | None = None
-    cost_unknown: bool = False
-    input_tokens: int = 0
-    cached_tokens: int = 0
 
     @classmethod
     def of(cls, result: Result) -> RunResult:

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import models_json_schema
 
-from driveros_lsp._runner import RunResult
+from driveros_lsp._runner import RunResult, RunUsage
 from driveros_lsp._runs import Run, RunState
 from driveros_lsp.protocol import (
     CMD_AGENT_CANCEL,
@@ -221,7 +221,7 @@ class RunStateResult(Payload):
     state: RunState
 
 
-class RunSummary(Payload):
+class RunSummary(Payload, RunUsage):
     """One run of ``driveros.agent.list`` (docs/protocol.md, RunSummary)."""
 
     run_id: str
@@ -234,10 +234,7 @@ class RunSummary(Payload):
     restored: bool = False
     started_at: float
     error: str | None = None
-    cost_usd: float | None = None
-    cost_unknown: bool = False
-    input_tokens: int = 0
-    cached_tokens: int = 0
+    # and what the run cost: the fields of RunUsage (cost_usd, ..., the same as RunResult's)
 
 
 def run_summary(run: Run) -> RunSummary:
@@ -254,10 +251,7 @@ def run_summary(run: Run) -> RunSummary:
         restored=run.restored,
         started_at=run.started_at,
         error=run.error,
-        cost_usd=result.cost_usd,
-        cost_unknown=result.cost_unknown,
-        input_tokens=result.input_tokens,
-        cached_tokens=result.cached_tokens,
+        **result.model_dump(include=set(RunUsage.model_fields)),
     )
 
 
