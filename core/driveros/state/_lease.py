@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from driveros._finish import finish_then_reraise
+from driveros._finish import finish_then_reraise, thread_to_the_end
 from driveros.state._cleanup import remove_paths
 from driveros.state._owner import Owner
 from driveros.state._paths import ensure_dir, state_dir, write_json_atomic
@@ -136,9 +136,7 @@ class Lease:
         )
         lease = cls(record, state=where)
         try:
-            # A plain to_thread would write the record after a cancellation already left
-            # this call: a registration no one holds, never released (a lease left behind).
-            await finish_then_reraise(lease._write())
+            await lease._write()
         except asyncio.CancelledError:
             await finish_then_reraise(lease.forget())
             raise
@@ -149,7 +147,9 @@ class Lease:
             ensure_dir(_leases_dir(self._state))
             write_json_atomic(self.file, self._record.model_dump(mode="json"))
 
-        await asyncio.to_thread(write)
+        # A plain to_thread would write the record after a cancellation already left the
+        # caller: a registration no one holds (create), or one brought back after release.
+        await thread_to_the_end(write)
 
     async def update(self, **changes: Any) -> None:
         """Rewrite the record with ``changes`` (e.g. ``repo=``, ``detail=``)."""
