@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
 
+import driveros.review._scratch as scratch_module
 from driveros.review import (
     ConflictError,
     NotARepositoryError,
@@ -280,3 +283,28 @@ async def test_apply_executable_bit_change(repo: Path, scratch_base: Path) -> No
         )
         await scratch.apply()
     assert (repo / "tool.sh").stat().st_mode & 0o777 == 0o750
+
+
+async def test_a_canceled_apply_records_what_it_wrote(
+    repo: Path, scratch_base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = scratch_module.apply_changes
+    writing = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def slow_apply(*args: object) -> list[str]:
+        loop.call_soon_threadsafe(writing.set)
+        time.sleep(0.3)  # the files land after the caller was canceled
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scratch_module, "apply_changes", slow_apply)
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        (scratch.path / "src/app.py").write_text(FIXED)
+        applying = asyncio.create_task(scratch.apply())
+        await writing.wait()
+        applying.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await applying
+        assert (repo / "src/app.py").read_text() == FIXED
+        # Written and recorded together: nothing is offered a second time.
+        assert (await scratch.apply()).applied == []

@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from driveros._finish import finish_then_reraise
 from driveros._git import run_git
 from driveros.review._files import atomic_write, blob_sha, check_relpath
 from driveros.review._layout import Layout
@@ -104,9 +105,15 @@ async def adopt_buffer(lay: Layout, rel: str, text: str) -> bool:
     finally:
         with contextlib.suppress(OSError):
             await asyncio.to_thread(index.unlink)
-    await asyncio.to_thread(atomic_write, target, data, mode=mode)
-    # Applying checks the disk against what it held at start (the copy's bytes until now), as
-    # for every overlay.
-    lay.disk_baseline.setdefault(rel, blob_sha(now))
-    lay.baseline = tree.decode().strip()
+
+    async def adopt() -> None:
+        await asyncio.to_thread(atomic_write, target, data, mode=mode)
+        # Applying checks the disk against what it held at start (the copy's bytes until
+        # now), as for every overlay.
+        lay.disk_baseline.setdefault(rel, blob_sha(now))
+        lay.baseline = tree.decode().strip()
+
+    # The copy and the baseline change together, even when the caller is canceled: a copy
+    # holding the buffer over the old baseline would report the user's text as the agent's.
+    await finish_then_reraise(adopt())
     return True

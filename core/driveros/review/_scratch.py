@@ -289,7 +289,8 @@ class ScratchWorkspace:
         self._check_open()
         await self.changes()
         selected = self._not_applied() if paths is None else self._select(paths)
-        try:
+
+        async def write() -> list[str]:
             written = await asyncio.to_thread(
                 apply_changes,
                 self._lay.workspace,
@@ -297,12 +298,18 @@ class ScratchWorkspace:
                 selected,
                 self._lay.disk_baseline,
             )
+            for ch in selected:
+                self._applied[ch.path] = ch.after_sha
+            return written
+
+        # A cancellation waits for the writes and their record: files written behind the
+        # caller's back but not marked applied would be offered (and conflict) again.
+        try:
+            written = await finish_then_reraise(write())
         except OSError as exc:
             raise ReviewError(
                 f"could not write to the workspace: {exc}", path=exc.filename
             ) from exc
-        for ch in selected:
-            self._applied[ch.path] = ch.after_sha
         return ApplyResult(applied=written)
 
     async def commit(self, message: str, paths: Iterable[str] | None = None) -> ApplyResult:
