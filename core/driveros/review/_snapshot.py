@@ -104,6 +104,14 @@ async def _repo_info(workspace: Path) -> tuple[Path, str, Path, str] | None:
     return Path(lines[0]), lines[1], await thread_to_the_end(common.resolve), lines[3]
 
 
+def _user_excludes(common: Path) -> str:
+    """The private repository's excludes for a copy of the user's repository: the user's own
+    ``info/exclude`` and :data:`DEFAULT_EXCLUDES`."""
+    user_exclude = common / "info" / "exclude"
+    own = user_exclude.read_text("utf-8", "replace") if user_exclude.is_file() else ""
+    return f"{own}\n{_EXCLUDES_TEXT}"
+
+
 async def _init_private(git_dir: Path, *, excludes: str, alternates: Path | None) -> None:
     await run_git(["init", "--bare", "-q", str(git_dir)], cwd=git_dir.parent, scratch=True)
 
@@ -189,13 +197,10 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
         index = lay.work / index
     lay.worktree_git = await thread_to_the_end(index.parent.resolve)
 
-    def excludes() -> str:
-        user_exclude = common / "info" / "exclude"
-        own = user_exclude.read_text("utf-8", "replace") if user_exclude.is_file() else ""
-        return f"{own}\n{_EXCLUDES_TEXT}"
-
     await _init_private(
-        lay.git_dir, excludes=await thread_to_the_end(excludes), alternates=common / "objects"
+        lay.git_dir,
+        excludes=await thread_to_the_end(_user_excludes, common),
+        alternates=common / "objects",
     )
     # Starting from the worktree's index keeps git's stat cache: only dirty files get hashed.
     await thread_to_the_end(shutil.copyfile, index, lay.git_dir / "index")
@@ -278,13 +283,8 @@ async def _populate_overlay(
     The user's ``git status``, the mount and the private repository (with ``HEAD`` read into
     its index) are made concurrently."""
 
-    def excludes() -> str:
-        user_exclude = common / "info" / "exclude"
-        own = user_exclude.read_text("utf-8", "replace") if user_exclude.is_file() else ""
-        return f"{own}\n{_EXCLUDES_TEXT}"
-
     async def private() -> None:
-        text = await thread_to_the_end(excludes)
+        text = await thread_to_the_end(_user_excludes, common)
         await _init_private(lay.git_dir, excludes=text, alternates=common / "objects")
         # The baseline starts as HEAD (the user's dirty files are added below); read from
         # the private repository alone, it needs neither the status nor the mount.
@@ -386,9 +386,7 @@ def exclude_pattern(rel: str) -> str:
 async def _link_environments(lay: Layout) -> None:
     def link() -> None:
         lay.environments = link_environments(lay.workspace, lay.path)
-        if lay.environments:
-            with open(lay.git_dir / "info" / "exclude", "a", encoding="utf-8") as fh:
-                fh.write(exclude_lines(lay.prefix, lay.environments))
+        _exclude_found(lay)
 
     await thread_to_the_end(link)
 
@@ -407,13 +405,14 @@ async def _exclude_environments(lay: Layout) -> None:
         tracked = {p[len(lay.prefix) :].split("/", 1)[0] for p in split_z(out)}
         found = [n for n in found if n not in tracked]
 
-    def find() -> None:
-        lay.environments = found
-        if lay.environments:
-            with open(lay.git_dir / "info" / "exclude", "a", encoding="utf-8") as fh:
-                fh.write(exclude_lines(lay.prefix, lay.environments))
+    lay.environments = found
+    await thread_to_the_end(_exclude_found, lay)
 
-    await thread_to_the_end(find)
+
+def _exclude_found(lay: Layout) -> None:
+    """Exclude ``lay.environments`` in the private repository (never reported as changes)."""
+    if lay.environments:
+        _append(lay.git_dir / "info" / "exclude", exclude_lines(lay.prefix, lay.environments))
 
 
 #: Docker runtimes known to work on a bind-mounted overlay view. gVisor (``runsc``) fails
