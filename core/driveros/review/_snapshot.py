@@ -207,13 +207,16 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
     await _copy_parallel(top, lay.work, dirty)
 
 
-async def _hash_all(lay: Layout, tree: Path, max_file_size: int, *, init: bool = True) -> None:
-    """A new private repository (made already unless ``init``) whose index holds every file
-    of ``tree`` that ``copy`` takes (``.gitignore`` and the default excludes honoured, big
-    files left out)."""
-    if init:
+async def _hash_all(
+    lay: Layout, tree: Path, max_file_size: int, *, untracked: list[str] | None = None
+) -> None:
+    """A private repository whose index holds every file of ``tree`` that ``copy`` takes
+    (``.gitignore`` and the default excludes honoured, big files left out). ``untracked``:
+    the repository is made already and its status listed these files (else it is made here,
+    and they are listed when a size limit needs them)."""
+    if untracked is None:
         await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
-    await _exclude_big(lay, tree, max_file_size)
+    await _exclude_big(lay, tree, max_file_size, untracked)
     await stage(lay, tree, None)
     if lay.left_out:
         # Only the initial add needs them: a file the agent creates at such a path is a
@@ -222,19 +225,24 @@ async def _hash_all(lay: Layout, tree: Path, max_file_size: int, *, init: bool =
         await thread_to_the_end(exclude.write_text, _EXCLUDES_TEXT, "utf-8")
 
 
-async def _exclude_big(lay: Layout, tree: Path, max_file_size: int) -> None:
-    """Set ``left_out`` to the files over the limit that ``add -A`` of ``tree`` would take,
-    and exclude them in the private repository (for that first ``add`` only)."""
+async def _exclude_big(
+    lay: Layout, tree: Path, max_file_size: int, untracked: list[str] | None
+) -> None:
+    """Set ``left_out`` to the files over the limit that ``add -A`` of ``tree`` would take
+    (``untracked``, or listed here), and exclude them in the private repository (for that
+    first ``add`` only)."""
     if not max_file_size:
         return
-    _, out, _ = await run_git(
-        ["ls-files", "-o", "--exclude-standard", "-z"],
-        cwd=tree,
-        git_dir=lay.git_dir,
-        work_tree=tree,
-        scratch=True,
-    )
-    big = await thread_to_the_end(too_big, tree, split_z(out), max_file_size)
+    if untracked is None:
+        _, out, _ = await run_git(
+            ["ls-files", "-o", "--exclude-standard", "-z"],
+            cwd=tree,
+            git_dir=lay.git_dir,
+            work_tree=tree,
+            scratch=True,
+        )
+        untracked = split_z(out)
+    big = await thread_to_the_end(too_big, tree, untracked, max_file_size)
     lay.left_out = [p for p in big if "\n" not in p]  # a name git's excludes can say
     if lay.left_out:
         lines = "".join(f"{exclude_pattern(p)}\n" for p in lay.left_out)
@@ -354,7 +362,9 @@ async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[st
     why = await _mount_view(lay, lay.workspace, [*hide, *hidden])
     if why is not None:
         return why
-    await _hash_all(lay, lay.work, max_file_size, init=False)
+    # Its status listed the untracked files already (a hidden one is absent from the view).
+    untracked = [e[3:] for e in entries if e.startswith("??")]
+    await _hash_all(lay, lay.work, max_file_size, untracked=untracked)
     return None
 
 
