@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests._scripted import calc_repo as calc_repo  # the fixture, for these tests
@@ -87,6 +89,35 @@ def test_a_header_that_cannot_be_sent_is_a_config_error_without_its_value(
             {"mcpServers": {"web": {"url": "http://127.0.0.1:1/", "headers": headers}}}
         )
     assert "tok-2718" not in str(info.value)
+
+
+async def test_a_server_failing_to_stop_is_logged_in_one_line_without_header_values(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The foreign server's failure while stopping carries its token (an HTTP error quoting
+    the request): the log line masks it and shows no traceback."""
+    from driveros.mcptools import _tools, open_mcp_tools
+
+    token = "Bearer tok-1618033"
+    [server] = parse_mcp_config(
+        {"mcpServers": {"web": {"url": "http://127.0.0.1:1/", "headers": {"Authorization": token}}}}
+    )
+
+    async def started(_server: McpServerConfig, stack: Any, _cwd: str | None) -> list[Any]:
+        async def fail_to_stop() -> None:
+            raise RuntimeError(f"DELETE refused (Authorization: {token})\nmore {token}")
+
+        stack.push_async_callback(fail_to_stop)
+        return []
+
+    monkeypatch.setattr(_tools, "_start", started)
+    with caplog.at_level(logging.INFO, logger="driveros.mcptools"):
+        async with open_mcp_tools([server], report=print) as tools:
+            assert tools == []
+    [record] = [r for r in caplog.records if "stopping MCP server" in r.getMessage()]
+    assert record.exc_info is None
+    assert "web" in record.getMessage() and "DELETE refused" in record.getMessage()
+    assert "tok-1618033" not in caplog.text
 
 
 def _cli_env(server: ScriptedModelServer) -> dict[str, str]:

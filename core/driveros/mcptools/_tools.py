@@ -137,13 +137,15 @@ async def open_mcp_tools(
                 log.info("MCP server %s did not start: %s", server.name, detail)
                 report(f"MCP server {server.name!r} did not start: {detail}")
                 continue
-            outer.push_async_callback(_close_quietly, stack, server.name)
+            outer.push_async_callback(_close_quietly, stack, server)
             tools.extend(found)
         yield tools
 
 
-async def _close_quietly(stack: contextlib.AsyncExitStack, name: str) -> None:
+async def _close_quietly(stack: contextlib.AsyncExitStack, server: McpServerConfig) -> None:
     try:
         await stack.aclose()
-    except Exception:  # stopping a foreign process must not end the run in an error
-        log.info("stopping MCP server %s failed", name, exc_info=True)
+    except Exception as exc:  # stopping a foreign process must not end the run in an error
+        # One line, header values masked, as for a server that did not start.
+        detail = server.redact(_describe(exc))
+        log.info("stopping MCP server %s failed: %s", server.name, detail)
