@@ -13,9 +13,8 @@ from driveros.state import Lease, list_leases
 from driveros.state import _lease as lease_module
 
 
-async def test_a_canceled_create_leaves_no_registration_behind(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _slow_writes(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """Every lease write lands on disk well after it starts; the event is set when one does."""
     real = lease_module.write_json_atomic
     writing = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -26,6 +25,13 @@ async def test_a_canceled_create_leaves_no_registration_behind(
         real(path, data)
 
     monkeypatch.setattr(lease_module, "write_json_atomic", slow_write)
+    return writing
+
+
+async def test_a_canceled_create_leaves_no_registration_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writing = _slow_writes(monkeypatch)
     creating = asyncio.create_task(Lease.create("cache", paths=[tmp_path / "driveros-x"]))
     await writing.wait()
     creating.cancel()
@@ -39,16 +45,7 @@ async def test_a_canceled_update_never_brings_a_released_record_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lease = await Lease.create("cache", paths=[tmp_path / "driveros-y"])
-    real = lease_module.write_json_atomic
-    writing = asyncio.Event()
-    loop = asyncio.get_running_loop()
-
-    def slow_write(path: Path, data: Any) -> None:
-        loop.call_soon_threadsafe(writing.set)
-        time.sleep(0.3)  # the record lands on disk after the caller was canceled
-        real(path, data)
-
-    monkeypatch.setattr(lease_module, "write_json_atomic", slow_write)
+    writing = _slow_writes(monkeypatch)
     updating = asyncio.create_task(lease.update(detail={"step": 2}))
     await writing.wait()
     updating.cancel()
