@@ -133,10 +133,13 @@ async def _copy_parallel(src: Path, dst: Path, relpaths: list[str]) -> None:
             tg.create_task(thread_to_the_end(sync_paths, src, dst, part))
 
 
-async def _user_status(top: Path, *, ignored: bool = False) -> GitResult:
+async def _user_status(
+    top: Path, *, ignored: bool = False, git_dir: Path | None = None
+) -> GitResult:
     """``git status`` of the user's tree (every untracked file, no renames): what differs from
     ``HEAD``, read the same way by every strategy. ``ignored``: the ignored paths too (``!!``
-    entries; an ignored directory once, not its contents, unless it holds a tracked file)."""
+    entries; an ignored directory once, not its contents, unless it holds a tracked file).
+    ``git_dir``: a private repository whose work tree ``top`` is (a plain directory)."""
     return await run_git(
         [
             "--no-optional-locks",
@@ -149,6 +152,9 @@ async def _user_status(top: Path, *, ignored: bool = False) -> GitResult:
             "--ignore-submodules=all",
         ],
         cwd=top,
+        git_dir=git_dir,
+        work_tree=top if git_dir is not None else None,
+        scratch=git_dir is not None,
     )
 
 
@@ -342,21 +348,7 @@ async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[st
     into the private repository through the view; nothing is copied or checked out. What
     ``copy`` leaves out (ignored paths) and untracked deny-listed secret files are hidden."""
     await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
-    _, status, _ = await run_git(
-        [
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            "--ignored=matching",
-            "--no-renames",
-            "--ignore-submodules=all",
-        ],
-        cwd=lay.workspace,
-        git_dir=lay.git_dir,
-        work_tree=lay.workspace,
-        scratch=True,
-    )
+    _, status, _ = await _user_status(lay.workspace, ignored=True, git_dir=lay.git_dir)
     entries = [e for e in split_z(status) if len(e) > 3]
     hidden = await thread_to_the_end(_hidden_of, lay, lay.workspace, entries, secrets=True)
     why = await _mount_view(lay, lay.workspace, [*hide, *hidden])
