@@ -111,11 +111,13 @@ async def _add_overlay_changes(lay: Layout) -> None:
 
     Ignored untracked paths are left out (as ``add -A`` of the whole tree would), and a path
     gone from both the view and the private index has nothing left to record."""
-    candidates = await asyncio.to_thread(upper_candidates, lay.upper, lay.prefix, lay.hidden)
-    # Inside a nested repository: never part of a proposal (as for a worktree or copy).
-    candidates = await asyncio.to_thread(
-        lambda: [p for p in candidates if not _in_nested_repo(lay.work, p)]
-    )
+
+    def listed() -> list[str]:
+        # Inside a nested repository: never part of a proposal (as for a worktree or copy).
+        found = upper_candidates(lay.upper, lay.prefix, lay.hidden)
+        return [p for p in found if not _in_nested_repo(lay.work, p)]
+
+    candidates = await asyncio.to_thread(listed)
     if not candidates:
         return
     # Untracked ignored ones (check-ignore takes file names, not pathspecs: no magic).
