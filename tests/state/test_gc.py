@@ -8,12 +8,14 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from driveros.state import Lease, Owner, collect_garbage, kept_leases, list_leases, state_dir
+from driveros.state import _gc as gc_module
 from tests.review._repo import make_repo, scratch_copies
 
 _HOLD = """
@@ -177,3 +179,27 @@ async def test_remove_paths_unmounts_first_and_never_crosses_a_mount(tmp_path: P
     assert await remove_paths([str(root)]) == []
     assert mounts_under(root) == []
     assert not root.exists()
+
+
+async def test_a_canceled_collection_does_not_keep_the_gc_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = gc_module._try_lock
+    locking = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def slow_lock(path: Path) -> int | None:
+        loop.call_soon_threadsafe(locking.set)
+        time.sleep(0.3)  # the lock is taken after the caller was canceled
+        return real(path)
+
+    monkeypatch.setattr(gc_module, "_try_lock", slow_lock)
+    collecting = asyncio.create_task(collect_garbage(state=tmp_path))
+    await locking.wait()
+    collecting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await collecting
+    await asyncio.sleep(0.5)  # long enough for a thread left running to take the lock
+    monkeypatch.setattr(gc_module, "_try_lock", real)
+    # Was: the descriptor holding the lock left open, every later collection "busy".
+    assert not (await collect_garbage(state=tmp_path)).busy

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from driveros.state._cleanup import remove_paths
 from driveros.state._lease import Lease, list_leases
+from driveros.state._lock import open_lock_fd
 from driveros.state._paths import state_dir
 from driveros.state._sessions import (
     SESSION_MAX_AGE_S,
@@ -128,7 +129,7 @@ async def collect_garbage(
     if not await asyncio.to_thread(where.is_dir):
         return GcReport(state_dir=str(where))
     try:
-        fd = await asyncio.to_thread(_try_lock, where / "gc.lock")
+        fd = await open_lock_fd(_try_lock, where / "gc.lock")
     except OSError as exc:
         return GcReport(state_dir=str(where), errors=[f"cannot lock {where}: {exc}"])
     if fd is None:

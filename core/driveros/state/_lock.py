@@ -15,9 +15,10 @@ import hashlib
 import logging
 import os
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+from driveros._finish import finish_then_reraise
 from driveros.state._paths import ensure_dir, state_dir
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,26 @@ def _open_lock_file(path: Path) -> int:
     return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
 
+async def open_lock_fd(opener: Callable[[Path], int | None], path: Path) -> int | None:
+    """``opener(path)`` (a descriptor of a lock file, maybe locked already) in a worker thread.
+
+    A cancellation waits for the thread and closes what it opened: a descriptor left open
+    would hold its lock until the process ends (every later lock in this process refused).
+    """
+    opened: list[int | None] = []
+
+    async def open_() -> None:
+        opened.append(await asyncio.to_thread(opener, path))
+
+    try:
+        await finish_then_reraise(open_())
+    except asyncio.CancelledError:
+        if opened and opened[0] is not None:
+            os.close(opened[0])
+        raise
+    return opened[0]
+
+
 def _try_flock(fd: int) -> bool:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -61,7 +82,7 @@ async def file_lock(path: Path) -> AsyncIterator[None]:
     """
     fd: int | None = None
     try:
-        fd = await asyncio.to_thread(_open_lock_file, path)
+        fd = await open_lock_fd(_open_lock_file, path)
     except OSError as exc:
         # No usable state directory (read-only home, ...): within-process locking only.
         log.warning("driveros: cannot open %s (%s); locking within this process only", path, exc)
