@@ -9,7 +9,7 @@ import stat
 import zlib
 from pathlib import Path
 
-from driveros._finish import finish_then_reraise, thread_to_the_end
+from driveros._finish import thread_to_the_end
 from driveros._git import GitResult, run_git, split_z
 from driveros.review._files import blob_sha, open_parent
 from driveros.review._layout import Layout
@@ -67,15 +67,10 @@ async def stage(lay: Layout, tree: Path, relpaths: list[str] | None) -> None:
         # Tracked (in the private index) and untracked-not-ignored files: what add -A takes.
         _, out, _ = await git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
         relpaths = sorted(set(split_z(out)))
-    read: list[bytes] = []
-
-    async def read_all(paths: list[str]) -> None:
-        read.append(await thread_to_the_end(read_entries, lay.git_dir, tree, paths))
-
     # The reading thread writes into the scratch root: a cancellation waits for it, so the
     # cleanup that follows never races it.
-    await finish_then_reraise(read_all(relpaths))
-    await git(["update-index", "-z", "--index-info"], read[0])
+    info = await thread_to_the_end(read_entries, lay.git_dir, tree, relpaths)
+    await git(["update-index", "-z", "--index-info"], info)
     # Stat data for what was read, so later adds hash only edits (best effort).
     await git(["update-index", "-q", "--ignore-missing", "--refresh"], check=False)
 
