@@ -614,3 +614,33 @@ async def test_an_allowed_edit_never_goes_through_a_directory_swapped_for_a_syml
     assert writes == []
     assert list(outside.iterdir()) == []
     assert "pkg/new.py: could not be written" in last_request
+
+
+async def test_titles_show_what_the_model_wrote_not_what_it_makes_a_screen_show(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    """A prompt-injected model hides the end of a command behind a right-to-left override and
+    a long harmless prefix, and names a file to pass for another: every title the user is
+    asked about shows the override escaped and says it was cut; the full command stays in
+    rawInput."""
+    hidden = "echo harmless \u202e" + "a" * 300 + "\n; touch PWNED"
+    spoof = "calc\u202eyp.txt"
+    turns = [
+        Turn(tool_calls=[ToolCallSpec("run", {"command": hidden})]),
+        Turn(tool_calls=[ToolCallSpec("write_file", {"path": spoof, "content": "x\n"})]),
+        Turn(text="ok"),
+    ]
+    async with ScriptedModelServer(turns) as server:
+        client, session = await _open(acp_schema, server, calc_repo)
+        client.handlers["session/request_permission"] = _answer("reject_once")
+        await client.request("session/prompt", _prompt(session, "go"))
+        assert await client.close() == 0
+    assert client.errors == []
+    asks = [r["params"]["toolCall"] for r in client.requests if r["method"].endswith("permission")]
+    titles = [ask["title"] for ask in asks] + [u.get("title") or "" for u in client.updates]
+    assert not any("\u202e" in title or "\n" in title for title in titles)
+    [command] = [ask for ask in asks if (ask.get("rawInput") or {}).get("command") == hidden]
+    assert "\\u202e" in command["title"] and command["title"].endswith("…")
+    [edit] = [ask for ask in asks if "yp.txt" in ask["title"]]
+    assert edit["title"] == "Create calc\\u202eyp.txt"
+    assert not (calc_repo / "PWNED").exists()

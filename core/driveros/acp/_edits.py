@@ -26,6 +26,7 @@ from driveros._errors import DriverosError
 from driveros.acp._permission import OPTIONS, Verdict, verdict_of
 from driveros.acp._plan import RunPlan
 from driveros.acp._updates import Update, text_block
+from driveros.approval import display_command
 from driveros.review import FileChange, ScratchWorkspace, plan_file, read_text
 
 log = logging.getLogger(__name__)
@@ -59,15 +60,18 @@ def _kind(change: FileChange) -> schema.ToolKind:
 
 
 def _title(change: FileChange) -> str:
+    """The change as a person reads it: file names the model chose are escaped
+    (:func:`driveros.approval.display_command`), so none can pass for another."""
+    path = display_command(change.path)
     match change.action:
         case "create":
-            return f"Create {change.path}"
+            return f"Create {path}"
         case "delete":
-            return f"Delete {change.path}"
+            return f"Delete {path}"
         case "rename":
-            return f"Rename {change.old_path} → {change.path}"
+            return f"Rename {display_command(change.old_path or '')} → {path}"
         case _:
-            return f"Edit {change.path}"
+            return f"Edit {path}"
 
 
 def _content(workspace: Path, change: FileChange) -> list[schema.FileEditToolCallContent]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from acp import schema
 
 from driveros.agent import Event
+from driveros.approval import display_command
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +58,23 @@ def text_block(text: str) -> schema.TextContentBlock:
     return schema.TextContentBlock(type="text", text=text)
 
 
+#: The longest title shown (characters, escapes included); a longer one ends in "…".
+TITLE_LIMIT = 200
+_SPACES = re.compile(" {2,}")
+
+
 def tool_title(name: str, arguments: dict[str, Any]) -> str:
-    """A one-line title: the tool and what it acts on."""
+    """A one-line title: the tool and what it acts on, shown as it is
+    (:func:`driveros.approval.display_command`: no bidi override or control character from
+    the model reorders or hides part of it), and marked when cut."""
     for key in ("command", "path", "pattern", "query"):
         value = arguments.get(key)
         if isinstance(value, str) and value:
-            one_line = " ".join(value.split())
-            return f"{name}: {one_line[:200]}"
-    return name
+            shown = display_command(_SPACES.sub(" ", value.strip(" ")))
+            if len(shown) > TITLE_LIMIT:
+                shown = shown[: TITLE_LIMIT - 1] + "…"
+            return f"{display_command(name)}: {shown}"
+    return display_command(name)
 
 
 def locations(workspace: Path, arguments: dict[str, Any]) -> list[schema.ToolCallLocation] | None:
