@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import sysconfig
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.sandbox.conftest import require_docker
 
+from driveros.agent import Event
+from driveros.config import load_environment
 from driveros.review import ScratchWorkspace
-from driveros.runs import DOCKER_GIT_DIR, RunSpec, docker_git
-from driveros.testing import ToolCallSpec, Turn
+from driveros.runs import DOCKER_GIT_DIR, RunSpec, docker_git, execute_run
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-from .conftest import run_scripted
+from .conftest import environ_for, run_scripted
 
 CALC = "def add(a, b):\n    return a - b\n"
 EDIT = ToolCallSpec("edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
@@ -201,3 +206,79 @@ async def test_run_docker_review_on_an_overlay_view(
     finally:
         await report.scratch.aclose()
     assert (repo / "calc.py").read_text() == CALC
+
+
+def _held_walk(
+    monkeypatch: pytest.MonkeyPatch, scratch_started: threading.Event
+) -> tuple[threading.Event, list[bool]]:
+    """Make the run's .env walk wait (in its thread) until ``release`` is set, and record
+    whether the scratch copy was being made while it waited."""
+    from driveros.runs import _execute
+
+    release = threading.Event()
+    saw_scratch: list[bool] = []
+    real = _execute.dotenv_assignments
+
+    def walk(root: Path, *, recursive: bool = False) -> list[tuple[str, str]]:
+        saw_scratch.append(scratch_started.wait(30))
+        release.wait(30)
+        return real(root, recursive=recursive)
+
+    monkeypatch.setattr(_execute, "dotenv_assignments", walk)
+    return release, saw_scratch
+
+
+def _watch_scratch(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    started = threading.Event()
+    real = ScratchWorkspace.create.__func__  # type: ignore[attr-defined]
+
+    async def create(cls: type[ScratchWorkspace], *args: Any, **kwargs: Any) -> ScratchWorkspace:
+        started.set()
+        return await real(cls, *args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(ScratchWorkspace, "create", classmethod(create))
+    return started
+
+
+async def test_the_env_walk_runs_while_the_scratch_copy_is_made(
+    calc_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The walk reads every .env of the workspace (a whole-tree walk, ~0.15 s at 100k files):
+    # made one after the other, it added to every run's start.
+    started = _watch_scratch(monkeypatch)
+    release, saw_scratch = _held_walk(monkeypatch, started)
+    release.set()
+    out = await run_scripted([Turn(text="done")], calc_repo, review=True)
+    assert out.report.scratch is not None
+    await out.report.scratch.aclose()
+    assert saw_scratch == [True]
+    assert out.report.result.outcome == "unverified"  # answered without a check to prove it
+
+
+async def test_a_run_canceled_before_the_walk_ends_still_reports_a_masked_result(
+    calc_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "dotenv-value-0123456789abcdef"
+    (calc_repo / ".env").write_text(f"DEPLOY_TOKEN={token}\n")
+    started = _watch_scratch(monkeypatch)
+    release, _ = _held_walk(monkeypatch, started)
+    events: list[Event] = []
+
+    async def on_event(event: Event) -> None:
+        events.append(event)
+
+    async with ScriptedModelServer([Turn(text="done")]) as server:
+        env = load_environment(cwd=calc_repo, environ=environ_for(server, "openai"))
+        spec = RunSpec(task=f"use {token}", workspace=calc_repo, review=True, diagnostics=False)
+        run = asyncio.ensure_future(execute_run(spec, env=env, on_event=on_event))
+        await asyncio.to_thread(started.wait, 30)
+        run.cancel()
+        await asyncio.sleep(0)
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+    assert [e.type for e in events][-1] == "result"
+    assert events[-1].outcome == "canceled"  # type: ignore[union-attr]
+    assert server.requests == []
+    text = "".join(e.model_dump_json() for e in events)
+    assert token not in text

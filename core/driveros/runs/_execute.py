@@ -185,15 +185,50 @@ async def execute_run(
     agent reads, edits or writes a path, that text is adopted into the scratch copy
     (:class:`ReadBuffer`).
     """
-    sink = await _sink(spec, env, on_event)
+    # Reading every .env of the workspace (for the redactor) is a walk of the whole tree:
+    # it runs while the scratch copy is made, and nothing is emitted before it is done.
+    making_sink = asyncio.ensure_future(_sink(spec, env, on_event))
+    try:
+        return await _execute(
+            spec,
+            making_sink,
+            env=env,
+            history=history,
+            scratch=scratch,
+            approval=approval,
+            asker=asker,
+            config=config,
+            extra_tools=extra_tools,
+            buffers=buffers,
+        )
+    finally:
+        if not making_sink.done():
+            making_sink.cancel()  # only on an error outside the run's own handling
+
+
+async def _execute(
+    spec: RunSpec,
+    making_sink: asyncio.Future[EventSink],
+    *,
+    env: Environment,
+    history: Sequence[Message] | None,
+    scratch: ScratchWorkspace | None,
+    approval: ApprovalPolicy | None,
+    asker: Asker | None,
+    config: AgentConfig | None,
+    extra_tools: Sequence[ExtraTool],
+    buffers: ReadBuffer | None,
+) -> RunReport:
     if spec.overlays and not spec.review:
-        return await _fail(spec, sink, ConfigError("overlays need a review run (review=True)"))
+        exc = ConfigError("overlays need a review run (review=True)")
+        return await _fail(spec, await making_sink, exc)
     try:
         provider = make_provider(spec, env)
     except ConfigError as exc:
-        return await _fail(spec, sink, exc)
+        return await _fail(spec, await making_sink, exc)
     owns_scratch = False
     drive = _Drive()
+    sink: EventSink | None = None
     try:
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(provider.aclose)
@@ -212,6 +247,7 @@ async def execute_run(
                         hide_git=spec.untrusted,
                     )
                     owns_scratch = True
+                sink = await making_sink
                 root = scratch.path
                 started: dict[str, object] = {"scratch": scratch.strategy}
                 if scratch.fallback_reason:
@@ -219,6 +255,8 @@ async def execute_run(
                 if scratch.left_out:
                     started["left_out"] = list(scratch.left_out)
                 sink.extra_fields[RunStarted] = started
+            else:
+                sink = await making_sink
             sandbox, seen_as = await open_sandbox(spec, root, env, scratch)
             stack.push_async_callback(sandbox.aclose)
             policy = approval or approval_policy(
@@ -254,12 +292,15 @@ async def execute_run(
     except asyncio.CancelledError:
         if owns_scratch and scratch is not None:
             await scratch.aclose()
+        # Canceled before the walk ended: the result still goes out, masked as always.
+        if sink is None:
+            sink = await asyncio.shield(making_sink)
         await drive.canceled(sink)
         raise
     except DriverosError as exc:  # setup: scratch copy, sandbox, runtime, review
         if owns_scratch and scratch is not None:
             await scratch.aclose()
-        return await _fail(spec, sink, exc)
+        return await _fail(spec, sink if sink is not None else await making_sink, exc)
 
 
 async def run_in(
