@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from driveros.review._overlay import hide_in_upper, upper_candidates
+from driveros.review._overlay import hide_in_layer, upper_candidates
 from driveros.state import mounts_under
 from tests.review._repo import make_repo, tree, write_files
 
@@ -65,8 +65,14 @@ async def view(obs):
         obs["changes"] = sorted((c.path, str(c.action)) for c in await s.changes())
         upper = s.path.parent / "upper"
         obs["upper"] = sorted(p.name for p in upper.iterdir())
+        hide = s._lay.hide_layer
+        obs["hide"] = sorted(p.name for p in hide.iterdir())
+        obs["hide_fs"] = [line.split(" - ")[1].split()[0] for line in open("/proc/self/mountinfo")
+                          if line.split()[4] == "/dev/shm"]
+        obs["hide_in_shm"] = hide.parent == Path("/dev/shm")
     finally:
         await s.aclose()
+    obs["hide_left"] = os.path.lexists(hide)
     obs["after_close"] = fs_types(BASE)
     obs["left"] = sorted(p.name for p in BASE.iterdir())
 
@@ -198,8 +204,14 @@ def test_an_unprivileged_run_gets_a_fuse_view(
         ["b.py", "delete"],
         ["new.txt", "create"],
     ]
-    if mode == "nomknod":  # the hiding whiteouts are fuse-overlayfs's .wh. files
-        assert {".wh..env", ".wh.build"} <= set(obs["upper"])
+    # The hiding whiteouts are in the hide layer (a lower layer on the tmpfs /dev/shm), not in
+    # the upper layer; without mknod they are fuse-overlayfs's .wh. files.
+    hiders = {".wh..env", ".wh.build"} if mode == "nomknod" else {".env", "build"}
+    assert obs["hide"] == sorted(hiders)
+    assert obs["upper"] == ["a.py", "b.py", "new.txt"]  # b.py: the run's deletion
+    if obs["hide_fs"] == ["tmpfs"]:
+        assert obs["hide_in_shm"] is True
+    assert obs["hide_left"] is False
     # The user's files are untouched; nothing stays mounted or on disk.
     assert tree(repo) == before
     assert obs["after_close"] == [] and obs["left"] == []
@@ -271,7 +283,7 @@ def test_hiding_falls_back_to_a_whiteout_file_when_mknod_is_refused(
         raise PermissionError(1, "Operation not permitted")
 
     monkeypatch.setattr(os, "mknod", refuse)
-    assert hide_in_upper(upper, "out/deep/key.pem", lower)
+    assert hide_in_layer(upper, "out/deep/key.pem", lower)
     assert (upper / "out/deep/.wh.key.pem").is_file()
-    assert hide_in_upper(upper, "out/deep/key.pem", lower)  # once only
+    assert hide_in_layer(upper, "out/deep/key.pem", lower)  # once only
     assert upper_candidates(upper, "", hidden=["out/deep/key.pem"]) == []

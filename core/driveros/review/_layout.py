@@ -47,6 +47,9 @@ class Layout:
     #: For an overlay: what the view hides with a whiteout made before mounting (relative to
     #: ``work``): ignored files and directories, secret files of a plain directory, ``.git``.
     hidden: list[str] = field(default_factory=list)
+    #: For an overlay that hides something: the hide layer holding those whiteouts (a lower
+    #: layer above ``lower``, on a tmpfs when one is usable, else ``root / "hide"``), else None.
+    hide_layer: Path | None = None
 
     @property
     def upper(self) -> Path:
@@ -82,13 +85,15 @@ def layout_to_json(lay: Layout) -> dict[str, Any]:
         "strategy": lay.strategy,
         "lower": str(lay.lower) if lay.lower else None,
         "hidden": list(lay.hidden),
+        "hide_layer": str(lay.hide_layer) if lay.hide_layer else None,
     }
 
 
 def layout_from_json(data: Any, lease: Lease) -> Layout | None:
     """The layout saved by :func:`layout_to_json`, or None when it does not hold together
-    (it is read back from disk: every path must lie in the lease's own scratch root)."""
-    if not isinstance(data, dict) or len(lease.record.paths) != 1:
+    (it is read back from disk: every path must lie in the lease's own scratch root, and a
+    hide layer outside it must be a path the lease registered)."""
+    if not isinstance(data, dict) or not lease.record.paths:
         return None
     try:
         root = Path(lease.record.paths[0])
@@ -100,6 +105,9 @@ def layout_from_json(data: Any, lease: Lease) -> Layout | None:
         disk = data.get("disk_baseline") or {}
         envs = data.get("environments") or []
         hidden = data.get("hidden") or []
+        hide = Path(data["hide_layer"]) if data.get("hide_layer") else None
+        if hide is not None and hide != root / "hide" and str(hide) not in lease.record.paths[1:]:
+            return None
         lay = Layout(
             workspace=Path(data["workspace"]),
             root=root,
@@ -118,6 +126,7 @@ def layout_from_json(data: Any, lease: Lease) -> Layout | None:
             strategy=str(data.get("strategy") or ""),
             lower=Path(data["lower"]) if data.get("lower") else None,
             hidden=[str(h) for h in hidden] if isinstance(hidden, list) else [],
+            hide_layer=hide,
         )
         if lay.strategy in VIEW_STRATEGIES and lay.lower is None:
             return None

@@ -203,26 +203,35 @@ def _unsafe_dir(path: Path) -> str | None:
     return None
 
 
-def _layers_refusal(lower: Path, upper: Path, work: Path, merged: Path) -> str | None:
-    for p in (lower, upper, work, merged):
+def _layers_refusal(
+    lower: Path, upper: Path, work: Path, merged: Path, hide: Path | None
+) -> str | None:
+    for p in (lower, upper, work, merged, *([hide] if hide is not None else [])):
         why = _unsafe_dir(p)
         if why is not None:
             return why
-    if _BAD_CHARS.intersection(f"{lower}{upper}{work}"):
+    if _BAD_CHARS.intersection(f"{lower}{upper}{work}{hide or ''}"):
         return "a layer's path holds a character mount options cannot carry"
     return None
 
 
 async def mount_overlay(
-    lower: Path, upper: Path, work: Path, merged: Path, driver: str = "overlay"
+    lower: Path,
+    upper: Path,
+    work: Path,
+    merged: Path,
+    driver: str = "overlay",
+    hide: Path | None = None,
 ) -> str | None:
     """Mount the view (``driver``: ``overlay``, the kernel's, or ``fuse-overlay``); None on
-    success, else the error. Each path must be a real directory (no symlink anywhere on it),
+    success, else the error. ``hide``: the hide layer (see :func:`hide_layer_base`), a lower
+    layer above ``lower``. Each path must be a real directory (no symlink anywhere on it),
     checked right before mounting."""
-    why = await asyncio.to_thread(_layers_refusal, lower, upper, work, merged)
+    why = await asyncio.to_thread(_layers_refusal, lower, upper, work, merged, hide)
     if why is not None:
         return why
-    opts = f"lowerdir={lower},upperdir={upper},workdir={work}"
+    lowers = f"{hide}:{lower}" if hide is not None else str(lower)
+    opts = f"lowerdir={lowers},upperdir={upper},workdir={work}"
     if driver == "fuse-overlay":
         # Daemonizes once mounted (stdio to /dev/null); the daemon runs as this user and
         # exits when the view is unmounted (fusermount3 -u).
@@ -240,19 +249,44 @@ async def mount_overlay(
     return why
 
 
-def hide_in_upper(upper: Path, rel: str, lower: Path | None = None) -> bool:
+def hide_layer_base(environ: Mapping[str, str] | None = None) -> Path | None:
+    """A tmpfs directory this user may create the hide layer in (``$XDG_RUNTIME_DIR``, else
+    ``/dev/shm``), or None. Making a whiteout there costs microseconds, against about half a
+    millisecond of kernel time per inode on ext4 (thousands of ignored paths in a big
+    repository). Blocking."""
+    env = os.environ if environ is None else environ
+    # /dev/shm is shared: the layer gets a fresh unguessable name, made 0700 (O_EXCL).
+    for raw in (env.get("XDG_RUNTIME_DIR", ""), "/dev/shm"):  # noqa: S108
+        base = Path(raw)
+        if not raw or not base.is_absolute() or _BAD_CHARS.intersection(raw):
+            continue
+        usable = _unsafe_dir(base) is None and os.access(base, os.W_OK | os.X_OK)
+        if usable and fs_type(base) == "tmpfs":
+            return base
+    return None
+
+
+def hide_in_layer(
+    layer: Path,
+    rel: str,
+    lower: Path | None = None,
+    times: list[tuple[Path, os.stat_result]] | None = None,
+) -> bool:
     """Hide the lower layer's ``rel`` (a file or a whole directory) from the view: a whiteout
-    (a 0/0 character device) in the upper layer, made before mounting (the kernel does not
-    expect the upper layer to change under a mounted view). Linux >= 5.8 lets any user make
-    one; where mknod is refused (an older kernel, not root) a ``.wh.<name>`` file is made
-    instead, which fuse-overlayfs (the only driver used without root) reads as a whiteout.
-    A directory made in the upper layer on the way takes the owner (where this user may give
-    it), mode and times of ``lower``'s (the view shows the upper one). False, nothing made,
-    when a parent in ``lower`` is not a plain directory (then the view cannot reach ``rel``
-    through it)."""
+    (a 0/0 character device) in ``layer``, the hide layer (a lower layer above the user's
+    workspace; overlayfs and fuse-overlayfs honour whiteouts in a lower layer), made before
+    mounting. Linux >= 5.8 lets any user make one; where mknod is refused (an older kernel,
+    not root) a ``.wh.<name>`` file is made instead, which fuse-overlayfs (the only driver
+    used without root) reads as a whiteout. A directory made in ``layer`` on the way takes
+    the owner (where this user may give it), mode and times of ``lower``'s (the view takes a
+    directory's attributes from the top-most layer holding it). False, nothing made, when a
+    parent in ``lower`` is not a plain directory (then the view cannot reach ``rel`` through
+    it). ``times``: when hiding several paths, the directories made are added there and their
+    times left to the caller (:func:`restore_times`, once all are hidden: a later whiteout in
+    the same directory would change them again)."""
     parts = rel.split("/")
     made: list[tuple[Path, os.stat_result]] = []
-    up, low = upper, lower
+    up, low = layer, lower
     for name in parts[:-1]:
         up = up / name
         low = None if low is None else low / name
@@ -274,7 +308,7 @@ def hide_in_upper(upper: Path, rel: str, lower: Path | None = None) -> bool:
                 pass  # not root: the directory stays this user's, as the view's files are
             up.chmod(stat.S_IMODE(st.st_mode))
             made.append((up, st))
-    target = upper / rel
+    target = layer / rel
     marker = target.with_name(_WH_PREFIX + target.name)
     if os.path.lexists(target) or os.path.lexists(marker):
         return True
@@ -283,9 +317,18 @@ def hide_in_upper(upper: Path, rel: str, lower: Path | None = None) -> bool:
     except PermissionError:
         fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         os.close(fd)
+    if times is not None:
+        times.extend(made)
+    else:
+        restore_times(made)
+    return True
+
+
+def restore_times(made: list[tuple[Path, os.stat_result]]) -> None:
+    """Give each directory made by :func:`hide_in_layer` its lower directory's times again
+    (deepest first: setting a directory's times does not change its parent's)."""
     for path, st in reversed(made):
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
-    return True
 
 
 def to_hide(
@@ -314,13 +357,9 @@ def to_hide(
     return out
 
 
-async def ensure_mounted(
-    lower: Path, upper: Path, work: Path, merged: Path, driver: str = "overlay"
-) -> str | None:
-    """Mount the view unless it is mounted already (a kept copy after a reboot)."""
-    if str(merged) in await asyncio.to_thread(mounts_under, merged):
-        return None
-    return await mount_overlay(lower, upper, work, merged, driver)
+async def is_mounted(merged: Path) -> bool:
+    """Whether a view is mounted at ``merged``."""
+    return str(merged) in await asyncio.to_thread(mounts_under, merged)
 
 
 def _xattr(path: str, names: tuple[str, ...]) -> bool:
@@ -338,9 +377,10 @@ def upper_candidates(upper: Path, prefix: str, hidden: Collection[str] = ()) -> 
 
     Files and symlinks are created or modified; a whiteout (a 0/0 character device, or
     fuse-overlayfs's ``.wh.<name>`` file) is a deletion of whatever was there (a file or a
-    whole directory), except one at a path of ``hidden`` (planted by :func:`hide_in_upper`:
-    nothing the run did); an opaque (xattr, or a ``.wh..wh..opq`` file inside) or redirected
-    directory is named whole (its lower contents are hidden or moved). ``.git`` is
+    whole directory), except one at a path of ``hidden`` (a path the view hides: nothing the
+    run did; a copy kept by an older version holds those whiteouts in its upper layer); an
+    opaque (xattr, or a ``.wh..wh..opq`` file inside) or redirected directory is named whole
+    (its lower contents are hidden or moved). ``.git`` is
     never named. Only the upper layer is walked: proportional to what the run wrote.
     """
     planted = frozenset(hidden)

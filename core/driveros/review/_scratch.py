@@ -28,8 +28,8 @@ from driveros.review._hooks import refuse_hook_changes
 from driveros.review._layout import Layout, layout_from_json, layout_to_json
 from driveros.review._models import ApplyResult, FileChange
 from driveros.review._overlay import STRATEGIES, strategy_from_env
-from driveros.review._snapshot import build, destroy, remount
-from driveros.state import kept_leases, unmount_under
+from driveros.review._snapshot import build, destroy, let_go, remount
+from driveros.state import kept_leases
 
 log = logging.getLogger(__name__)
 
@@ -426,7 +426,7 @@ class ScratchWorkspace:
             # A kept view outlives this process on disk (its upper layer), not as a mount:
             # nothing stays mounted once the editor or CLI that owned it is gone, and
             # :meth:`reopen_kept` mounts it again.
-            await finish_then_reraise(unmount_under(self._lay.root))
+            await finish_then_reraise(let_go(self._lay))
             return
         if self._removed:
             return

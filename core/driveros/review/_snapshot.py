@@ -14,10 +14,11 @@ import asyncio
 import logging
 import os
 import re
+import secrets
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from driveros._finish import finish_then_reraise, thread_to_the_end
@@ -37,14 +38,16 @@ from driveros.review._files import (
     sync_paths,
     write_overlays,
 )
-from driveros.review._layout import Layout
+from driveros.review._layout import Layout, layout_to_json
 from driveros.review._overlay import (
     AUTO_PREFERS,
     VIEW_STRATEGIES,
-    ensure_mounted,
-    hide_in_upper,
+    hide_in_layer,
+    hide_layer_base,
+    is_mounted,
     mount_overlay,
     overlay_refusal,
+    restore_times,
     to_hide,
     view_driver,
 )
@@ -163,15 +166,39 @@ def _environment_paths(lay: Layout) -> list[str]:
     return [f"{lay.prefix}{n}" for n in ENVIRONMENT_DIRS if is_environment(lay.workspace / n, n)]
 
 
-def _hidden_of(lay: Layout, lower: Path, entries: list[str], *, secrets: bool) -> list[str]:
-    """What a view of ``lower`` hides, from its ``git status --ignored`` entries: every ignored
-    path but the environments (a worktree or copy never holds them either), and with
-    ``secrets`` every untracked deny-listed secret file (``.env``, keys; see
-    :func:`driveros.sandbox.secret_path_reason`)."""
-    ignored = [e[3:] for e in entries if e.startswith("!!")]
-    if secrets:
-        ignored += [e[3:] for e in entries if e.startswith("??") and secret_path_reason(e[3:])]
-    return to_hide(lower, ignored, _environment_paths(lay), reach=[lay.prefix])
+def _hidden_of(
+    lay: Layout, lower: Path, ignored: list[str], untracked: Sequence[str] = ()
+) -> list[str]:
+    """What a view of ``lower`` hides: every ``ignored`` path (as ``git status
+    --ignored=matching`` names them) but the environments (a worktree or copy never holds them
+    either), and the deny-listed secret files among ``untracked`` (``.env``, keys; see
+    :func:`driveros.sandbox.secret_path_reason`; a plain directory's untracked files)."""
+    found = [*ignored, *(p for p in untracked if secret_path_reason(p))]
+    return to_hide(lower, found, _environment_paths(lay), reach=[lay.prefix])
+
+
+def matching_ignored(listed: list[str]) -> list[str]:
+    """The ignored paths ``git status --ignored=matching --untracked-files=all`` names (its
+    ``!!`` entries), from ``git ls-files -o -i --exclude-standard --directory`` (which, unlike
+    the status, refreshes nothing: it does not ``stat`` every tracked file). Both name a
+    directory an ignore pattern matches once, and an ignored file inside a directory that
+    holds a tracked file by itself; the listing also names each untracked directory holding
+    only ignored paths *and* those paths, where the status names only the paths: such a
+    directory, the parent of another entry, is dropped."""
+    parents: set[str] = set()
+    for path in listed:
+        parts = path.rstrip("/").split("/")
+        parents.update("/".join(parts[:i]) + "/" for i in range(1, len(parts)))
+    return [p for p in listed if p and not (p.endswith("/") and p in parents)]
+
+
+async def _user_ignored(top: Path) -> list[str]:
+    """The ignored paths of the user's tree, as :func:`matching_ignored` says."""
+    _, out, _ = await run_git(
+        ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
+        cwd=top,
+    )
+    return matching_ignored(split_z(out))
 
 
 async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size: int) -> None:
@@ -271,9 +298,58 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
     )
 
 
+def _plant_hidden(lay: Layout, lower: Path, hide: list[str]) -> list[str]:
+    """Make the hide layer (``lay.hide_layer``, the tmpfs directory chosen for it, else or when
+    that fails ``root / "hide"``) with a whiteout for each path of ``hide``; the paths hidden.
+    Sets ``lay.hide_layer`` (None when there is nothing to hide). Blocking."""
+    if not hide:
+        lay.hide_layer = None
+        return []
+    fallback = lay.root / "hide"
+    for layer in (lay.hide_layer, fallback):
+        if layer is None:
+            continue
+        try:
+            layer.mkdir(0o700)
+        except OSError as exc:
+            log.debug("driveros: no hide layer at %s (%s)", layer, exc)
+            continue
+        lay.hide_layer = layer
+        made: list[tuple[Path, os.stat_result]] = []
+        try:
+            hidden = [rel for rel in hide if hide_in_layer(layer, rel, lower, made)]
+            restore_times(made)
+            return hidden
+        except OSError as exc:  # a full tmpfs: the scratch root next
+            if layer == fallback:
+                raise
+            log.debug("driveros: cannot fill the hide layer at %s (%s)", layer, exc)
+            shutil.rmtree(layer, ignore_errors=True)
+    raise OSError(f"cannot make the hide layer in {lay.root}")
+
+
+async def _drop_hide_layer(lay: Layout) -> None:
+    """Remove the hide layer (after unmounting the view)."""
+    layer, lay.hide_layer = lay.hide_layer, None
+    if layer is None:
+        return
+    if layer.parent == lay.root:
+        await thread_to_the_end(shutil.rmtree, layer, True)
+    else:
+        await remove_paths([str(layer)])
+
+
+def _hide_layer_path(lease_id: str) -> Path | None:
+    """Where this copy's hide layer goes when a tmpfs is usable: a fresh, unguessable name
+    (``driveros-hide-*``, made 0700 right before use), or None. Blocking."""
+    base = hide_layer_base()
+    return None if base is None else base / f"driveros-hide-{lease_id}-{secrets.token_hex(8)}"
+
+
 async def _mount_view(lay: Layout, lower: Path, hide: list[str]) -> str | None:
-    """Make the three directories, hide ``hide`` (paths of ``lower``) in the upper layer and
-    mount the view of ``lower``; None, or why not. Sets ``lay.hidden``."""
+    """Make the view's directories and its hide layer (a whiteout for each path of ``hide``,
+    paths of ``lower``), and mount the view of ``lower``; None, or why not. Sets
+    ``lay.hidden``."""
 
     def dirs() -> None:
         for d in (lay.upper, lay.overlay_work, lay.work):
@@ -283,10 +359,12 @@ async def _mount_view(lay: Layout, lower: Path, hide: list[str]) -> str | None:
         st = lower.stat()
         os.chown(lay.upper, st.st_uid, st.st_gid)
         lay.upper.chmod(stat.S_IMODE(st.st_mode))
-        lay.hidden = [rel for rel in hide if hide_in_upper(lay.upper, rel, lower)]
+        lay.hidden = _plant_hidden(lay, lower, hide)
 
     await thread_to_the_end(dirs)
-    return await mount_overlay(lower, lay.upper, lay.overlay_work, lay.work, lay.strategy)
+    return await mount_overlay(
+        lower, lay.upper, lay.overlay_work, lay.work, lay.strategy, lay.hide_layer
+    )
 
 
 async def _populate_overlay(
@@ -294,8 +372,9 @@ async def _populate_overlay(
 ) -> str | None:
     """Mount the view and record the baseline (``HEAD`` plus the user's dirty files, hashed
     from the lower layer: nothing is checked out or copied). None, or why it cannot mount.
-    The user's ``git status``, the mount and the private repository (with ``HEAD`` read into
-    its index) are made concurrently."""
+    Three things run concurrently: the listing of the ignored paths and then the mount (the
+    view hides them), the user's ``git status`` (the dirty files), and the private repository
+    with ``HEAD`` read into its index."""
 
     async def private() -> None:
         text = await thread_to_the_end(_user_excludes, common)
@@ -304,26 +383,28 @@ async def _populate_overlay(
         # the private repository alone, it needs neither the status nor the mount.
         await run_git(["read-tree", head], cwd=lay.git_dir, git_dir=lay.git_dir, scratch=True)
 
-    async def view() -> tuple[bytes, str | None]:
-        # One status names both the dirty files and the ignored ones the view hides, so it
-        # comes before the mount (a whiteout is made in the upper layer before mounting).
-        _, status, _ = await _user_status(top, ignored=True)
-        entries = [e for e in split_z(status) if len(e) > 3]
-        hidden = await thread_to_the_end(_hidden_of, lay, top, entries, secrets=False)
-        return status, await _mount_view(lay, top, [*hide, *hidden])
+    async def view() -> str | None:
+        # The listing of ignored paths refreshes nothing (unlike the status): the mount does
+        # not wait for a stat of every tracked file.
+        ignored = await _user_ignored(top)
+        hidden = await thread_to_the_end(_hidden_of, lay, top, ignored)
+        return await _mount_view(lay, top, [*hide, *hidden])
 
-    # Both finish (or are canceled with the caller) before any error is raised, so cleanup
+    async def dirty() -> list[str]:
+        _, status, _ = await _user_status(top)
+        return await _dirty_paths(lay, top, status, max_file_size)
+
+    # All finish (or are canceled with the caller) before any error is raised, so cleanup
     # never races a mount still being made; the first error is raised as itself.
-    viewed, made = await asyncio.gather(view(), private(), return_exceptions=True)
-    if isinstance(viewed, BaseException):
-        raise viewed
-    if isinstance(made, BaseException):
-        raise made
-    status, why = viewed
+    done = await asyncio.gather(view(), dirty(), private(), return_exceptions=True)
+    for result in done:
+        if isinstance(result, BaseException):
+            raise result
+    why, paths = done[0], done[1]
+    assert not isinstance(why, BaseException) and isinstance(paths, list)
     if why is not None:
         return why
-    dirty = await _dirty_paths(lay, top, status, max_file_size)
-    await stage(lay, lay.work, dirty)
+    await stage(lay, lay.work, paths)
     return None
 
 
@@ -350,12 +431,13 @@ async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[st
     await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
     _, status, _ = await _user_status(lay.workspace, ignored=True, git_dir=lay.git_dir)
     entries = [e for e in split_z(status) if len(e) > 3]
-    hidden = await thread_to_the_end(_hidden_of, lay, lay.workspace, entries, secrets=True)
+    ignored = [e[3:] for e in entries if e.startswith("!!")]
+    untracked = [e[3:] for e in entries if e.startswith("??")]
+    hidden = await thread_to_the_end(_hidden_of, lay, lay.workspace, ignored, untracked)
     why = await _mount_view(lay, lay.workspace, [*hide, *hidden])
     if why is not None:
         return why
     # Its status listed the untracked files already (a hidden one is absent from the view).
-    untracked = [e[3:] for e in entries if e.startswith("??")]
     await _hash_all(lay, lay.work, max_file_size, untracked=untracked)
     return None
 
@@ -487,12 +569,14 @@ async def build(
     hide = [".git"] if use_overlay and repo is not None and hide_git else []
     if strategy == "copy":
         repo = None
+    # The hide layer's place on a tmpfs, registered with the copy before it is made.
+    hide_layer = await thread_to_the_end(_hide_layer_path, lease_id) if use_overlay else None
     lease: Lease | None = None
     try:
         # Registered before it exists: whatever happens next, a later start can clean it.
         lease = await Lease.create(
             "scratch",
-            paths=[root],
+            paths=[root, *([hide_layer] if hide_layer is not None else [])],
             repo=repo[0] if repo else None,
             lock_key=repo[2] if repo else None,
             detail={"workspace": str(workspace)},
@@ -512,6 +596,7 @@ async def build(
         git_common=repo[2] if repo and not use_overlay else None,
         lease=lease,
         fallback_reason=fallback,
+        hide_layer=hide_layer,
     )
     try:
         # Inside the cleanup: a cancellation that lands right after the mkdir still removes it.
@@ -535,6 +620,8 @@ async def build(
                 lay.strategy, lay.lower, lay.fallback_reason = "", None, why
                 lay.left_out = []
                 await unmount_under(lay.root)
+                await _drop_hide_layer(lay)
+                lay.hidden = []
                 if repo is not None:
                     lay.repo_top, lay.git_common = repo[0], repo[2]
                     if lease is not None:
@@ -576,12 +663,38 @@ async def build(
 
 
 async def remount(lay: Layout) -> str | None:
-    """Mount a kept overlay view again when it is not (after a reboot); None, or why not."""
+    """Mount a kept overlay view again when it is not (after a reboot, or in a new process);
+    None, or why not. The hide layer is made anew from ``lay.hidden`` (the old one, on a
+    tmpfs, is gone after a reboot), registered in the copy's lease with its new place."""
     if lay.strategy not in VIEW_STRATEGIES or lay.lower is None:
         return None
     if lay.strategy != view_driver()[0]:
         return f"a {lay.strategy} view cannot be mounted by this process"
-    return await ensure_mounted(lay.lower, lay.upper, lay.overlay_work, lay.work, lay.strategy)
+    if await is_mounted(lay.work):
+        return None
+    if lay.hide_layer is not None or lay.hidden:
+        await _drop_hide_layer(lay)
+        lease = lay.lease
+        if lease is not None:
+            lay.hide_layer = await thread_to_the_end(_hide_layer_path, lease.id)
+            paths = [lease.record.paths[0], *([str(lay.hide_layer)] if lay.hide_layer else [])]
+            await lease.update(
+                paths=paths, detail={**lease.record.detail, "layout": layout_to_json(lay)}
+            )
+        planted = await thread_to_the_end(_plant_hidden, lay, lay.lower, list(lay.hidden))
+        if lease is not None:
+            await lease.update(detail={**lease.record.detail, "layout": layout_to_json(lay)})
+        log.debug("driveros: hide layer of %s made again (%d paths)", lay.root, len(planted))
+    return await mount_overlay(
+        lay.lower, lay.upper, lay.overlay_work, lay.work, lay.strategy, lay.hide_layer
+    )
+
+
+async def let_go(lay: Layout) -> None:
+    """Unmount a kept view and remove its hide layer (made again by :func:`remount`); the
+    upper layer and the bookkeeping stay."""
+    await unmount_under(lay.root)
+    await _drop_hide_layer(lay)
 
 
 async def destroy(lay: Layout) -> None:
@@ -593,8 +706,9 @@ async def destroy(lay: Layout) -> None:
     if lay.lease is not None:
         await lay.lease.release()
         return
+    extra = [str(lay.hide_layer)] if lay.hide_layer and lay.hide_layer.parent != lay.root else []
     await remove_paths(
-        [str(lay.root)],
+        [str(lay.root), *extra],
         repo_top=str(lay.repo_top) if lay.repo_top else None,
         lock_key=str(lay.git_common) if lay.git_common else None,
     )
