@@ -21,7 +21,7 @@ import logging
 import os
 import shutil
 import stat
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
 from driveros.state import mounts_under
@@ -266,69 +266,77 @@ def hide_layer_base(environ: Mapping[str, str] | None = None) -> Path | None:
     return None
 
 
-def hide_in_layer(
-    layer: Path,
-    rel: str,
-    lower: Path | None = None,
-    times: list[tuple[Path, os.stat_result]] | None = None,
-) -> bool:
-    """Hide the lower layer's ``rel`` (a file or a whole directory) from the view: a whiteout
-    (a 0/0 character device) in ``layer``, the hide layer (a lower layer above the user's
-    workspace; overlayfs and fuse-overlayfs honour whiteouts in a lower layer), made before
-    mounting. Linux >= 5.8 lets any user make one; where mknod is refused (an older kernel,
-    not root) a ``.wh.<name>`` file is made instead, which fuse-overlayfs (the only driver
-    used without root) reads as a whiteout. A directory made in ``layer`` on the way takes
-    the owner (where this user may give it), mode and times of ``lower``'s (the view takes a
-    directory's attributes from the top-most layer holding it). False, nothing made, when a
-    parent in ``lower`` is not a plain directory (then the view cannot reach ``rel`` through
-    it). ``times``: when hiding several paths, the directories made are added there and their
-    times left to the caller (:func:`restore_times`, once all are hidden: a later whiteout in
-    the same directory would change them again)."""
-    parts = rel.split("/")
-    made: list[tuple[Path, os.stat_result]] = []
-    up, low = layer, lower
-    for name in parts[:-1]:
-        up = up / name
-        low = None if low is None else low / name
-        if os.path.lexists(up):
-            if not stat.S_ISDIR(os.lstat(up).st_mode):
-                return False  # hidden whole already
+def hide_paths(layer: Path, rels: Iterable[str], lower: Path | None = None) -> list[str]:
+    """Hide each of the lower layer's ``rels`` (a file or a whole directory) from the view: a
+    whiteout (a 0/0 character device) in ``layer``, the hide layer (a lower layer above the
+    user's workspace; overlayfs and fuse-overlayfs honour whiteouts in a lower layer), made
+    before mounting. Linux >= 5.8 lets any user make one; where mknod is refused (an older
+    kernel, not root) a ``.wh.<name>`` file is made instead, which fuse-overlayfs (the only
+    driver used without root) reads as a whiteout. A directory made in ``layer`` on the way
+    takes the owner (where this user may give it), mode and times of ``lower``'s (the view
+    takes a directory's attributes from the top-most layer holding it; the times are set once
+    every whiteout is made). The paths hidden: not one whose parent in ``lower`` is not a
+    plain directory (the view cannot reach it through that) or is hidden whole already.
+    Blocking; a path is looked at once (thousands in a big repository)."""
+    top = str(layer)
+    low = None if lower is None else str(lower)
+    usable: dict[str, bool] = {}  # a directory of the layer (relative) -> it may hold one
+    made: list[tuple[str, os.stat_result]] = []
+
+    def parent_ok(rel: str) -> bool:
+        known = usable.get(rel)
+        if known is None:
+            known = usable[rel] = _hide_dir(top, low, rel, made)
+        return known
+
+    hidden: list[str] = []
+    for rel in rels:
+        parts = rel.split("/")
+        if not all(parent_ok("/".join(parts[:i])) for i in range(1, len(parts))):
             continue
-        try:
-            st = None if low is None else os.lstat(low)
-        except (FileNotFoundError, NotADirectoryError):
-            return False  # gone since it was listed (a build, a watcher): nothing to hide
-        if st is not None and not stat.S_ISDIR(st.st_mode):
-            return False
-        up.mkdir(0o700)
-        if st is not None:
+        target = f"{top}/{rel}"
+        marker = f"{top}/{'/'.join([*parts[:-1], _WH_PREFIX + parts[-1]])}"
+        if not (os.path.lexists(target) or os.path.lexists(marker)):
             try:
-                os.chown(up, st.st_uid, st.st_gid)
+                os.mknod(target, stat.S_IFCHR | 0o600, os.makedev(0, 0))
             except PermissionError:
-                pass  # not root: the directory stays this user's, as the view's files are
-            up.chmod(stat.S_IMODE(st.st_mode))
-            made.append((up, st))
-    target = layer / rel
-    marker = target.with_name(_WH_PREFIX + target.name)
-    if os.path.lexists(target) or os.path.lexists(marker):
-        return True
+                fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                os.close(fd)
+        hidden.append(rel)
+    for path, st in reversed(made):  # deepest first: a directory's times leave its parent's
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+    return hidden
+
+
+def _hide_dir(top: str, low: str | None, rel: str, made: list[tuple[str, os.stat_result]]) -> bool:
+    """Make the hide layer's directory ``rel`` (its parent is made) as ``low``'s; whether it
+    is a directory that may hold a whiteout."""
+    path = f"{top}/{rel}"
     try:
-        os.mknod(target, stat.S_IFCHR | 0o600, os.makedev(0, 0))
-    except PermissionError:
-        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        os.close(fd)
-    if times is not None:
-        times.extend(made)
-    else:
-        restore_times(made)
+        return stat.S_ISDIR(os.lstat(path).st_mode)  # else hidden whole already
+    except FileNotFoundError:
+        pass
+    try:
+        st = None if low is None else os.lstat(f"{low}/{rel}")
+    except (FileNotFoundError, NotADirectoryError):
+        return False  # gone since it was listed (a build, a watcher): nothing to hide
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        return False
+    # Plain strings, not Path objects: thousands of calls at a run's start.
+    os.mkdir(path, 0o700)  # noqa: PTH102
+    if st is not None:
+        try:
+            os.chown(path, st.st_uid, st.st_gid)
+        except PermissionError:
+            pass  # not root: the directory stays this user's, as the view's files are
+        os.chmod(path, stat.S_IMODE(st.st_mode))  # noqa: PTH101
+        made.append((path, st))
     return True
 
 
-def restore_times(made: list[tuple[Path, os.stat_result]]) -> None:
-    """Give each directory made by :func:`hide_in_layer` its lower directory's times again
-    (deepest first: setting a directory's times does not change its parent's)."""
-    for path, st in reversed(made):
-        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+def hide_in_layer(layer: Path, rel: str, lower: Path | None = None) -> bool:
+    """Hide one path (see :func:`hide_paths`); whether it is hidden."""
+    return bool(hide_paths(layer, [rel], lower))
 
 
 def to_hide(

@@ -42,12 +42,11 @@ from driveros.review._layout import Layout, layout_to_json
 from driveros.review._overlay import (
     AUTO_PREFERS,
     VIEW_STRATEGIES,
-    hide_in_layer,
     hide_layer_base,
+    hide_paths,
     is_mounted,
     mount_overlay,
     overlay_refusal,
-    restore_times,
     to_hide,
     view_driver,
 )
@@ -315,11 +314,8 @@ def _plant_hidden(lay: Layout, lower: Path, hide: list[str]) -> list[str]:
             log.debug("driveros: no hide layer at %s (%s)", layer, exc)
             continue
         lay.hide_layer = layer
-        made: list[tuple[Path, os.stat_result]] = []
         try:
-            hidden = [rel for rel in hide if hide_in_layer(layer, rel, lower, made)]
-            restore_times(made)
-            return hidden
+            return hide_paths(layer, hide, lower)
         except OSError as exc:  # a full tmpfs: the scratch root next
             if layer == fallback:
                 raise
