@@ -134,6 +134,7 @@ class DriverosAgent:
         self._fs_read = False
         self._fs_write = False
         self._sessions: dict[str, Session] = {}
+        self._input_closed = False
 
     # -- connection ----------------------------------------------------------------------
 
@@ -278,6 +279,14 @@ class DriverosAgent:
         session.cancel_requested = True
         session.task.cancel()
 
+    async def input_closed(self) -> None:
+        """The client closed stdin: no answer to a permission request can come any more.
+        Every running prompt is canceled as ``session/cancel`` would, and a prompt read
+        before the end but not started yet answers ``cancelled`` at once."""
+        self._input_closed = True
+        for session_id in list(self._sessions):
+            await self.cancel(session_id)
+
     # -- prompts -------------------------------------------------------------------------
 
     async def prompt(
@@ -286,6 +295,8 @@ class DriverosAgent:
         session = self._session(session_id)
         if session.task is not None and not session.task.done():
             raise RequestError.invalid_request({"details": "a prompt is already running"})
+        if self._input_closed:
+            return schema.PromptResponse(stop_reason="cancelled")
         session.cancel_requested = False
         task = asyncio.create_task(self._turn(session, prompt))
         session.task = task

@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from acp import RequestError, run_agent
@@ -20,6 +21,9 @@ log = logging.getLogger(__name__)
 
 #: The largest message accepted from the client (prompts may embed whole files).
 LINE_LIMIT = 50 * 1024 * 1024
+#: How long requests still being handled at the end of stdin may take to answer (a canceled
+#: prompt stops its tools and closes its sandbox first).
+EOF_GRACE_S = 30.0
 
 
 def _reserve_stdout() -> int:
@@ -149,13 +153,33 @@ class GuardedTransport:
     is not a request, notification or response an ``Invalid request`` (its id when it has a
     usable one); a response that cannot be matched is dropped. Each costs one log line; the
     SDK only ever sees well-formed messages. A client that stops reading ends the session as
-    closing stdin does."""
+    closing stdin does.
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    The end of stdin is passed on only once every request read so far is answered: the SDK
+    cancels what is still being handled when its input ends, which left a prompt sent just
+    before EOF (``printf ... | driveros acp``) without an answer. At EOF ``on_eof`` runs (the
+    agent cancels its prompts, which then answer ``cancelled``) and the answers are waited
+    for, at most :data:`EOF_GRACE_S`."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        on_eof: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._reader = reader
         self._writer = writer
         self._lock = asyncio.Lock()
         self._gone = False
+        self._on_eof = on_eof
+        #: Requests read and not answered yet (their ids, with the type: 1 is not "1").
+        self._unanswered: set[tuple[str, object]] = set()
+        self._answered = asyncio.Event()
+
+    @staticmethod
+    def _key(rid: object) -> tuple[str, object]:
+        return type(rid).__name__, rid
 
     async def send(self, message: dict[str, Any]) -> None:
         if self._gone:
@@ -168,9 +192,33 @@ class GuardedTransport:
             except (OSError, RuntimeError) as exc:  # the client closed its end (EPIPE, reset)
                 if not self._gone:
                     self._gone = True
+                    self._answered.set()  # nobody to answer any more
                     log.info("the client stopped reading (%s); closing the session", exc)
                     self._reader.feed_eof()
                 raise ConnectionError("the client is gone") from exc
+        if "method" not in message and "id" in message:
+            self._unanswered.discard(self._key(message["id"]))
+            if not self._unanswered:
+                self._answered.set()
+
+    async def _end_of_input(self) -> None:
+        """Let the requests being handled answer before the SDK hears of the end of input."""
+        if not self._unanswered or self._gone:
+            return
+        self._answered.clear()
+        if self._on_eof is not None:
+            await self._on_eof()
+        try:
+            async with asyncio.timeout(EOF_GRACE_S):
+                while self._unanswered and not self._gone:
+                    await self._answered.wait()
+                    self._answered.clear()
+        except TimeoutError:
+            log.warning(
+                "stdin closed; %d request(s) still unanswered after %.0f s",
+                len(self._unanswered),
+                EOF_GRACE_S,
+            )
 
     async def _answer_error(self, message: Any, error: RequestError) -> None:
         rid = message.get("id") if isinstance(message, dict) else None
@@ -206,6 +254,7 @@ class GuardedTransport:
                 )
                 continue
             if not line:
+                await self._end_of_input()
                 return None
             if not line.strip():
                 continue
@@ -217,6 +266,8 @@ class GuardedTransport:
                 continue
             problem = _envelope_problem(message)
             if problem is None:
+                if "method" in message and "id" in message:
+                    self._unanswered.add(self._key(message["id"]))
                 return cast(dict[str, Any], message)
             log.warning("ignored an invalid JSON-RPC message: %s", problem)
             if not (isinstance(message, dict) and "method" not in message and "id" in message):
@@ -250,7 +301,9 @@ async def serve(settings: Settings | None = None) -> None:
     try:
         # The SDK routes only the methods the agent has (no list/fork/resume here); its Agent
         # protocol lists every optional one, hence the cast.
-        await run_agent(cast(Any, DriverosAgent(settings)), GuardedTransport(reader, writer))
+        agent = DriverosAgent(settings)
+        guarded = GuardedTransport(reader, writer, on_eof=agent.input_closed)
+        await run_agent(cast(Any, agent), guarded)
     finally:
         transport.close()
         out.close()
