@@ -4,17 +4,14 @@ call goes through ``session/request_permission``, a server that fails is reporte
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import socket
-import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.mcptools.notes import NOTES_SERVER, http_notes
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
@@ -22,8 +19,6 @@ from ._client import Schema, start_agent
 from .conftest import acp_environ
 
 pytestmark = pytest.mark.e2e
-
-NOTES_SERVER = Path(__file__).resolve().parent.parent / "mcptools" / "notes_server.py"
 
 
 def _notes(notes: Path) -> dict[str, Any]:
@@ -141,44 +136,11 @@ async def test_cancel_during_an_mcp_call_stops_the_server(
     assert gone, "the MCP server outlived its run"
 
 
-@contextlib.asynccontextmanager
-async def _http_notes(notes: Path, token: str | None = None) -> AsyncIterator[str]:
-    """The notes server over streamable HTTP on a loopback port (requiring ``token`` as a
-    bearer token when given); yields its URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "NOTES_FILE": str(notes)}
-    if token is not None:
-        env["NOTES_TOKEN"] = token
-    http = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(NOTES_SERVER),
-        str(port),
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(600):  # until it listens (bounded)
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                await asyncio.sleep(0.05)
-                continue
-            writer.close()
-            break
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        http.terminate()
-        await http.wait()
-
-
 async def test_an_http_mcp_server_from_the_client_is_used_behind_permission(
     acp_schema: Schema, calc_repo: Path, tmp_path: Path
 ) -> None:
     notes = tmp_path / "notes.txt"
-    async with _http_notes(notes) as url:
+    async with http_notes(notes) as url:
         server = {"type": "http", "name": "notes", "url": url, "headers": []}
         _, tools, asks = await _run_with(acp_schema, calc_repo, [server], "allow_once")
     assert "notes__add_note" in tools
@@ -193,7 +155,7 @@ async def test_http_headers_from_session_new_are_sent_on_every_request(
     acp_schema: Schema, calc_repo: Path, tmp_path: Path
 ) -> None:
     notes = tmp_path / "notes.txt"
-    async with _http_notes(notes, token=TOKEN) as url:
+    async with http_notes(notes, token=TOKEN) as url:
         headers = [{"name": "Authorization", "value": f"Bearer {TOKEN}"}]
         server = {"type": "http", "name": "notes", "url": url, "headers": headers}
         _, tools, asks = await _run_with(acp_schema, calc_repo, [server], "allow_once")
@@ -212,7 +174,7 @@ async def test_a_refused_or_bad_header_is_reported_without_its_value(
     notes = tmp_path / "notes.txt"
     call = ToolCallSpec("notes__add_note", {"text": "x"})
     log = tmp_path / "agent.log"
-    async with _http_notes(notes, token=TOKEN) as url:
+    async with http_notes(notes, token=TOKEN) as url:
         server = {
             "type": "http",
             "name": "notes",

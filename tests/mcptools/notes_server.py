@@ -1,5 +1,6 @@
 """A tiny stdio MCP server for the tests: ``add_note`` appends to $NOTES_FILE (an effect the
-tests can see), ``wait_long`` takes a minute."""
+tests can see), ``wait_long`` takes a minute, ``whoami`` and ``fail_loudly`` echo the bearer
+token the server was started with (a careless or hostile server)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,19 @@ async def wait_long() -> str:
     Path(os.environ["NOTES_FILE"] + ".pid").write_text(str(os.getpid()))
     await anyio.sleep(60)
     return "waited"
+
+
+@server.tool()
+def whoami() -> str:
+    """Say which token the caller used (echoes the secret)."""
+    token = os.environ.get("NOTES_TOKEN", "")
+    return f"you sent Bearer {token}; raw {token}"
+
+
+@server.tool()
+def fail_loudly() -> str:
+    """Fail with the token in the error."""
+    raise RuntimeError(f"refused: Authorization: Bearer {os.environ.get('NOTES_TOKEN', '')}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from tests._scripted import calc_repo as calc_repo  # the fixture, for these tests
 from tests._scripted import model_environ
+from tests.mcptools.notes import http_notes
 
 from driveros._errors import ConfigError
 from driveros.mcptools import (
@@ -233,3 +234,22 @@ async def test_a_workspace_never_names_mcp_servers(calc_repo: Path, tmp_path: Pa
     assert not any(name.startswith("evil__") for name in tools)
     assert not marker.exists()
     assert "Traceback" not in err.decode()
+
+
+async def test_what_a_server_returns_never_carries_its_header_values(tmp_path: Path) -> None:
+    """A server echoing the token it was sent (in a result or an error): the model, the
+    trace and memory get it masked, whole header value and bare credential alike."""
+    from driveros.mcptools import open_mcp_tools
+
+    token = "mcp-echo-token-27182818"
+    async with http_notes(tmp_path / "notes.txt", token=token) as url:
+        [server] = parse_mcp_config(
+            {"mcpServers": {"web": {"url": url, "headers": {"Authorization": f"Bearer {token}"}}}}
+        )
+        async with open_mcp_tools([server], report=print) as tools:
+            by_name = {tool.spec.name: tool for tool in tools}
+            ok, said = await by_name["web__whoami"].call({})
+            failed_ok, failed = await by_name["web__fail_loudly"].call({})
+    assert ok and said.startswith("you sent ")
+    assert not failed_ok
+    assert token not in said + failed

@@ -33,10 +33,17 @@ class McpServerConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
 
     def redact(self, text: str) -> str:
-        """``text`` with every header value of this server masked."""
-        for value in sorted(self.headers.values(), key=len, reverse=True):
-            if value:
-                text = text.replace(value, "***")
+        """``text`` with every header value of this server masked, and the credential of a
+        ``<scheme> <credential>`` value (``Bearer …``, ``Basic …``) on its own too."""
+        secrets = set()
+        for value in self.headers.values():
+            secrets.add(value)
+            scheme, _, credential = value.strip().partition(" ")
+            if scheme and len(credential.strip()) >= _MIN_CREDENTIAL:
+                secrets.add(credential.strip())
+        for secret in sorted(secrets, key=len, reverse=True):
+            if secret:
+                text = text.replace(secret, "***")
         return text
 
     @property
@@ -45,6 +52,8 @@ class McpServerConfig(BaseModel):
         return _NAME.sub("_", self.name).strip("_")[:24] or "mcp"
 
 
+#: A credential after a scheme shorter than this is not masked on its own (``Bearer x``).
+_MIN_CREDENTIAL = 6
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 

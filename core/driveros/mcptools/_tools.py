@@ -101,8 +101,15 @@ async def _start(
         description = f"[MCP server {server.name}] {tool.description or tool.name}"
 
         async def call(arguments: dict[str, Any], _remote: str = tool.name) -> tuple[bool, str]:
-            result = await session.call_tool(_remote, arguments, read_timeout_seconds=CALL_TIMEOUT)
-            return not result.is_error, _text_of(result.content)
+            # What a foreign server says (a result, or why a call failed) may echo the token
+            # it was sent: masked before the model, the trace or memory can see it.
+            try:
+                result = await session.call_tool(
+                    _remote, arguments, read_timeout_seconds=CALL_TIMEOUT
+                )
+            except Exception as exc:  # the SDK's and the transport's errors: one line
+                return False, f"error: {server.redact(_describe(exc))}"
+            return not result.is_error, server.redact(_text_of(result.content))
 
         tools.append(
             ExtraTool(
