@@ -51,6 +51,7 @@ from driveros.intel._results import (
     touched_paths,
 )
 from driveros.intel._scan import FileIndex, glob_match
+from driveros.intel._warm import WarmPytest
 from driveros.sandbox import RunResult, Sandbox
 
 _log = logging.getLogger(__name__)
@@ -135,6 +136,11 @@ class DiagnosticsFeed:
         self._cache_dir = (
             cache_dir if usable and cache_dir else f"${{TMPDIR:-/tmp}}/driveros-intel/{digest}"
         )
+        self._warm = WarmPytest(sandbox, self._cache_dir, renice=_BACKGROUND)
+
+    async def aclose(self) -> None:
+        """Stop the feed's warm pytest process, if any (closing the sandbox stops it too)."""
+        await self._warm.aclose()
 
     @property
     def last(self) -> DiagnosticsSnapshot | None:
@@ -255,19 +261,22 @@ class DiagnosticsFeed:
         if prev is not None and prev.spec != spec_digest(spec):
             prev = None  # the check itself changed (new config): nothing to build on
         touched = touched_paths(prev.hashes, relevant) if prev is not None else None
+        warm = self._warm_capable(spec)
+        if warm:
+            await self._warm.start(spec, self._probe.roots)
         if full or prev is None or not touched or prev.timed_out:
-            return await self._run_full(spec, key, relevant)  # nothing sound to build on
+            # nothing sound to build on; full=True is the cold baseline (docs/intel.md)
+            # (the first snapshot takes a warm process only if one is ready already)
+            return await self._run_full(
+                spec, key, relevant, warm=warm and not full, wait=prev is not None
+            )
         if spec.pytest_closure and await self._outside_tests(touched, hashes):
             result = CheckResult(
                 key=key, items=prev.items, raw=prev.raw, hashes=relevant, spec=prev.spec
             )
             self._store(spec.name, result)
             return result, CheckRun(name=spec.name, mode="unaffected")
-        if (
-            spec.pytest_closure
-            and spec.name == "pytest"
-            and spec.name not in self._custom  # only the built-in command takes test paths
-        ):
+        if warm:
             selected = await self._affected_tests(touched, hashes, prev)
             if selected is not None:
                 return await self._run_tests(spec, key, prev, relevant, selected)
@@ -278,7 +287,25 @@ class DiagnosticsFeed:
             and all(glob_match(p, spec.per_file) for p in touched)
         ):
             return await self._run_files(spec, key, prev, relevant, touched)
-        return await self._run_full(spec, key, relevant)
+        return await self._run_full(spec, key, relevant, warm=warm)
+
+    def _warm_capable(self, spec: CheckSpec) -> bool:
+        """The built-in pytest check (only its command takes test paths, and only it runs
+        in the warm process; a configured check runs as written)."""
+        return spec.pytest_closure and spec.name == "pytest" and spec.name not in self._custom
+
+    async def _run_pytest(
+        self, spec: CheckSpec, extra: str, *, warm: bool, wait: bool = True
+    ) -> RunResult:
+        """``spec.command`` plus ``extra`` in the warm process when there is one serving,
+        else (or when it could not serve this run) cold."""
+        if warm:
+            command = await self._warm.command(spec, extra, wait=wait)
+            if command is not None:
+                res = await self._execute(spec, command)
+                if await self._warm.served(res.exit_code, res.timed_out):
+                    return res
+        return await self._execute(spec, f"{spec.command} {extra}".rstrip())
 
     async def _outside_tests(self, touched: set[str], hashes: Mapping[str, str]) -> bool:
         """Whether every touched file is an existing Python module no test imports."""
@@ -331,15 +358,24 @@ class DiagnosticsFeed:
         chosen = set(selected)
         kept = tuple(i for i in prev.items if i.path not in chosen)
         args = " ".join(shlex.quote(p) for p in selected)
-        res = await self._execute(spec, f"{spec.command} {args}")
+        res = await self._run_pytest(spec, args, warm=True)
         if res.exit_code in (3, 4) and not res.timed_out:
             # internal or usage error: the selection itself may be at fault
-            return await self._run_full(spec, key, relevant)
+            return await self._run_full(spec, key, relevant, warm=True)
         return await self._record(spec, key, relevant, res, keep=kept, files=tuple(selected))
 
     async def _run_full(
-        self, spec: CheckSpec, key: str, relevant: dict[str, str]
+        self,
+        spec: CheckSpec,
+        key: str,
+        relevant: dict[str, str],
+        *,
+        warm: bool = False,
+        wait: bool = True,
     ) -> tuple[CheckResult, CheckRun]:
+        if warm:
+            res = await self._run_pytest(spec, "", warm=True, wait=wait)
+            return await self._record(spec, key, relevant, res, keep=(), files=())
         command = spec.fallback_command if spec.name in self._fallback else spec.command
         res = await self._execute(spec, command or spec.command)
         if (
