@@ -117,11 +117,20 @@ class WarmPytest:
         self._failures = 0
         self._disabled: str | None = None
         self._lock = asyncio.Lock()
+        #: The server's process id as the sandbox sees it, once it is ready.
+        self.pid: int | None = None
+        #: Runs the warm process served (for tests and the benchmark).
+        self.served_runs = 0
 
     @property
     def disabled(self) -> str | None:
         """Why this feed no longer uses a warm process (None: it does)."""
         return self._disabled
+
+    @property
+    def directory(self) -> str:
+        """The server's own directory (socket, script) as the sandbox's shell writes it."""
+        return self._dir
 
     @property
     def running(self) -> bool:
@@ -226,8 +235,9 @@ class WarmPytest:
         while not self._ready:
             out = await proc.read(wait=min(1.0, max(0.0, deadline - loop.time())))
             self._said += out.stdout
-            if "ready\n" in self._said:
+            if self._said.startswith("ready ") and self._said.endswith("\n"):
                 self._ready = True
+                self.pid = int(self._said.split()[1])
             elif "nowarm" in self._said or not out.running:
                 self._disabled = _reason(self._said + out.stderr)
                 _log.info("no warm pytest process: %s", self._disabled)
@@ -242,6 +252,7 @@ class WarmPytest:
         stopped, to be started afresh by the next :meth:`start`)."""
         if exit_code != UNAVAILABLE or timed_out:
             self._failures = 0
+            self.served_runs += 1
             return True
         self._failures += 1
         if self._failures >= _MAX_FAILURES:

@@ -7,7 +7,7 @@ own interpreter (the one in the pytest script's shebang), never imported by driv
 pytest and the ``pytest11`` entry-point plugins, refuses (prints ``nowarm <why>``, exits 0)
 when any module it imported lives in the workspace (a ``ROOT``) outside an environment
 directory (``site-packages``), or when a thread is running, then listens on ``SOCKDIR/s`` and
-prints ``ready``. The project's modules and conftest.py files are never imported here.
+prints ``ready PID``. The project's modules and conftest.py files are never imported here.
 
 ``python -I -S w.py client SOCKDIR SCRIPT ARG...`` (run through the sandbox exactly like the
 cold command) connects, passes its stdin/stdout/stderr (SCM_RIGHTS), argv, cwd and
@@ -464,7 +464,7 @@ def serve(sockdir: str, script: str, roots: list[str]) -> int:
         return 0
     signal.signal(signal.SIGTERM, server.stop)
     signal.signal(signal.SIGHUP, server.stop)
-    print("ready", flush=True)
+    print(f"ready {os.getpid()}", flush=True)
     server.serve()
     return 0
 
