@@ -8,6 +8,12 @@ incremental feed would) and once incrementally (``changed=[path]``), for an edit
 no test imports, for one the tests import (pytest reruns the test files importing it: 9 of
 the 10 here, through the modules' import chain) and for an edit of one test file (pytest
 reruns that file alone). Reported: the medians and their ratios. Not a pass/fail test.
+
+``full=True`` stays cold on purpose (it is the harness without an incremental feed, and
+without the feed's warm pytest process); the incremental snapshots run pytest in the warm
+process (docs/intel.md, "The warm pytest process"). So that nobody mistakes where the win
+comes from, the bench also times the whole pytest suite alone, cold and warm: most of the
+"inside tests" gain is the warm start-up, not the selection of test files.
 """
 
 from __future__ import annotations
@@ -92,10 +98,31 @@ async def measure() -> None:
             t0 = time.perf_counter()
             await feed.snapshot()
             noop = time.perf_counter() - t0
+            suite = await whole_suite(feed, sandbox)
     for label, (full, inc) in results.items():
         print(f"one-line edit {label}: full re-run median {full:.3f}s, incremental {inc:.3f}s")
         print(f"ratio full/incremental ({label}): {full / inc:.2f}x")
     print(f"nothing changed (all cached): {noop:.3f}s")
+    cold_suite, warm_suite = suite
+    print(
+        f"pytest whole suite alone: cold {cold_suite:.3f}s, warm {warm_suite:.3f}s "
+        f"(warm/cold {warm_suite / cold_suite:.2f}x)"
+    )
+
+
+async def whole_suite(feed: DiagnosticsFeed, sandbox: LocalSandbox) -> tuple[float, float]:
+    """Median seconds of the whole pytest suite (the check's own command), cold and warm."""
+    spec = next(c for c in feed.checks if c.name == "pytest")
+    warm = await feed._warm.command(spec, "")  # the feed's own warm process
+    assert warm is not None, feed._warm.disabled
+    cold_times: list[float] = []
+    warm_times: list[float] = []
+    for _ in range(ROUNDS):
+        for command, times in ((spec.command, cold_times), (warm, warm_times)):
+            t0 = time.perf_counter()
+            await sandbox.run(command, timeout=300)
+            times.append(time.perf_counter() - t0)
+    return statistics.median(cold_times), statistics.median(warm_times)
 
 
 async def rounds(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,14 +19,17 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+
 from driveros.diagnostics import DiagnosticsSnapshot
 from driveros.intel import DiagnosticsFeed, IntelConfig
 from driveros.intel._warm import UNAVAILABLE, interpreter_of, warm_parts
-from driveros.sandbox import LocalSandbox, RunResult
+from driveros.sandbox import DockerSandbox, LocalSandbox, RunResult
 from tests.intel import _projects as P
+from tests.intel.conftest import require_docker_image
 
 _RUN = IntelConfig(disable=("ruff",), type_checker="off", pytest="run")
-_SITE = Path(__import__("pytest").__file__).resolve().parent.parent
+_SITE = Path(pytest.__file__).resolve().parent.parent
 _LINKED = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py.py", "pygments")
 
 _PLUGIN = """import pytest
@@ -48,7 +53,9 @@ _PROJECT = {
     "tests/test_fail.py": (
         "from app.core import value\n\n\ndef test_fail() -> None:\n    assert value() == 2\n"
     ),
-    "tests/test_broken.py": "from app.core import nothing_here\n\n\ndef test_x() -> None:\n    pass\n",
+    "tests/test_broken.py": (
+        "from app.core import nothing_here\n\n\ndef test_x() -> None:\n    pass\n"
+    ),
 }
 
 
@@ -271,9 +278,48 @@ async def test_a_timed_out_warm_run_kills_the_forked_test(tmp_path: Path) -> Non
         pid = int(marker.read_text())
         assert await _gone(pid)
         assert feed._warm.running  # the server itself goes on
+        # a canceled run (the snapshot's task canceled) ends its forked test the same way
+        marker.unlink()
+        task = asyncio.ensure_future(sandbox.run(warm.replace(" --co ", " "), timeout=300))
+        for _ in range(300):
+            if marker.exists() and marker.read_text():
+                break
+            await asyncio.sleep(0.1)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        assert await _gone(int(marker.read_text()))
         server = feed._warm.pid
         assert server is not None
     assert await _gone(server)  # and ends with the sandbox
+
+
+async def test_the_server_refuses_what_it_does_not_serve(tmp_path: Path) -> None:
+    async with _project(tmp_path) as (sandbox, _site):
+        feed = DiagnosticsFeed(sandbox, config=_RUN)
+        await feed.snapshot()
+        await _ready(feed)
+        spec = next(c for c in feed.checks if c.name == "pytest")
+        warm = await feed._warm.command(spec, "tests/test_ok.py")
+        assert warm is not None
+        script = feed._warm._key[1] if feed._warm._key else ""
+        # another environment than the server's: refused, nothing written
+        other_env = await sandbox.run(warm, env={"PYTHONPATH": str(tmp_path)})
+        assert (other_env.exit_code, other_env.stdout, other_env.stderr) == (UNAVAILABLE, "", "")
+        # another program than the pytest script it was started for
+        other = warm.replace(f" {shlex.quote(script)} ", " /bin/sh ", 1)
+        assert other != warm
+        refused = await sandbox.run(other + " -c 'echo pwned'")
+        assert (refused.exit_code, refused.stdout) == (UNAVAILABLE, "")
+        # garbage on the socket: the server drops it and goes on serving
+        directory = feed._warm.directory
+        garbage = await sandbox.run(
+            f'cd "{directory}" && python3 -c "import socket; s = socket.socket(socket.AF_UNIX);'
+            " s.connect('s'); s.sendall(b'\\xff' * 70000); s.close()\""
+        )
+        assert garbage.exit_code == 0, garbage.stderr
+        served = await sandbox.run(warm)
+        assert served.exit_code == 0 and "1 passed" in served.stdout
+        assert feed._warm.running
 
 
 def test_command_shapes() -> None:
@@ -289,3 +335,46 @@ def test_command_shapes() -> None:
     assert interpreter_of("#!/bin/bash\necho hi\n") == (None, None)
     assert interpreter_of("#!/usr/bin/python3 -E\n") == (None, None)
     assert interpreter_of("\x7fELF") == (None, None)
+
+
+@pytest.mark.docker
+async def test_warm_run_in_the_docker_tier(tmp_path: Path) -> None:
+    require_docker_image()
+    root = P.write_project(tmp_path / "ws", _PROJECT)
+    # a virtualenv inside the workspace, for the container's own python3: pytest and the
+    # plugin copied in (pure Python), the interpreter as the image has it
+    venv = root / ".venv"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    for entry in _SITE.iterdir():
+        if entry.name.split("-")[0] in _LINKED:
+            copy = shutil.copytree if entry.is_dir() else shutil.copy2
+            copy(entry, site / entry.name)
+    (site / "warmplug.py").write_text(_PLUGIN.format(value=42))
+    dist = site / "warmplug-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: warmplug\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[pytest11]\nwarmplug = warmplug\n")
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\ninclude-system-site-packages = false\n")
+    (venv / "bin").mkdir()
+    (venv / "bin" / "python").symlink_to("/usr/bin/python3")
+    script = venv / "bin" / "pytest"
+    script.write_text(
+        "#!/workspace/.venv/bin/python\nimport sys\nimport pytest\n"
+        "if __name__ == '__main__':\n    sys.exit(pytest.console_main())\n"
+    )
+    script.chmod(0o755)
+    async with DockerSandbox(root) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=_RUN)
+        await feed.snapshot()
+        spec = next(c for c in feed.checks if c.name == "pytest")
+        warm = await feed._warm.command(spec, "tests/test_ok.py tests/test_fail.py")
+        assert warm is not None, feed._warm.disabled
+        hot = await sandbox.run(warm)
+        cold = await sandbox.run(f"{spec.command} tests/test_ok.py tests/test_fail.py")
+        assert hot.exit_code == 1
+        _same(hot, cold)
+        await _touch(sandbox, "tests/test_fail.py", 1)
+        served = feed._warm.served_runs
+        await feed.snapshot(changed=["tests/test_fail.py"])
+        assert feed._warm.served_runs == served + 1

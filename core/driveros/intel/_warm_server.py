@@ -414,7 +414,8 @@ def _child(server: Server, conn: socket.socket, request: _Request, fds: list[int
         os.environ.clear()
         os.environ.update(request.env)
         sys.argv = [server.script, *request.args]
-        code = _run_script(server.script)
+        # the interpreter runs a script under its absolute path (argv[0] stays as given)
+        code = _run_script(os.path.abspath(server.script))
     except BaseException:
         traceback.print_exc()
     finally:
