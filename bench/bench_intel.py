@@ -102,6 +102,7 @@ async def measure() -> None:
     for label, (full, inc) in results.items():
         print(f"one-line edit {label}: full re-run median {full:.3f}s, incremental {inc:.3f}s")
         print(f"ratio full/incremental ({label}): {full / inc:.2f}x")
+        print(f"ratio incremental/full ({label}): {inc / full:.2f}x")
     print(f"nothing changed (all cached): {noop:.3f}s")
     cold_suite, warm_suite = suite
     print(

@@ -104,8 +104,10 @@ async def _project(
 
 
 async def _ready(feed: DiagnosticsFeed) -> None:
-    """The first snapshot started the server; wait (bounded) until it answers."""
+    """Start the server as the first incremental snapshot would; wait (bounded) until it
+    answers."""
     spec = next(c for c in feed.checks if c.name == "pytest")
+    await feed._warm.start(spec, feed._probe.roots)
     assert await feed._warm.command(spec, "") is not None, feed._warm.disabled
 
 
@@ -163,18 +165,24 @@ async def test_incremental_snapshots_use_the_warm_process_with_cold_results(
     async with _project(tmp_path, files) as (sandbox, _site):
         feed = DiagnosticsFeed(sandbox, config=_RUN)
         await feed.snapshot()
-        await _ready(feed)
-        served = feed._warm.served_runs
+        assert not feed._warm.running  # a run that never edits never has one
         await _touch(sandbox, "tests/test_fail.py", 1)
+        first = await feed.snapshot(changed=["tests/test_fail.py"])
+        assert feed._warm.running  # started by the first incremental snapshot, which ran cold
+        assert feed._warm.served_runs == 0
+        await _touch(sandbox, "tests/test_fail.py", 2)
         warm = await feed.snapshot(changed=["tests/test_fail.py"])
         assert _pytest_run(feed) == ("files", ("tests/test_fail.py",))
-        assert feed._warm.served_runs == served + 1
+        assert feed._warm.served_runs == 1
+        assert _items(first) == _items(warm)
         cold = await DiagnosticsFeed(sandbox, config=_RUN).snapshot(full=True)
         assert _items(warm) == _items(cold)
         assert [i.code for i in warm.items] == ["test-failure"]
         # full=True is the cold baseline: never the warm process
         await feed.snapshot(full=True)
-        assert feed._warm.served_runs == served + 1
+        assert feed._warm.served_runs == 1
+        await feed.aclose()
+        assert not feed._warm.running
 
 
 async def test_a_killed_server_falls_back_to_cold_and_is_restarted(tmp_path: Path) -> None:
@@ -211,6 +219,7 @@ async def test_a_plugin_importing_a_workspace_module_means_cold_runs(tmp_path: P
         feed = DiagnosticsFeed(sandbox, config=_RUN)
         baseline = await feed.snapshot()
         spec = next(c for c in feed.checks if c.name == "pytest")
+        await feed._warm.start(spec, feed._probe.roots)
         assert await feed._warm.command(spec, "") is None
         assert "wsplug" in (feed._warm.disabled or "")
         await _touch(sandbox, "tests/test_ok.py", 1)
@@ -368,6 +377,7 @@ async def test_warm_run_in_the_docker_tier(tmp_path: Path) -> None:
         feed = DiagnosticsFeed(sandbox, config=_RUN)
         await feed.snapshot()
         spec = next(c for c in feed.checks if c.name == "pytest")
+        await feed._warm.start(spec, feed._probe.roots)
         warm = await feed._warm.command(spec, "tests/test_ok.py tests/test_fail.py")
         assert warm is not None, feed._warm.disabled
         hot = await sandbox.run(warm)

@@ -261,15 +261,14 @@ class DiagnosticsFeed:
         if prev is not None and prev.spec != spec_digest(spec):
             prev = None  # the check itself changed (new config): nothing to build on
         touched = touched_paths(prev.hashes, relevant) if prev is not None else None
-        warm = self._warm_capable(spec)
-        if warm:
-            await self._warm.start(spec, self._probe.roots)
         if full or prev is None or not touched or prev.timed_out:
             # nothing sound to build on; full=True is the cold baseline (docs/intel.md)
-            # (the first snapshot takes a warm process only if one is ready already)
-            return await self._run_full(
-                spec, key, relevant, warm=warm and not full, wait=prev is not None
-            )
+            warm = not full and self._warm_capable(spec) and self._warm.running
+            return await self._run_full(spec, key, relevant, warm=warm)
+        warm = self._warm_capable(spec)
+        # the warm process is started by the first incremental snapshot (a run that never
+        # edits never has one); the run that starts it does not wait for it
+        wait = warm and not await self._warm.start(spec, self._probe.roots)
         if spec.pytest_closure and await self._outside_tests(touched, hashes):
             result = CheckResult(
                 key=key, items=prev.items, raw=prev.raw, hashes=relevant, spec=prev.spec
@@ -279,7 +278,7 @@ class DiagnosticsFeed:
         if warm:
             selected = await self._affected_tests(touched, hashes, prev)
             if selected is not None:
-                return await self._run_tests(spec, key, prev, relevant, selected)
+                return await self._run_tests(spec, key, prev, relevant, selected, wait=wait)
         if (
             spec.files_command
             and spec.name not in self._fallback  # files_command speaks the new syntax
@@ -287,7 +286,7 @@ class DiagnosticsFeed:
             and all(glob_match(p, spec.per_file) for p in touched)
         ):
             return await self._run_files(spec, key, prev, relevant, touched)
-        return await self._run_full(spec, key, relevant, warm=warm)
+        return await self._run_full(spec, key, relevant, warm=warm, wait=wait)
 
     def _warm_capable(self, spec: CheckSpec) -> bool:
         """The built-in pytest check (only its command takes test paths, and only it runs
@@ -305,6 +304,8 @@ class DiagnosticsFeed:
                 res = await self._execute(spec, command)
                 if await self._warm.served(res.exit_code, res.timed_out):
                     return res
+                # refused or gone: a fresh server imports while this run goes cold
+                await self._warm.start(spec, self._probe.roots)
         return await self._execute(spec, f"{spec.command} {extra}".rstrip())
 
     async def _outside_tests(self, touched: set[str], hashes: Mapping[str, str]) -> bool:
@@ -353,15 +354,17 @@ class DiagnosticsFeed:
         prev: CheckResult,
         relevant: dict[str, str],
         selected: list[str],
+        *,
+        wait: bool,
     ) -> tuple[CheckResult, CheckRun]:
         """pytest over ``selected`` only; the other test files' results carry over."""
         chosen = set(selected)
         kept = tuple(i for i in prev.items if i.path not in chosen)
         args = " ".join(shlex.quote(p) for p in selected)
-        res = await self._run_pytest(spec, args, warm=True)
+        res = await self._run_pytest(spec, args, warm=True, wait=wait)
         if res.exit_code in (3, 4) and not res.timed_out:
             # internal or usage error: the selection itself may be at fault
-            return await self._run_full(spec, key, relevant, warm=True)
+            return await self._run_full(spec, key, relevant, warm=True, wait=wait)
         return await self._record(spec, key, relevant, res, keep=kept, files=tuple(selected))
 
     async def _run_full(

@@ -137,22 +137,23 @@ class WarmPytest:
         """Whether a server is started and has not ended."""
         return self._proc is not None and self._proc.running
 
-    async def start(self, spec: CheckSpec, roots: tuple[str, ...]) -> None:
+    async def start(self, spec: CheckSpec, roots: tuple[str, ...]) -> bool:
         """Have a server for ``spec``'s command running (or starting); a no-op when one is,
-        or when no warm process can be had (then every run is cold)."""
+        or when no warm process can be had (then every run is cold). True: it was launched
+        just now (still importing: not worth waiting for in this same snapshot)."""
         if self._disabled is not None or not isinstance(self._sandbox, _ProcessHost):
-            return
+            return False
         parts = warm_parts(spec.command)
         if parts is None:
-            return
+            return False
         async with self._lock:
             found = await self._interpreter(parts.script, spec.cwd)
             if found is None:
-                return
+                return False
             script, python = found
             key = (python, script, parts.script, spec.cwd, " ".join(parts.assignments), *roots)
             if self._key == key and self._proc is not None and self._proc.running:
-                return
+                return False
             await self._stop()
             self._key = key
             try:
@@ -160,6 +161,8 @@ class WarmPytest:
             except SandboxError as exc:
                 _log.info("warm pytest process not started: %s", exc)
                 self._disabled = f"could not start: {exc}"
+                return False
+            return True
 
     async def _interpreter(self, script: str, cwd: str) -> tuple[str, str] | None:
         """``(the script as the shell finds it, its interpreter)``: what ``python SCRIPT``
