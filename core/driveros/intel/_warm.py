@@ -263,6 +263,7 @@ class WarmPytest:
         async with self._lock:
             await self._stop()
             self._key = None
+            self._python.clear()  # the script or its interpreter may be what changed
         return False
 
     async def _stop(self) -> None:

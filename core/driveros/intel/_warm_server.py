@@ -142,7 +142,12 @@ def _warm_up(scratch: str) -> str | None:
     args += [f"--rootdir={scratch}", "-c", ini, scratch]
     saved = [os.dup(fd) for fd in (0, 1, 2)]
     null = os.open(os.devnull, os.O_RDWR)
+    # the user's extra options (--junitxml=..., --cov) are for real runs, not this one, and
+    # whatever it writes relative to its directory lands in its own
+    addopts = os.environ.pop("PYTEST_ADDOPTS", None)
+    cwd = os.getcwd()
     try:
+        os.chdir(scratch)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         code = pytest.main(args)
@@ -155,6 +160,9 @@ def _warm_up(scratch: str) -> str | None:
             os.dup2(copy, fd)
             os.close(copy)
         os.close(null)
+        os.chdir(cwd)
+        if addopts is not None:
+            os.environ["PYTEST_ADDOPTS"] = addopts
     if code not in (0, 5):  # 5: nothing collected, as expected
         return f"warming up failed: pytest exited {code}"
     if sys.meta_path != meta_path:
