@@ -105,6 +105,14 @@ def _json_int(text: str) -> int | str:
         return text
 
 
+def _json_constant(text: str) -> str:
+    """``NaN``/``Infinity``/``-Infinity`` (which Python's json writes, though they are not
+    JSON) stay their names, strings: read as floats they were echoed back (a code action's
+    diagnostics), making an answer no JSON parser reads; a number field refuses them
+    (InvalidParams)."""
+    return text
+
+
 async def read_messages(reader: Any, protocol: LanguageServerProtocol) -> None:
     """Read ``Content-Length`` framed messages from ``reader`` until it ends, as pygls'
     ``run_async`` does, except that all valid JSON is read (pygls' ``json.loads`` fails on an
@@ -124,7 +132,7 @@ async def read_messages(reader: Any, protocol: LanguageServerProtocol) -> None:
         if not body:
             return
         try:
-            message = json.loads(body, parse_int=_json_int)
+            message = json.loads(body, parse_int=_json_int, parse_constant=_json_constant)
         except ValueError as exc:  # not JSON, or not UTF-8: ParseError, id null (JSON-RPC)
             error = JsonRpcParseError(one_line(f"the message is not JSON: {exc}"))
             logger.warning("%s", error.message)

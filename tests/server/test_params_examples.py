@@ -204,3 +204,42 @@ def test_params_fuzz_valid_json_python_cannot_read_is_still_answered(live: Sessi
     live.send_bytes("\udcff")  # not even UTF-8
     assert_still_fine(live)
     assert "the message is not JSON" in live.stderr.read_text(), "the parse errors are logged"
+
+
+def _non_finite(value: object) -> bool:
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    if isinstance(value, dict):
+        return any(_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_non_finite(v) for v in value)
+    return False
+
+
+def test_params_fuzz_nan_and_infinity_are_never_echoed(live: Session) -> None:
+    # was: Python's json writes NaN/Infinity (not JSON); the server read them as floats and a
+    # code action echoed them back in its command's arguments: a JSON parser chokes on that
+    uri = (live.root / "calc.py").as_uri()
+    point = '{"line": 0, "character": 0}'
+    diagnostic = (
+        f'{{"range": {{"start": {point}, "end": {point}}}, "message": "boom", '
+        '"severity": 1, "source": "ruff", '
+        '"data": {"score": NaN, "max": Infinity, "min": -Infinity}}'
+    )
+    kind, value = live.call(
+        "textDocument/codeAction",
+        None,
+        body=f'{{"textDocument": {{"uri": "{uri}"}}, "range": {{"start": {point}, '
+        f'"end": {point}}}, "context": {{"diagnostics": [{diagnostic}]}}}}',
+    )
+    assert kind == "result", value
+    assert value, "the code action is offered"
+    assert not _non_finite(value), value
+    kind, err = live.call(
+        "textDocument/codeAction",
+        None,
+        body=f'{{"textDocument": {{"uri": "{uri}"}}, "range": {{"start": {{"line": NaN, '
+        f'"character": 0}}, "end": {point}}}, "context": {{"diagnostics": []}}}}',
+    )
+    assert kind == "error" and err.code == INVALID_PARAMS, err
+    assert_still_fine(live)
