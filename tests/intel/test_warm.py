@@ -228,6 +228,22 @@ async def test_a_plugin_importing_a_workspace_module_means_cold_runs(tmp_path: P
         assert feed._warm.served_runs == 0
 
 
+async def test_a_plugin_writing_when_imported_means_cold_runs(tmp_path: Path) -> None:
+    # every cold run prints it; a preloaded plugin would print it in no warm run
+    bin_dir = make_venv(tmp_path / "venv", {"warmplug": "warmplug", "noisy": "noisy"})
+    site = next((tmp_path / "venv").glob("lib/python*/site-packages"))
+    (site / "warmplug.py").write_text(_PLUGIN.format(value=42))
+    (site / "noisy.py").write_text("print('noisy plugin imported')\n")
+    root = P.write_project(tmp_path / "ws", _PROJECT)
+    async with LocalSandbox(root, base_env=_env(bin_dir)) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=_RUN)
+        await feed.snapshot()
+        spec = next(c for c in feed.checks if c.name == "pytest")
+        await feed._warm.start(spec, feed._probe.roots)
+        assert await feed._warm.command(spec, "") is None
+        assert "writes output" in (feed._warm.disabled or "")
+
+
 async def test_a_changed_environment_restarts_the_server(tmp_path: Path) -> None:
     async with _project(tmp_path) as (sandbox, site):
         feed = DiagnosticsFeed(sandbox, config=_RUN)
@@ -253,7 +269,10 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    stat = Path(f"/proc/{pid}/stat").read_text()
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # ended in between
+        return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
@@ -299,7 +318,22 @@ async def test_a_timed_out_warm_run_kills_the_forked_test(tmp_path: Path) -> Non
         assert await _gone(int(marker.read_text()))
         server = feed._warm.pid
         assert server is not None
-    assert await _gone(server)  # and ends with the sandbox
+        token = feed._warm.directory.rsplit("/", 1)[1]
+    assert await _gone(server)  # and ends with the sandbox, leaving nothing behind
+    assert _with_token(token) == []
+
+
+def _with_token(token: str) -> list[int]:
+    """Live processes whose command line names ``token`` (the server and its forks do)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if proc.name.isdigit() and token.encode() in cmdline and _alive(int(proc.name)):
+            found.append(int(proc.name))
+    return found
 
 
 async def test_the_server_refuses_what_it_does_not_serve(tmp_path: Path) -> None:

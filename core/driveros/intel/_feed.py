@@ -304,8 +304,8 @@ class DiagnosticsFeed:
                 res = await self._execute(spec, command)
                 if await self._warm.served(res.exit_code, res.timed_out):
                     return res
-                # refused or gone: a fresh server imports while this run goes cold
-                await self._warm.start(spec, self._probe.roots)
+            # none ready, refused or gone: a fresh one imports while this run goes cold
+            await self._warm.start(spec, self._probe.roots)
         return await self._execute(spec, f"{spec.command} {extra}".rstrip())
 
     async def _outside_tests(self, touched: set[str], hashes: Mapping[str, str]) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import secrets
 import shlex
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ _READY_WAIT = 60.0
 #: Consecutive runs the warm process could not serve before the feed stops trying.
 _MAX_FAILURES = 3
 _SERVER_CODE = Path(__file__).with_name("_warm_server.py")
+_READY = re.compile(r"ready \d+")
 
 
 @runtime_checkable
@@ -238,17 +240,35 @@ class WarmPytest:
         while not self._ready:
             out = await proc.read(wait=min(1.0, max(0.0, deadline - loop.time())))
             self._said += out.stdout
-            if self._said.startswith("ready ") and self._said.endswith("\n"):
+            said = self._said.splitlines()  # a plugin may print on import: look for the line
+            ready = [line for line in said if _READY.fullmatch(line)]
+            if ready and self._said.endswith("\n"):
                 self._ready = True
-                self.pid = int(self._said.split()[1])
-            elif "nowarm" in self._said or not out.running:
-                self._disabled = _reason(self._said + out.stderr)
-                _log.info("no warm pytest process: %s", self._disabled)
+                self.pid = int(ready[0].split()[1])
+            elif any(line.startswith("nowarm ") for line in said):
+                self._give_up(_reason(self._said))
                 await self._stop()
                 return False
+            elif not out.running:  # died while starting: counts as a run it could not serve
+                self._fail(_reason(self._said + out.stderr))
+                await self._stop()
+                self._key = None
+                return False
             elif loop.time() >= deadline:
+                if bound > 0:  # waited in full once: never make a run wait that long again
+                    self._give_up(f"not ready after {bound:g}s")
+                    await self._stop()
                 return False
         return proc.running
+
+    def _give_up(self, reason: str) -> None:
+        self._disabled = reason
+        _log.info("no warm pytest process: %s", reason)
+
+    def _fail(self, reason: str) -> None:
+        self._failures += 1
+        if self._failures >= _MAX_FAILURES:
+            self._give_up(f"could not serve {self._failures} runs in a row ({reason})")
 
     async def served(self, exit_code: int, timed_out: bool) -> bool:
         """Whether a warm run's result stands; False: run the cold command (the server is
@@ -257,9 +277,7 @@ class WarmPytest:
             self._failures = 0
             self.served_runs += 1
             return True
-        self._failures += 1
-        if self._failures >= _MAX_FAILURES:
-            self._disabled = "the warm process could not serve several runs in a row"
+        self._fail("refused or gone")
         async with self._lock:
             await self._stop()
             self._key = None

@@ -30,6 +30,10 @@ import signal
 import socket
 import struct
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: The client's exit code when the warm process cannot serve (pytest itself exits 0-5).
 UNAVAILABLE = 75
@@ -127,6 +131,29 @@ def _preload() -> str | None:
     return None
 
 
+def _quiet(preload: Callable[[], str | None], record: str) -> str | None:
+    """``preload()`` with stdout and stderr going to ``record``: a plugin that writes
+    something when imported writes it in every cold run, and in no warm one, so that means
+    no warm process."""
+    saved = [os.dup(fd) for fd in (1, 2)]
+    out = os.open(record, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        for fd in (1, 2):
+            os.dup2(out, fd)
+        why = preload()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, copy in enumerate(saved, start=1):
+            os.dup2(copy, fd)
+            os.close(copy)
+        written = os.fstat(out).st_size
+        os.close(out)
+    if why is None and written:
+        return "a plugin writes output when it is imported"
+    return why
+
+
 def _warm_up(scratch: str) -> str | None:
     """One throwaway collection of an empty directory, so what the plugins import on
     configuration (hypothesis, ...) is imported here too; why not, or None. No conftest
@@ -216,7 +243,8 @@ class Server:
 
         # ``python SCRIPT`` puts the script's directory first; this file's is not wanted
         sys.path[0] = os.path.dirname(os.path.realpath(self.script))
-        why = _preload() or _warm_up(os.path.join(self.sockdir, "empty"))
+        why = _quiet(_preload, os.path.join(self.sockdir, "import.out"))
+        why = why or _warm_up(os.path.join(self.sockdir, "empty"))
         if why is None:
             module = _workspace_module(self.roots)
             if module is not None:
@@ -513,14 +541,17 @@ def client(sockdir: str, script: str, args: list[str]) -> int:
         signum = os.WTERMSIG(value)
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
-    return os.waitstatus_to_exitcode(value) if os.WIFEXITED(value) else 1
+    return os.WEXITSTATUS(value) if os.WIFEXITED(value) else 1
 
 
 def main(argv: list[str]) -> int:
     if len(argv) >= 3 and argv[0] == "serve":
         return serve(argv[1], argv[2], argv[3:])
     if len(argv) >= 3 and argv[0] == "client":
-        return client(argv[1], argv[2], argv[3:])
+        try:
+            return client(argv[1], argv[2], argv[3:])
+        except Exception:  # whatever went wrong here, the cold command has the answer
+            return UNAVAILABLE
     print("usage: w.py serve SOCKDIR SCRIPT ROOT... | client SOCKDIR SCRIPT ARG...")
     return 2
 
