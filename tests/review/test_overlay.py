@@ -242,7 +242,8 @@ asyncio.run(main())
 
 
 async def test_gc_unmounts_the_view_of_a_killed_owner(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "proj", {"a.py": "A = 1\n"})
+    repo = make_repo(tmp_path / "proj", {"a.py": "A = 1\n", ".gitignore": "*.log\n"})
+    write_files(repo, {"run.log": "hidden\n"})  # so the view has a hide layer
     base = tmp_path / "scratch"
     base.mkdir()
     proc = await asyncio.create_subprocess_exec(
@@ -253,6 +254,9 @@ async def test_gc_unmounts_the_view_of_a_killed_owner(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGKILL)
     await proc.wait()
     assert _mounted(merged)  # a stale mount outlives its process
+    [lease] = await list_leases()
+    registered = [Path(p) for p in lease.record.paths]
+    assert registered[0] == merged.parent and all(p.exists() for p in registered)
 
     report = await collect_garbage()
 
@@ -260,6 +264,7 @@ async def test_gc_unmounts_the_view_of_a_killed_owner(tmp_path: Path) -> None:
     assert report.errors == []
     assert not _mounted(merged)
     assert list(base.iterdir()) == []
+    assert not any(os.path.lexists(p) for p in registered)  # the hide layer on a tmpfs too
     assert (repo / "a.py").read_text() == "A = 1\n"
 
 
