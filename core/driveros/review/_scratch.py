@@ -27,7 +27,7 @@ from driveros.review._files import check_relpath
 from driveros.review._hooks import refuse_hook_changes
 from driveros.review._layout import Layout, layout_from_json, layout_to_json
 from driveros.review._models import ApplyResult, FileChange
-from driveros.review._overlay import STRATEGIES, strategy_from_env
+from driveros.review._overlay import STRATEGIES, VIEW_STRATEGIES, strategy_from_env
 from driveros.review._snapshot import build, destroy, let_go, remount
 from driveros.state import kept_leases
 
@@ -223,6 +223,15 @@ class ScratchWorkspace:
             mounts={str(common): git_at},
             env={"GIT_DIR": f"{git_at.rstrip('/')}/{rel}", "GIT_WORK_TREE": work_tree},
         )
+
+    @property
+    def written_layer(self) -> Path | None:
+        """For a view: the directory that holds every file written in :attr:`path` (the
+        overlay's upper layer at this copy's path), laid out like it; None for a worktree or
+        copy. Read it, never write it: the view is mounted over it."""
+        if self._lay.strategy not in VIEW_STRATEGIES:
+            return None
+        return self._lay.upper / self._lay.prefix if self._lay.prefix else self._lay.upper
 
     @property
     def closed(self) -> bool:

@@ -48,6 +48,8 @@ async def open_sandbox(
 ) -> tuple[Sandbox, str]:
     """The started sandbox over ``root`` and the workspace root as its commands see it."""
     box: LocalSandbox | DockerSandbox
+    # A view's writes all land in its upper layer: the set-id sweep at close walks only that.
+    written_in = scratch.written_layer if scratch is not None and scratch.path == root else None
     if spec.sandbox == "docker":
         mounts, git_env = docker_git(spec, scratch)
         box = DockerSandbox(
@@ -60,11 +62,15 @@ async def open_sandbox(
             private_copy=scratch is not None,
             extra_mounts={src: dst for src, dst in mounts.items()},
             allow_secret_files=spec.allow_secret_files,
+            written_in=written_in,
         )
         seen_as = DOCKER_WORKSPACE
     else:
         box = LocalSandbox(
-            root, base_env=env.process_env, allow_secret_files=spec.allow_secret_files
+            root,
+            base_env=env.process_env,
+            allow_secret_files=spec.allow_secret_files,
+            written_in=written_in,
         )
         seen_as = str(root)
     try:

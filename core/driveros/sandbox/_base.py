@@ -41,6 +41,7 @@ class SandboxBase:
         output_cap: int,
         max_read: int,
         allow_secret_files: Sequence[str] = (),
+        written_in: str | os.PathLike[str] | None = None,
     ) -> None:
         self._files = HostFiles(
             Path(workspace),
@@ -56,6 +57,8 @@ class SandboxBase:
         self._processes = ProcessHost(self._open_command, output_cap=output_cap)
         #: When this sandbox was made: set-id bits on files changed since are cleared on close.
         self._born_ns = time.time_ns()
+        #: Where every file written in the workspace also is (a view's upper layer), if known.
+        self._written_in = None if written_in is None else Path(written_in)
 
     # -- what a tier provides -----------------------------------------------------------
 
@@ -101,7 +104,9 @@ class SandboxBase:
 
     async def _strip_setid(self) -> None:
         """Clear set-id bits commands left on files in the workspace (part of ``aclose()``)."""
-        await asyncio.to_thread(strip_new_setid, self.workspace, self._born_ns)
+        await asyncio.to_thread(
+            strip_new_setid, self.workspace, self._born_ns, written_in=self._written_in
+        )
 
     async def _close_children(self) -> None:
         """End every session and background process (the first step of ``aclose()``)."""

@@ -68,7 +68,8 @@ class DockerSandbox(SandboxBase):
     ``runtime="runc"`` isolates processes (for code that is not hostile); ``untrusted=True``
     always uses gVisor (``runsc``) and fails closed, before any command, when the daemon
     lacks it. Commands run as the workspace owner's uid:gid so files stay theirs.
-    ``extra_mounts`` maps host paths to container paths, mounted read-only.
+    ``extra_mounts`` maps host paths to container paths, mounted read-only. ``written_in``:
+    as for :class:`LocalSandbox` (the set-id sweep of ``aclose()`` looks only there).
     """
 
     def __init__(
@@ -91,6 +92,7 @@ class DockerSandbox(SandboxBase):
         user: str | None = None,
         base_url: str | None = None,
         allow_secret_files: Sequence[str] = (),
+        written_in: str | os.PathLike[str] | None = None,
         extra_env: Mapping[str, str] | None = None,
         private_copy: bool = False,
     ) -> None:
@@ -100,6 +102,7 @@ class DockerSandbox(SandboxBase):
             output_cap=output_cap,
             max_read=max_read,
             allow_secret_files=allow_secret_files,
+            written_in=written_in,
         )
         if untrusted and runtime == "runc":
             log.info("untrusted=True: using gVisor (runsc) instead of the requested runc")

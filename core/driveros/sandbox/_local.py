@@ -39,6 +39,8 @@ class LocalSandbox(SandboxBase):
     ``extra_env`` is set for every command as given (driveros' own settings, never a file's).
     Commands run with ``/bin/sh -c`` in their own process group, never inherit stdout, and
     are killed whole on timeout, cancellation, ``aclose()`` or the owner's death.
+    ``written_in``: a directory laid out like the workspace holding every file written in
+    it (an overlay view's upper layer); the set-id sweep of ``aclose()`` looks only there.
     """
 
     tier = "local"
@@ -53,6 +55,7 @@ class LocalSandbox(SandboxBase):
         max_read: int = DEFAULT_MAX_READ,
         shell: str = "/bin/sh",
         allow_secret_files: Sequence[str] = (),
+        written_in: str | os.PathLike[str] | None = None,
         extra_env: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(
@@ -61,6 +64,7 @@ class LocalSandbox(SandboxBase):
             output_cap=output_cap,
             max_read=max_read,
             allow_secret_files=allow_secret_files,
+            written_in=written_in,
         )
         self._given_env = None if base_env is None else dict(base_env)
         self._extra_env = command_environment({}, extra_env)

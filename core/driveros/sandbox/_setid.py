@@ -20,11 +20,16 @@ SETID_BITS = st.S_ISUID | st.S_ISGID
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-def strip_new_setid(root: Path, since_ns: int) -> list[str]:
+def strip_new_setid(root: Path, since_ns: int, *, written_in: Path | None = None) -> list[str]:
     """Clear set-id bits of regular files under ``root`` changed at or after ``since_ns``.
 
+    ``written_in``: a directory laid out like ``root`` that holds every file written under
+    it (an overlay view's upper layer): only the set-id files found there are looked at
+    (through ``root``), so the sweep costs what the run wrote, not the size of the tree.
     Blocking; never follows symlinks; returns the workspace-relative paths it changed.
     """
+    if written_in is not None:
+        return _strip_listed(root, _setid_files(written_in, since_ns))
     stripped: list[str] = []
     pending = [root]
     while pending:
@@ -57,6 +62,52 @@ def strip_new_setid(root: Path, since_ns: int) -> list[str]:
                             stripped.append(os.path.relpath(entry.path, root))
                     finally:
                         os.close(fd)
+    if stripped:
+        log.warning("cleared setuid/setgid bits the sandbox left on: %s", ", ".join(stripped))
+    return stripped
+
+
+def _setid_files(top: Path, since_ns: int) -> list[str]:
+    """Regular files under ``top`` with a set-id bit, changed at or after ``since_ns``
+    (relative to ``top``; nothing followed)."""
+    found: list[str] = []
+    pending = [top]
+    while pending:
+        directory = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if st.S_ISDIR(info.st_mode):
+                pending.append(Path(entry.path))
+            elif (
+                st.S_ISREG(info.st_mode)
+                and info.st_mode & SETID_BITS
+                and info.st_ctime_ns >= since_ns
+            ):
+                found.append(os.path.relpath(entry.path, top))
+    return found
+
+
+def _strip_listed(root: Path, relpaths: list[str]) -> list[str]:
+    """Clear the set-id bits of ``relpaths`` under ``root`` (regular files only, the last
+    component never followed)."""
+    stripped: list[str] = []
+    for rel in relpaths:
+        with contextlib.suppress(OSError):
+            fd = os.open(root / rel, _OPEN_FLAGS)
+            try:
+                now = os.fstat(fd)
+                if st.S_ISREG(now.st_mode) and now.st_mode & SETID_BITS:
+                    os.fchmod(fd, st.S_IMODE(now.st_mode) & ~SETID_BITS)
+                    stripped.append(rel)
+            finally:
+                os.close(fd)
     if stripped:
         log.warning("cleared setuid/setgid bits the sandbox left on: %s", ", ".join(stripped))
     return stripped
