@@ -28,49 +28,19 @@ def strip_new_setid(root: Path, since_ns: int, *, written_in: Path | None = None
     (through ``root``), so the sweep costs what the run wrote, not the size of the tree.
     Blocking; never follows symlinks; returns the workspace-relative paths it changed.
     """
-    if written_in is not None:
-        return _strip_listed(root, _setid_files(written_in, since_ns))
-    stripped: list[str] = []
-    pending = [root]
-    while pending:
-        directory = pending.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if st.S_ISDIR(info.st_mode):
-                pending.append(Path(entry.path))
-            elif (
-                st.S_ISREG(info.st_mode)
-                and info.st_mode & SETID_BITS
-                and info.st_ctime_ns >= since_ns
-            ):
-                with contextlib.suppress(OSError):
-                    # by path, not following: a symlink swapped in meanwhile is not chmodded
-                    fd = os.open(
-                        entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-                    )
-                    try:
-                        now = os.fstat(fd)
-                        if (now.st_dev, now.st_ino) == (info.st_dev, info.st_ino):
-                            os.fchmod(fd, st.S_IMODE(now.st_mode) & ~SETID_BITS)
-                            stripped.append(os.path.relpath(entry.path, root))
-                    finally:
-                        os.close(fd)
+    found = _setid_files(written_in if written_in is not None else root, since_ns)
+    # Walking ``root`` itself, the file opened must be the inode the walk saw; through
+    # ``written_in`` the view shows it with other numbers, so it must still be set-id there.
+    stripped = _strip(root, found, same_inode=written_in is None)
     if stripped:
         log.warning("cleared setuid/setgid bits the sandbox left on: %s", ", ".join(stripped))
     return stripped
 
 
-def _setid_files(top: Path, since_ns: int) -> list[str]:
-    """Regular files under ``top`` with a set-id bit, changed at or after ``since_ns``
-    (relative to ``top``; nothing followed)."""
-    found: list[str] = []
+def _setid_files(top: Path, since_ns: int) -> list[tuple[str, int, int]]:
+    """``(path relative to top, st_dev, st_ino)`` of the regular files under ``top`` with a
+    set-id bit, changed at or after ``since_ns`` (nothing followed)."""
+    found: list[tuple[str, int, int]] = []
     pending = [top]
     while pending:
         directory = pending.pop()
@@ -90,24 +60,25 @@ def _setid_files(top: Path, since_ns: int) -> list[str]:
                 and info.st_mode & SETID_BITS
                 and info.st_ctime_ns >= since_ns
             ):
-                found.append(os.path.relpath(entry.path, top))
+                found.append((os.path.relpath(entry.path, top), info.st_dev, info.st_ino))
     return found
 
 
-def _strip_listed(root: Path, relpaths: list[str]) -> list[str]:
-    """Clear the set-id bits of ``relpaths`` under ``root`` (regular files only, the last
-    component never followed)."""
+def _strip(root: Path, found: list[tuple[str, int, int]], *, same_inode: bool) -> list[str]:
+    """Clear the set-id bits of ``found`` under ``root``: opened by path without following
+    (a symlink swapped in meanwhile is not chmodded), only a regular set-id file, and with
+    ``same_inode`` only the very inode that was found."""
     stripped: list[str] = []
-    for rel in relpaths:
+    for rel, dev, ino in found:
         with contextlib.suppress(OSError):
             fd = os.open(root / rel, _OPEN_FLAGS)
             try:
                 now = os.fstat(fd)
+                if same_inode and (now.st_dev, now.st_ino) != (dev, ino):
+                    continue
                 if st.S_ISREG(now.st_mode) and now.st_mode & SETID_BITS:
                     os.fchmod(fd, st.S_IMODE(now.st_mode) & ~SETID_BITS)
                     stripped.append(rel)
             finally:
                 os.close(fd)
-    if stripped:
-        log.warning("cleared setuid/setgid bits the sandbox left on: %s", ", ".join(stripped))
     return stripped
