@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from driveros.review import ScratchWorkspace, scratch_strategies
+from driveros.review._hiding import matching_ignored, user_ignored
 from driveros.review._overlay import fs_type, hide_layer_base
-from driveros.review._snapshot import _user_ignored, matching_ignored
 from driveros.state import list_leases, mounts_under
 from tests.review._repo import git, make_repo, write_files
 
@@ -105,7 +105,7 @@ async def test_a_hide_layer_that_cannot_be_made_on_the_tmpfs_goes_to_the_scratch
 ) -> None:
     repo = _repo(tmp_path / "proj")
     missing = tmp_path / "no-such-tmpfs"
-    monkeypatch.setattr("driveros.review._snapshot.hide_layer_base", lambda: missing)
+    monkeypatch.setattr("driveros.review._hiding.hide_layer_base", lambda: missing)
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base, strategy="overlay") as s:
         assert s.strategy == "overlay", s.fallback_reason
         assert not os.path.lexists(s.path / ".env") and not os.path.lexists(s.path / "build")
@@ -237,7 +237,7 @@ async def test_the_ignored_listing_names_what_status_named(tmp_path: Path) -> No
     git(repo / "build/inner", "init", "-q")
     expected = _status_ignored(repo)
     assert "build/" in expected and "x/y/z.log" in expected and "trkdir/b.txt" in expected
-    assert sorted(await _user_ignored(repo)) == expected
+    assert sorted(await user_ignored(repo)) == expected
 
 
 def test_matching_ignored_drops_directories_listed_with_their_contents() -> None:
@@ -273,4 +273,4 @@ def test_the_ignored_listing_matches_status_on_any_tree(
     for rel in made[:tracked]:
         git(repo, "add", "-f", rel)
     expected = _status_ignored(repo)
-    assert sorted(asyncio.run(_user_ignored(repo))) == expected
+    assert sorted(asyncio.run(user_ignored(repo))) == expected

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
-import secrets
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from driveros._finish import finish_then_reraise, thread_to_the_end
@@ -38,20 +36,24 @@ from driveros.review._files import (
     sync_paths,
     write_overlays,
 )
+from driveros.review._hiding import (
+    drop_hide_layer,
+    hidden_of,
+    hide_layer_path,
+    mount_view,
+    plant_hidden,
+    user_ignored,
+)
 from driveros.review._layout import Layout, layout_to_json
 from driveros.review._overlay import (
     AUTO_PREFERS,
     VIEW_STRATEGIES,
-    hide_layer_base,
-    hide_paths,
     is_mounted,
     mount_overlay,
     overlay_refusal,
-    to_hide,
     view_driver,
 )
 from driveros.review._stage import add_paths, stage
-from driveros.sandbox import secret_path_reason
 from driveros.state import Lease, new_lease_id, remove_paths, repo_lock, unmount_under
 
 log = logging.getLogger(__name__)
@@ -160,46 +162,6 @@ async def _user_status(
     )
 
 
-def _environment_paths(lay: Layout) -> list[str]:
-    """The environments of the workspace a view keeps visible (relative to ``work``)."""
-    return [f"{lay.prefix}{n}" for n in ENVIRONMENT_DIRS if is_environment(lay.workspace / n, n)]
-
-
-def _hidden_of(
-    lay: Layout, lower: Path, ignored: list[str], untracked: Sequence[str] = ()
-) -> list[str]:
-    """What a view of ``lower`` hides: every ``ignored`` path (as ``git status
-    --ignored=matching`` names them) but the environments (a worktree or copy never holds them
-    either), and the deny-listed secret files among ``untracked`` (``.env``, keys; see
-    :func:`driveros.sandbox.secret_path_reason`; a plain directory's untracked files)."""
-    found = [*ignored, *(p for p in untracked if secret_path_reason(p))]
-    return to_hide(lower, found, _environment_paths(lay), reach=[lay.prefix])
-
-
-def matching_ignored(listed: list[str]) -> list[str]:
-    """The ignored paths ``git status --ignored=matching --untracked-files=all`` names (its
-    ``!!`` entries), from ``git ls-files -o -i --exclude-standard --directory`` (which, unlike
-    the status, refreshes nothing: it does not ``stat`` every tracked file). Both name a
-    directory an ignore pattern matches once, and an ignored file inside a directory that
-    holds a tracked file by itself; the listing also names each untracked directory holding
-    only ignored paths *and* those paths, where the status names only the paths: such a
-    directory, the parent of another entry, is dropped."""
-    parents: set[str] = set()
-    for path in listed:
-        parts = path.rstrip("/").split("/")
-        parents.update("/".join(parts[:i]) + "/" for i in range(1, len(parts)))
-    return [p for p in listed if p and not (p.endswith("/") and p in parents)]
-
-
-async def _user_ignored(top: Path) -> list[str]:
-    """The ignored paths of the user's tree, as :func:`matching_ignored` says."""
-    _, out, _ = await run_git(
-        ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
-        cwd=top,
-    )
-    return matching_ignored(split_z(out))
-
-
 async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size: int) -> None:
     status_task = asyncio.create_task(_user_status(top))
     try:
@@ -297,72 +259,6 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
     )
 
 
-def _plant_hidden(lay: Layout, lower: Path, hide: list[str]) -> list[str]:
-    """Make the hide layer (``lay.hide_layer``, the tmpfs directory chosen for it, else or when
-    that fails ``root / "hide"``) with a whiteout for each path of ``hide``; the paths hidden.
-    Sets ``lay.hide_layer`` (None when there is nothing to hide). Blocking."""
-    if not hide:
-        lay.hide_layer = None
-        return []
-    fallback = lay.root / "hide"
-    for layer in (lay.hide_layer, fallback):
-        if layer is None:
-            continue
-        try:
-            layer.mkdir(0o700)
-        except OSError as exc:
-            log.debug("driveros: no hide layer at %s (%s)", layer, exc)
-            continue
-        lay.hide_layer = layer
-        try:
-            return hide_paths(layer, hide, lower)
-        except OSError as exc:  # a full tmpfs: the scratch root next
-            if layer == fallback:
-                raise
-            log.debug("driveros: cannot fill the hide layer at %s (%s)", layer, exc)
-            shutil.rmtree(layer, ignore_errors=True)
-    raise OSError(f"cannot make the hide layer in {lay.root}")
-
-
-async def _drop_hide_layer(lay: Layout) -> None:
-    """Remove the hide layer (after unmounting the view)."""
-    layer, lay.hide_layer = lay.hide_layer, None
-    if layer is None:
-        return
-    if layer.parent == lay.root:
-        await thread_to_the_end(shutil.rmtree, layer, True)
-    else:
-        await remove_paths([str(layer)])
-
-
-def _hide_layer_path(lease_id: str) -> Path | None:
-    """Where this copy's hide layer goes when a tmpfs is usable: a fresh, unguessable name
-    (``driveros-hide-*``, made 0700 right before use), or None. Blocking."""
-    base = hide_layer_base()
-    return None if base is None else base / f"driveros-hide-{lease_id}-{secrets.token_hex(8)}"
-
-
-async def _mount_view(lay: Layout, lower: Path, hide: list[str]) -> str | None:
-    """Make the view's directories and its hide layer (a whiteout for each path of ``hide``,
-    paths of ``lower``), and mount the view of ``lower``; None, or why not. Sets
-    ``lay.hidden``."""
-
-    def dirs() -> None:
-        for d in (lay.upper, lay.overlay_work, lay.work):
-            d.mkdir(0o700)
-        # The view's top directory is the upper layer's: give it the workspace's owner and
-        # mode (a sandbox runs as that owner; a root-owned 0700 top would lock it out).
-        st = lower.stat()
-        os.chown(lay.upper, st.st_uid, st.st_gid)
-        lay.upper.chmod(stat.S_IMODE(st.st_mode))
-        lay.hidden = _plant_hidden(lay, lower, hide)
-
-    await thread_to_the_end(dirs)
-    return await mount_overlay(
-        lower, lay.upper, lay.overlay_work, lay.work, lay.strategy, lay.hide_layer
-    )
-
-
 async def _populate_overlay(
     lay: Layout, top: Path, common: Path, head: str, max_file_size: int, hide: list[str]
 ) -> str | None:
@@ -382,9 +278,9 @@ async def _populate_overlay(
     async def view() -> str | None:
         # The listing of ignored paths refreshes nothing (unlike the status): the mount does
         # not wait for a stat of every tracked file.
-        ignored = await _user_ignored(top)
-        hidden = await thread_to_the_end(_hidden_of, lay, top, ignored)
-        return await _mount_view(lay, top, [*hide, *hidden])
+        ignored = await user_ignored(top)
+        hidden = await thread_to_the_end(hidden_of, lay, top, ignored)
+        return await mount_view(lay, top, [*hide, *hidden])
 
     async def dirty() -> list[str]:
         _, status, _ = await _user_status(top)
@@ -429,8 +325,8 @@ async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[st
     entries = [e for e in split_z(status) if len(e) > 3]
     ignored = [e[3:] for e in entries if e.startswith("!!")]
     untracked = [e[3:] for e in entries if e.startswith("??")]
-    hidden = await thread_to_the_end(_hidden_of, lay, lay.workspace, ignored, untracked)
-    why = await _mount_view(lay, lay.workspace, [*hide, *hidden])
+    hidden = await thread_to_the_end(hidden_of, lay, lay.workspace, ignored, untracked)
+    why = await mount_view(lay, lay.workspace, [*hide, *hidden])
     if why is not None:
         return why
     # Its status listed the untracked files already (a hidden one is absent from the view).
@@ -566,7 +462,7 @@ async def build(
     if strategy == "copy":
         repo = None
     # The hide layer's place on a tmpfs, registered with the copy before it is made.
-    hide_layer = await thread_to_the_end(_hide_layer_path, lease_id) if use_overlay else None
+    hide_layer = await thread_to_the_end(hide_layer_path, lease_id) if use_overlay else None
     lease: Lease | None = None
     try:
         # Registered before it exists: whatever happens next, a later start can clean it.
@@ -616,7 +512,7 @@ async def build(
                 lay.strategy, lay.lower, lay.fallback_reason = "", None, why
                 lay.left_out = []
                 await unmount_under(lay.root)
-                await _drop_hide_layer(lay)
+                await drop_hide_layer(lay)
                 lay.hidden = []
                 if repo is not None:
                     lay.repo_top, lay.git_common = repo[0], repo[2]
@@ -669,15 +565,15 @@ async def remount(lay: Layout) -> str | None:
     if await is_mounted(lay.work):
         return None
     if lay.hide_layer is not None or lay.hidden:
-        await _drop_hide_layer(lay)
+        await drop_hide_layer(lay)
         lease = lay.lease
         if lease is not None:
-            lay.hide_layer = await thread_to_the_end(_hide_layer_path, lease.id)
+            lay.hide_layer = await thread_to_the_end(hide_layer_path, lease.id)
             paths = [lease.record.paths[0], *([str(lay.hide_layer)] if lay.hide_layer else [])]
             await lease.update(
                 paths=paths, detail={**lease.record.detail, "layout": layout_to_json(lay)}
             )
-        planted = await thread_to_the_end(_plant_hidden, lay, lay.lower, list(lay.hidden))
+        planted = await thread_to_the_end(plant_hidden, lay, lay.lower, list(lay.hidden))
         if lease is not None:
             await lease.update(detail={**lease.record.detail, "layout": layout_to_json(lay)})
         log.debug("driveros: hide layer of %s made again (%d paths)", lay.root, len(planted))
@@ -690,7 +586,7 @@ async def let_go(lay: Layout) -> None:
     """Unmount a kept view and remove its hide layer (made again by :func:`remount`); the
     upper layer and the bookkeeping stay."""
     await unmount_under(lay.root)
-    await _drop_hide_layer(lay)
+    await drop_hide_layer(lay)
 
 
 async def destroy(lay: Layout) -> None:
