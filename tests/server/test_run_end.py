@@ -135,16 +135,24 @@ async def test_a_run_canceled_right_after_start_ends_with_one_canceled_result(
     assert ed.progress(run_id)[-1].message == "canceled"
 
 
+async def _start_until_ended(
+    ed: Editor, task: str
+) -> tuple[str, dict[str, Any], dict[str, Any], list[str]]:
+    """Start a run and wait for its end: (run id, the listing taken at its result, the result
+    event, the error messages shown)."""
+    listed = list_on_result(ed)
+    run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": task}))["runId"]
+    listing = await asyncio.wait_for(listed, 60)
+    await ended(ed, run_id)
+    errors = [m.message for m in ed.client.messages if m.type == lsp.MessageType.Error]
+    return run_id, listing, one_result(ed, run_id), errors
+
+
 async def test_a_run_without_a_provider_key_ends_with_one_setup_error_result(
     workspace: Path,
 ) -> None:
     async with editor_session(workspace, settings=SETTINGS) as ed:  # no OPENAI_API_KEY
-        listed = list_on_result(ed)
-        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "fix add"}))["runId"]
-        listing = await asyncio.wait_for(listed, 60)
-        await ended(ed, run_id)
-        result = one_result(ed, run_id)
-        errors = [m.message for m in ed.client.messages if m.type == lsp.MessageType.Error]
+        run_id, listing, result, errors = await _start_until_ended(ed, "fix add")
     assert state_of(listing, run_id) == "finished"
     assert result["outcome"] == "setup_error" and result["exit_code"] == 1
     assert "OPENAI_API_KEY" in (result["error"] or "")
@@ -155,12 +163,7 @@ async def test_a_run_without_a_provider_key_ends_with_one_setup_error_result(
 async def test_a_run_whose_setup_raises_ends_with_one_setup_error_result(workspace: Path) -> None:
     # the runner fails before the agent starts: it never writes a result of its own
     async with editor_session(workspace, command=SETUP_FAILS) as ed:
-        listed = list_on_result(ed)
-        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "setup"}))["runId"]
-        listing = await asyncio.wait_for(listed, 60)
-        await ended(ed, run_id)
-        result = one_result(ed, run_id)
-        errors = [m.message for m in ed.client.messages if m.type == lsp.MessageType.Error]
+        run_id, listing, result, errors = await _start_until_ended(ed, "setup")
     assert state_of(listing, run_id) == "failed"
     assert result["outcome"] == "setup_error" and result["exit_code"] == 1
     assert "no scratch copy" in (result["error"] or "")
