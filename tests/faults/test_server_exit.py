@@ -100,4 +100,6 @@ async def test_server_killed_mid_run_is_cleaned_by_the_next_start(
         async with asyncio.timeout(60):
             while await list_leases():
                 await asyncio.sleep(0.05)
+    # The killed server's sandbox HOME/TMPDIR is its watchdog's to remove, at its own pace.
+    await _until(lambda: not any(private_tmp.iterdir()), "the watchdog's cleanup")
     await _assert_nothing_left(repo, private_tmp)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -158,3 +159,37 @@ def _has_process(args: str) -> bool:
             if cmdline.decode(errors="replace") == args and process_alive(int(proc.name)):
                 return True
     return False
+
+
+# The owner dies (SIGKILL, from inside os.mkdir) the instant its private HOME/TMPDIR directory
+# exists: the watchdog must already know the directory by then.
+KILLED_AT_MKDIR = """
+import asyncio, os, signal, sys
+from driveros.sandbox import LocalSandbox
+
+real_mkdir = os.mkdir
+
+def mkdir_then_die(path, *args, **kwargs):
+    real_mkdir(path, *args, **kwargs)
+    if os.path.basename(os.fspath(path)).startswith("driveros-sbx-"):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+os.mkdir = mkdir_then_die
+asyncio.run(LocalSandbox(sys.argv[1]).start())
+"""
+
+
+async def test_local_owner_killed_as_it_makes_its_private_dirs_leaves_none(
+    tmp_path: Path,
+) -> None:
+    workspace, tmp = tmp_path / "ws", tmp_path / "tmp"
+    workspace.mkdir()
+    tmp.mkdir()
+    owner = subprocess.run(
+        [sys.executable, "-c", KILLED_AT_MKDIR, str(workspace)],
+        env={**os.environ, "TMPDIR": str(tmp)},
+        capture_output=True,
+        check=False,
+    )
+    assert owner.returncode == -signal.SIGKILL, owner.stderr.decode()
+    await poll(lambda: not any(tmp.iterdir()), "the watchdog to remove the directory")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -275,16 +276,17 @@ async def test_a_start_canceled_while_making_its_dirs_leaves_none(
     private = tmp_path / "private-tmp"
     private.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(private))
-    real = tempfile.mkdtemp
+    real = os.mkdir
     making = asyncio.Event()
     loop = asyncio.get_running_loop()
 
-    def slow_mkdtemp(*args: object, **kwargs: object) -> str:
-        loop.call_soon_threadsafe(making.set)
-        time.sleep(0.3)  # the directory appears after the caller was canceled
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+    def slow_mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).name.startswith("driveros-sbx-"):
+            loop.call_soon_threadsafe(making.set)
+            time.sleep(0.3)  # the directory appears after the caller was canceled
+        real(path, *args, **kwargs)
 
-    monkeypatch.setattr(tempfile, "mkdtemp", slow_mkdtemp)
+    monkeypatch.setattr(os, "mkdir", slow_mkdir)
     box = LocalSandbox(workspace, base_env={"PATH": "/usr/bin:/bin"})
     starting = asyncio.create_task(box.start())
     await making.wait()

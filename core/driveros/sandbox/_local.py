@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -108,21 +109,31 @@ class LocalSandbox(SandboxBase):
             env = await asyncio.to_thread(self._environment, dotenv)
             env = pinned_environment(env, await self._git_pins(env))
 
-            def make_private_dirs() -> str:
-                # Recorded by the thread itself, and awaited to its end even when canceled:
-                # a canceled plain to_thread made the directory after start() had gone, and
-                # aclose() never knew to remove it.
-                self._scratch = tempfile.mkdtemp(prefix="driveros-sbx-")
-                Path(self._scratch, "home").mkdir(0o700)
-                Path(self._scratch, "tmp").mkdir(0o700)
-                return self._scratch
-
-            scratch = await thread_to_the_end(make_private_dirs)
-            self._watchdog.track_dir(scratch)
+            # The watchdog hears of the directory before it exists: killed at any instant after
+            # mkdir, the owner still leaves nothing (mkdtemp then track_dir had a gap between).
+            # The name is 64 random bits; mkdir is exclusive, so a name taken is never adopted.
+            base = await asyncio.to_thread(tempfile.gettempdir)
+            while True:
+                scratch = str(Path(base, f"driveros-sbx-{secrets.token_hex(8)}"))
+                self._watchdog.track_dir(scratch)
+                try:
+                    await thread_to_the_end(self._make_private_dirs, scratch)
+                except FileExistsError:
+                    self._watchdog.untrack_dir(scratch)
+                    continue
+                break
             home, tmp = Path(scratch, "home"), Path(scratch, "tmp")
             env["HOME"], env["TMPDIR"] = str(home), str(tmp)
             self._env = env
             self._prepared = True
+
+    def _make_private_dirs(self, scratch: str) -> None:
+        # Recorded by the thread itself, and awaited to its end even when canceled: a canceled
+        # plain to_thread made the directory after start() had gone, and aclose() never knew.
+        Path(scratch).mkdir(0o700)
+        self._scratch = scratch
+        Path(scratch, "home").mkdir(0o700)
+        Path(scratch, "tmp").mkdir(0o700)
 
     async def run(
         self,

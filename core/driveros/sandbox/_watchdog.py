@@ -76,6 +76,9 @@ class Watchdog:
         """A scratch directory to delete if the owner dies before removing it."""
         self._send(f"+dir {path}")
 
+    def untrack_dir(self, path: str) -> None:
+        self._send(f"-dir {path}")
+
     async def aclose(self) -> None:
         proc, self._proc = self._proc, None
         if proc is None:
