@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.review._repo import make_repo
 from tests.sandbox.conftest import require_docker
 
 from driveros.agent import Event
@@ -282,3 +283,53 @@ async def test_a_run_canceled_before_the_walk_ends_still_reports_a_masked_result
     assert server.requests == []
     text = "".join(e.model_dump_json() for e in events)
     assert token not in text
+
+
+async def test_the_agent_acts_only_once_the_baseline_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run's view is returned before its baseline is recorded, and its first request does not
+    # wait for it; its tools do. Here the baseline waits for the first request: the agent's
+    # edit of the editor's buffer (which the baseline adds from the view) must not enter it.
+    import driveros.review._snapshot as snapshot
+
+    real = snapshot._user_status
+    servers: list[ScriptedModelServer] = []
+    asked_before_the_baseline: list[bool] = []
+
+    async def slow_status(*args: Any, **kwargs: Any) -> Any:
+        # Held until the model has the first request (10 s at most: a first request that
+        # waited for the baseline would never come).
+        for _ in range(200):
+            if servers and servers[0].requests:
+                break
+            await asyncio.sleep(0.05)
+        asked_before_the_baseline.append(len(servers[0].requests) == 1)
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(snapshot, "_user_status", slow_status)
+    calc_repo = make_repo(tmp_path / "repo", {"calc.py": CALC})  # a view's baseline waits
+    overlay = "def add(a, b):\n    return a * b  # unsaved buffer\n"
+    edit = ToolCallSpec(
+        "edit_file", {"path": "calc.py", "old_string": "a * b", "new_string": "a + b"}
+    )
+    async with ScriptedModelServer([Turn(tool_calls=[edit]), Turn(text="Fixed.")]) as server:
+        servers.append(server)
+        env = load_environment(cwd=calc_repo, environ=environ_for(server, "openai"))
+        spec = RunSpec(
+            task="fix",
+            workspace=calc_repo,
+            review=True,
+            diagnostics=False,
+            overlays={"calc.py": overlay},
+        )
+
+        async def on_event(event: Event) -> None:
+            pass
+
+        report = await execute_run(spec, env=env, on_event=on_event)
+    assert report.scratch is not None
+    await report.scratch.aclose()
+    assert asked_before_the_baseline == [True]
+    assert [c.path for c in report.changes] == ["calc.py"]
+    assert "-    return a * b  # unsaved buffer\n+    return a + b" in report.changes[0].diff

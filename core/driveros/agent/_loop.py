@@ -11,7 +11,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
 from driveros._errors import ConfigError, ProviderError
@@ -93,6 +93,7 @@ class Agent:
         sink: EventSink | None = None,
         extra_tools: Sequence[ExtraTool] = (),
         before_file: BeforeFile | None = None,
+        tools_ready: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.provider = provider
         self.sandbox = sandbox
@@ -120,6 +121,7 @@ class Agent:
             default_timeout=self.config.tool_timeout_s,
             extra=extra_tools,
             before_file=before_file,
+            ready=tools_ready,
         )
 
     @property

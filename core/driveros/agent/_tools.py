@@ -206,8 +206,12 @@ class ToolBox:
         default_timeout: float = 120.0,
         extra: Sequence[ExtraTool] = (),
         before_file: BeforeFile | None = None,
+        ready: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._sandbox = sandbox
+        #: Awaited before any tool runs (a review run: until its scratch copy's baseline is
+        #: recorded, so nothing the agent writes can enter it).
+        self._ready = ready
         #: Runs before read_file/write_file/edit_file touch their path (an editor's buffer is
         #: adopted into the copy then); its failures only cost that, never the tool call.
         self._before_file = before_file
@@ -218,6 +222,11 @@ class ToolBox:
 
     async def call(self, name: str, arguments: dict[str, Any], raw: str | None) -> ToolOutcome:
         started = time.perf_counter()
+        if self._ready is not None:
+            try:
+                await self._ready()
+            except DriverosError as exc:
+                return ToolOutcome(False, f"error: the workspace is not ready: {exc}")
         outcome = await self._dispatch(name, arguments, raw)
         outcome.output, outcome.truncated = clip(outcome.output, self._limit)
         outcome.duration_ms = (time.perf_counter() - started) * 1000

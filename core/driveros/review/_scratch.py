@@ -6,7 +6,7 @@ import asyncio
 import logging
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -73,6 +73,12 @@ class KeptScratch:
     kept_at: float
 
 
+def _retrieve(task: asyncio.Future[None]) -> None:
+    """Mark a background failure as seen: it is raised to whoever awaits the baseline."""
+    if not task.cancelled():
+        task.exception()
+
+
 class ScratchWorkspace:
     """A private copy of a workspace; nothing reaches the user's files until applied.
 
@@ -89,8 +95,12 @@ class ScratchWorkspace:
     over the copy. The baseline for :meth:`changes` is the copy as it was at creation.
     """
 
-    def __init__(self, layout: Layout) -> None:
+    def __init__(self, layout: Layout, settle: Callable[[], Awaitable[None]] | None = None) -> None:
         self._lay = layout
+        #: Recording the baseline of a view, started by create (None: recorded already).
+        self._settling = asyncio.ensure_future(settle()) if settle is not None else None
+        if self._settling is not None:
+            self._settling.add_done_callback(_retrieve)
         self._closed = False
         #: path -> the agent's version (after_sha) written into the workspace.
         self._applied: dict[str, str | None] = {}
@@ -110,6 +120,7 @@ class ScratchWorkspace:
         strategy: str | None = None,
         container: str | None = None,
         hide_git: bool = False,
+        defer_baseline: bool = False,
     ) -> ScratchWorkspace:
         """``max_file_size``: untracked files larger than this many bytes are left out (see
         :attr:`left_out`); None reads ``$DRIVEROS_SCRATCH_MAX_FILE_SIZE`` (default 10 MiB),
@@ -118,7 +129,10 @@ class ScratchWorkspace:
         ``$DRIVEROS_SCRATCH_STRATEGY`` (see :attr:`strategy`). ``container``: the docker
         runtime (``runc``, ``runsc``) that will mount the copy: a view only where that runtime
         and the workspace's owner allow (see docs/review.md). ``hide_git``: a view hides the
-        repository's ``.git`` (for an untrusted container)."""
+        repository's ``.git`` (for an untrusted container). ``defer_baseline``: a view of a
+        repository is returned as soon as it is mounted and records its baseline in the
+        background (see :meth:`baseline_recorded`, which must be awaited before anything is
+        written in :attr:`path`; a run's tools wait for it)."""
         limit = max_file_size_from_env() if max_file_size is None else max(0, max_file_size)
         chosen = strategy_from_env() if strategy is None else strategy
         if chosen not in STRATEGIES:
@@ -129,7 +143,7 @@ class ScratchWorkspace:
         if not await asyncio.to_thread(ws.is_dir):
             raise ReviewError(f"workspace is not a directory: {ws}", workspace=str(ws))
         ws = await asyncio.to_thread(ws.resolve)
-        layout = await build(
+        layout, settle = await build(
             ws,
             overlays=overlays or {},
             base_dir=base_dir,
@@ -139,7 +153,14 @@ class ScratchWorkspace:
             hide_git=hide_git,
         )
         log.debug("scratch copy of %s at %s", ws, layout.path)
-        return cls(layout)
+        scratch = cls(layout, settle)
+        if not defer_baseline:
+            try:
+                await scratch.baseline_recorded()
+            except BaseException:
+                await scratch.aclose()
+                raise
+        return scratch
 
     # -- properties -------------------------------------------------------------------------
 
@@ -239,9 +260,28 @@ class ScratchWorkspace:
 
     # -- changes and review bookkeeping -----------------------------------------------------
 
+    async def baseline_recorded(self) -> None:
+        """Wait until the baseline is recorded. A view of a repository is returned by
+        :meth:`create` as soon as it is mounted and records its baseline (the user's files
+        as they are then) in the background when asked to (``defer_baseline``), from the
+        user's tree itself. :meth:`changes` and everything that needs the baseline wait for
+        it; a failure to record it raises here (ReviewError)."""
+        self._check_open()
+        task = self._settling
+        if task is None:
+            return
+        try:
+            await asyncio.shield(task)
+        except OSError as exc:
+            raise ReviewError(
+                f"cannot record the baseline of {self._lay.workspace}: {exc}",
+                workspace=str(self._lay.workspace),
+            ) from exc
+
     async def changes(self) -> list[FileChange]:
         """Every file the copy differs in from the baseline, sorted by path."""
         self._check_open()
+        await self.baseline_recorded()
         async with self._lock:
             self._last = await compute_changes(self._lay)
             return list(self._last)
@@ -254,6 +294,7 @@ class ScratchWorkspace:
         version wins), the file is not a regular file of the baseline, may not be written,
         or already holds ``text``."""
         self._check_open()
+        await self.baseline_recorded()
         async with self._lock:
             return await adopt_buffer(self._lay, path, text)
 
@@ -388,6 +429,7 @@ class ScratchWorkspace:
         manifest.
         """
         self._check_open()
+        await self.baseline_recorded()
         lease = self._lay.lease
         if lease is None:
             raise ReviewError("this scratch copy is not registered; it cannot be kept")
@@ -431,16 +473,25 @@ class ScratchWorkspace:
         :meth:`keep`). Safe to call twice; finishes its cleanup even when the calling task is
         being canceled (and then re-raises)."""
         self._closed = True
+        task, self._settling = self._settling, None
+        if task is not None:
+            task.cancel()
+
+        async def after_settling(work: Coroutine[Any, Any, None]) -> None:
+            if task is not None:
+                await asyncio.wait([task])  # nothing is removed while it still writes there
+            await work
+
         if self._kept and not self._removed:
             # A kept view outlives this process on disk (its upper layer), not as a mount:
             # nothing stays mounted once the editor or CLI that owned it is gone, and
             # :meth:`reopen_kept` mounts it again.
-            await finish_then_reraise(let_go(self._lay))
+            await finish_then_reraise(after_settling(let_go(self._lay)))
             return
         if self._removed:
             return
         self._removed = True
-        await finish_then_reraise(destroy(self._lay))
+        await finish_then_reraise(after_settling(destroy(self._lay)))
 
     def _check_open(self) -> None:
         if self._closed:

@@ -16,7 +16,7 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from driveros._finish import finish_then_reraise, thread_to_the_end
@@ -260,20 +260,12 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
 
 
 async def _populate_overlay(
-    lay: Layout, top: Path, common: Path, head: str, max_file_size: int, hide: list[str]
+    lay: Layout, top: Path, max_file_size: int, hide: list[str]
 ) -> str | None:
-    """Mount the view and record the baseline (``HEAD`` plus the user's dirty files, hashed
-    from the lower layer: nothing is checked out or copied). None, or why it cannot mount.
-    Three things run concurrently: the listing of the ignored paths and then the mount (the
-    view hides them), the user's ``git status`` (the dirty files), and the private repository
-    with ``HEAD`` read into its index."""
-
-    async def private() -> None:
-        text = await thread_to_the_end(_user_excludes, common)
-        await _init_private(lay.git_dir, excludes=text, alternates=common / "objects")
-        # The baseline starts as HEAD (the user's dirty files are added below); read from
-        # the private repository alone, it needs neither the status nor the mount.
-        await run_git(["read-tree", head], cwd=lay.git_dir, git_dir=lay.git_dir, scratch=True)
+    """Mount the view (nothing is checked out or copied) and list the untracked files over
+    the size limit (``lay.left_out``); None, or why it cannot mount. The baseline is recorded
+    afterwards, by :func:`_overlay_baseline`: the mount waits for neither the user's status
+    nor the private repository."""
 
     async def view() -> str | None:
         # The listing of ignored paths refreshes nothing (unlike the status): the mount does
@@ -282,22 +274,55 @@ async def _populate_overlay(
         hidden = await thread_to_the_end(hidden_of, lay, top, ignored)
         return await mount_view(lay, top, [*hide, *hidden])
 
-    async def dirty() -> list[str]:
-        _, status, _ = await _user_status(top)
-        return await _dirty_paths(lay, top, status, max_file_size)
+    async def big() -> list[str]:
+        if not max_file_size:
+            return []
+        _, out, _ = await run_git(["ls-files", "-z", "--others", "--exclude-standard"], cwd=top)
+        untracked = [p for p in split_z(out) if not _untracked_excluded(f"?? {p}")]
+        return await thread_to_the_end(too_big, top, untracked, max_file_size)
 
-    # All finish (or are canceled with the caller) before any error is raised, so cleanup
+    # Both finish (or are canceled with the caller) before any error is raised, so cleanup
     # never races a mount still being made; the first error is raised as itself.
-    done = await asyncio.gather(view(), dirty(), private(), return_exceptions=True)
+    done = await asyncio.gather(view(), big(), return_exceptions=True)
     for result in done:
         if isinstance(result, BaseException):
             raise result
-    why, paths = done[0], done[1]
-    assert not isinstance(why, BaseException) and isinstance(paths, list)
-    if why is not None:
-        return why
-    await stage(lay, lay.work, paths)
-    return None
+    why, left_out = done
+    assert not isinstance(why, BaseException) and isinstance(left_out, list)
+    lay.left_out = left_out
+    return why
+
+
+async def _overlay_baseline(
+    lay: Layout, top: Path, common: Path, head: str, max_file_size: int
+) -> None:
+    """The baseline of a view of a repository: ``HEAD`` plus the user's dirty files, hashed
+    from the user's tree itself (the lower layer), so a file written in the view meanwhile
+    never enters it. The user's ``git status`` and the private repository with ``HEAD`` read
+    into its index run concurrently."""
+
+    async def private() -> None:
+        text = await thread_to_the_end(_user_excludes, common)
+        await _init_private(lay.git_dir, excludes=text, alternates=common / "objects")
+        # The baseline starts as HEAD (the user's dirty files are added below); read from
+        # the private repository alone, it needs neither the status nor the mount.
+        await run_git(["read-tree", head], cwd=lay.git_dir, git_dir=lay.git_dir, scratch=True)
+
+    async def dirty() -> list[str]:
+        _, status, _ = await _user_status(top)
+        known = set(lay.left_out)
+        paths = await _dirty_paths(lay, top, status, max_file_size)
+        lay.left_out = sorted(known | set(lay.left_out))  # one made big meanwhile too
+        return [p for p in paths if p not in known]
+
+    # Both finish (or are canceled) before an error is raised, the first one as itself.
+    done = await asyncio.gather(dirty(), private(), return_exceptions=True)
+    for result in done:
+        if isinstance(result, BaseException):
+            raise result
+    paths = done[0]
+    assert isinstance(paths, list)
+    await stage(lay, top, paths)
 
 
 async def _dirty_paths(lay: Layout, top: Path, status: bytes, max_file_size: int) -> list[str]:
@@ -435,8 +460,12 @@ async def build(
     strategy: str = "auto",
     container: str | None = None,
     hide_git: bool = False,
-) -> Layout:
+) -> tuple[Layout, Callable[[], Awaitable[None]] | None]:
     """Create the copy, overlay the buffers and record the baseline. Cleans up on failure.
+
+    A view of a repository is returned once it is mounted, with the rest to run (the second
+    item, else None): it records the baseline from the user's tree, never from the view (see
+    :func:`_overlay_baseline`); the caller runs it, and cleans up when it fails.
 
     ``strategy``: ``auto`` (:data:`AUTO_PREFERS`: the overlay when possible, else the
     fallback), ``overlay`` (the same, asked for explicitly), ``worktree`` (a git worktree in
@@ -503,7 +532,7 @@ async def build(
         if use_overlay:
             lay.strategy, lay.lower = view_driver()[0], repo[0] if repo else workspace
             if repo is not None:
-                why = await _populate_overlay(lay, repo[0], repo[2], repo[3], max_file_size, hide)
+                why = await _populate_overlay(lay, repo[0], max_file_size, hide)
             else:
                 why = await _populate_overlay_plain(lay, max_file_size, hide)
             if why is not None:
@@ -533,18 +562,19 @@ async def build(
         if clean_overlays:
             lay.disk_baseline = await thread_to_the_end(current_shas, workspace, clean_overlays)
             await thread_to_the_end(write_overlays, lay.path, clean_overlays)
-        if lay.strategy in VIEW_STRATEGIES:
-            # The environments are seen through the lower layer (read-only), never linked.
-            await _exclude_environments(lay)
-            await add_paths(lay, [f"{lay.prefix}{p}" for p in clean_overlays])
-        else:
-            await _link_environments(lay)
-            await stage(lay, lay.work, None)
-        _, tree, _ = await run_git(
-            ["write-tree"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True
-        )
-        lay.baseline = tree.decode().strip()
-        return lay
+        if lay.strategy in VIEW_STRATEGIES and repo is not None:
+            top, common, head = repo[0], repo[2], repo[3]
+
+            async def settle() -> None:
+                await _overlay_baseline(lay, top, common, head, max_file_size)
+                lay.left_out = [
+                    p for p in lay.left_out if p[len(lay.prefix) :] not in clean_overlays
+                ]
+                await _record_baseline(lay, clean_overlays)
+
+            return lay, settle
+        await _record_baseline(lay, clean_overlays)
+        return lay, None
     except BaseException as exc:
         await finish_then_reraise(destroy(lay))
         if isinstance(exc, OSError):
@@ -552,6 +582,22 @@ async def build(
                 f"cannot create the scratch copy of {workspace}: {exc}", workspace=str(workspace)
             ) from exc
         raise
+
+
+async def _record_baseline(lay: Layout, overlays: Mapping[str, str]) -> None:
+    """Finish the private index (a view: the environments excluded and the buffers added; a
+    worktree or copy: its files staged) and record its tree as the baseline."""
+    if lay.strategy in VIEW_STRATEGIES:
+        # The environments are seen through the lower layer (read-only), never linked.
+        await _exclude_environments(lay)
+        await add_paths(lay, [f"{lay.prefix}{p}" for p in overlays])
+    else:
+        await _link_environments(lay)
+        await stage(lay, lay.work, None)
+    _, tree, _ = await run_git(
+        ["write-tree"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True
+    )
+    lay.baseline = tree.decode().strip()
 
 
 async def remount(lay: Layout) -> str | None:

@@ -107,6 +107,7 @@ class _Drive:
         config: AgentConfig | None,
         extra_tools: Sequence[ExtraTool],
         before_file: Callable[[str], Awaitable[None]] | None = None,
+        tools_ready: Callable[[], Awaitable[None]] | None = None,
     ) -> AgentRun:
         feed = (
             await diagnostics_feed(spec, sandbox, policy, sink, await feed_cache(sandbox, stack))
@@ -131,6 +132,7 @@ class _Drive:
             sink=sink,
             extra_tools=extra_tools,
             before_file=before_file,
+            tools_ready=tools_ready,
         )
         return await self.agent.run(spec.task, history=history, emit_result=False)
 
@@ -245,6 +247,8 @@ async def _execute(
                         overlays=spec.overlays,
                         container=runtime if spec.sandbox == "docker" else None,
                         hide_git=spec.untrusted,
+                        # The agent's tools wait for it (tools_ready), its first request not.
+                        defer_baseline=True,
                     )
                     owns_scratch = True
                 sink = await making_sink
@@ -280,6 +284,7 @@ async def _execute(
                 before_file=buffer_hook(scratch, buffers, known=spec.overlays)
                 if buffers is not None and scratch is not None
                 else None,
+                tools_ready=scratch.baseline_recorded if scratch is not None else None,
             )
         changes: list[FileChange] = []
         if scratch is not None:
