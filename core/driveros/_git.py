@@ -35,7 +35,8 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -375,6 +376,21 @@ def _with_pins(env: dict[str, str], listed: GitResult) -> dict[str, str]:
     return pinned_environment(env, program_pins(parse_config_list(listed.stdout)))
 
 
+#: The niceness git processes started in this context get (see :func:`yielding_cpu`).
+_NICENESS: ContextVar[int] = ContextVar("driveros_git_niceness", default=0)
+
+
+@contextlib.contextmanager
+def yielding_cpu(niceness: int = 10) -> Iterator[None]:
+    """Inside: every git process started (in this context, and tasks made from it) runs at
+    ``niceness``, so work in the background leaves the CPU to what a user waits for."""
+    token = _NICENESS.set(niceness)
+    try:
+        yield
+    finally:
+        _NICENESS.reset(token)
+
+
 async def _spawn(
     argv: Sequence[str],
     env: Mapping[str, str],
@@ -396,6 +412,10 @@ async def _spawn(
         )
     except OSError as exc:
         raise GitError(f"cannot run git: {exc}", args=list(args), cwd=str(cwd)) from exc
+    niceness = _NICENESS.get()
+    if niceness:
+        with contextlib.suppress(OSError):  # gone already, or not ours to lower: no matter
+            os.setpriority(os.PRIO_PROCESS, proc.pid, niceness)
     try:
         async with asyncio.timeout(timeout):
             out, err = await proc.communicate(stdin)

@@ -97,10 +97,10 @@ class ScratchWorkspace:
 
     def __init__(self, layout: Layout, settle: Callable[[], Awaitable[None]] | None = None) -> None:
         self._lay = layout
-        #: Recording the baseline of a view, started by create (None: recorded already).
-        self._settling = asyncio.ensure_future(settle()) if settle is not None else None
-        if self._settling is not None:
-            self._settling.add_done_callback(_retrieve)
+        #: What records a deferred baseline (None: recorded already, or started).
+        self._settle = settle
+        #: Recording it, once started (:meth:`start_baseline`).
+        self._settling: asyncio.Future[None] | None = None
         self._closed = False
         #: path -> the agent's version (after_sha) written into the workspace.
         self._applied: dict[str, str | None] = {}
@@ -130,9 +130,10 @@ class ScratchWorkspace:
         runtime (``runc``, ``runsc``) that will mount the copy: a view only where that runtime
         and the workspace's owner allow (see docs/review.md). ``hide_git``: a view hides the
         repository's ``.git`` (for an untrusted container). ``defer_baseline``: a view of a
-        repository is returned as soon as it is mounted and records its baseline in the
-        background (see :meth:`baseline_recorded`, which must be awaited before anything is
-        written in :attr:`path`; a run's tools wait for it)."""
+        repository is returned as soon as it is mounted and records its baseline later, in
+        the background, from :meth:`start_baseline` on (see :meth:`baseline_recorded`,
+        which must be awaited before anything is written in :attr:`path`; a run's tools wait
+        for it)."""
         limit = max_file_size_from_env() if max_file_size is None else max(0, max_file_size)
         chosen = strategy_from_env() if strategy is None else strategy
         if chosen not in STRATEGIES:
@@ -260,6 +261,15 @@ class ScratchWorkspace:
 
     # -- changes and review bookkeeping -----------------------------------------------------
 
+    def start_baseline(self) -> None:
+        """Start recording a deferred baseline (``defer_baseline``) now, in the background;
+        nothing when it is recorded or being recorded. :meth:`baseline_recorded` starts it
+        too; a run starts it once its first model request is on its way."""
+        settle, self._settle = self._settle, None
+        if settle is not None and not self._closed:
+            self._settling = asyncio.ensure_future(settle())
+            self._settling.add_done_callback(_retrieve)
+
     async def baseline_recorded(self) -> None:
         """Wait until the baseline is recorded. A view of a repository is returned by
         :meth:`create` as soon as it is mounted and records its baseline (the user's files
@@ -267,6 +277,7 @@ class ScratchWorkspace:
         user's tree itself. :meth:`changes` and everything that needs the baseline wait for
         it; a failure to record it raises here (ReviewError)."""
         self._check_open()
+        self.start_baseline()
         task = self._settling
         if task is None:
             return
@@ -473,6 +484,7 @@ class ScratchWorkspace:
         :meth:`keep`). Safe to call twice; finishes its cleanup even when the calling task is
         being canceled (and then re-raises)."""
         self._closed = True
+        self._settle = None  # never started: nothing to wait for
         task, self._settling = self._settling, None
         if task is not None:
             task.cancel()

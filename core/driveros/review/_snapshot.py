@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from driveros._finish import finish_then_reraise, thread_to_the_end
-from driveros._git import GitResult, run_git, split_z
+from driveros._git import GitResult, run_git, split_z, yielding_cpu
 from driveros.review._environments import (
     ENVIRONMENT_DIRS,
     exclude_lines,
@@ -566,11 +566,12 @@ async def build(
             top, common, head = repo[0], repo[2], repo[3]
 
             async def settle() -> None:
-                await _overlay_baseline(lay, top, common, head, max_file_size)
-                lay.left_out = [
-                    p for p in lay.left_out if p[len(lay.prefix) :] not in clean_overlays
-                ]
-                await _record_baseline(lay, clean_overlays)
+                with yielding_cpu():  # the run's first request goes out meanwhile
+                    await _overlay_baseline(lay, top, common, head, max_file_size)
+                    lay.left_out = [
+                        p for p in lay.left_out if p[len(lay.prefix) :] not in clean_overlays
+                    ]
+                    await _record_baseline(lay, clean_overlays)
 
             return lay, settle
         await _record_baseline(lay, clean_overlays)

@@ -22,6 +22,7 @@ from driveros.agent import (
     AgentRun,
     ApprovalPolicy,
     Asker,
+    Event,
     EventSink,
     ExtraTool,
     OnEvent,
@@ -189,11 +190,13 @@ async def execute_run(
     """
     # Reading every .env of the workspace (for the redactor) is a walk of the whole tree:
     # it runs while the scratch copy is made, and nothing is emitted before it is done.
-    making_sink = asyncio.ensure_future(_sink(spec, env, on_event))
+    kick = _BaselineKick()
+    making_sink = asyncio.ensure_future(_sink(spec, env, kick.watching(on_event)))
     try:
         return await _execute(
             spec,
             making_sink,
+            kick,
             env=env,
             history=history,
             scratch=scratch,
@@ -208,9 +211,34 @@ async def execute_run(
             making_sink.cancel()  # only on an error outside the run's own handling
 
 
+class _BaselineKick:
+    """Starts recording a review run's deferred baseline once the first model request is on
+    its way (the run's first ``turn_started``, a moment after): the recording's git processes
+    then never compete with the start of the run, and it is done long before the first answer
+    of a real model (the tools wait for it anyway)."""
+
+    #: How long after the first ``turn_started`` (the request is being sent meanwhile).
+    DELAY_S = 0.05
+
+    def __init__(self) -> None:
+        self.scratch: ScratchWorkspace | None = None
+
+    def watching(self, on_event: OnEvent) -> OnEvent:
+        async def watch(event: Event) -> None:
+            scratch, self.scratch = self.scratch, None
+            if scratch is not None and event.type == "turn_started":
+                asyncio.get_running_loop().call_later(self.DELAY_S, scratch.start_baseline)
+            elif scratch is not None:
+                self.scratch = scratch
+            await on_event(event)
+
+        return watch
+
+
 async def _execute(
     spec: RunSpec,
     making_sink: asyncio.Future[EventSink],
+    kick: _BaselineKick,
     *,
     env: Environment,
     history: Sequence[Message] | None,
@@ -251,6 +279,7 @@ async def _execute(
                         defer_baseline=True,
                     )
                     owns_scratch = True
+                    kick.scratch = scratch
                 sink = await making_sink
                 root = scratch.path
                 started: dict[str, object] = {"scratch": scratch.strategy}

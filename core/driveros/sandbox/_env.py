@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import os
 import stat as st
+import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -259,11 +260,16 @@ def _read_dotenv(dir_fd: int, name: str) -> list[tuple[str, str]]:
 def dotenv_assignments(root: Path, *, recursive: bool = False) -> list[tuple[str, str]]:
     """``(name, value)`` of every assignment in the ``.env*``/``*.env`` files at ``root``.
 
-    ``recursive`` also reads those below it (not in ``.git`` or ``node_modules``, at most
-    :data:`MAX_DOTENV_DIRS` directories). Blocking. Only regular files are read (no FIFO can
+    ``recursive`` also reads those below it (not in ``.git`` or ``node_modules``), listed by
+    ``find`` (a walk in C, off the interpreter lock: in Python it was ~0.15 s of CPU at 100k
+    files that a run's start competed with), or when ``find`` cannot run by a walk of at most
+    :data:`MAX_DOTENV_DIRS` directories. Blocking. Only regular files are read (no FIFO can
     hang this, no symlink is followed), each up to :data:`MAX_DOTENV_BYTES`; nothing is
     interpolated; unreadable files are skipped.
     """
+    found = _found_by_find(root) if recursive else None
+    if found is not None:
+        return _read_found(found)
     pairs: list[tuple[str, str]] = []
     try:
         walker = os.fwalk(root, follow_symlinks=False)
@@ -276,6 +282,59 @@ def dotenv_assignments(root: Path, *, recursive: bool = False) -> list[tuple[str
             dirs[:] = [d for d in dirs if d not in _DOTENV_SKIP_DIRS]
     except OSError:
         pass
+    return pairs
+
+
+#: ``find`` at a fixed place (never looked up on a PATH), and how long it may look.
+_FIND = ("/usr/bin/find", "/bin/find")
+_FIND_TIMEOUT_S = 20.0
+
+
+def _found_by_find(root: Path) -> list[bytes] | None:
+    """The ``.env`` files below ``root`` (absolute paths, sorted), listed by ``find``; None
+    when it cannot run. What it listed before its time ran out counts (a walk cut short)."""
+    find = next((f for f in _FIND if os.access(f, os.X_OK)), None)
+    if find is None:
+        return None
+    skip = [a for d in sorted(_DOTENV_SKIP_DIRS) for a in ("-o", "-name", d)][1:]
+    argv = [
+        find,
+        str(Path(root).resolve()),
+        *("(", *skip, ")", "-prune", "-o", "-type", "f"),
+        *("(", "-iname", ".env*", "-o", "-iname", "*.env", ")", "-print0"),
+    ]
+    try:
+        done = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+            timeout=_FIND_TIMEOUT_S,
+            check=False,
+        )
+        out = done.stdout
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout or b""
+    except OSError:
+        return None
+    return sorted(p for p in out.split(b"\0") if p)
+
+
+def _read_found(paths: list[bytes]) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    for path in paths:
+        parent, name = os.path.split(path)
+        if not _is_dotenv_name(os.fsdecode(name)):
+            continue
+        try:
+            dir_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            pairs.extend(_read_dotenv(dir_fd, os.fsdecode(name)))
+        finally:
+            os.close(dir_fd)
     return pairs
 
 
