@@ -129,6 +129,11 @@ class HTTPProvider(ABC):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    async def prepare(self) -> None:
+        """Build the HTTP client now, not at the first request (building one loads the CA
+        bundle: tens of milliseconds). A run calls it while its workspace is made ready."""
+        await self._http()
+
     async def aclose(self) -> None:
         """Close the HTTP client if this provider created it."""
         if self._client is not None and self._owns_client:
