@@ -12,6 +12,7 @@ See docs/sandbox.md, "Environment".
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import stat as st
@@ -288,6 +289,7 @@ def dotenv_assignments(root: Path, *, recursive: bool = False) -> list[tuple[str
 #: ``find`` at a fixed place (never looked up on a PATH), and how long it may look.
 _FIND = ("/usr/bin/find", "/bin/find")
 _FIND_TIMEOUT_S = 20.0
+_FIND_NICENESS = 5
 
 
 def _found_by_find(root: Path) -> list[bytes] | None:
@@ -304,20 +306,25 @@ def _found_by_find(root: Path) -> list[bytes] | None:
         *("(", "-iname", ".env*", "-o", "-iname", "*.env", ")", "-print0"),
     ]
     try:
-        done = subprocess.run(
+        proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
-            timeout=_FIND_TIMEOUT_S,
-            check=False,
         )
-        out = done.stdout
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout or b""
     except OSError:
         return None
+    with proc:
+        # A run's start needs the list by the time its workspace is ready, not before: what
+        # that preparation runs comes first.
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, proc.pid, _FIND_NICENESS)
+        try:
+            out, _ = proc.communicate(timeout=_FIND_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
     return sorted(p for p in out.split(b"\0") if p)
 
 
