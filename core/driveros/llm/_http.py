@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import math
+import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol, Self
@@ -31,6 +33,8 @@ from driveros.llm._sse import SSEDecoder, SSEvent
 from driveros.llm._types import Request, Response, StreamDone, StreamEvent
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 _log = logging.getLogger("driveros.llm.http")
@@ -129,11 +133,6 @@ class HTTPProvider(ABC):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def prepare(self) -> None:
-        """Build the HTTP client now, not at the first request (building one loads the CA
-        bundle: tens of milliseconds). A run calls it while its workspace is made ready."""
-        await self._http()
-
     async def aclose(self) -> None:
         """Close the HTTP client if this provider created it."""
         if self._client is not None and self._owns_client:
@@ -174,7 +173,7 @@ class HTTPProvider(ABC):
             # Never let the backstop cut a stream the stall timeouts would still allow.
             read = max(t["read"], self.first_byte_timeout or 0.0, self.idle_timeout or 0.0)
             timeout = httpx.Timeout(t["connect"], read=read, write=t["write"], pool=t["pool"])
-        return httpx.AsyncClient(timeout=timeout)
+        return httpx.AsyncClient(timeout=timeout, verify=_ssl_context())
 
     def _request_headers(self, *, stream: bool) -> dict[str, str]:
         headers = {
@@ -357,6 +356,25 @@ class HTTPProvider(ABC):
                 self._name, resp.status_code, ctype, body, kind="a body that is not an API answer"
             )
         return self._parse(data)
+
+
+#: What the default TLS context depends on (read when it is made: by httpx for the CA bundle,
+#: by :mod:`ssl` for the key log).
+_TLS_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR", "SSLKEYLOGFILE")
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """The TLS context every provider's client verifies with: httpx's default one, made once
+    per process for the environment above. Made per client it loaded the CA bundle each
+    time, 20-25 ms on every run's first request."""
+    return _ssl_context_for(tuple(os.environ.get(k) for k in _TLS_ENV))
+
+
+@functools.lru_cache(maxsize=4)
+def _ssl_context_for(_env: tuple[str | None, ...]) -> ssl.SSLContext:
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def _is_json(content_type: str, head: bytes) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -47,8 +46,6 @@ from driveros.sandbox import Sandbox, dotenv_assignments
 
 if TYPE_CHECKING:
     from driveros.review import FileChange, ScratchWorkspace
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -214,23 +211,6 @@ async def execute_run(
             making_sink.cancel()  # only on an error outside the run's own handling
 
 
-def _prepare_meanwhile(provider: Provider, stack: contextlib.AsyncExitStack) -> None:
-    """Let the provider build its HTTP client while the workspace is made ready (the first
-    request would wait for it); it is done before the provider is closed. A failure here
-    is the first request's to report."""
-    prepare = getattr(provider, "prepare", None)
-    if prepare is None:
-        return
-    task = asyncio.ensure_future(prepare())
-
-    async def settle() -> None:
-        await asyncio.wait([task])
-        if not task.cancelled() and task.exception() is not None:
-            log.debug("driveros: the provider could not prepare: %s", task.exception())
-
-    stack.push_async_callback(settle)
-
-
 class _BaselineKick:
     """Starts recording a review run's deferred baseline once the first model request is on
     its way (the run's first ``turn_started``, a moment after): the recording's git processes
@@ -245,11 +225,9 @@ class _BaselineKick:
 
     def watching(self, on_event: OnEvent) -> OnEvent:
         async def watch(event: Event) -> None:
-            scratch, self.scratch = self.scratch, None
-            if scratch is not None and event.type == "turn_started":
-                asyncio.get_running_loop().call_later(self.DELAY_S, scratch.start_baseline)
-            elif scratch is not None:
-                self.scratch = scratch
+            if self.scratch is not None and event.type == "turn_started":
+                asyncio.get_running_loop().call_later(self.DELAY_S, self.scratch.start_baseline)
+                self.scratch = None
             await on_event(event)
 
         return watch
@@ -282,7 +260,6 @@ async def _execute(
     try:
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(provider.aclose)
-            _prepare_meanwhile(provider, stack)
             root = spec.workspace
             if spec.review:
                 if scratch is None:
