@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,8 +122,8 @@ async def test_files_vanishing_after_the_status_listing(
     (root / "out/deep/x.o").write_text("object\n")
     real_status = snapshot._user_status
 
-    async def status_then_change(top: Path, *, ignored: bool = False) -> GitResult:
-        result = await real_status(top, ignored=ignored)
+    async def status_then_change(top: Path, **kwargs: Any) -> GitResult:
+        result = await real_status(top, **kwargs)
         for i in range(0, _FILES, 2):
             (root / f"new/u{i}.txt").unlink()  # untracked, listed, gone
             (root / f"src/t{i}.txt").unlink()  # modified, listed, gone

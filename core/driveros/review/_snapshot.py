@@ -138,11 +138,12 @@ async def _copy_parallel(src: Path, dst: Path, relpaths: list[str]) -> None:
 
 
 async def _user_status(
-    top: Path, *, ignored: bool = False, git_dir: Path | None = None
+    top: Path, *, ignored: bool = False, untracked: bool = True, git_dir: Path | None = None
 ) -> GitResult:
     """``git status`` of the user's tree (every untracked file, no renames): what differs from
     ``HEAD``, read the same way by every strategy. ``ignored``: the ignored paths too (``!!``
     entries; an ignored directory once, not its contents, unless it holds a tracked file).
+    ``untracked=False``: the tracked files only (the untracked ones listed apart).
     ``git_dir``: a private repository whose work tree ``top`` is (a plain directory)."""
     return await run_git(
         [
@@ -150,7 +151,7 @@ async def _user_status(
             "status",
             "--porcelain=v1",
             "-z",
-            "--untracked-files=all",
+            f"--untracked-files={'all' if untracked else 'no'}",
             *(["--ignored=matching"] if ignored else []),
             "--no-renames",
             "--ignore-submodules=all",
@@ -261,11 +262,12 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
 
 async def _populate_overlay(
     lay: Layout, top: Path, max_file_size: int, hide: list[str]
-) -> str | None:
-    """Mount the view (nothing is checked out or copied) and list the untracked files over
-    the size limit (``lay.left_out``); None, or why it cannot mount. The baseline is recorded
-    afterwards, by :func:`_overlay_baseline`: the mount waits for neither the user's status
-    nor the private repository."""
+) -> tuple[str | None, list[str]]:
+    """Mount the view (nothing is checked out or copied) and list the untracked files, those
+    over the size limit in ``lay.left_out``; (None, or why it cannot mount; the untracked
+    files the baseline takes). The rest of the baseline is recorded afterwards, by
+    :func:`_overlay_baseline`: the mount waits for neither the status nor the private
+    repository."""
 
     async def view() -> str | None:
         # The listing of ignored paths refreshes nothing (unlike the status): the mount does
@@ -274,32 +276,32 @@ async def _populate_overlay(
         hidden = await thread_to_the_end(hidden_of, lay, top, ignored)
         return await mount_view(lay, top, [*hide, *hidden])
 
-    async def big() -> list[str]:
-        if not max_file_size:
-            return []
+    async def untracked() -> list[str]:
         _, out, _ = await run_git(["ls-files", "-z", "--others", "--exclude-standard"], cwd=top)
-        untracked = [p for p in split_z(out) if not _untracked_excluded(f"?? {p}")]
-        return await thread_to_the_end(too_big, top, untracked, max_file_size)
+        return [p for p in split_z(out) if not _untracked_excluded(f"?? {p}")]
 
     # Both finish (or are canceled with the caller) before any error is raised, so cleanup
     # never races a mount still being made; the first error is raised as itself.
-    done = await asyncio.gather(view(), big(), return_exceptions=True)
+    done = await asyncio.gather(view(), untracked(), return_exceptions=True)
     for result in done:
         if isinstance(result, BaseException):
             raise result
-    why, left_out = done
-    assert not isinstance(why, BaseException) and isinstance(left_out, list)
-    lay.left_out = left_out
-    return why
+    why, listed = done
+    assert not isinstance(why, BaseException) and isinstance(listed, list)
+    big = await thread_to_the_end(too_big, top, listed, max_file_size) if max_file_size else []
+    lay.left_out = big
+    skip = set(big)
+    return why, [p for p in listed if p not in skip]
 
 
 async def _overlay_baseline(
-    lay: Layout, top: Path, common: Path, head: str, max_file_size: int
+    lay: Layout, top: Path, common: Path, head: str, untracked: list[str]
 ) -> None:
-    """The baseline of a view of a repository: ``HEAD`` plus the user's dirty files, hashed
-    from the user's tree itself (the lower layer), so a file written in the view meanwhile
-    never enters it. The user's ``git status`` and the private repository with ``HEAD`` read
-    into its index run concurrently."""
+    """The baseline of a view of a repository: ``HEAD`` plus the user's changed tracked files
+    and ``untracked`` (listed before the mount), hashed from the user's tree itself (the
+    lower layer), so a file written in the view meanwhile never enters it. The status of the
+    tracked files and the private repository with ``HEAD`` read into its index run
+    concurrently."""
 
     async def private() -> None:
         text = await thread_to_the_end(_user_excludes, common)
@@ -308,21 +310,18 @@ async def _overlay_baseline(
         # the private repository alone, it needs neither the status nor the mount.
         await run_git(["read-tree", head], cwd=lay.git_dir, git_dir=lay.git_dir, scratch=True)
 
-    async def dirty() -> list[str]:
-        _, status, _ = await _user_status(top)
-        known = set(lay.left_out)
-        paths = await _dirty_paths(lay, top, status, max_file_size)
-        lay.left_out = sorted(known | set(lay.left_out))  # one made big meanwhile too
-        return [p for p in paths if p not in known]
+    async def changed() -> list[str]:
+        _, status, _ = await _user_status(top, untracked=False)
+        return await _dirty_paths(lay, top, status, 0)
 
     # Both finish (or are canceled) before an error is raised, the first one as itself.
-    done = await asyncio.gather(dirty(), private(), return_exceptions=True)
+    done = await asyncio.gather(changed(), private(), return_exceptions=True)
     for result in done:
         if isinstance(result, BaseException):
             raise result
     paths = done[0]
     assert isinstance(paths, list)
-    await stage(lay, top, paths)
+    await stage(lay, top, [*paths, *untracked])
 
 
 async def _dirty_paths(lay: Layout, top: Path, status: bytes, max_file_size: int) -> list[str]:
@@ -529,10 +528,11 @@ async def build(
                 base_dir=str(base_dir),
             ) from exc
         await thread_to_the_end(lay.git_dir.parent.mkdir)
+        untracked: list[str] = []  # a view of a repository: what its baseline takes
         if use_overlay:
             lay.strategy, lay.lower = view_driver()[0], repo[0] if repo else workspace
             if repo is not None:
-                why = await _populate_overlay(lay, repo[0], max_file_size, hide)
+                why, untracked = await _populate_overlay(lay, repo[0], max_file_size, hide)
             else:
                 why = await _populate_overlay_plain(lay, max_file_size, hide)
             if why is not None:
@@ -567,10 +567,7 @@ async def build(
 
             async def settle() -> None:
                 with yielding_cpu():  # the run's first request goes out meanwhile
-                    await _overlay_baseline(lay, top, common, head, max_file_size)
-                    lay.left_out = [
-                        p for p in lay.left_out if p[len(lay.prefix) :] not in clean_overlays
-                    ]
+                    await _overlay_baseline(lay, top, common, head, untracked)
                     await _record_baseline(lay, clean_overlays)
 
             return lay, settle
