@@ -118,10 +118,9 @@ class LocalSandbox(SandboxBase):
                 self._watchdog.track_dir(scratch)
                 try:
                     await thread_to_the_end(self._make_private_dirs, scratch)
+                    break
                 except FileExistsError:
                     self._watchdog.untrack_dir(scratch)
-                    continue
-                break
             home, tmp = Path(scratch, "home"), Path(scratch, "tmp")
             env["HOME"], env["TMPDIR"] = str(home), str(tmp)
             self._env = env
