@@ -340,6 +340,20 @@ def test_agent_tool_names_are_stable() -> None:
     assert schemas["diagnostics"]["properties"] == {}
 
 
+def test_tool_specs_give_each_caller_its_own_schemas() -> None:
+    # The schemas are generated once per process: a caller editing what it got (adding a
+    # property, as a provider adapter might) changes nothing for the next caller.
+    from driveros.agent import tool_specs
+
+    first = tool_specs()
+    first[0].parameters["properties"]["planted"] = {"type": "string"}
+    first[0].parameters["required"].append("planted")
+    again = {s.name: s.parameters for s in tool_specs()}
+    assert "planted" not in again[first[0].name]["properties"]
+    assert again["run"]["required"] == ["command"]
+    assert "title" not in again["run"] and "title" not in again["run"]["properties"]["command"]
+
+
 async def test_agent_model_refusal_ends_refused(calc_repo: Path) -> None:
     turns = [Turn(text="I can't help with that.", stop_reason="refusal")]
     out = await run_scripted(turns, calc_repo, wire="anthropic")

@@ -6,6 +6,8 @@ arguments and sandbox refusals become error results the model can read, never ex
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -111,16 +113,28 @@ class ExtraTool:
     call: ExtraToolCall
 
 
-def tool_specs(extra: Sequence[ExtraTool] = ()) -> tuple[ToolSpec, ...]:
-    """The tools as the model sees them (the built-in ones, then ``extra``)."""
-    specs = []
+@functools.cache
+def _builtin_schemas() -> tuple[tuple[str, str, str], ...]:
+    """(name, description, JSON Schema as text) of each built-in tool, made once per process
+    (pydantic's schema generation cost a few milliseconds on every run's start)."""
+    out = []
     for name, (model, description) in _DESCRIPTIONS.items():
         schema = model.model_json_schema()
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():
             prop.pop("title", None)
         schema.setdefault("properties", {})
-        specs.append(ToolSpec(name=name, description=description, parameters=schema))
+        out.append((name, description, json.dumps(schema)))
+    return tuple(out)
+
+
+def tool_specs(extra: Sequence[ExtraTool] = ()) -> tuple[ToolSpec, ...]:
+    """The tools as the model sees them (the built-in ones, then ``extra``). Each call gets
+    its own schema dicts."""
+    specs = [
+        ToolSpec(name=name, description=description, parameters=json.loads(schema))
+        for name, description, schema in _builtin_schemas()
+    ]
     specs.extend(tool.spec for tool in extra if tool.spec.name not in _DESCRIPTIONS)
     return tuple(specs)
 
