@@ -448,9 +448,10 @@ async def run_git(
     ``index_file`` points git at another index (``GIT_INDEX_FILE``), for driveros' own
     scratch repositories (a baseline tree edited without touching the working index).
 
-    ``config`` is the successful ``git config --list`` (:data:`_LIST`) this operation has just
-    read in the same ``cwd`` (same ``hooks``, ``git_dir``, ``work_tree``): its pins are used
-    instead of reading the configuration again.
+    ``config`` is the successful ``git config --list`` (:func:`read_config`) this operation
+    has just read in the same repository (same ``hooks``, ``git_dir``, ``work_tree``; ``cwd``
+    its top level or a directory in it: git's effective configuration does not depend on
+    which): its pins are used instead of reading the configuration again.
 
     ``literal=False`` drops ``--literal-pathspecs``, only for commands that take paths but
     refuse pathspec magic (``check-ignore``); never for commands given pathspecs.
@@ -532,6 +533,12 @@ MAX_SUBMODULES = 64
 _GITLINK = b"160000 "
 
 
+async def read_config(cwd: Path, *, timeout: float | None = None) -> GitResult:
+    """The effective configuration at ``cwd`` as :func:`run_git`'s ``config`` takes it, for
+    several calls in one repository to share one read (check its ``returncode``)."""
+    return await run_git(_LIST, cwd=cwd, check=False, timeout=timeout)
+
+
 async def planted_programs(
     cwd: Path,
     *,
@@ -555,7 +562,7 @@ async def planted_programs(
         seen += 1
         if seen > MAX_SUBMODULES + 1:
             raise GitError(f"more than {MAX_SUBMODULES} submodules to check", cwd=str(cwd))
-        listed = await run_git(_LIST, cwd=here, check=False, timeout=timeout)
+        listed = await read_config(here, timeout=timeout)
         if listed.returncode != 0:  # outside a repository too, the listing succeeds
             what = f"the configuration of {label}" if label else "the git configuration"
             raise GitError(f"cannot read {what}: {listed.error.strip()}", cwd=str(here))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,8 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from driveros import GitError
-from driveros._git import is_program_key, run_git, run_git_sync
+from driveros._git import is_program_key, run_git
 from driveros.agent import ToolResult
 from driveros.approval import ApprovalRequest, PolicyApproval, Tier, classify_command
 from driveros.config import load_environment
@@ -31,6 +29,7 @@ from driveros.sandbox import DockerSandbox, LocalSandbox
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from tests._scripted import model_environ
 from tests.sandbox.conftest import SANDBOX_UID, require_docker
+from tests.security._hostile_git import WHO, git, hostile_repo, make_racy, program
 
 #: Keys git's documentation (git-config(1) and the pages it points to) describes as naming a
 #: program, a shell command or a hook: each must be recognised by ``is_program_key``.
@@ -154,37 +153,6 @@ def test_ordinary_keys_are_not_program_keys(key: str) -> None:
     assert not is_program_key(key)
 
 
-def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(repo.parent)}
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=base | (env or {}),
-    )
-    return done.stdout
-
-
-WHO = ("-c", "user.name=t", "-c", "user.email=t@t")
-
-
-def program(marker: Path | str) -> str:
-    """A shell command that leaves ``marker`` and passes its input through (a filter)."""
-    return f"touch {marker}; cat"
-
-
-def plant_script(repo: Path, marker: Path | str) -> None:
-    """``evil.sh`` in the workspace (left untracked): for keys git runs without a shell."""
-    script = repo / "evil.sh"
-    script.write_text(f"#!/bin/sh\ntouch {marker}\ncat\n")
-    script.chmod(0o755)
-
-
-#: Keys git runs as a program path, not through the shell.
-EXEC_KEYS = frozenset({"gpg.program", "gpg.ssh.program"})
-
-
 #: (name, keys to set (value: the marker command), the allowlisted command that runs it)
 VECTORS = [
     ("diff-external", ("diff.external",), "git diff"),
@@ -198,56 +166,6 @@ VECTORS = [
     ("gpg-show", ("gpg.program",), "git show"),
     ("gpg-ssh-log", ("gpg.ssh.program",), "git log"),
 ]
-
-
-def hostile_repo(
-    base: Path, keys: tuple[str, ...], marker: Path | str, root: str | None = None
-) -> Path:
-    """A repository as unpacked from an archive: ``.gitattributes`` names the ``evil``
-    drivers, the last commit carries a signature, ``.git/config`` sets ``keys``. ``root`` is
-    where commands see the repository (``/workspace`` in a container)."""
-    repo = base / "ws"
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "notes.txt").write_text("one\n")
-    (repo / ".gitattributes").write_text("*.txt filter=evil diff=evil\n")
-    git(repo, "add", "-A")
-    git(repo, *WHO, "commit", "-qm", "init")
-    (repo / "notes.txt").write_text("one\ntwo\n")
-    git(repo, "add", "-A")
-    tree = git(repo, "write-tree").strip()
-    parent = git(repo, "rev-parse", "HEAD").strip()
-    armor = "SSH SIGNATURE" if "gpg.ssh.program" in keys else "PGP SIGNATURE"
-    signed = (
-        f"tree {tree}\nparent {parent}\nauthor t <t@t> 1 +0000\ncommitter t <t@t> 1 +0000\n"
-        f"gpgsig -----BEGIN {armor}-----\n \n iQ==\n -----END {armor}-----\n"
-        "\nsigned\n"
-    )
-    commit = subprocess.run(
-        ["git", "-C", str(repo), "hash-object", "-t", "commit", "-w", "--stdin"],
-        input=signed,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    git(repo, "update-ref", "refs/heads/main", commit)
-    (repo / "notes.txt").write_text("one\ntwo\nthree\n")  # a change for `git diff`
-    git(repo, "config", "log.showSignature", "true")
-    where = root or str(repo)
-    plant_script(repo, marker)
-    (repo / "allowed_signers").write_text("t@t ssh-ed25519 AAAA\n")
-    git(repo, "config", "gpg.ssh.allowedSignersFile", f"{where}/allowed_signers")
-    for key in keys:
-        git(repo, "config", key, f"{where}/evil.sh" if key in EXEC_KEYS else program(marker))
-    return repo
-
-
-def make_racy(repo: Path) -> None:
-    """Leave ``notes.txt`` unchanged but with a new mtime: status must look at its content."""
-    (repo / "notes.txt").write_text((repo / "notes.txt").read_text())
-    git(repo, "-c", "filter.evil.clean=cat", "add", "-A")
-    stamp = (repo / "notes.txt").stat().st_mtime + 5
-    os.utime(repo / "notes.txt", (stamp, stamp))
 
 
 def prepare(
@@ -663,77 +581,3 @@ def test_driveros_git_pins_a_filter_of_any_name(
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(base)}
     subprocess.run(["git", "add", "-A"], cwd=repo, capture_output=True, env=env, check=False)
     assert marker.exists()  # the control: the same driver is live for plain git
-
-
-def use_git_without_show_scope(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Put a ``git`` first on PATH that refuses ``--show-scope`` as a git before 2.26 does."""
-    real = shutil.which("git")
-    old_git = tmp_path / "old-git"
-    old_git.mkdir()
-    (old_git / "git").write_text(
-        '#!/bin/sh\nfor a in "$@"; do\n  if [ "$a" = --show-scope ]; then\n'
-        '    echo "error: unknown option \\`show-scope\'" >&2; exit 129\n  fi\ndone\n'
-        f'exec {real} "$@"\n'
-    )
-    (old_git / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{old_git}:{os.environ['PATH']}")
-
-
-async def test_driveros_git_fails_closed_when_the_config_cannot_be_listed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A git that cannot list the configuration (older than ``--show-scope``): the call is
-    not run unpinned, it fails with git's own message."""
-    marker = tmp_path / "PWNED"
-    repo = hostile_repo(tmp_path, ("filter.evil.clean",), marker)
-    (repo / "notes.txt").write_text("changed\n")
-    use_git_without_show_scope(tmp_path, monkeypatch)
-    result = await run_git(["add", "-A"], cwd=repo, check=False)
-    assert result.returncode == 129 and "show-scope" in result.error
-    with pytest.raises(GitError, match="show-scope"):
-        await run_git(["add", "-A"], cwd=repo)
-    assert not marker.exists()
-    assert run_git_sync(["add", "-A"], cwd=repo, check=False).returncode == 129
-    assert not marker.exists()
-
-
-def logging_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A ``git`` first on PATH that appends its arguments to the returned log, then runs git."""
-    real = shutil.which("git")
-    bindir, log = tmp_path / "logging-git", tmp_path / "git.log"
-    bindir.mkdir()
-    (bindir / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
-    (bindir / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
-    return log
-
-
-async def test_the_policy_reads_a_repository_configuration_once_per_check(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The check before an auto-allowed git command lists the configuration once and pins
-    its other git calls from that listing (not one more listing per call)."""
-    repo = hostile_repo(tmp_path, (), tmp_path / "PWNED")
-    git(repo, "config", "--unset", "log.showSignature")
-    log = logging_git(tmp_path, monkeypatch)
-    policy = PolicyApproval(workspace=repo, tier=Tier(sandbox="local"))
-    decision = await policy.decide(ApprovalRequest(tool="run", command="git status"))
-    assert decision.allowed, decision.reason
-    calls = log.read_text().splitlines()
-    assert sum("config --list" in call for call in calls) == 1, calls
-    assert any("rev-parse --show-toplevel" in call for call in calls), calls
-
-
-async def test_the_policy_asks_when_git_cannot_list_the_configuration(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A git older than ``--show-scope`` (2.26) cannot say what the repository sets: git is
-    not auto-allowed there (it was: the failed listing read as "not a repository")."""
-    marker = tmp_path / "PWNED"
-    repo = hostile_repo(tmp_path, ("diff.external",), marker)
-    use_git_without_show_scope(tmp_path, monkeypatch)
-    policy = PolicyApproval(workspace=repo, tier=Tier(sandbox="local"))
-    decision = await policy.decide(ApprovalRequest(tool="run", command="git diff"))
-    assert not decision.allowed
-    assert "show-scope" in decision.reason
-    assert not marker.exists()

@@ -35,7 +35,7 @@ from driveros.review._overlay import (
 )
 from driveros.review._plan import PlannedFile, path_problem, plan_file, read_text
 from driveros.review._scratch import ContainerGit, KeptScratch, ScratchWorkspace
-from driveros.review._snapshot import DEFAULT_EXCLUDES
+from driveros.review._user_repo import DEFAULT_EXCLUDES
 
 __all__ = [
     "DEFAULT_EXCLUDES",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from driveros._finish import thread_to_the_end
-from driveros._git import run_git, split_z
+from driveros._git import GitResult, run_git, split_z
 from driveros.review._environments import ENVIRONMENT_DIRS, is_environment
 from driveros.review._layout import Layout
 from driveros.review._overlay import hide_layer_base, hide_paths, mount_overlay, to_hide
@@ -53,11 +53,13 @@ def matching_ignored(listed: list[str]) -> list[str]:
     return [p for p in listed if p and not (p.endswith("/") and p in parents)]
 
 
-async def user_ignored(top: Path) -> list[str]:
-    """The ignored paths of the user's tree, as :func:`matching_ignored` says."""
+async def user_ignored(top: Path, *, config: GitResult | None = None) -> list[str]:
+    """The ignored paths of the user's tree, as :func:`matching_ignored` says (``config``: see
+    :func:`driveros._git.run_git`)."""
     _, out, _ = await run_git(
         ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
         cwd=top,
+        config=config,
     )
     return matching_ignored(split_z(out))
 

@@ -42,7 +42,6 @@ from driveros.review._hiding import (
     hide_layer_path,
     mount_view,
     plant_hidden,
-    user_ignored,
 )
 from driveros.review._layout import Layout, layout_to_json
 from driveros.review._overlay import (
@@ -54,58 +53,16 @@ from driveros.review._overlay import (
     view_driver,
 )
 from driveros.review._stage import add_paths, stage
+from driveros.review._user_repo import (
+    EXCLUDES_TEXT,
+    Listings,
+    Repo,
+    repo_info,
+    untracked_excluded,
+)
 from driveros.state import Lease, new_lease_id, remove_paths, repo_lock, unmount_under
 
 log = logging.getLogger(__name__)
-
-#: Directories skipped even without a .gitignore saying so: never copied unless tracked by
-#: git, and never reported as changes (tool caches and environments, not source).
-DEFAULT_EXCLUDES: tuple[str, ...] = (
-    ".git/",
-    ".hg/",
-    ".svn/",
-    ".venv/",
-    "node_modules/",
-    "__pycache__/",
-    ".pytest_cache/",
-    ".mypy_cache/",
-    ".ruff_cache/",
-)
-_EXCLUDED_DIRS = frozenset(e.rstrip("/") for e in DEFAULT_EXCLUDES)
-_EXCLUDES_TEXT = "".join(f"{e}\n" for e in DEFAULT_EXCLUDES)
-
-
-def _untracked_excluded(entry: str) -> bool:
-    """An untracked status entry inside a directory of DEFAULT_EXCLUDES (not copied)."""
-    return entry.startswith("??") and not _EXCLUDED_DIRS.isdisjoint(entry[3:].split("/")[:-1])
-
-
-async def _repo_info(workspace: Path) -> tuple[Path, str, Path, str] | None:
-    """(toplevel, prefix, common git dir, HEAD commit) when ``workspace`` is in a repository
-    with a HEAD: one ``git rev-parse`` (it exits 1 on an unborn branch, which has nothing to
-    check out: copy instead)."""
-    code, out, _ = await run_git(
-        [
-            "rev-parse",
-            "--show-toplevel",
-            "--show-prefix",
-            "--git-common-dir",
-            "--verify",
-            "-q",
-            "HEAD^{commit}",
-        ],
-        cwd=workspace,
-        check=False,
-    )
-    if code != 0:
-        return None
-    lines = out.decode("utf-8", "surrogateescape").splitlines()
-    if len(lines) != 4 or not lines[0] or not lines[3]:
-        return None
-    common = Path(lines[2])
-    if not common.is_absolute():
-        common = workspace / common
-    return Path(lines[0]), lines[1], await thread_to_the_end(common.resolve), lines[3]
 
 
 def _user_excludes(common: Path) -> str:
@@ -113,7 +70,7 @@ def _user_excludes(common: Path) -> str:
     ``info/exclude`` and :data:`DEFAULT_EXCLUDES`."""
     user_exclude = common / "info" / "exclude"
     own = user_exclude.read_text("utf-8", "replace") if user_exclude.is_file() else ""
-    return f"{own}\n{_EXCLUDES_TEXT}"
+    return f"{own}\n{EXCLUDES_TEXT}"
 
 
 async def _init_private(git_dir: Path, *, excludes: str, alternates: Path | None) -> None:
@@ -210,14 +167,14 @@ async def _hash_all(
     the repository is made already and its status listed these files (else it is made here,
     and they are listed when a size limit needs them)."""
     if untracked is None:
-        await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
+        await _init_private(lay.git_dir, excludes=EXCLUDES_TEXT, alternates=None)
     await _exclude_big(lay, tree, max_file_size, untracked)
     await stage(lay, tree, None)
     if lay.left_out:
         # Only the initial add needs them: a file the agent creates at such a path is a
         # change like any other (and applying it meets the user's file: a conflict).
         exclude = lay.git_dir / "info" / "exclude"
-        await thread_to_the_end(exclude.write_text, _EXCLUDES_TEXT, "utf-8")
+        await thread_to_the_end(exclude.write_text, EXCLUDES_TEXT, "utf-8")
 
 
 async def _exclude_big(
@@ -261,28 +218,24 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
 
 
 async def _populate_overlay(
-    lay: Layout, top: Path, max_file_size: int, hide: list[str]
+    lay: Layout, top: Path, listings: Listings, max_file_size: int, hide: list[str]
 ) -> tuple[str | None, list[str]]:
-    """Mount the view (nothing is checked out or copied) and list the untracked files, those
-    over the size limit in ``lay.left_out``; (None, or why it cannot mount; the untracked
-    files the baseline takes). The rest of the baseline is recorded afterwards, by
-    :func:`_overlay_baseline`: the mount waits for neither the status nor the private
-    repository."""
+    """Mount the view (nothing is checked out or copied) and take the untracked files from
+    ``listings``, those over the size limit in ``lay.left_out``; (None, or why it cannot
+    mount; the untracked files the baseline takes). The rest of the baseline is recorded
+    afterwards, by :func:`_overlay_baseline`: the mount waits for neither the status nor the
+    private repository."""
 
     async def view() -> str | None:
         # The listing of ignored paths refreshes nothing (unlike the status): the mount does
         # not wait for a stat of every tracked file.
-        ignored = await user_ignored(top)
+        ignored = await listings.ignored
         hidden = await thread_to_the_end(hidden_of, lay, top, ignored)
         return await mount_view(lay, top, [*hide, *hidden])
 
-    async def untracked() -> list[str]:
-        _, out, _ = await run_git(["ls-files", "-z", "--others", "--exclude-standard"], cwd=top)
-        return [p for p in split_z(out) if not _untracked_excluded(f"?? {p}")]
-
     # Both finish (or are canceled with the caller) before any error is raised, so cleanup
     # never races a mount still being made; the first error is raised as itself.
-    done = await asyncio.gather(view(), untracked(), return_exceptions=True)
+    done = await asyncio.gather(view(), listings.untracked, return_exceptions=True)
     for result in done:
         if isinstance(result, BaseException):
             raise result
@@ -330,7 +283,7 @@ async def _dirty_paths(lay: Layout, top: Path, status: bytes, max_file_size: int
     entries = [
         e
         for e in split_z(status)
-        if len(e) > 3 and not e.startswith("!!") and not _untracked_excluded(e)
+        if len(e) > 3 and not e.startswith("!!") and not untracked_excluded(e)
     ]
     if max_file_size:
         untracked = [e[3:] for e in entries if e.startswith("??")]
@@ -344,7 +297,7 @@ async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[st
     copy (``.gitignore`` and :data:`DEFAULT_EXCLUDES` honoured, big files left out), hashed
     into the private repository through the view; nothing is copied or checked out. What
     ``copy`` leaves out (ignored paths) and untracked deny-listed secret files are hidden."""
-    await _init_private(lay.git_dir, excludes=_EXCLUDES_TEXT, alternates=None)
+    await _init_private(lay.git_dir, excludes=EXCLUDES_TEXT, alternates=None)
     _, status, _ = await _user_status(lay.workspace, ignored=True, git_dir=lay.git_dir)
     entries = [e for e in split_z(status) if len(e) > 3]
     ignored = [e[3:] for e in entries if e.startswith("!!")]
@@ -473,24 +426,67 @@ async def build(
     ``.git`` (a whiteout: the container neither reads its config nor writes it).
     """
     clean_overlays = {check_relpath(k): v for k, v in overlays.items()}
-    repo = await _repo_info(workspace)
+    repo = await repo_info(workspace)
     lease_id = new_lease_id()
-    root = await thread_to_the_end(_root_for, base_dir, lease_id)
     want_overlay = strategy == "overlay" or (strategy == "auto" and AUTO_PREFERS[0] == "overlay")
-    fallback = ""
-    if want_overlay:
-        lower = repo[0] if repo else workspace
-        refusal = await thread_to_the_end(overlay_refusal, lower, root, repository=repo is not None)
+
+    def plan() -> tuple[Path, str, Path | None]:
+        # The scratch root, why not a view ("" when one is made, or not wanted) and, for a
+        # view, the hide layer's place on a tmpfs (registered with the copy before it is made).
+        root = _root_for(base_dir, lease_id)
+        if not want_overlay:
+            return root, "", None
+        lower = repo.top if repo else workspace
+        refusal = overlay_refusal(lower, root, repository=repo is not None)
         if refusal is None and container is not None:
-            refusal = await thread_to_the_end(_container_refusal, workspace, container)
-        fallback = refusal or ""
+            refusal = _container_refusal(workspace, container)
+        return root, refusal or "", None if refusal else hide_layer_path(lease_id)
+
+    root, fallback, hide_layer = await thread_to_the_end(plan)
     use_overlay = want_overlay and not fallback
     # A git directory an untrusted container must not read (credentials in .git/config).
     hide = [".git"] if use_overlay and repo is not None and hide_git else []
     if strategy == "copy":
         repo = None
-    # The hide layer's place on a tmpfs, registered with the copy before it is made.
-    hide_layer = await thread_to_the_end(hide_layer_path, lease_id) if use_overlay else None
+    # A view of a repository: its listings run while the scratch directory is made.
+    listings = Listings(repo) if use_overlay and repo is not None else None
+    try:
+        return await _make(
+            workspace,
+            repo,
+            listings,
+            root=root,
+            lease_id=lease_id,
+            use_overlay=use_overlay,
+            fallback=fallback,
+            hide=hide,
+            hide_layer=hide_layer,
+            clean_overlays=clean_overlays,
+            base_dir=base_dir,
+            max_file_size=max_file_size,
+        )
+    finally:
+        if listings is not None:
+            await listings.close()
+
+
+async def _make(
+    workspace: Path,
+    repo: Repo | None,
+    listings: Listings | None,
+    *,
+    root: Path,
+    lease_id: str,
+    use_overlay: bool,
+    fallback: str,
+    hide: list[str],
+    hide_layer: Path | None,
+    clean_overlays: dict[str, str],
+    base_dir: Path | None,
+    max_file_size: int,
+) -> tuple[Layout, Callable[[], Awaitable[None]] | None]:
+    """:func:`build` once the strategy is known (``use_overlay``: a view, of a repository
+    with ``listings``)."""
     lease: Lease | None = None
     try:
         # Registered before it exists: whatever happens next, a later start can clean it.
@@ -532,7 +528,10 @@ async def build(
         if use_overlay:
             lay.strategy, lay.lower = view_driver()[0], repo[0] if repo else workspace
             if repo is not None:
-                why, untracked = await _populate_overlay(lay, repo[0], max_file_size, hide)
+                assert listings is not None
+                why, untracked = await _populate_overlay(
+                    lay, repo.top, listings, max_file_size, hide
+                )
             else:
                 why = await _populate_overlay_plain(lay, max_file_size, hide)
             if why is not None:
