@@ -105,26 +105,41 @@ class LocalSandbox(SandboxBase):
             await self._watchdog.start()
             if self._prepared:
                 return
-            dotenv = await asyncio.to_thread(dotenv_assignments, self.workspace)
-            env = await asyncio.to_thread(self._environment, dotenv)
-            env = pinned_environment(env, await self._git_pins(env))
-
-            # The watchdog hears of the directory before it exists: killed at any instant after
-            # mkdir, the owner still leaves nothing (mkdtemp then track_dir had a gap between).
-            # The name is 64 random bits; mkdir is exclusive, so a name taken is never adopted.
-            base = await asyncio.to_thread(tempfile.gettempdir)
-            while True:
-                scratch = str(Path(base, f"driveros-sbx-{secrets.token_hex(8)}"))
-                self._watchdog.track_dir(scratch)
-                try:
-                    await thread_to_the_end(self._make_private_dirs, scratch)
-                    break
-                except FileExistsError:
-                    self._watchdog.untrack_dir(scratch)
+            # The environment (the workspace's .env, then the repository's pins read with it)
+            # and the private directories are made side by side; both finish before an error
+            # is raised, the first one as itself.
+            done = await asyncio.gather(
+                self._environment_pinned(), self._private_dirs(), return_exceptions=True
+            )
+            for result in done:
+                if isinstance(result, BaseException):
+                    raise result
+            env, scratch = done
+            assert isinstance(env, dict) and isinstance(scratch, str)
             home, tmp = Path(scratch, "home"), Path(scratch, "tmp")
             env["HOME"], env["TMPDIR"] = str(home), str(tmp)
             self._env = env
             self._prepared = True
+
+    async def _environment_pinned(self) -> dict[str, str]:
+        env = await asyncio.to_thread(lambda: self._environment(dotenv_assignments(self.workspace)))
+        return pinned_environment(env, await self._git_pins(env))
+
+    async def _private_dirs(self) -> str:
+        """Make the private HOME and TMPDIR's directory; its path.
+
+        The watchdog hears of the directory before it exists: killed at any instant after
+        mkdir, the owner still leaves nothing (mkdtemp then track_dir had a gap between). The
+        name is 64 random bits; mkdir is exclusive, so a name taken is never adopted."""
+        base = await asyncio.to_thread(tempfile.gettempdir)
+        while True:
+            scratch = str(Path(base, f"driveros-sbx-{secrets.token_hex(8)}"))
+            self._watchdog.track_dir(scratch)
+            try:
+                await thread_to_the_end(self._make_private_dirs, scratch)
+                return scratch
+            except FileExistsError:
+                self._watchdog.untrack_dir(scratch)
 
     def _make_private_dirs(self, scratch: str) -> None:
         # Recorded by the thread itself, and awaited to its end even when canceled: a canceled
