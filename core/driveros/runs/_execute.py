@@ -39,7 +39,7 @@ from driveros.diagnostics import DiagnosticItem
 from driveros.llm import Message, Provider
 from driveros.runs._buffers import ReadBuffer, buffer_hook
 from driveros.runs._provider import make_provider
-from driveros.runs._sandbox import open_sandbox, run_tier
+from driveros.runs._sandbox import SandboxStart, make_sandbox, open_sandbox, run_tier
 from driveros.runs._spec import RunSpec
 from driveros.runs._wiring import Feed, diagnostics_feed, feed_cache, open_memory
 from driveros.sandbox import Sandbox, dotenv_assignments
@@ -145,6 +145,17 @@ class _Drive:
         await sink.emit(Result, **fields)
 
 
+def _all_ready(*waits: Callable[[], Awaitable[None]] | None) -> Callable[[], Awaitable[None]]:
+    """What the tools wait for: each of ``waits`` in turn."""
+
+    async def ready() -> None:
+        for wait in waits:
+            if wait is not None:
+                await wait()
+
+    return ready
+
+
 async def _fail(spec: RunSpec, sink: EventSink, exc: Exception) -> RunReport:
     if not sink.emitted:
         await sink.emit(RunStarted, task=spec.task, workspace=str(spec.workspace))
@@ -190,7 +201,7 @@ async def execute_run(
     """
     # Reading every .env of the workspace (for the redactor) is a walk of the whole tree:
     # it runs while the scratch copy is made, and nothing is emitted before it is done.
-    kick = _BaselineKick()
+    kick = _Kick()
     making_sink = asyncio.ensure_future(_sink(spec, env, kick.watching(on_event)))
     try:
         return await _execute(
@@ -211,23 +222,25 @@ async def execute_run(
             making_sink.cancel()  # only on an error outside the run's own handling
 
 
-class _BaselineKick:
-    """Starts recording a review run's deferred baseline once the first model request is on
-    its way (the run's first ``turn_started``, a moment after): the recording's git processes
-    then never compete with the start of the run, and it is done long before the first answer
-    of a real model (the tools wait for it anyway)."""
+class _Kick:
+    """Starts a run's background work (a review run's deferred baseline, a local sandbox)
+    once its first model request is on its way (the run's first ``turn_started``, a moment
+    after): it then never competes with the start of the run, and it is done long before a
+    real model's first answer. Whatever waits for that work first starts it itself."""
 
     #: How long after the first ``turn_started`` (the request is being sent meanwhile).
     DELAY_S = 0.05
 
     def __init__(self) -> None:
-        self.scratch: ScratchWorkspace | None = None
+        self.pending: list[Callable[[], object]] = []
 
     def watching(self, on_event: OnEvent) -> OnEvent:
         async def watch(event: Event) -> None:
-            if self.scratch is not None and event.type == "turn_started":
-                asyncio.get_running_loop().call_later(self.DELAY_S, self.scratch.start_baseline)
-                self.scratch = None
+            if self.pending and event.type == "turn_started":
+                loop = asyncio.get_running_loop()
+                for start in self.pending:
+                    loop.call_later(self.DELAY_S, start)
+                self.pending = []
             await on_event(event)
 
         return watch
@@ -236,7 +249,7 @@ class _BaselineKick:
 async def _execute(
     spec: RunSpec,
     making_sink: asyncio.Future[EventSink],
-    kick: _BaselineKick,
+    kick: _Kick,
     *,
     env: Environment,
     history: Sequence[Message] | None,
@@ -277,7 +290,7 @@ async def _execute(
                         defer_baseline=True,
                     )
                     owns_scratch = True
-                    kick.scratch = scratch
+                    kick.pending.append(scratch.start_baseline)
                 sink = await making_sink
                 root = scratch.path
                 started: dict[str, object] = {"scratch": scratch.strategy}
@@ -288,8 +301,13 @@ async def _execute(
                 sink.extra_fields[RunStarted] = started
             else:
                 sink = await making_sink
-            sandbox, seen_as = await open_sandbox(spec, root, env, scratch)
+            sandbox, seen_as = make_sandbox(spec, root, env, scratch)
             stack.push_async_callback(sandbox.aclose)
+            # A container starts at once (it takes a while); a local sandbox once the first
+            # request is on its way. The tools wait for either.
+            starting = SandboxStart(sandbox, now=spec.sandbox == "docker")
+            kick.pending.append(starting.start)
+            stack.push_async_callback(starting.aclose)
             policy = approval or approval_policy(
                 spec.approve,
                 workspace=seen_as,
@@ -297,21 +315,25 @@ async def _execute(
                 asker=asker,
                 timeout=spec.ask_timeout_s,
             )
-            run = await drive(
-                spec,
-                provider=provider,
-                sandbox=sandbox,
-                policy=policy,
-                env=env,
-                sink=sink,
-                stack=stack,
-                history=history,
-                config=config,
-                extra_tools=extra_tools,
-                before_file=buffer_hook(scratch, buffers, known=spec.overlays)
-                if buffers is not None and scratch is not None
-                else None,
-                tools_ready=scratch.baseline_recorded if scratch is not None else None,
+            run = await starting.racing(
+                drive(
+                    spec,
+                    provider=provider,
+                    sandbox=sandbox,
+                    policy=policy,
+                    env=env,
+                    sink=sink,
+                    stack=stack,
+                    history=history,
+                    config=config,
+                    extra_tools=extra_tools,
+                    before_file=buffer_hook(scratch, buffers, known=spec.overlays)
+                    if buffers is not None and scratch is not None
+                    else None,
+                    tools_ready=_all_ready(
+                        starting.wait, scratch.baseline_recorded if scratch is not None else None
+                    ),
+                )
             )
         changes: list[FileChange] = []
         if scratch is not None:

@@ -1,9 +1,11 @@
-"""The sandbox of a run: its tier, its mounts, and the started sandbox."""
+"""The sandbox of a run: its tier, its mounts, and its start."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from driveros.agent import Tier
 from driveros.config import Environment
@@ -12,6 +14,8 @@ from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
 
 if TYPE_CHECKING:
     from driveros.review import ScratchWorkspace
+
+T = TypeVar("T")
 
 #: Where DockerSandbox mounts the workspace (docs/sandbox.md): the root its commands see.
 DOCKER_WORKSPACE = "/workspace"
@@ -43,11 +47,11 @@ def docker_git(
     return ({}, {}) if git is None else (git.mounts, git.env)
 
 
-async def open_sandbox(
+def make_sandbox(
     spec: RunSpec, root: Path, env: Environment, scratch: ScratchWorkspace | None = None
-) -> tuple[Sandbox, str]:
-    """The started sandbox over ``root`` and the workspace root as its commands see it."""
-    box: LocalSandbox | DockerSandbox
+) -> tuple[LocalSandbox | DockerSandbox, str]:
+    """The sandbox over ``root``, not started yet, and the workspace root as its commands see
+    it."""
     # A view's writes all land in its upper layer: the set-id sweep at close walks only that.
     written_in = scratch.written_layer if scratch is not None and scratch.path == root else None
     if spec.sandbox == "docker":
@@ -64,18 +68,91 @@ async def open_sandbox(
             allow_secret_files=spec.allow_secret_files,
             written_in=written_in,
         )
-        seen_as = DOCKER_WORKSPACE
-    else:
-        box = LocalSandbox(
-            root,
-            base_env=env.process_env,
-            allow_secret_files=spec.allow_secret_files,
-            written_in=written_in,
-        )
-        seen_as = str(root)
+        return box, DOCKER_WORKSPACE
+    local = LocalSandbox(
+        root,
+        base_env=env.process_env,
+        allow_secret_files=spec.allow_secret_files,
+        written_in=written_in,
+    )
+    return local, str(root)
+
+
+async def open_sandbox(
+    spec: RunSpec, root: Path, env: Environment, scratch: ScratchWorkspace | None = None
+) -> tuple[Sandbox, str]:
+    """The started sandbox over ``root`` and the workspace root as its commands see it."""
+    box, seen_as = make_sandbox(spec, root, env, scratch)
     try:
         await box.start()
     except BaseException:
         await box.aclose()
         raise
     return box, seen_as
+
+
+class SandboxStart:
+    """A run's sandbox starting beside its first model request (the request needs no
+    sandbox). :meth:`start` starts it (``now``: at once); the tools wait for it
+    (:meth:`wait`, which starts it if need be); a start that fails ends the run
+    (:meth:`racing`) as a failed start did before."""
+
+    def __init__(self, sandbox: LocalSandbox | DockerSandbox, *, now: bool = False) -> None:
+        self._sandbox = sandbox
+        self._task: asyncio.Task[None] | None = None
+        #: Done when the start is: its result, or its error.
+        self._done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if now:
+            self.start()
+
+    def start(self) -> None:
+        """Start the sandbox, unless it is starting already (or the run is over)."""
+        if self._task is None and not self._done.done():
+            self._task = asyncio.ensure_future(self._sandbox.start())
+            self._task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        if self._done.done():
+            return
+        if task.cancelled():
+            self._done.cancel()
+        elif (exc := task.exception()) is not None:
+            self._done.set_exception(exc)
+        else:
+            self._done.set_result(None)
+
+    async def wait(self) -> None:
+        """Until the sandbox is started (its error when the start failed)."""
+        self.start()
+        await asyncio.shield(self._done)
+
+    async def racing(self, work: Awaitable[T]) -> T:
+        """``work``'s result; when the start fails first, ``work`` is canceled (and waited
+        for) and the start's error is raised. Canceled, it cancels ``work`` and waits for it."""
+        task = asyncio.ensure_future(work)
+        try:
+            both: set[asyncio.Future[Any]] = {task, self._done}
+            await asyncio.wait(both, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            await _cancel_and_wait(task)
+            raise
+        if not task.done() and not self._done.cancelled() and self._done.exception():
+            await _cancel_and_wait(task)
+            await self._done  # raises the start's error
+        return await task
+
+    async def aclose(self) -> None:
+        """Cancel a start still running and wait for it (the run is over)."""
+        if self._task is not None:
+            await _cancel_and_wait(self._task)
+        if not self._done.done():
+            self._done.cancel()
+        elif not self._done.cancelled():
+            self._done.exception()  # retrieved: not logged as lost
+
+
+async def _cancel_and_wait(task: asyncio.Future[Any]) -> None:
+    task.cancel()
+    await asyncio.wait({task})
+    if not task.cancelled():
+        task.exception()  # retrieved: an error after the run is over is not logged as lost
