@@ -294,13 +294,18 @@ def hide_paths(layer: Path, rels: Iterable[str], lower: Path | None = None) -> l
         parts = rel.split("/")
         if not all(parent_ok("/".join(parts[:i])) for i in range(1, len(parts))):
             continue
-        target = f"{top}/{rel}"
-        marker = f"{top}/{'/'.join([*parts[:-1], _WH_PREFIX + parts[-1]])}"
-        if not (os.path.lexists(target) or os.path.lexists(marker)):
+        # One syscall per path where it can be: made at once, and one already there is kept.
+        try:
+            os.mknod(f"{top}/{rel}", stat.S_IFCHR | 0o600, os.makedev(0, 0))
+        except FileExistsError:
+            pass
+        except PermissionError:
+            marker = f"{top}/{'/'.join([*parts[:-1], _WH_PREFIX + parts[-1]])}"
             try:
-                os.mknod(target, stat.S_IFCHR | 0o600, os.makedev(0, 0))
-            except PermissionError:
                 fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            except FileExistsError:
+                pass
+            else:
                 os.close(fd)
         hidden.append(rel)
     for path, st in reversed(made):  # deepest first: a directory's times leave its parent's
@@ -313,17 +318,16 @@ def _hide_dir(top: str, low: str | None, rel: str, made: list[tuple[str, os.stat
     is a directory that may hold a whiteout."""
     path = f"{top}/{rel}"
     try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)  # else hidden whole already
-    except FileNotFoundError:
-        pass
-    try:
         st = None if low is None else os.lstat(f"{low}/{rel}")
     except (FileNotFoundError, NotADirectoryError):
         return False  # gone since it was listed (a build, a watcher): nothing to hide
     if st is not None and not stat.S_ISDIR(st.st_mode):
         return False
     # Plain strings, not Path objects: thousands of calls at a run's start.
-    os.mkdir(path, 0o700)  # noqa: PTH102
+    try:
+        os.mkdir(path, 0o700)  # noqa: PTH102
+    except FileExistsError:
+        return stat.S_ISDIR(os.lstat(path).st_mode)  # else hidden whole already
     if st is not None:
         try:
             os.chown(path, st.st_uid, st.st_gid)
