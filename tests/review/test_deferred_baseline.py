@@ -4,6 +4,8 @@ copy closed or failing meanwhile leaves nothing behind."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,16 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+@pytest.fixture(params=["repository", "plain"])
+def workspace(request: pytest.FixtureRequest, repo: Path, tmp_path: Path) -> Path:
+    """The review fixture's repository, or the same files in a plain directory (no .git)."""
+    if request.param == "repository":
+        return repo
+    plain = tmp_path / "plain"
+    shutil.copytree(repo, plain, ignore=shutil.ignore_patterns(".git"))
+    return plain
+
+
 async def _deferred(repo: Path, base: Path) -> ScratchWorkspace:
     scratch = await ScratchWorkspace.create(
         repo, base_dir=base, strategy="overlay", defer_baseline=True
@@ -28,8 +40,9 @@ async def _deferred(repo: Path, base: Path) -> ScratchWorkspace:
 
 
 async def test_what_is_written_in_the_view_meanwhile_is_a_change(
-    repo: Path, scratch_base: Path
+    workspace: Path, scratch_base: Path
 ) -> None:
+    repo = workspace
     # The user's own uncommitted edit and new file: the baseline holds them ...
     write_files(repo, {"src/app.py": "def add(a, b):\n    return a + b  # user\n", "n.txt": "u\n"})
     async with await _deferred(repo, scratch_base) as scratch:
@@ -48,7 +61,10 @@ async def test_what_is_written_in_the_view_meanwhile_is_a_change(
         assert "-    return a + b  # user" in by_path["src/app.py"].diff
 
 
-async def test_a_user_edit_after_the_baseline_is_a_conflict(repo: Path, scratch_base: Path) -> None:
+async def test_a_user_edit_after_the_baseline_is_a_conflict(
+    workspace: Path, scratch_base: Path
+) -> None:
+    repo = workspace
     async with await _deferred(repo, scratch_base) as scratch:
         await scratch.baseline_recorded()
         write_files(scratch.path, {"src/app.py": "AGENT = 1\n"})
@@ -59,8 +75,8 @@ async def test_a_user_edit_after_the_baseline_is_a_conflict(repo: Path, scratch_
         assert tree(repo) == before
 
 
-async def test_closed_while_recording_leaves_nothing(repo: Path, scratch_base: Path) -> None:
-    scratch = await _deferred(repo, scratch_base)
+async def test_closed_while_recording_leaves_nothing(workspace: Path, scratch_base: Path) -> None:
+    scratch = await _deferred(workspace, scratch_base)
     await scratch.aclose()
     assert list(scratch_base.iterdir()) == []
     assert mounts_under(scratch_base) == []
@@ -83,3 +99,38 @@ async def test_a_baseline_that_cannot_be_recorded_fails_and_leaves_nothing(
     assert list(scratch_base.iterdir()) == []
     assert mounts_under(scratch_base) == []
     assert await list_leases() == []
+
+
+async def test_a_plain_directorys_hidden_secret_is_never_hashed(
+    tmp_path: Path, scratch_base: Path
+) -> None:
+    # A plain directory's baseline is read from the directory itself (not the view): what the
+    # view hides (an untracked secret file, an ignored one) must stay out of it all the same.
+    plain = tmp_path / "plain"
+    write_files(
+        plain,
+        {
+            ".gitignore": "*.log\n",
+            "app.py": "X = 1\n",
+            ".env": "TOKEN=sk-hidden-0123456789\n",
+            "run.log": "LOGGED-0123456789\n",
+        },
+    )
+    async with await _deferred(plain, scratch_base) as scratch:
+        private = next(scratch_base.iterdir()) / "state" / "git"
+
+        def objects() -> bytes:
+            return subprocess.run(
+                ["git", f"--git-dir={private}", "cat-file", "--batch-all-objects", "--batch"],
+                capture_output=True,
+                check=True,
+            ).stdout
+
+        assert objects() == b""  # returned as soon as it was mounted: nothing hashed yet
+        await scratch.baseline_recorded()
+        assert not (scratch.path / ".env").exists() and (scratch.path / "app.py").exists()
+        listed = objects()
+        assert b"X = 1" in listed  # the baseline was hashed ...
+        assert b"sk-hidden" not in listed and b"LOGGED" not in listed  # ... without them
+        write_files(scratch.path, {"app.py": "X = 2\n"})
+        assert [(c.path, c.action) for c in await scratch.changes()] == [("app.py", "modify")]

@@ -129,11 +129,11 @@ class ScratchWorkspace:
         ``$DRIVEROS_SCRATCH_STRATEGY`` (see :attr:`strategy`). ``container``: the docker
         runtime (``runc``, ``runsc``) that will mount the copy: a view only where that runtime
         and the workspace's owner allow (see docs/review.md). ``hide_git``: a view hides the
-        repository's ``.git`` (for an untrusted container). ``defer_baseline``: a view of a
-        repository is returned as soon as it is mounted and records its baseline later, in
-        the background, from :meth:`start_baseline` on (see :meth:`baseline_recorded`,
-        which must be awaited before anything is written in :attr:`path`; a run's tools wait
-        for it)."""
+        repository's ``.git`` (for an untrusted container). ``defer_baseline``: a view (of a
+        repository or a plain directory) is returned as soon as it is mounted and records its
+        baseline later, in the background, from :meth:`start_baseline` on (see
+        :meth:`baseline_recorded`, which must be awaited before anything is written in
+        :attr:`path`; a run's tools wait for it)."""
         limit = max_file_size_from_env() if max_file_size is None else max(0, max_file_size)
         chosen = strategy_from_env() if strategy is None else strategy
         if chosen not in STRATEGIES:

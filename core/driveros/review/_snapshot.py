@@ -159,16 +159,11 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
     await _copy_parallel(top, lay.work, dirty)
 
 
-async def _hash_all(
-    lay: Layout, tree: Path, max_file_size: int, *, untracked: list[str] | None = None
-) -> None:
+async def _hash_all(lay: Layout, tree: Path, max_file_size: int) -> None:
     """A private repository whose index holds every file of ``tree`` that ``copy`` takes
-    (``.gitignore`` and the default excludes honoured, big files left out). ``untracked``:
-    the repository is made already and its status listed these files (else it is made here,
-    and they are listed when a size limit needs them)."""
-    if untracked is None:
-        await _init_private(lay.git_dir, excludes=EXCLUDES_TEXT, alternates=None)
-    await _exclude_big(lay, tree, max_file_size, untracked)
+    (``.gitignore`` and the default excludes honoured, big files left out)."""
+    await _init_private(lay.git_dir, excludes=EXCLUDES_TEXT, alternates=None)
+    await _exclude_big(lay, tree, max_file_size)
     await stage(lay, tree, None)
     if lay.left_out:
         # Only the initial add needs them: a file the agent creates at such a path is a
@@ -177,24 +172,19 @@ async def _hash_all(
         await thread_to_the_end(exclude.write_text, EXCLUDES_TEXT, "utf-8")
 
 
-async def _exclude_big(
-    lay: Layout, tree: Path, max_file_size: int, untracked: list[str] | None
-) -> None:
-    """Set ``left_out`` to the files over the limit that ``add -A`` of ``tree`` would take
-    (``untracked``, or listed here), and exclude them in the private repository (for that
-    first ``add`` only)."""
+async def _exclude_big(lay: Layout, tree: Path, max_file_size: int) -> None:
+    """Set ``left_out`` to the files over the limit that ``add -A`` of ``tree`` would take,
+    and exclude them in the private repository (for that first ``add`` only)."""
     if not max_file_size:
         return
-    if untracked is None:
-        _, out, _ = await run_git(
-            ["ls-files", "-o", "--exclude-standard", "-z"],
-            cwd=tree,
-            git_dir=lay.git_dir,
-            work_tree=tree,
-            scratch=True,
-        )
-        untracked = split_z(out)
-    big = await thread_to_the_end(too_big, tree, untracked, max_file_size)
+    _, out, _ = await run_git(
+        ["ls-files", "-o", "--exclude-standard", "-z"],
+        cwd=tree,
+        git_dir=lay.git_dir,
+        work_tree=tree,
+        scratch=True,
+    )
+    big = await thread_to_the_end(too_big, tree, split_z(out), max_file_size)
     lay.left_out = [p for p in big if "\n" not in p]  # a name git's excludes can say
     if lay.left_out:
         lines = "".join(f"{exclude_pattern(p)}\n" for p in lay.left_out)
@@ -292,11 +282,15 @@ async def _dirty_paths(lay: Layout, top: Path, status: bytes, max_file_size: int
     return [e[3:] for e in entries if e[3:] not in skip]
 
 
-async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[str]) -> str | None:
-    """A view of a directory that is not a repository: the baseline is what ``copy`` would
-    copy (``.gitignore`` and :data:`DEFAULT_EXCLUDES` honoured, big files left out), hashed
-    into the private repository through the view; nothing is copied or checked out. What
-    ``copy`` leaves out (ignored paths) and untracked deny-listed secret files are hidden."""
+async def _populate_overlay_plain(
+    lay: Layout, max_file_size: int, hide: list[str]
+) -> tuple[str | None, list[str]]:
+    """A view of a directory that is not a repository; (None, or why it cannot mount; the
+    files its baseline takes). The baseline is what ``copy`` would copy (``.gitignore`` and
+    :data:`DEFAULT_EXCLUDES` honoured, big files left out in ``lay.left_out``), hashed later
+    (:func:`build`'s settle) from the user's directory itself, never through the view;
+    nothing is copied or checked out. What ``copy`` leaves out (ignored paths) and untracked
+    deny-listed secret files are hidden, and never hashed."""
     await _init_private(lay.git_dir, excludes=EXCLUDES_TEXT, alternates=None)
     _, status, _ = await _user_status(lay.workspace, ignored=True, git_dir=lay.git_dir)
     entries = [e for e in split_z(status) if len(e) > 3]
@@ -305,10 +299,11 @@ async def _populate_overlay_plain(lay: Layout, max_file_size: int, hide: list[st
     hidden = await thread_to_the_end(hidden_of, lay, lay.workspace, ignored, untracked)
     why = await mount_view(lay, lay.workspace, [*hide, *hidden])
     if why is not None:
-        return why
-    # Its status listed the untracked files already (a hidden one is absent from the view).
-    await _hash_all(lay, lay.work, max_file_size, untracked=untracked)
-    return None
+        return why, []
+    if max_file_size:
+        lay.left_out = await thread_to_the_end(too_big, lay.workspace, untracked, max_file_size)
+    skip = {*lay.left_out, *lay.hidden}
+    return None, [p for p in untracked if p not in skip]
 
 
 def _append(path: Path, text: str) -> None:
@@ -524,7 +519,7 @@ async def _make(
                 base_dir=str(base_dir),
             ) from exc
         await thread_to_the_end(lay.git_dir.parent.mkdir)
-        untracked: list[str] = []  # a view of a repository: what its baseline takes
+        untracked: list[str] = []  # a view: the files its baseline takes, besides a HEAD
         if use_overlay:
             lay.strategy, lay.lower = view_driver()[0], repo[0] if repo else workspace
             if repo is not None:
@@ -533,7 +528,7 @@ async def _make(
                     lay, repo.top, listings, max_file_size, hide
                 )
             else:
-                why = await _populate_overlay_plain(lay, max_file_size, hide)
+                why, untracked = await _populate_overlay_plain(lay, max_file_size, hide)
             if why is not None:
                 # The probe said yes but the kernel said no: fall back, say why.
                 log.info("driveros: overlay scratch view not possible (%s); copying", why)
@@ -561,12 +556,15 @@ async def _make(
         if clean_overlays:
             lay.disk_baseline = await thread_to_the_end(current_shas, workspace, clean_overlays)
             await thread_to_the_end(write_overlays, lay.path, clean_overlays)
-        if lay.strategy in VIEW_STRATEGIES and repo is not None:
-            top, common, head = repo[0], repo[2], repo[3]
+        if lay.strategy in VIEW_STRATEGIES:
+            known = repo
 
             async def settle() -> None:
                 with yielding_cpu():  # the run's first request goes out meanwhile
-                    await _overlay_baseline(lay, top, common, head, untracked)
+                    if known is not None:
+                        await _overlay_baseline(lay, known.top, known.common, known.head, untracked)
+                    else:  # a plain directory: its files, read from it (not the view)
+                        await stage(lay, lay.workspace, untracked)
                     await _record_baseline(lay, clean_overlays)
 
             return lay, settle
