@@ -12,7 +12,8 @@ excluded) and ``changes()`` after ten edits. Also prints the probe and what ``au
 
 ``run start`` is end to end: a review run (``driveros.runs.execute_run``, local sandbox, the
 scripted model over loopback) from its call until the model has the first request; the scratch
-copy is made by the run, with the strategy forced through ``$DRIVEROS_SCRATCH_STRATEGY``. A
+copy is made by the run, with the strategy forced through ``$DRIVEROS_SCRATCH_STRATEGY``. It is
+also measured on the same files in a plain directory (no ``.git``), per strategy. A
 first run on a tiny repository takes the process's one-time import cost out of the numbers.
 """
 
@@ -217,6 +218,16 @@ async def _bench_size(root: Path, files: int, strategies: list[str]) -> None:
             run = _median(runs, "run")
             line += f"   run start {run * 1000:8.1f} ms (x{run / ref:5.2f})"
         print(line)
+    # The same files in a plain directory (no repository): its view hashes every file for the
+    # baseline, in the background of a run.
+    plain = root / f"plain{files}"
+    await asyncio.to_thread(
+        shutil.copytree, src, plain, symlinks=True, ignore=shutil.ignore_patterns(".git")
+    )
+    for s in (s for s in strategies if s != "worktree"):  # no repository: worktree is copy
+        runs = [await _run_start(plain, base, s) for _ in range(ROUNDS)]
+        run = statistics.median(runs)
+        print(f"  plain directory: {s:<9} run start {run * 1000:8.1f} ms (x{run / ref:5.2f})")
 
 
 async def main() -> None:
