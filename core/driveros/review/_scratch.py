@@ -271,11 +271,11 @@ class ScratchWorkspace:
             self._settling.add_done_callback(_retrieve)
 
     async def baseline_recorded(self) -> None:
-        """Wait until the baseline is recorded. A view of a repository is returned by
-        :meth:`create` as soon as it is mounted and records its baseline (the user's files
-        as they are then) in the background when asked to (``defer_baseline``), from the
-        user's tree itself. :meth:`changes` and everything that needs the baseline wait for
-        it; a failure to record it raises here (ReviewError)."""
+        """Wait until the baseline is recorded. A view is returned by :meth:`create` as soon
+        as it is mounted and records its baseline (the user's files as they are then) in the
+        background when asked to (``defer_baseline``), from the user's tree itself.
+        :meth:`changes` and everything that needs the baseline wait for it; a failure to
+        record it raises here (ReviewError)."""
         self._check_open()
         self.start_baseline()
         task = self._settling

@@ -146,12 +146,15 @@ class _Drive:
 
 
 def _all_ready(*waits: Callable[[], Awaitable[None]] | None) -> Callable[[], Awaitable[None]]:
-    """What the tools wait for: each of ``waits`` in turn."""
+    """What the tools wait for: every one of ``waits``, side by side (each starts its work
+    when it has not started yet: a sandbox and a baseline are made at once). The first error,
+    in that order, is raised once all are done."""
 
     async def ready() -> None:
-        for wait in waits:
-            if wait is not None:
-                await wait()
+        done = await asyncio.gather(*(w() for w in waits if w is not None), return_exceptions=True)
+        for result in done:
+            if isinstance(result, BaseException):
+                raise result
 
     return ready
 
