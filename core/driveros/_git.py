@@ -533,10 +533,18 @@ MAX_SUBMODULES = 64
 _GITLINK = b"160000 "
 
 
-async def read_config(cwd: Path, *, timeout: float | None = None) -> GitResult:
+async def read_config(
+    cwd: Path,
+    *,
+    git_dir: Path | None = None,
+    work_tree: Path | None = None,
+    timeout: float | None = None,
+) -> GitResult:
     """The effective configuration at ``cwd`` as :func:`run_git`'s ``config`` takes it, for
     several calls in one repository to share one read (check its ``returncode``)."""
-    return await run_git(_LIST, cwd=cwd, check=False, timeout=timeout)
+    return await run_git(
+        _LIST, cwd=cwd, check=False, git_dir=git_dir, work_tree=work_tree, timeout=timeout
+    )
 
 
 async def planted_programs(
@@ -606,7 +614,7 @@ async def repository_pins(
     (a sandbox: private ``HOME``): the repository's own program keys pinned back to the
     system's value or to nothing, never to the user's. Empty when the configuration cannot
     be read (git would refuse to run in that repository too)."""
-    listed = await run_git(_LIST, cwd=cwd, check=False, git_dir=git_dir, work_tree=work_tree)
+    listed = await read_config(cwd, git_dir=git_dir, work_tree=work_tree)
     if listed.returncode != 0:
         return []
     return program_pins([e for e in parse_config_list(listed.stdout) if e.scope != "global"])

@@ -16,10 +16,10 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
-from driveros._finish import finish_then_reraise, thread_to_the_end
+from driveros._finish import both, finish_then_reraise, thread_to_the_end
 from driveros._git import GitResult, run_git, split_z, yielding_cpu
 from driveros.review._environments import (
     ENVIRONMENT_DIRS,
@@ -223,18 +223,9 @@ async def _populate_overlay(
         hidden = await thread_to_the_end(hidden_of, lay, top, ignored)
         return await mount_view(lay, top, [*hide, *hidden])
 
-    # Both finish (or are canceled with the caller) before any error is raised, so cleanup
-    # never races a mount still being made; the first error is raised as itself.
-    done = await asyncio.gather(view(), listings.untracked, return_exceptions=True)
-    for result in done:
-        if isinstance(result, BaseException):
-            raise result
-    why, listed = done
-    assert not isinstance(why, BaseException) and isinstance(listed, list)
-    big = await thread_to_the_end(too_big, top, listed, max_file_size) if max_file_size else []
-    lay.left_out = big
-    skip = set(big)
-    return why, [p for p in listed if p not in skip]
+    # Cleanup never races a mount still being made (both finish first).
+    why, listed = await both(view(), listings.untracked)
+    return why, await _taken(lay, top, listed, max_file_size)
 
 
 async def _overlay_baseline(
@@ -257,13 +248,7 @@ async def _overlay_baseline(
         _, status, _ = await _user_status(top, untracked=False)
         return await _dirty_paths(lay, top, status, 0)
 
-    # Both finish (or are canceled) before an error is raised, the first one as itself.
-    done = await asyncio.gather(changed(), private(), return_exceptions=True)
-    for result in done:
-        if isinstance(result, BaseException):
-            raise result
-    paths = done[0]
-    assert isinstance(paths, list)
+    paths, _ = await both(changed(), private())
     await stage(lay, top, [*paths, *untracked])
 
 
@@ -300,10 +285,18 @@ async def _populate_overlay_plain(
     why = await mount_view(lay, lay.workspace, [*hide, *hidden])
     if why is not None:
         return why, []
-    if max_file_size:
-        lay.left_out = await thread_to_the_end(too_big, lay.workspace, untracked, max_file_size)
-    skip = {*lay.left_out, *lay.hidden}
-    return None, [p for p in untracked if p not in skip]
+    return None, await _taken(lay, lay.workspace, untracked, max_file_size, lay.hidden)
+
+
+async def _taken(
+    lay: Layout, root: Path, untracked: list[str], max_file_size: int, hidden: Sequence[str] = ()
+) -> list[str]:
+    """The ``untracked`` files (of ``root``) a view's baseline takes: not those over
+    ``max_file_size`` (set as ``lay.left_out``; 0: no limit), nor the ``hidden`` ones."""
+    limit = max_file_size
+    lay.left_out = await thread_to_the_end(too_big, root, untracked, limit) if limit else []
+    skip = {*lay.left_out, *hidden}
+    return [p for p in untracked if p not in skip]
 
 
 def _append(path: Path, text: str) -> None:
@@ -488,23 +481,23 @@ async def _make(
         lease = await Lease.create(
             "scratch",
             paths=[root, *([hide_layer] if hide_layer is not None else [])],
-            repo=repo[0] if repo else None,
-            lock_key=repo[2] if repo else None,
+            repo=repo.top if repo else None,
+            lock_key=repo.common if repo else None,
             detail={"workspace": str(workspace)},
             lease_id=lease_id,
         )
     except OSError as exc:
         # Still usable, only not collectable after a crash: say so and go on.
         log.warning("driveros: cannot register the scratch copy (%s); a crash would leak it", exc)
-    name = (repo[0] if repo else workspace).name or "workspace"
+    name = (repo.top if repo else workspace).name or "workspace"
     lay = Layout(
         workspace=workspace,
         root=root,
         work=root / name,
-        prefix=repo[1] if repo else "",
+        prefix=repo.prefix if repo else "",
         git_dir=root / "state" / "git",
-        repo_top=repo[0] if repo and not use_overlay else None,
-        git_common=repo[2] if repo and not use_overlay else None,
+        repo_top=repo.top if repo and not use_overlay else None,
+        git_common=repo.common if repo and not use_overlay else None,
         lease=lease,
         fallback_reason=fallback,
         hide_layer=hide_layer,
@@ -521,7 +514,7 @@ async def _make(
         await thread_to_the_end(lay.git_dir.parent.mkdir)
         untracked: list[str] = []  # a view: the files its baseline takes, besides a HEAD
         if use_overlay:
-            lay.strategy, lay.lower = view_driver()[0], repo[0] if repo else workspace
+            lay.strategy, lay.lower = view_driver()[0], repo.top if repo else workspace
             if repo is not None:
                 assert listings is not None
                 why, untracked = await _populate_overlay(
@@ -538,16 +531,16 @@ async def _make(
                 await drop_hide_layer(lay)
                 lay.hidden = []
                 if repo is not None:
-                    lay.repo_top, lay.git_common = repo[0], repo[2]
+                    lay.repo_top, lay.git_common = repo.top, repo.common
                     if lease is not None:
-                        await lease.update(repo=str(repo[0]), lock_key=str(repo[2]))
+                        await lease.update(repo=str(repo.top), lock_key=str(repo.common))
                 for d in (lay.work, lay.upper, lay.overlay_work, lay.git_dir):
                     await thread_to_the_end(shutil.rmtree, d, True)
         if lay.strategy in VIEW_STRATEGIES:
             pass
         elif repo is not None:
             lay.strategy = "worktree"
-            await _populate_worktree(lay, repo[0], repo[2], max_file_size)
+            await _populate_worktree(lay, repo.top, repo.common, max_file_size)
         else:
             lay.strategy = "copy"
             await _populate_copy(lay, max_file_size)
@@ -557,12 +550,11 @@ async def _make(
             lay.disk_baseline = await thread_to_the_end(current_shas, workspace, clean_overlays)
             await thread_to_the_end(write_overlays, lay.path, clean_overlays)
         if lay.strategy in VIEW_STRATEGIES:
-            known = repo
 
             async def settle() -> None:
                 with yielding_cpu():  # the run's first request goes out meanwhile
-                    if known is not None:
-                        await _overlay_baseline(lay, known.top, known.common, known.head, untracked)
+                    if repo is not None:
+                        await _overlay_baseline(lay, repo.top, repo.common, repo.head, untracked)
                     else:  # a plain directory: its files, read from it (not the view)
                         await stage(lay, lay.workspace, untracked)
                     await _record_baseline(lay, clean_overlays)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from driveros._errors import ConfigError, DriverosError
+from driveros._finish import all_of
 from driveros.agent import (
     EXIT_CODES,
     Agent,
@@ -151,10 +152,7 @@ def _all_ready(*waits: Callable[[], Awaitable[None]] | None) -> Callable[[], Awa
     in that order, is raised once all are done."""
 
     async def ready() -> None:
-        done = await asyncio.gather(*(w() for w in waits if w is not None), return_exceptions=True)
-        for result in done:
-            if isinstance(result, BaseException):
-                raise result
+        await all_of(*(w() for w in waits if w is not None))
 
     return ready
 
@@ -308,8 +306,10 @@ async def _execute(
             stack.push_async_callback(sandbox.aclose)
             # A container starts at once (it takes a while); a local sandbox once the first
             # request is on its way. The tools wait for either.
-            starting = SandboxStart(sandbox, now=spec.sandbox == "docker")
-            kick.pending.append(starting.start)
+            at_once = spec.sandbox == "docker"
+            starting = SandboxStart(sandbox, now=at_once)
+            if not at_once:
+                kick.pending.append(starting.start)
             stack.push_async_callback(starting.aclose)
             policy = approval or approval_policy(
                 spec.approve,

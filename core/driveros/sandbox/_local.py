@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from driveros._errors import GitError
-from driveros._finish import thread_to_the_end
+from driveros._finish import both, thread_to_the_end
 from driveros._git import pinned_environment, repository_pins
 from driveros.sandbox._base import SandboxBase
 from driveros.sandbox._channel import LocalChannel
@@ -106,16 +106,8 @@ class LocalSandbox(SandboxBase):
             if self._prepared:
                 return
             # The environment (the workspace's .env, then the repository's pins read with it)
-            # and the private directories are made side by side; both finish before an error
-            # is raised, the first one as itself.
-            done = await asyncio.gather(
-                self._environment_pinned(), self._private_dirs(), return_exceptions=True
-            )
-            for result in done:
-                if isinstance(result, BaseException):
-                    raise result
-            env, scratch = done
-            assert isinstance(env, dict) and isinstance(scratch, str)
+            # and the private directories, side by side.
+            env, scratch = await both(self._environment_pinned(), self._private_dirs())
             home, tmp = Path(scratch, "home"), Path(scratch, "tmp")
             env["HOME"], env["TMPDIR"] = str(home), str(tmp)
             self._env = env
