@@ -86,6 +86,11 @@ def configure(parser: ArgumentParser) -> None:
     cmp.add_argument("before", type=Path)
     cmp.add_argument("after", type=Path)
     cmp.add_argument("--check", action="store_true", help="exit 2 when a case regressed")
+    cmp.add_argument(
+        "--allow-different-suites",
+        action="store_true",
+        help="compare the results of two different suites case by case (refused otherwise)",
+    )
     cmp.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -259,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
 
         before, after = _load_run(args.before), _load_run(args.after)
         assert isinstance(before, EvalRun) and isinstance(after, EvalRun)
-        result = compare_runs(before, after)
+        result = compare_runs(before, after, allow_different=args.allow_different_suites)
         if args.format == "json":
             sys.stdout.write(result.model_dump_json() + "\n")
         else:

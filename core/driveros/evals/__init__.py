@@ -11,7 +11,13 @@ from driveros.evals._corpus import (
 )
 from driveros.evals._judge import Agreement, JudgedRecord, judge_corpus, render_confusion
 from driveros.evals._ray import RAY_EXTRA, RayExecutor, provider_env_vars
-from driveros.evals._report import Comparison, compare_runs, render_comparison_text, render_html
+from driveros.evals._report import (
+    Comparison,
+    DifferentSuitesError,
+    compare_runs,
+    render_comparison_text,
+    render_html,
+)
 from driveros.evals._results import CaseResult, EvalRun, RunSummary, ScoreResult, summarize
 from driveros.evals._runner import (
     CaseRunner,
@@ -38,6 +44,7 @@ __all__ = [
     "CorpusError",
     "CorpusRecord",
     "CorpusStats",
+    "DifferentSuitesError",
     "EvalOptions",
     "EvalRun",
     "Executor",

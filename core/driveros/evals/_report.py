@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from driveros._errors import ConfigError
 from driveros.evals._results import CaseResult, EvalRun, summarize, wilson_interval
 
 _CSS = """
@@ -255,6 +256,10 @@ def render_html(runs: Sequence[EvalRun], *, title: str = "driveros eval report")
     return "\n".join(out)
 
 
+class DifferentSuitesError(ConfigError):
+    """``eval compare`` was given the results of two different suites."""
+
+
 class CaseChange(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -266,7 +271,9 @@ class CaseChange(BaseModel):
 class Comparison(BaseModel):
     model_config = ConfigDict(frozen=True)
 
+    #: The suite's name, or ``before -> after`` when two suites were compared on request.
     suite: str
+    #: Pass rates over the compared cases (those both runs have).
     before_rate: float
     after_rate: float
     delta: float
@@ -276,26 +283,44 @@ class Comparison(BaseModel):
     regressions: tuple[CaseChange, ...]
     fixes: tuple[CaseChange, ...]
     unchanged: int
+    #: Cases both runs have: only these are compared.
+    compared: int = 0
+    #: Cases run only before, or only after: listed, never a regression or a fix.
+    only_before: tuple[str, ...] = ()
+    only_after: tuple[str, ...] = ()
 
 
-def compare_runs(before: EvalRun, after: EvalRun) -> Comparison:
+def compare_runs(before: EvalRun, after: EvalRun, *, allow_different: bool = False) -> Comparison:
+    """Compare the cases both runs have; list the ones only one of them ran.
+
+    Two runs of different suites are refused (``DifferentSuitesError``) unless
+    ``allow_different``: their cases share ids by accident, not by meaning."""
+    if before.suite != after.suite and not allow_different:
+        raise DifferentSuitesError(
+            f"the results are of two different suites ({before.suite!r} and {after.suite!r}); "
+            "pass --allow-different-suites to compare them case by case anyway",
+            before=before.suite,
+            after=after.suite,
+        )
     b = {c.case_id: c for c in before.cases}
     a = {c.case_id: c for c in after.cases}
+    common = sorted(set(a) & set(b))
     regressions, fixes, unchanged = [], [], 0
-    for case_id in sorted(set(a) | set(b)):
-        was = b[case_id].passed if case_id in b else None
-        now = a[case_id].passed if case_id in a else None
+    for case_id in common:
+        was, now = b[case_id].passed, a[case_id].passed
         if was and not now:
             regressions.append(CaseChange(case_id=case_id, before=was, after=now))
         elif now and not was:
             fixes.append(CaseChange(case_id=case_id, before=was, after=now))
         else:
             unchanged += 1
-    sb, sa = summarize(before.cases), summarize(after.cases)
+    sb = summarize(tuple(b[c] for c in common))
+    sa = summarize(tuple(a[c] for c in common))
     bound = ((sb.ci_high - sb.ci_low) / 2) + ((sa.ci_high - sa.ci_low) / 2)
     delta = sa.pass_rate - sb.pass_rate
+    suite = after.suite if before.suite == after.suite else f"{before.suite} -> {after.suite}"
     return Comparison(
-        suite=after.suite,
+        suite=suite,
         before_rate=sb.pass_rate,
         after_rate=sa.pass_rate,
         delta=delta,
@@ -304,6 +329,9 @@ def compare_runs(before: EvalRun, after: EvalRun) -> Comparison:
         regressions=tuple(regressions),
         fixes=tuple(fixes),
         unchanged=unchanged,
+        compared=len(common),
+        only_before=tuple(sorted(set(b) - set(a))),
+        only_after=tuple(sorted(set(a) - set(b))),
     )
 
 
@@ -311,11 +339,14 @@ def render_comparison_text(cmp: Comparison) -> str:
     verdict = "beyond noise" if cmp.significant else "within noise"
     lines = [
         f"suite {cmp.suite}: pass rate {cmp.before_rate:.0%} -> {cmp.after_rate:.0%} "
-        f"({cmp.delta:+.0%}, {verdict}: ±{cmp.noise_bound:.0%} from the 95% intervals)",
+        f"({cmp.delta:+.0%}, {verdict}: ±{cmp.noise_bound:.0%} from the 95% intervals) "
+        f"over the {cmp.compared} cases both runs have",
     ]
     for r in cmp.regressions:
         lines.append(f"  REGRESSION {r.case_id}: passed before, fails now")
     for f in cmp.fixes:
         lines.append(f"  fixed      {f.case_id}")
     lines.append(f"  unchanged  {cmp.unchanged}")
+    lines.extend(f"  only before  {case_id} (not compared)" for case_id in cmp.only_before)
+    lines.extend(f"  only after   {case_id} (not compared)" for case_id in cmp.only_after)
     return "\n".join(lines)
