@@ -5,6 +5,7 @@
     ├── CassetteError              an eval cassette is missing, exhausted or does not match
     ├── CommitMsgError             commit-msg could not propose a message
     ├── ConfigError                setup or usage problem (missing key, bad flag)
+    │   ├── DifferentSuitesError   eval compare was given results of two different suites
     │   ├── IntelConfigError       the workspace's diagnostics configuration is invalid
     │   ├── NoTerminalError        interactive approval asked for, but no terminal
     │   └── TrustError             the trust store cannot be changed
