@@ -27,15 +27,42 @@ def environment_paths(lay: Layout) -> list[str]:
     return [f"{lay.prefix}{n}" for n in ENVIRONMENT_DIRS if is_environment(lay.workspace / n, n)]
 
 
+async def untracked_environments(
+    lay: Layout, top: Path, ignored: list[str], *, config: GitResult | None = None
+) -> list[str]:
+    """The environments of a view of the repository at ``top`` that hold no tracked file
+    (ignored or untracked, as the worktree linker links only those): the ones a view keeps
+    visible (relative to ``top``). A tracked ``env/`` with a tracked ``pyvenv.cfg`` is source:
+    the user's ignored files under it are hidden like any other. ``ignored``: see
+    :func:`user_ignored`; git is asked only about an environment that is not itself ignored
+    and has ignored paths under it (else keeping it or not hides the same)."""
+    found = await thread_to_the_end(environment_paths, lay)
+    listed = {p.rstrip("/") for p in ignored}
+    unsure = [e for e in found if e not in listed and any(p.startswith(e + "/") for p in listed)]
+    if not unsure:
+        return found
+    _, out, _ = await run_git(["ls-files", "-z", "--cached", "--", *unsure], cwd=top, config=config)
+    tracked = split_z(out)
+    return [e for e in found if not any(p.startswith(e + "/") for p in tracked)]
+
+
 def hidden_of(
-    lay: Layout, lower: Path, ignored: list[str], untracked: Sequence[str] = ()
+    lay: Layout,
+    lower: Path,
+    ignored: list[str],
+    untracked: Sequence[str] = (),
+    *,
+    keep: Sequence[str] | None = None,
 ) -> list[str]:
     """What a view of ``lower`` hides: every ``ignored`` path (as ``git status
-    --ignored=matching`` names them) but the environments (a worktree or copy never holds them
-    either), and the deny-listed secret files among ``untracked`` (``.env``, keys; see
-    :func:`driveros.sandbox.secret_path_reason`; a plain directory's untracked files)."""
+    --ignored=matching`` names them) but the environments of ``keep`` (a worktree or copy
+    never holds them either; see :func:`untracked_environments`; None: every environment, as
+    in a plain directory, where nothing is tracked), and the deny-listed secret files among
+    ``untracked`` (``.env``, keys; see :func:`driveros.sandbox.secret_path_reason`; a plain
+    directory's untracked files)."""
     found = [*ignored, *(p for p in untracked if secret_path_reason(p))]
-    return to_hide(lower, found, environment_paths(lay), reach=[lay.prefix])
+    kept = environment_paths(lay) if keep is None else list(keep)
+    return to_hide(lower, found, kept, reach=[lay.prefix])
 
 
 def matching_ignored(listed: list[str]) -> list[str]:

@@ -42,6 +42,7 @@ from driveros.review._hiding import (
     hide_layer_path,
     mount_view,
     plant_hidden,
+    untracked_environments,
 )
 from driveros.review._layout import Layout, layout_to_json
 from driveros.review._overlay import (
@@ -220,7 +221,8 @@ async def _populate_overlay(
         # The listing of ignored paths refreshes nothing (unlike the status): the mount does
         # not wait for a stat of every tracked file.
         ignored = await listings.ignored
-        hidden = await thread_to_the_end(hidden_of, lay, top, ignored)
+        keep = await untracked_environments(lay, top, ignored)
+        hidden = await thread_to_the_end(hidden_of, lay, top, ignored, keep=keep)
         return await mount_view(lay, top, [*hide, *hidden])
 
     # Cleanup never races a mount still being made (both finish first).
