@@ -93,8 +93,14 @@ def run(args: argparse.Namespace) -> int:
         RunOptions.of(settings)
     except ValidationError as exc:
         return fail(f"driveros: {invalid_run_settings(exc)}", None)
+    from driveros.state import startup_gc_meanwhile
+
+    async def main() -> None:
+        async with startup_gc_meanwhile():  # what killed processes left, as the CLI and server
+            await serve(settings)
+
     try:
-        asyncio.run(serve(settings))
+        asyncio.run(main())
     except KeyboardInterrupt:
         return 0
     return 0

@@ -137,7 +137,9 @@ class _Progress:
 async def _run(args: argparse.Namespace) -> int:
     from driveros.config import load_environment
     from driveros.evals import EvalOptions, load_suite, render_html, run_suite
+    from driveros.state import startup_gc
 
+    await startup_gc()  # what killed driveros processes left, as every entry point does
     suite = load_suite(args.suite)
     if args.scripted and not args.record:
         raise ConfigError("--scripted goes with --record")

@@ -39,7 +39,9 @@ async def _run(args: argparse.Namespace, text: str | None) -> int:
     from driveros.cli._common import open_corpus
     from driveros.config import load_environment
     from driveros.dogfood import fetch_github_issue, parse_markdown_issue, run_issue_bot
+    from driveros.state import startup_gc
 
+    await startup_gc()  # what killed driveros processes left, as every entry point does
     env = load_environment()
     if args.github:
         issue = await fetch_github_issue(args.github, env)

@@ -6,8 +6,9 @@
 
 Every run's resources (scratch copies and their ``git worktree`` entries, the diagnostics
 feed's caches, sockets) are registered as a :class:`Lease` naming the owning process (pid,
-start time, boot id, host). :func:`collect_garbage` (run at every server and CLI start, and
-by ``driveros gc``) removes what belongs to processes that are gone. A lease marked with
+start time, boot id, host). :func:`collect_garbage` (run at the start of every entry
+point: the server, the CLI, ``driveros acp``, the eval runner, the issue bot; and by
+``driveros gc``) removes what belongs to processes that are gone. A lease marked with
 :meth:`Lease.keep` (a proposal waiting across a server restart) survives its owner until
 :data:`KEPT_MAX_AGE_S`. The sessions ``driveros acp`` keeps (:data:`SESSIONS_DIR`) are
 removed once unused for :data:`SESSION_MAX_AGE_S` or past the newest
@@ -26,6 +27,7 @@ from driveros.state._gc import (
     collect_garbage,
     gc_reason,
     startup_gc,
+    startup_gc_meanwhile,
 )
 from driveros.state._lease import (
     Kept,
@@ -69,6 +71,7 @@ __all__ = [
     "remove_paths",
     "repo_lock",
     "startup_gc",
+    "startup_gc_meanwhile",
     "state_dir",
     "unmount_under",
 ]

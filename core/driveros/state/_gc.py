@@ -8,6 +8,7 @@ import fcntl
 import logging
 import os
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -187,3 +188,17 @@ async def startup_gc(*, state: Path | None = None) -> GcReport | None:
     for err in report.errors:
         log.warning("driveros: cleanup: %s", err)
     return report
+
+
+@contextlib.asynccontextmanager
+async def startup_gc_meanwhile(*, state: Path | None = None) -> AsyncIterator[None]:
+    """:func:`startup_gc` in the background while the body runs (a long-lived process's start:
+    it serves at once). When the body ends the collection is canceled (a removal under way
+    finishes first) and awaited."""
+    task = asyncio.ensure_future(startup_gc(state=state))
+    try:
+        yield
+    finally:
+        if not task.done():
+            task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
