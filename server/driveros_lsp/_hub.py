@@ -77,7 +77,7 @@ class RunHub:
             old.cancel()
         self._channels[run.run_id] = TraceChannel(
             run_id=run.run_id,
-            title=_title(run.request.task),
+            title=_title(run.request.label),
             token=f"{PROGRESS_TOKEN_PREFIX}{run.run_id}-{run.epoch}",
             targets=TraceTargets(progress=traits.progress, trace=traits.trace),
             sender=sender,
@@ -175,7 +175,7 @@ class RunHub:
             self._warn_conflicts(run, plan.conflicts)
         if plan.edit is not None:
             params = lsp.ApplyWorkspaceEditParams(
-                edit=plan.edit, label=f"driveros: {_title(run.request.task)}"
+                edit=plan.edit, label=f"driveros: {_title(run.request.label)}"
             )
             future = self._server.workspace_apply_edit(params)
             self._spawn(self._await_applied(run, asyncio.wrap_future(future), plan))

@@ -57,6 +57,9 @@ class RunRequest(BaseModel):
     run_id: str
     task: str
     workspace: str
+    #: The run's name for the user (their own task, or the fix's first diagnostic): never the
+    #: prompt driveros built around it. Empty: the task's first line.
+    title: str = ""
     settings: Settings = Field(default_factory=Settings)
     #: Unsaved editor buffers, workspace-relative path -> text.
     overlays: dict[str, str] = Field(default_factory=dict)
@@ -68,6 +71,12 @@ class RunRequest(BaseModel):
     #: Who approval ``ask`` asks (a ``driveros.approval.Asker``, the editor); None:
     #: nobody can be asked and ``ask`` runs as ``policy``.
     asker: Any = Field(default=None, exclude=True, repr=False)
+
+    @property
+    def label(self) -> str:
+        """The run's name for the user, on one line."""
+        text = self.title or self.task.strip().split("\n", 1)[0]
+        return " ".join(text.split())
 
 
 class RunUsage(BaseModel):

@@ -313,6 +313,7 @@ class RunManager:
         return {
             "runId": run.run_id,
             "task": run.request.task,
+            "title": run.request.label,
             "startedAt": run.started_at,
             "outcome": run.outcome.result.outcome if run.outcome is not None else None,
             "rationale": run.outcome.rationale if run.outcome is not None else "",
@@ -367,7 +368,9 @@ class RunManager:
             conflicts = manifest.get("conflicts")
             run = Run(
                 run_id=run_id,
-                request=request(run_id, str(manifest.get("task") or "")),
+                request=request(run_id, str(manifest.get("task") or "")).model_copy(
+                    update={"title": str(manifest.get("title") or "")}
+                ),
                 state="proposed" if pending else "finished",
                 started_at=float(started) if isinstance(started, int | float) else item.kept_at,
                 outcome=item.outcome,

@@ -153,6 +153,15 @@ def _target(rel: str, d: Diagnostic, codec: PositionCodec, lines: Lines | None) 
     )
 
 
+def _fix_title(rel: str, items: list[DiagnosticItem], everything: bool) -> str:
+    """A fix's name for the user: the file and its first diagnostic, not the prompt."""
+    if everything or not items:
+        return f"fix every problem in {rel}"
+    first = " ".join(items[0].message.split())
+    more = f" (+{len(items) - 1} more)" if len(items) > 1 else ""
+    return f"fix {rel}:{items[0].line}: {first}{more}"
+
+
 def _selection(server: DriverosLanguageServer, p: StartParams, rel: str) -> str:
     if p.range is None or p.uri is None:
         return ""
@@ -170,7 +179,11 @@ def _selection(server: DriverosLanguageServer, p: StartParams, rel: str) -> str:
 
 
 async def _launch(
-    server: DriverosLanguageServer, root: Path, task: str, targets: list[dict[str, Any]]
+    server: DriverosLanguageServer,
+    root: Path,
+    task: str,
+    targets: list[dict[str, Any]],
+    title: str,
 ) -> dict[str, Any]:
     from driveros_lsp._runner import RunRequest
 
@@ -180,6 +193,7 @@ async def _launch(
     request = RunRequest(
         run_id=new_run_id(),
         task=task,
+        title=title,
         workspace=str(root),
         settings=settings,
         overlays=overlays,
@@ -219,7 +233,7 @@ def setup(server: DriverosLanguageServer) -> None:
         if p.uri is not None:
             rel = _rel(server, root, p.uri)
             task += f"\n\nThe user is looking at {rel}." + _selection(server, p, rel)
-        return await _launch(server, root, task, [])
+        return await _launch(server, root, task, [], p.task)
 
     @command(server, CMD_AGENT_FIX)
     async def fix(ls: Any, *args: Any) -> dict[str, Any]:
@@ -246,7 +260,7 @@ def setup(server: DriverosLanguageServer) -> None:
                 task += f"\nThe editor shows:\n{listing}"
         else:
             task = f"Fix this problem in {rel}:\n{listing}"
-        return await _launch(server, root, task, targets)
+        return await _launch(server, root, task, targets, _fix_title(rel, items, p.all))
 
     @command(server, CMD_AGENT_CANCEL)
     async def cancel(ls: Any, *args: Any) -> dict[str, Any]:

@@ -95,7 +95,7 @@ async def restore_proposals(server: DriverosLanguageServer) -> None:
     for run in runs:
         server.hub.send_proposal(run)
     if runs:
-        tasks = "; ".join(f"{r.run_id}: {_short(r.request.task)}" for r in runs)
+        tasks = "; ".join(f"{r.run_id}: {_short(r.request.label)}" for r in runs)
         server.show(
             f"driveros: {len(runs)} proposal(s) from an earlier session are waiting for review "
             f"({tasks}). Accept or reject them, or list them with driveros.agent.list.",
@@ -105,7 +105,7 @@ async def restore_proposals(server: DriverosLanguageServer) -> None:
 
 def _short(task: str) -> str:
     line = " ".join(task.split())
-    return line if len(line) <= 40 else line[:39] + "…"
+    return line if len(line) <= 72 else line[:71] + "…"
 
 
 async def stop_everything(server: DriverosLanguageServer) -> None:
