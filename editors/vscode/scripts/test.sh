@@ -29,6 +29,7 @@ stage "lint";       npm run -s lint
 stage "typecheck";  npm run -s typecheck
 stage "unit tests"; npm run -s test:unit
 stage "package";    npm run -s build && npm run -s package
+python3 -c 'import zipfile, sys; sys.exit(0 if "extension/LICENSE.txt" in zipfile.ZipFile("dist/driveros.vsix").namelist() else "the .vsix ships no LICENSE")'
 
 
 stage "end-to-end in VS Code (code-server + headless Chromium)"
