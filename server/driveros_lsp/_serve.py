@@ -1,4 +1,5 @@
-"""Run a server over the protocol pipes or one TCP connection until the client goes away.
+"""Run a server over the protocol pipes or one TCP connection (driveros_lsp._tcp) until the
+client goes away.
 
 However the session ends (``exit``, stdin EOF, a dropped socket, SIGTERM, SIGHUP, SIGQUIT,
 SIGINT), every run is canceled and every scratch copy released before the process leaves;
@@ -106,22 +107,3 @@ async def serve(server: DriverosLanguageServer, reader: Any, writer: Any) -> Non
 async def serve_stdio(server: DriverosLanguageServer, fds: ProtocolFds) -> None:
     reader, writer = await open_pipes(fds)
     await serve(server, reader, writer)
-
-
-async def serve_tcp(server: DriverosLanguageServer, host: str, port: int) -> None:
-    done = asyncio.Event()
-
-    async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            await serve(server, reader, writer)
-        finally:
-            writer.close()
-            done.set()
-
-    tcp = await asyncio.start_server(on_client, host, port)
-    host_, port_ = tcp.sockets[0].getsockname()[:2]
-    # stderr, whatever the log level: a launcher reads the port from here (with --tcp HOST:0)
-    sys.stderr.write(f"driveros-lsp listening on {host_}:{port_}\n")
-    sys.stderr.flush()
-    async with tcp:
-        await done.wait()

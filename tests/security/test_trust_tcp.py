@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
+from pathlib import Path
 
 import pytest
+
+from tests.security._tcp_client import Conn
 
 LSP = [sys.executable, "-m", "driveros_lsp"]
 
@@ -34,12 +37,13 @@ async def _listening(proc: asyncio.subprocess.Process) -> tuple[str, int, str]:
             return match[1], int(match[2]), said
 
 
-async def _connect_and_leave(host: str, port: int) -> None:
-    _reader, writer = await asyncio.open_connection(
-        "127.0.0.1" if host == "0.0.0.0" else host, port
-    )
-    writer.close()
-    await writer.wait_closed()
+async def _connect_and_leave(host: str, port: int, said: str) -> None:
+    """Be the server's client (initialize with its token), then leave: the server exits."""
+    token = Path(re.findall(r"token file: (.+)", said)[-1].strip()).read_text().strip()
+    reader, writer = await asyncio.open_connection("127.0.0.1" if host == "0.0.0.0" else host, port)
+    conn = Conn(reader, writer)
+    assert "result" in await conn.initialize({"driverosToken": token})
+    await conn.aclose()
 
 
 @pytest.mark.parametrize("address", ["0.0.0.0:0", "[::]:0", ":::0", "10.255.255.1:0"])
@@ -57,9 +61,9 @@ async def test_trust_row12_tcp_on_a_non_loopback_address_is_refused(address: str
 async def test_trust_row12_tcp_on_loopback_serves(address: str) -> None:
     proc = await _start("--tcp", address)
     try:
-        host, port, _said = await _listening(proc)
+        host, port, said = await _listening(proc)
         assert host in ("127.0.0.1", "::1")
-        await _connect_and_leave(host, port)
+        await _connect_and_leave(host, port, said)
         await proc.wait()
     finally:
         if proc.returncode is None:
@@ -73,7 +77,7 @@ async def test_trust_row12_allow_remote_unsafe_is_explicit_and_warned() -> None:
         host, port, said = await _listening(proc)
         assert host == "0.0.0.0"
         assert "warning: --allow-remote-unsafe" in said and "anyone who can connect" in said
-        await _connect_and_leave(host, port)
+        await _connect_and_leave(host, port, said)
         await proc.wait()
     finally:
         if proc.returncode is None:

@@ -145,13 +145,20 @@ async def test_session_over_tcp(workspace: Path) -> None:
     )
     try:
         assert proc.stderr is not None
-        line = (await asyncio.wait_for(proc.stderr.readline(), 60)).decode()
-        match = re.search(r"listening on ([\d.]+):(\d+)", line)
-        assert match, line
+        said = (await asyncio.wait_for(proc.stderr.readline(), 60)).decode()
+        said += (await asyncio.wait_for(proc.stderr.readline(), 60)).decode()
+        token_file = re.search(r"token file: (.+)", said)
+        match = re.search(r"listening on ([\d.]+):(\d+)", said)
+        assert match and token_file, said
+        token = Path(token_file.group(1).strip()).read_text().strip()
         client = make_test_lsp_client()
         await client.start_tcp(match.group(1), int(match.group(2)))
         await client.initialize_session(
-            lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), root_uri=workspace.as_uri())
+            lsp.InitializeParams(
+                capabilities=lsp.ClientCapabilities(),
+                root_uri=workspace.as_uri(),
+                initialization_options={"driverosToken": token},
+            )
         )
         listing = await client.workspace_execute_command_async(
             lsp.ExecuteCommandParams(command=protocol.CMD_AGENT_LIST)
