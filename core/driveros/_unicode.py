@@ -43,3 +43,43 @@ def printable_data(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(printable_data(v) for v in value)
     return value
+
+
+#: What a terminal or an editor would act on instead of showing: C0 controls but newline and
+#: tab, DEL, C1 controls (``\x9b`` is CSI), bidi marks, embeddings, overrides and isolates,
+#: line and paragraph separators, interlinear annotations, tag characters (invisible text),
+#: lone surrogates. Every one of them is non-printable by Python's rules.
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+    "\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]"
+)
+_NAMED = {"\r": "\\r", "\x1b": "\\x1b"}
+
+
+def _escape_unsafe(match: re.Match[str]) -> str:
+    ch = match.group()
+    code = ord(ch)
+    if 0xD800 <= code <= 0xDFFF:
+        return _escape(match)
+    if code <= 0xFF:
+        return _NAMED.get(ch, f"\\x{code:02x}")
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def terminal_safe(text: str) -> str:
+    """Untrusted text (a model's answer, a commit message, a council verdict, an issue) made
+    safe to print to a terminal or write to a file a person reads.
+
+    Newlines and tabs stay; ``\\r\\n`` becomes ``\\n``; every character of ``_UNSAFE`` (escape
+    sequences, OSC 8 links, a lone ``\\r``, BEL, DEL, C1, bidi overrides and isolates, ...)
+    becomes a visible Python-style escape (``\\x1b``, ``\\u202e``). Printable text is returned
+    unchanged (the same object when nothing needed escaping), and the result is a fixed
+    point: escaping it again changes nothing.
+    """
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    if _UNSAFE.search(text) is None:
+        return text
+    return _UNSAFE.sub(_escape_unsafe, text)

@@ -30,6 +30,7 @@ def configure(parser: ArgumentParser) -> None:
 
 async def _run(args: argparse.Namespace, executable: str) -> int:
     from driveros._git import run_git
+    from driveros._unicode import terminal_safe
     from driveros.cli._common import open_corpus, provider_from_spec
     from driveros.config import load_environment
     from driveros.dogfood import (
@@ -64,7 +65,12 @@ async def _run(args: argparse.Namespace, executable: str) -> int:
             recent = (await run_git(["log", "-10", "--format=%s"], cwd=repo, check=False)).text
             message = await propose(provider, diff, recent=recent.strip())
             if not args.no_record:
-                await record_proposal(repo, corpus, diff=diff, message=message, provider=provider)
+                try:
+                    await record_proposal(
+                        repo, corpus, diff=diff, message=message, provider=provider
+                    )
+                except DriverosError as exc:  # e.g. a planted link: the message still stands
+                    sys.stderr.write(f"driveros commit-msg: not recorded: {exc}\n")
         finally:
             await provider.aclose()
     except DriverosError as exc:
@@ -73,9 +79,9 @@ async def _run(args: argparse.Namespace, executable: str) -> int:
             return 0  # leave git's message file as it was
         raise
     if args.hook is not None:
-        write_into_message_file(args.hook, message)
+        write_into_message_file(args.hook, terminal_safe(message), repo=repo)
         return 0
-    sys.stdout.write(message)
+    sys.stdout.write(terminal_safe(message))
     return 0
 
 

@@ -12,24 +12,32 @@ from driveros.evals import Corpus
 from driveros.llm import Provider
 
 
-async def default_corpus_path(env: Environment, explicit: Path | None) -> Path:
-    """``--corpus``, else DRIVEROS_CORPUS, else ``.driveros/corpus.jsonl`` at the repo root."""
-    if explicit is not None:
-        return explicit
-    if env.corpus_path:
-        return Path(env.corpus_path)
+async def _workspace_root() -> Path:
+    """The repository's top level, else the working directory."""
     cwd = Path.cwd()
     try:
         done = await run_git(["rev-parse", "--show-toplevel"], cwd=cwd, check=False, timeout=10)
         out = done.text.strip() if done.returncode == 0 else ""
     except (GitError, TimeoutError):
         out = ""
-    root = Path(out) if out else cwd
-    return root / ".driveros" / "corpus.jsonl"
+    return Path(out) if out else cwd
+
+
+async def default_corpus_path(env: Environment, explicit: Path | None) -> Path:
+    """``--corpus``, else DRIVEROS_CORPUS, else ``.driveros/corpus.jsonl`` at the repo root."""
+    if explicit is not None:
+        return explicit
+    if env.corpus_path:
+        return Path(env.corpus_path)
+    return await _workspace_root() / ".driveros" / "corpus.jsonl"
 
 
 async def open_corpus(env: Environment, explicit: Path | None) -> Corpus:
-    return Corpus(await default_corpus_path(env, explicit), secrets=env.secret_values())
+    """The corpus; below the repository's top level no link is followed to reach it."""
+    root = await _workspace_root()
+    path = explicit or (Path(env.corpus_path) if env.corpus_path else None)
+    path = path or root / ".driveros" / "corpus.jsonl"
+    return Corpus(path, secrets=env.secret_values(), root=root)
 
 
 def provider_from_spec(

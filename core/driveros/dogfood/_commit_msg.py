@@ -12,13 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-import stat
 import time
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from driveros._atomic import write_atomic
 from driveros._errors import DriverosError, GitError
+from driveros._safe_open import anchor, read_bytes, unlink
+from driveros._unicode import terminal_safe
 from driveros.dogfood._git import git, git_dir
 from driveros.evals import Corpus, CorpusRecord, Verdict
 from driveros.llm import Provider, Request, system, user
@@ -59,7 +61,9 @@ async def staged_diff(repo: Path) -> str:
 
 
 def clean_message(text: str) -> str:
-    text = text.strip()
+    """The model's reply as a commit message: fences and trailing blanks gone, and every
+    control a terminal or editor would act on escaped (:func:`driveros._unicode.terminal_safe`)."""
+    text = terminal_safe(text).strip()
     fence = re.match(r"^```[\w-]*\n(.*?)\n?```$", text, re.DOTALL)
     if fence:
         text = fence.group(1).strip()
@@ -95,14 +99,20 @@ async def propose(provider: Provider, diff: str, *, recent: str = "") -> str:
     return text
 
 
-def _read_pending(path: Path) -> Pending | None:
-    if not path.exists():
+def _read_pending(repo: Path, path: Path) -> Pending | None:
+    where = anchor(path, repo)
+    data = read_bytes(*where)
+    if data is None:
         return None
     try:
-        return Pending.model_validate_json(path.read_text(encoding="utf-8"))
+        return Pending.model_validate_json(data)
     except ValueError:
-        path.unlink(missing_ok=True)
+        unlink(*where)
         return None
+
+
+def _write_pending(repo: Path, path: Path, pending: Pending) -> None:
+    write_atomic(path, pending.model_dump_json().encode("utf-8"), root=repo)
 
 
 async def _pending_path(repo: Path) -> Path:
@@ -119,7 +129,7 @@ async def record_proposal(
     """Store the proposal in the corpus (verdict pending) and remember it for reconcile."""
     path = await _pending_path(repo)
     head = await _head(repo)
-    old = await asyncio.to_thread(_read_pending, path)
+    old = await asyncio.to_thread(_read_pending, repo, path)
     if old is not None and old.head == head:
         # The previous proposal was never committed: the user threw it away.
         rejected = Verdict(
@@ -138,14 +148,14 @@ async def record_proposal(
         )
     )
     pending = Pending(record_id=record.id, message=message, head=head, created=time.time())
-    await asyncio.to_thread(path.write_text, pending.model_dump_json(), "utf-8")
+    await asyncio.to_thread(_write_pending, repo, path, pending)
     return record
 
 
 async def reconcile(repo: Path, corpus: Corpus) -> Verdict | None:
     """After a commit: the verdict from what the user actually committed (None if no proposal)."""
     path = await _pending_path(repo)
-    pending = await asyncio.to_thread(_read_pending, path)
+    pending = await asyncio.to_thread(_read_pending, repo, path)
     if pending is None:
         return None
     final = await git(repo, "log", "-1", "--format=%B")
@@ -154,17 +164,19 @@ async def reconcile(repo: Path, corpus: Corpus) -> Verdict | None:
     else:
         verdict = Verdict(label="edited", edit=normalize(final) + "\n", by="commit-msg")
     await corpus.set_verdict(pending.record_id, verdict)
-    await asyncio.to_thread(path.unlink, True)
+    await asyncio.to_thread(unlink, *anchor(path, repo))
     return verdict
 
 
-def write_into_message_file(message_file: Path, message: str) -> None:
-    """Put ``message`` above whatever git prepared (its comment lines stay below)."""
-    existing = message_file.read_text(encoding="utf-8") if message_file.exists() else ""
+def write_into_message_file(message_file: Path, message: str, *, repo: Path | None = None) -> None:
+    """Put ``message`` above whatever git prepared (its comment lines stay below). Below
+    ``repo`` (and the working directory) no link is followed to read or replace the file."""
+    roots = (*([repo] if repo is not None else []), Path.cwd())
+    existing = (read_bytes(*anchor(message_file, *roots)) or b"").decode("utf-8", "replace")
     kept = "\n".join(line for line in existing.splitlines() if line.startswith("#"))
-    tmp = message_file.with_name(message_file.name + ".driveros-tmp")
-    tmp.write_text(message.rstrip("\n") + "\n\n" + (kept + "\n" if kept else ""), encoding="utf-8")
-    tmp.replace(message_file)
+    text = message.rstrip("\n") + "\n\n" + (kept + "\n" if kept else "")
+    base, _ = anchor(message_file, *roots)
+    write_atomic(message_file, text.encode("utf-8"), perms=0o644, suffix=".driveros-tmp", root=base)
 
 
 def _hook_script(executable: str, body: str) -> str:
@@ -178,19 +190,19 @@ def _hook_script(executable: str, body: str) -> str:
     )
 
 
-def _write_hooks(hooks: Path, scripts: dict[str, str], *, force: bool) -> list[Path]:
+def _write_hooks(repo: Path, hooks: Path, scripts: dict[str, str], *, force: bool) -> list[Path]:
     for name in scripts:
         path = hooks / name
-        if path.exists() and HOOK_MARKER not in path.read_text(errors="replace") and not force:
+        existing = read_bytes(*anchor(path, repo))
+        if existing is not None and HOOK_MARKER.encode() not in existing and not force:
             raise GitError(
                 f"{path} exists and is not ours: pass --force to replace it", path=str(path)
             )
-    hooks.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for name, script in scripts.items():
         path = hooks / name
-        path.write_text(script, encoding="utf-8")
-        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        # A link planted at the hook is replaced (never followed), a planted directory refused.
+        write_atomic(path, script.encode("utf-8"), perms=0o755, root=anchor(path, repo)[0])
         written.append(path)
     return written
 
@@ -207,4 +219,4 @@ async def install_hooks(repo: Path, *, executable: str, force: bool = False) -> 
         ),
         "post-commit": _hook_script(executable, '"$DRIVEROS" commit-msg --reconcile'),
     }
-    return await asyncio.to_thread(_write_hooks, hooks, scripts, force=force)
+    return await asyncio.to_thread(_write_hooks, repo, hooks, scripts, force=force)

@@ -4,18 +4,24 @@ proposed patch plus a summary. The user's files are never touched."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from driveros._atomic import write_atomic
 from driveros._errors import ConfigError, DriverosError
+from driveros._safe_open import anchor
+from driveros._unicode import terminal_safe
 from driveros.agent import ApproveMode, Event
 from driveros.config import MAX_ITERATIONS, Environment
 from driveros.evals import Corpus, CorpusRecord
 from driveros.review import combined_patch
 from driveros.runs import RunSpec, execute_run
+
+log = logging.getLogger(__name__)
 
 _GITHUB_REF = re.compile(r"^(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+)#(?P<number>\d+)$")
 
@@ -86,13 +92,23 @@ async def fetch_github_issue(ref: str, env: Environment, *, timeout: float = 20.
 
 
 def _summary(issue: Issue, outcome: str, verified: bool, answer: str, files: list[str]) -> str:
+    """The summary a person reads: the issue's and the model's text with controls escaped."""
     changed = "\n".join(f"- `{f}`" for f in files) or "- (no changes)"
-    return (
+    return terminal_safe(
         f"# issue-bot: {issue.title}\n\n"
         f"- source: {issue.source}\n- outcome: {outcome}\n"
         f"- verified by tools: {'yes' if verified else 'no'}\n\n"
         f"## Files changed\n\n{changed}\n\n## Agent summary\n\n{answer.strip() or '(none)'}\n"
     )
+
+
+def _write_outputs(out_dir: Path, workspace: Path, patch: str, summary: str) -> None:
+    """``patch.diff`` and ``summary.md`` below ``out_dir``; inside the workspace (or the
+    working directory) no link is followed on the way (:mod:`driveros._safe_open`)."""
+    for name, text in (("patch.diff", patch), ("summary.md", summary)):
+        path = out_dir / name
+        root = anchor(path, workspace, Path.cwd())[0]
+        write_atomic(path, text.encode("utf-8"), perms=0o644, root=root)
 
 
 async def run_issue_bot(
@@ -126,10 +142,8 @@ async def run_issue_bot(
             await report.scratch.aclose()
     result = report.result
     summary = _summary(issue, result.outcome, result.verified, result.answer, files)
-    await asyncio.to_thread(out_dir.mkdir, parents=True, exist_ok=True)
     patch_path, summary_path = out_dir / "patch.diff", out_dir / "summary.md"
-    await asyncio.to_thread(patch_path.write_text, patch, "utf-8")
-    await asyncio.to_thread(summary_path.write_text, summary, "utf-8")
+    await asyncio.to_thread(_write_outputs, out_dir, workspace, patch, summary)
     record_id: str | None = None
     if corpus is not None:
         try:
@@ -144,7 +158,8 @@ async def run_issue_bot(
                 )
             )
             record_id = record.id
-        except DriverosError:
+        except DriverosError as exc:  # the patch and summary stand without a record
+            log.warning("issue-bot: not recorded to the corpus: %s", exc)
             record_id = None
     return IssueBotResult(
         outcome=result.outcome,

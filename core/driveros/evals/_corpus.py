@@ -4,26 +4,27 @@ human verdict on each (accepted / edited / rejected, with the edit).
 Storage is an append-only JSONL file. Each line is an operation: ``{"op": "add", "record":
 {...}}`` or ``{"op": "verdict", "id": ..., "verdict": {...}}``; loading folds them, so a
 verdict never rewrites history and a crash mid-write loses at most the line being written
-(a torn last line is skipped with a warning). Appends take an exclusive ``flock``.
+(a torn last line is skipped with a warning). Appends take an exclusive ``flock``. Inside a
+workspace the file and its directories are reached without following links
+(:mod:`driveros._safe_open`): a committed ``.driveros/corpus.jsonl -> ~/.bashrc`` is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
 import logging
-import os
 import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from driveros._errors import DriverosError
+from driveros._safe_open import anchor, append, read_bytes
 from driveros.agent import Redactor
 
 log = logging.getLogger(__name__)
@@ -83,45 +84,40 @@ class _VerdictOp(BaseModel):
     verdict: Verdict
 
 
-def _append_line(path: Path, line: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = (line + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            written = os.write(fd, data)
-            if written != len(data):
-                raise CorpusError(f"short write to {path}", path=str(path))
-            os.fsync(fd)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+def _append_line(root: Path, rel: PurePosixPath, line: str) -> None:
+    if rel.parent == PurePosixPath("."):  # outside every workspace: the user's own directory
+        root.mkdir(parents=True, exist_ok=True)
+    append(root, rel, (line + "\n").encode("utf-8"), perms=0o644)
 
 
-def _read_ops(path: Path) -> list[_AddOp | _VerdictOp]:
-    if not path.exists():
+def _read_ops(root: Path, rel: PurePosixPath) -> list[_AddOp | _VerdictOp]:
+    data = read_bytes(root, rel)
+    if data is None:
         return []
     ops: list[_AddOp | _VerdictOp] = []
-    with path.open("r", encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-                op = _VerdictOp.model_validate(raw) if raw.get("op") == "verdict" else None
-                ops.append(op or _AddOp.model_validate(raw))
-            except (ValueError, ValidationError, AttributeError) as exc:
-                log.warning("corpus %s line %d skipped: %s", path, number, exc)
+    shown = root / rel
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            op = _VerdictOp.model_validate(raw) if raw.get("op") == "verdict" else None
+            ops.append(op or _AddOp.model_validate(raw))
+        except (ValueError, ValidationError, AttributeError) as exc:
+            log.warning("corpus %s line %d skipped: %s", shown, number, exc)
     return ops
 
 
 class Corpus:
     """A corpus file. Every method is async; file work runs off the event loop."""
 
-    def __init__(self, path: Path, *, secrets: Iterable[str] = ()) -> None:
+    def __init__(
+        self, path: Path, *, secrets: Iterable[str] = (), root: Path | None = None
+    ) -> None:
+        """``root``: the workspace holding ``path`` (default: the working directory, when it
+        holds ``path``); below it no link is followed (:mod:`driveros._safe_open`)."""
         self.path = path
+        self._where = anchor(path, *([root] if root is not None else []), Path.cwd())
         #: Known secret values and token shapes never reach the file (docs/evals.md).
         self._redactor = Redactor(secrets)
 
@@ -133,7 +129,7 @@ class Corpus:
             update={"input": self._clean(record.input), "output": self._clean(record.output)}
         )
         line = _AddOp(record=record).model_dump_json()
-        await asyncio.to_thread(_append_line, self.path, line)
+        await asyncio.to_thread(_append_line, *self._where, line)
         return record
 
     async def records(self) -> list[CorpusRecord]:
@@ -141,7 +137,7 @@ class Corpus:
 
     def _fold(self) -> list[CorpusRecord]:
         by_id: dict[str, CorpusRecord] = {}
-        for op in _read_ops(self.path):
+        for op in _read_ops(*self._where):
             if isinstance(op, _AddOp):
                 by_id[op.record.id] = op.record
             elif op.id in by_id:
@@ -167,7 +163,7 @@ class Corpus:
             }
         )
         line = _VerdictOp(id=record.id, verdict=verdict).model_dump_json()
-        await asyncio.to_thread(_append_line, self.path, line)
+        await asyncio.to_thread(_append_line, *self._where, line)
         return record.model_copy(update={"verdict": verdict})
 
     async def stats(self) -> CorpusStats:
