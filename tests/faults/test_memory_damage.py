@@ -20,7 +20,13 @@ import pytest
 
 from driveros import DriverosError, MemoryDamagedError, MemoryStoreError
 from driveros.cli._main import main
-from driveros.memory import MemoryStore, Provenance, check_integrity, scope_for
+from driveros.memory import (
+    MemoryStore,
+    Provenance,
+    check_integrity,
+    default_db_path,
+    scope_for,
+)
 from driveros.testing import ScriptedModelServer, Turn
 from tests.memory.conftest import make_repo
 
@@ -66,8 +72,9 @@ def _digest(db: Path) -> str:
 @pytest.fixture
 def damaged_repo(tmp_path: Path) -> tuple[Path, Path]:
     repo = make_repo(tmp_path / "repo")
-    db = repo / ".agent-memory.db"
-    asyncio.run(_seed(db, asyncio.run(scope_for(repo))))
+    scope = asyncio.run(scope_for(repo))
+    db = default_db_path(scope)
+    asyncio.run(_seed(db, scope))
     damage(db)
     assert not Path(f"{db}-wal").exists()  # a clean close checkpointed everything
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -164,8 +171,9 @@ def test_memory_doctor_sound_and_missing_databases_exit_0(tmp_path: Path, capsys
     ws = ("--workspace", str(repo))
     code, out, err = cli(capsys, "doctor", *ws)
     assert code == 0 and out == "" and "nothing to check" in err
-    db = repo / ".agent-memory.db"
-    asyncio.run(_seed(db, asyncio.run(scope_for(repo))))
+    scope = asyncio.run(scope_for(repo))
+    db = default_db_path(scope)
+    asyncio.run(_seed(db, scope))
     code, out, _ = cli(capsys, "doctor", "--format", "json", *ws)
     assert code == 0
     assert json.loads(out) == {"path": str(db), "ok": True, "problems": []}
@@ -181,6 +189,7 @@ async def test_memory_damage_agent_runs_without_memory_and_says_so(
         env = {
             "PATH": f"{DRIVEROS.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
             "HOME": os.environ.get("HOME", "/tmp"),
+            "DRIVEROS_STATE_DIR": os.environ["DRIVEROS_STATE_DIR"],
             "LANG": "C.UTF-8",
             "DRIVEROS_DIAGNOSTICS": "off",
             "OPENAI_API_KEY": "test-key",

@@ -236,6 +236,7 @@ async def test_open_agent_memory_from_environment_is_hybrid_and_redacts(tmp_path
     with EmbeddingServer() as embed:
         env = load_environment(
             cwd=tmp_path,
+            trusted=True,  # a database inside the workspace is used only in a trusted one
             environ={
                 "MNEME_EMBED_MODEL": "ollama:embed-a",
                 "OLLAMA_HOST": embed.base_url.removesuffix("/v1"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from driveros.cli._main import main
-from driveros.memory import MemoryStore, Provenance, scope_for
+from driveros.memory import MemoryStore, Provenance, default_db_path, scope_for
 from tests.memory._embedserver import EmbeddingServer
 from tests.memory.conftest import make_repo
 
@@ -26,7 +26,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def seed(repo: Path, *texts: str) -> list[int]:
     async def go() -> list[int]:
         scope = await scope_for(repo)
-        async with await MemoryStore.open(repo / ".agent-memory.db", scope=scope) as s:
+        async with await MemoryStore.open(default_db_path(scope), scope=scope) as s:
             res = await s.apply(adds=list(texts), provenance=Provenance(run_id="run-7"))
             return res.added
 

@@ -6,7 +6,13 @@ import shutil
 from pathlib import Path
 
 from driveros.config import load_environment
-from driveros.memory import default_db_path, open_memory_store, scope_for
+from driveros.memory import (
+    default_db_path,
+    memory_dir,
+    open_memory_store,
+    place_store,
+    scope_for,
+)
 from driveros.memory._scope import normalize_remote
 from tests.memory.conftest import git, make_repo
 
@@ -34,21 +40,44 @@ async def test_scope_prefers_remote_then_root_commit_then_path(tmp_path: Path) -
     assert await scope_for(plain) == f"path:{plain.resolve()}"
 
 
-async def test_new_database_is_excluded_from_git(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
-    env = load_environment(cwd=tmp_path, environ={})
+async def test_new_database_lives_in_the_state_directory(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", remote="https://example.com/org/demo.git")
+    env = load_environment(cwd=repo, environ={})
     store = await open_memory_store(repo, env)
     await store.aclose()
-    assert (repo / ".agent-memory.db").exists()
+    assert store.path == default_db_path("git:example.com/org/demo")
+    assert store.path.parent == memory_dir() and store.path.exists()
+    assert store.path.name.startswith("example.com_org_demo-")
+    assert (store.path.parent.stat().st_mode & 0o777) == 0o700
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
-    assert "/.agent-memory.db*" in (repo / ".git" / "info" / "exclude").read_text()
-    tracked = (repo / ".gitignore").exists()
-    assert not tracked
+    assert not (repo / ".agent-memory.db").exists()
+    # two clones of one repository share it; another repository has its own
+    other = make_repo(tmp_path / "other")
+    assert default_db_path(await scope_for(other)) != store.path
 
 
-def test_memory_path_setting_is_relative_to_workspace(tmp_path: Path) -> None:
+async def test_a_trusted_workspace_database_is_excluded_from_git_and_recorded(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    env = load_environment(cwd=repo, environ={"DRIVEROS_MEMORY_PATH": "mem.db"}, trusted=True)
+    store = await open_memory_store(repo, env)
+    await store.aclose()
+    assert store.path == repo / "mem.db"
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert "/mem.db*" in (repo / ".git" / "info" / "exclude").read_text()
+    assert not (repo / ".gitignore").exists()
+    # recorded when created, so it opens again
+    store = await open_memory_store(repo, env)
+    await store.aclose()
+
+
+async def test_memory_path_setting_is_relative_to_workspace(tmp_path: Path) -> None:
     env = load_environment(cwd=tmp_path, environ={"DRIVEROS_MEMORY_PATH": "state/mem.db"})
-    assert default_db_path(tmp_path, env) == tmp_path / "state" / "mem.db"
+    env = env.model_copy(update={"workspace_trusted": True})
+    assert (await place_store(tmp_path, env)).path == tmp_path / "state" / "mem.db"
     env = load_environment(cwd=tmp_path, environ={"DRIVEROS_MEMORY_PATH": "/abs/mem.db"})
-    assert default_db_path(tmp_path, env) == Path("/abs/mem.db")
-    assert default_db_path(tmp_path, None) == tmp_path / ".agent-memory.db"
+    assert (await place_store(tmp_path, env)).path == Path("/abs/mem.db")
+    placed = await place_store(tmp_path, None)
+    assert placed.path == default_db_path(f"path:{tmp_path.resolve()}")
+    assert not placed.in_workspace and placed.notices == ()

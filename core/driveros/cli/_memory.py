@@ -20,12 +20,12 @@ from driveros.memory import (
     Fact,
     MemoryStats,
     MemoryStore,
+    Placement,
     check_integrity,
-    default_db_path,
     embedder_from_env,
     open_memory_store,
+    place_store,
     salvage_facts,
-    scope_for,
 )
 
 ACTIONS = (
@@ -79,7 +79,8 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         "--path",
         type=Path,
         default=default,
-        help="the database file (default: DRIVEROS_MEMORY_PATH or <workspace>/.agent-memory.db)",
+        help="the database file (default: DRIVEROS_MEMORY_PATH, else this repository's file in "
+        "the state directory)",
     )
     parser.add_argument(
         "--format",
@@ -178,11 +179,16 @@ async def _read_import(source: str) -> list[Fact]:
 async def run(args: argparse.Namespace) -> int:
     if args.action is None:
         raise UsageError(f"driveros memory: error: choose an action: {', '.join(ACTIONS)}")
-    env = load_environment()
     workspace = (args.workspace or Path.cwd()).resolve()
-    path = args.path or default_db_path(workspace, env)
+    env = await asyncio.to_thread(load_environment, cwd=workspace)
+    # export and doctor read a file the user named as data, never as memory for a model.
+    inspect = args.path is not None and args.action in ("export", "doctor")
+    placement = await place_store(workspace, env, path=args.path, inspect=inspect)
+    for notice in placement.notices:
+        sys.stderr.write(f"driveros memory: {notice}\n")
+    path = placement.path
     if args.action == "doctor":
-        return await _doctor(args, workspace, path)
+        return await _doctor(args, placement)
     # An import is read and checked before anything is created: a bad file leaves no database.
     imported = await _read_import(args.file) if args.action == "import" else []
     if not await asyncio.to_thread(path.exists):
@@ -191,12 +197,14 @@ async def run(args: argparse.Namespace) -> int:
             return 0
         if args.action in _EMPTY_OK:
             sys.stderr.write(f"driveros memory: nothing remembered yet ({path} does not exist)\n")
-            await _emit_empty(args, workspace, path)
+            await _emit_empty(args, placement)
             return 0
         if args.action != "import":
             raise ConfigError(f"no memory database at {path}")
     hybrid = args.action in ("search", "import")
-    store = await open_memory_store(workspace, env, path=path, with_embedder=hybrid, timeout=None)
+    store = await open_memory_store(
+        workspace, env, placement=placement, with_embedder=hybrid, timeout=None
+    )
     try:
         if args.action == "import":
             _emit_imported(await store.import_facts(imported), args.format)
@@ -231,14 +239,14 @@ async def _export(args: argparse.Namespace, scope: str, facts: list[Fact]) -> No
     sys.stderr.write(f"exported {count(len(facts), 'fact')} to {args.output}\n")
 
 
-async def _emit_empty(args: argparse.Namespace, workspace: Path, path: Path) -> None:
+async def _emit_empty(args: argparse.Namespace, placement: Placement) -> None:
     """What an action shows when no database exists yet: empty data, in the asked format."""
     if args.action == "export":
-        await _export(args, await scope_for(workspace), [])
+        await _export(args, placement.scope, [])
     elif args.action == "stats":
         stats = MemoryStats(
-            path=str(path),
-            scope=await scope_for(workspace),
+            path=str(placement.path),
+            scope=placement.scope,
             schema_version=0,
             active=0,
             superseded=0,
@@ -262,12 +270,12 @@ async def _dispatch(args: argparse.Namespace, store: MemoryStore, env: Environme
     fmt = args.format
     match args.action:
         case "list":
-            _emit_facts(
-                await store.list_facts(
-                    status=args.status, limit=args.limit, all_scopes=args.all_scopes
-                ),
-                fmt,
+            facts = await store.list_facts(
+                status=args.status, limit=args.limit, all_scopes=args.all_scopes
             )
+            if not facts:
+                await _say_empty(store, args)
+            _emit_facts(facts, fmt)
         case "search":
             _emit_facts(await store.search(args.query, args.limit), fmt)
         case "show":
@@ -297,8 +305,20 @@ async def _dispatch(args: argparse.Namespace, store: MemoryStore, env: Environme
     return 0
 
 
-async def _doctor(args: argparse.Namespace, workspace: Path, path: Path) -> int:
+async def _say_empty(store: MemoryStore, args: argparse.Namespace) -> None:
+    """Why ``list`` printed nothing: no fact at all yet, or none with the asked status."""
+    every = await store.list_facts(status="all", limit=1, all_scopes=args.all_scopes)
+    if not every:
+        sys.stderr.write(f"driveros memory: nothing remembered yet ({store.path} has no facts)\n")
+    else:
+        sys.stderr.write(
+            f"driveros memory: no {args.status} facts (--status all lists every one)\n"
+        )
+
+
+async def _doctor(args: argparse.Namespace, placement: Placement) -> int:
     """Exit 0 when the database is sound (or absent), 1 when it is damaged."""
+    path = placement.path
     if not await asyncio.to_thread(path.exists):
         sys.stderr.write(f"driveros memory: no memory database at {path}: nothing to check\n")
         if args.format == "json":
@@ -307,7 +327,7 @@ async def _doctor(args: argparse.Namespace, workspace: Path, path: Path) -> int:
     problems = await check_integrity(path, full=True)
     report: dict[str, Any] = {"path": str(path), "ok": not problems, "problems": problems[:50]}
     if args.salvage is not None:
-        scope = await scope_for(workspace)
+        scope = placement.scope
         found = await salvage_facts(path, scope=scope)
         payload = {
             "version": EXPORT_VERSION,

@@ -30,8 +30,9 @@ from driveros.memory._decide import parse_json_object
 from driveros.memory._embed import Embedder, OpenAICompatEmbedder, embedder_from_env
 from driveros.memory._health import Salvage, check_integrity, salvage_facts
 from driveros.memory._models import Fact, FactStatus, MemoryStats, Provenance, StoreReport
+from driveros.memory._place import Placement, default_db_path, memory_dir, place_store
 from driveros.memory._schema import SCHEMA_VERSION
-from driveros.memory._scope import DEFAULT_DB_NAME, default_db_path, scope_for
+from driveros.memory._scope import DEFAULT_DB_NAME, scope_for
 from driveros.memory._store import ApplyResult, MemoryStore
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "MemoryStore",
     "MemoryStoreError",
     "OpenAICompatEmbedder",
+    "Placement",
     "Provenance",
     "Salvage",
     "StoreReport",
@@ -56,9 +58,11 @@ __all__ = [
     "default_db_path",
     "embedder_from_env",
     "format_fact",
+    "memory_dir",
     "open_agent_memory",
     "open_memory_store",
     "parse_json_object",
+    "place_store",
     "salvage_facts",
     "scope_for",
 ]

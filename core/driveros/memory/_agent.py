@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,7 +29,8 @@ from driveros.memory._decide import (
 )
 from driveros.memory._embed import embedder_from_env
 from driveros.memory._models import Fact, Provenance, StoreReport
-from driveros.memory._scope import default_db_path, exclude_from_git, scope_for
+from driveros.memory._place import Placement, place_store, record_created
+from driveros.memory._scope import exclude_from_git
 from driveros.memory._store import MemoryStore
 from driveros.sandbox import dotenv_assignments
 
@@ -40,8 +42,16 @@ _MAX_RELATED = 20
 
 
 def format_fact(fact: Fact) -> str:
-    """How a recalled fact reads in the prompt: the text, its id and when it was verified."""
-    return f"{fact.text} (memory #{fact.id}, verified {fact.updated_at[:10]})"
+    """How a recalled fact reads in the prompt: the text, its id and its provenance. Only a
+    fact this user's driveros extracted from a verified run is labelled verified."""
+    date = fact.updated_at[:10]
+    if fact.source == "extract":
+        how = f"verified {date} by a driveros run"
+    elif fact.source == "import":
+        how = f"imported {date}, not verified by driveros"
+    else:
+        how = f"written {date} by hand, not verified by driveros"
+    return f"{fact.text} (memory #{fact.id}, {how})"
 
 
 class AgentMemory:
@@ -172,23 +182,37 @@ async def open_memory_store(
     path: Path | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     with_embedder: bool = True,
+    inspect: bool = False,
+    placement: Placement | None = None,
 ) -> MemoryStore:
-    """Open the memory of ``workspace`` (``DRIVEROS_MEMORY_PATH`` or ``.agent-memory.db``).
+    """Open the memory of ``workspace``: ``path``, ``DRIVEROS_MEMORY_PATH`` or the state
+    directory's database for its repository (see :func:`place_store`).
 
-    A new database inside a git repository is added to ``.git/info/exclude``.
+    A database inside the workspace that driveros did not create for this user raises
+    :class:`~driveros.MemoryStoreError` unless ``inspect``; a new one is added to
+    ``.git/info/exclude`` and recorded in the state directory. ``store.notices`` lists the
+    databases found in the workspace and ignored. ``placement``: the caller's own
+    :func:`place_store` result, for the same arguments.
     """
-    db_path = path or default_db_path(workspace, env)
-    created = not await asyncio.to_thread(db_path.exists)
+    if placement is None:
+        placement = await place_store(workspace, env, path=path, inspect=inspect)
+    db_path = placement.path
+    created = not await asyncio.to_thread(os.path.lexists, db_path)
+    if created and not placement.in_workspace:
+        await asyncio.to_thread(db_path.parent.mkdir, mode=0o700, parents=True, exist_ok=True)
     embedder = embedder_from_env(env) if with_embedder else None
     try:
-        scope = await scope_for(workspace)
-        store = await MemoryStore.open(db_path, scope=scope, embedder=embedder, timeout=timeout)
+        store = await MemoryStore.open(
+            db_path, scope=placement.scope, embedder=embedder, timeout=timeout
+        )
     except BaseException:
         if embedder is not None:
             await embedder.aclose()
         raise
-    if created:
+    store.notices = placement.notices
+    if created and placement.in_workspace:
         await exclude_from_git(db_path)
+        await record_created(db_path, env)
     return store
 
 

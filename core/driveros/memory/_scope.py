@@ -1,4 +1,4 @@
-"""Where a workspace's memory lives and which repository its facts belong to.
+"""Which repository a workspace's facts belong to, and keeping a workspace store out of git.
 
 The scope key survives moves and clones: the ``origin`` remote (credentials stripped) when
 there is one, else the repository's first root commit, else the resolved directory path.
@@ -13,7 +13,6 @@ from pathlib import Path
 
 from driveros._errors import GitError
 from driveros._git import run_git
-from driveros.config import Environment
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +20,7 @@ DEFAULT_DB_NAME = ".agent-memory.db"
 _GIT_TIMEOUT = 10.0
 
 
-async def _git(cwd: Path, *args: str) -> str | None:
+async def git_output(cwd: Path, *args: str) -> str | None:
     """git's stripped stdout, or None when it fails, times out or cannot be started."""
     try:
         done = await run_git(args, cwd=cwd, check=False, timeout=_GIT_TIMEOUT)
@@ -47,25 +46,16 @@ def normalize_remote(url: str) -> str:
 async def scope_for(workspace: Path) -> str:
     """The scope key of the repository containing ``workspace`` (see module docs)."""
     root = await asyncio.to_thread(workspace.resolve)
-    top = await _git(root, "rev-parse", "--show-toplevel")
+    top = await git_output(root, "rev-parse", "--show-toplevel")
     if top is None:
         return f"path:{root}"
-    remote = await _git(root, "config", "--get", "remote.origin.url")
+    remote = await git_output(root, "config", "--get", "remote.origin.url")
     if remote:
         return f"git:{normalize_remote(remote)}"
-    roots = await _git(root, "rev-list", "--max-parents=0", "HEAD")
+    roots = await git_output(root, "rev-list", "--max-parents=0", "HEAD")
     if roots:
         return f"commit:{sorted(roots.split())[0]}"
     return f"path:{await asyncio.to_thread(Path(top).resolve)}"
-
-
-def default_db_path(workspace: Path, env: Environment | None = None) -> Path:
-    """``DRIVEROS_MEMORY_PATH`` (relative to the workspace) or ``<workspace>/.agent-memory.db``."""
-    configured = env.memory_path if env is not None else None
-    if configured:
-        path = Path(configured).expanduser()
-        return path if path.is_absolute() else workspace / path
-    return workspace / DEFAULT_DB_NAME
 
 
 async def exclude_from_git(db_path: Path) -> bool:
@@ -75,16 +65,16 @@ async def exclude_from_git(db_path: Path) -> bool:
     when a line was added.
     """
     parent = await asyncio.to_thread(db_path.parent.resolve)
-    top = await _git(parent, "rev-parse", "--show-toplevel")
+    top = await git_output(parent, "rev-parse", "--show-toplevel")
     if top is None:
         return False
-    if await _git(parent, "check-ignore", "-q", db_path.name) is not None:
+    if await git_output(parent, "check-ignore", "-q", db_path.name) is not None:
         return False
     db_real, top_real = await asyncio.to_thread(lambda: (db_path.resolve(), Path(top).resolve()))
     if not db_real.is_relative_to(top_real):
         return False
     rel = db_real.relative_to(top_real).as_posix()
-    exclude_rel = await _git(parent, "rev-parse", "--git-path", "info/exclude")
+    exclude_rel = await git_output(parent, "rev-parse", "--git-path", "info/exclude")
     if not exclude_rel:
         return False
     exclude = Path(exclude_rel)

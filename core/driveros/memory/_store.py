@@ -76,6 +76,8 @@ class MemoryStore:
         self.damaged = False
         #: See ``POSTING_BUDGET``; an attribute so tests can exercise the cut-off cheaply.
         self.posting_budget = POSTING_BUDGET
+        #: Databases found in the workspace and ignored (see ``open_memory_store``).
+        self.notices: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -131,7 +131,12 @@ async def open_memory(
         from driveros.memory import open_agent_memory
 
         # the run's redactor already holds the secret values: no second walk for .env files
-        return await open_agent_memory(spec.workspace, env, provider, secrets=sink.redactor.secrets)
+        memory = await open_agent_memory(
+            spec.workspace, env, provider, secrets=sink.redactor.secrets
+        )
     except (DriverosError, OSError, ImportError) as exc:
         await sink.emit(MemoryEvent, action="error", detail=f"memory unavailable: {exc}")
         return None
+    for notice in memory.memory.notices:  # a database the repository carries: never read
+        await sink.emit(MemoryEvent, action="skipped", detail=notice)
+    return memory
