@@ -308,3 +308,19 @@ async def test_a_canceled_apply_records_what_it_wrote(
         assert (repo / "src/app.py").read_text() == FIXED
         # Written and recorded together: nothing is offered a second time.
         assert (await scratch.apply()).applied == []
+
+
+async def test_commit_refused_by_a_hook_says_the_files_are_written(
+    repo: Path, scratch_base: Path
+) -> None:
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'no commits today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        (scratch.path / "src/app.py").write_text(FIXED)
+        with pytest.raises(ReviewError) as info:
+            await scratch.commit("fix add")
+    assert str(info.value).startswith("written to the workspace but not committed: ")
+    assert info.value.context["written"] == ["src/app.py"]
+    assert (repo / "src/app.py").read_text() == FIXED  # what the message says
+    assert git(repo, "log", "--format=%s").strip() == "init"

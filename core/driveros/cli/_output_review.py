@@ -125,11 +125,21 @@ async def finish_review(report: RunReport, *, task: str, action: str) -> str | N
             sys.stderr.write("driveros: review: changes discarded\n")
         return None
     except (DriverosError, OSError) as exc:
-        error = f"review: {action} failed, nothing was written: {exc}"
+        error = f"review: {action} failed{_what_was_written(exc)}"
         sys.stderr.write(f"driveros: {error}\n")
         return error
     finally:
         await scratch.aclose()
+
+
+def _what_was_written(exc: BaseException) -> str:
+    """The failure's text led by what it left in the workspace: "nothing was written" only
+    when the error says no file was (review errors carry the files left written)."""
+    written = exc.context.get("written") if isinstance(exc, DriverosError) else None
+    said = str(exc).removesuffix("; nothing was written")
+    if written:
+        return f", {files(len(written))} written ({', '.join(written)}): {said}"
+    return f", nothing was written: {said}"
 
 
 async def council_gate(

@@ -219,6 +219,11 @@ def atomic_write(target: Path, data: bytes, *, mode: str | None) -> None:
         tmp_link.symlink_to(os.fsdecode(data))
         tmp_link.replace(target)
         return
+    write_atomic(target, data, perms=new_perms(target, mode), suffix=".driveros.tmp")
+
+
+def new_perms(target: Path, mode: str | None) -> int:
+    """The permission bits the agent's version of ``target`` gets (git ``mode``)."""
     if target.is_file() and not target.is_symlink():
         # Keep the user's permission bits; only the executable bit follows the change.
         perms = stat.S_IMODE(target.stat().st_mode)
@@ -228,8 +233,7 @@ def atomic_write(target: Path, data: bytes, *, mode: str | None) -> None:
             perms &= ~0o111
     else:
         perms = 0o755 if mode == "100755" else 0o644
-    perms &= ~(stat.S_ISUID | stat.S_ISGID)  # never a set-id bit on content the agent wrote
-    write_atomic(target, data, perms=perms, suffix=".driveros.tmp")
+    return perms & ~(stat.S_ISUID | stat.S_ISGID)  # never a set-id bit on what the agent wrote
 
 
 def remove_file(root: Path, target: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from driveros._errors import GitError
 from driveros._finish import finish_then_reraise
 from driveros._git import run_git, split_z
 from driveros.review._apply import apply_changes
@@ -409,12 +410,17 @@ class ScratchWorkspace:
         paths_to_commit = [p for p in touched if p in tracked or p in exists]
         if not paths_to_commit:
             return ApplyResult(applied=result.applied)
-        await run_git(["add", "-A", "--", *paths_to_commit], cwd=ws)
-        await run_git(
-            ["commit", "-q", "--only", "-m", message, "--", *paths_to_commit],
-            cwd=ws,
-            hooks="user",
-        )
+        try:
+            await run_git(["add", "-A", "--", *paths_to_commit], cwd=ws)
+            await run_git(
+                ["commit", "-q", "--only", "-m", message, "--", *paths_to_commit],
+                cwd=ws,
+                hooks="user",
+            )
+        except GitError as exc:  # a hook said no: the files stay written, uncommitted
+            raise ReviewError(
+                f"written to the workspace but not committed: {exc}", written=result.applied
+            ) from exc
         _, sha, _ = await run_git(["rev-parse", "HEAD"], cwd=ws)
         return ApplyResult(applied=result.applied, commit=sha.decode().strip())
 
