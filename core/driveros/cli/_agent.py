@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from driveros._errors import ConfigError, DriverosError
 from driveros._plural import count
-from driveros._unicode import printable
+from driveros._unicode import printable, terminal_safe
 from driveros.agent import (
     EXIT_CODES,
     Event,
@@ -366,7 +366,7 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         out.write(result_json(result) + "\n")
     elif args.format == "text":
         if result.answer:
-            out.write(result.answer.rstrip("\n") + "\n")
+            out.write(terminal_safe(result.answer.rstrip("\n")) + "\n")
         out.write(summary_line(result) + "\n")
     if trace is None and result is results[-1] and result.error:
         # ndjson has no trace on stderr: say the run's error once (a review action that

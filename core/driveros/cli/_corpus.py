@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from driveros._unicode import terminal_safe
 from driveros.cli._input import read_input
 from driveros.cli._parser import ArgumentParser, UsageError
 
@@ -92,6 +93,6 @@ async def run(args: argparse.Namespace) -> int:
             else:
                 label = r.verdict.label if r.verdict else "pending"
                 first = r.output.strip().splitlines()[0] if r.output.strip() else ""
-                sys.stdout.write(f"{r.id}  {r.kind:<10} {label:<9} {first[:70]}\n")
+                sys.stdout.write(terminal_safe(f"{r.id}  {r.kind:<10} {label:<9} {first[:70]}\n"))
         return 0
     raise UsageError("driveros corpus: error: choose an action: add, verdict, stats, list")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from driveros._errors import ConfigError, ProviderError
+from driveros._unicode import terminal_safe
 from driveros.cli._fail import fail
 from driveros.cli._input import read_input, stdin_usable
 from driveros.cli._options import (
@@ -161,14 +162,14 @@ async def _review(args: argparse.Namespace, env: Environment, opened: list[Provi
     if args.format == "json":
         sys.stdout.write(verdict.model_dump_json() + "\n")
     else:
-        sys.stdout.write(f"verdict: {verdict.verdict} (referee {verdict.referee})\n")
-        sys.stdout.write(f"{verdict.summary}\n")
+        out = f"verdict: {verdict.verdict} (referee {verdict.referee})\n{verdict.summary}\n"
         for issue in verdict.issues:
-            sys.stdout.write(f"- [{issue.severity}] {issue.description}\n")
+            out += f"- [{issue.severity}] {issue.description}\n"
             if issue.evidence:
-                sys.stdout.write(f"    evidence: {issue.evidence}\n")
+                out += f"    evidence: {issue.evidence}\n"
+        sys.stdout.write(terminal_safe(out))
     for note in verdict.fallbacks:
-        sys.stderr.write(f"referee fallback: {note}\n")
+        sys.stderr.write(terminal_safe(f"referee fallback: {note}") + "\n")
     await _record(
         args,
         env,
@@ -193,17 +194,17 @@ async def _consult(args: argparse.Namespace, env: Environment, opened: list[Prov
     if args.format == "json":
         sys.stdout.write(result.model_dump_json() + "\n")
     else:
-        sys.stdout.write(result.synthesis.strip() + "\n")
+        out = result.synthesis.strip() + "\n"
         for title, items in (
             ("Agreements", result.agreements),
             ("Disagreements", result.disagreements),
         ):
             if items:
-                sys.stdout.write(f"\n{title}:\n")
-                sys.stdout.writelines(f"- {item}\n" for item in items)
+                out += f"\n{title}:\n" + "".join(f"- {item}\n" for item in items)
+        sys.stdout.write(terminal_safe(out))
     for answer in result.answers:
         if answer.error:
-            sys.stderr.write(f"{answer.member} failed: {answer.error}\n")
+            sys.stderr.write(terminal_safe(f"{answer.member} failed: {answer.error}") + "\n")
     await _record(
         args,
         env,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from driveros._errors import ConfigError
 from driveros._plural import files
+from driveros._unicode import terminal_safe
 from driveros.cli._input import read_input, stdin_usable
 from driveros.cli._options import add_provider, chosen_provider, positive_int
 from driveros.cli._parser import ArgumentParser
@@ -57,7 +58,7 @@ async def _run(args: argparse.Namespace, text: str | None) -> int:
 
     async def on_event(event: Event) -> None:
         if event.type == "tool_call":
-            sys.stderr.write(f"  > {event.name} {event.arguments}\n")
+            sys.stderr.write(terminal_safe(f"  > {event.name} {event.arguments}") + "\n")
         elif event.type == "result":
             sys.stderr.write(f"  = {event.outcome}\n")
 

@@ -96,7 +96,8 @@ def _read_ops(root: Path, rel: PurePosixPath) -> list[_AddOp | _VerdictOp]:
         return []
     ops: list[_AddOp | _VerdictOp] = []
     shown = root / rel
-    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
+    # Only "\n" ends a line: JSON keeps U+2028, U+0085 and the like raw inside strings.
+    for number, line in enumerate(data.decode("utf-8", "replace").split("\n"), start=1):
         if not line.strip():
             continue
         try:
