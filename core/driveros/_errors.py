@@ -48,6 +48,7 @@
     │   │   └── SpecialFileError   a device file, FIFO or socket; never opened
     │   ├── ProcessNotFoundError   no background process with that id
     │   ├── RuntimeMissingError    the isolation runtime (e.g. runsc) is missing: fail closed
+    │   │   └── LocalSandboxUnavailableError  bubblewrap cannot run: commands refused, with the fix
     │   ├── SandboxClosedError     the sandbox was used after ``aclose()``
     │   ├── SearchError            ``search`` could not run: a bad pattern or glob
     │   └── WrongKindError         a file expected and a directory found, or the reverse

@@ -40,6 +40,23 @@ def process_alive(pid: int) -> bool:
     return data.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
+def host_pids(*argv: str) -> list[int]:
+    """Host pids of the live processes whose argv is exactly ``argv``: commands of the local
+    tier run in their own PID namespace, so the pid a command sees (``$$``, ``$!``) is not
+    one the host knows."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if raw.split(b"\0")[:-1] == [a.encode() for a in argv] and process_alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     """A directory beside the workspace holding a secret file: escapes aim here."""

@@ -14,6 +14,7 @@ import pytest
 
 from driveros.sandbox import DockerSandbox, LocalSandbox, ProcessNotFoundError, SandboxError
 from tests.sandbox.conftest import (
+    host_pids,
     labelled_containers,
     make_workspace,
     process_alive,
@@ -87,8 +88,9 @@ async def test_local_owner_killed_leaves_no_process(tmp_path: Path) -> None:
     names = ("proc.pid", "session.pid", "run.pid")
     await poll(lambda: all((workspace / n).exists() for n in names), "the owner's processes")
     await asyncio.sleep(0.1)  # the pid files are written just before the sleeps exec
-    pids = [int((workspace / n).read_text()) for n in names]
-    assert all(process_alive(p) for p in pids)
+    # The files hold pids of the sandbox's PID namespace: find the sleeps by their commands.
+    pids = [*host_pids("sleep", "901"), *host_pids("sleep", "902"), *host_pids("sleep", "903")]
+    assert len(pids) == 3 and all(process_alive(p) for p in pids)
     owner.send_signal(signal.SIGKILL)
     owner.wait()
     await poll(lambda: not any(process_alive(p) for p in pids), "every process to die")
@@ -107,7 +109,9 @@ async def test_local_aclose_stops_processes_and_sessions(tmp_path: Path) -> None
     session = await sandbox.open_session()
     await session.run("sleep 912 >/dev/null 2>&1 & echo $! > s.pid")
     await poll(lambda: (workspace / "p.pid").exists(), "the process to start")
-    pids = [int((workspace / n).read_text()) for n in ("p.pid", "s.pid")]
+    await asyncio.sleep(0.1)  # the pid files are written just before the sleeps exec
+    pids = [*host_pids("sleep", "911"), *host_pids("sleep", "912")]
+    assert len(pids) == 2
     await sandbox.aclose()
     await poll(lambda: not any(process_alive(p) for p in pids), "every process to die")
     with pytest.raises(ProcessNotFoundError):

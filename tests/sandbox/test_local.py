@@ -21,7 +21,7 @@ from driveros.sandbox import (
     SearchError,
     WrongKindError,
 )
-from tests.sandbox.conftest import process_alive
+from tests.sandbox.conftest import host_pids
 
 
 async def wait_for(predicate: object, what: str) -> None:
@@ -63,31 +63,31 @@ async def test_run_uses_cwd_inside_workspace(local: LocalSandbox, workspace: Pat
 
 
 async def test_run_timeout_kills_the_whole_group(local: LocalSandbox, workspace: Path) -> None:
-    result = await local.run("sleep 60 & echo $! > bg.pid; sleep 60", timeout=1.5)
+    result = await local.run("sleep 6065 & sleep 6066", timeout=1.5)
     assert result.timed_out and result.exit_code == 124
-    background = int((workspace / "bg.pid").read_text())
-    await wait_for(lambda: not process_alive(background), "the background sleep to die")
+    await wait_for(lambda: not host_pids("sleep", "6065"), "the background sleep to die")
 
 
 async def test_run_kills_background_leftovers_when_done(
     local: LocalSandbox, workspace: Path
 ) -> None:
-    result = await local.run("sleep 60 >/dev/null 2>&1 & echo $! > bg.pid")
-    assert result.ok
-    background = int((workspace / "bg.pid").read_text())
-    await wait_for(lambda: not process_alive(background), "the leftover sleep to die")
+    result = await local.run("sleep 6067 >/dev/null 2>&1 & echo $! > bg.pid")
+    assert result.ok and (workspace / "bg.pid").exists()
+    await wait_for(lambda: not host_pids("sleep", "6067"), "the leftover sleep to die")
 
 
 async def test_run_cancel_kills_the_group_and_reraises(
     local: LocalSandbox, workspace: Path
 ) -> None:
-    task = asyncio.create_task(local.run("echo $$ > sh.pid; sleep 60 & sleep 60"))
-    await wait_for(lambda: (workspace / "sh.pid").exists(), "the command to start")
-    shell = int((workspace / "sh.pid").read_text())
+    command = "echo $$ > sh.pid; sleep 6068 & sleep 6069"
+    task = asyncio.create_task(local.run(command))
+    await wait_for(lambda: host_pids("sleep", "6069"), "the command to start")
+    assert host_pids("/bin/sh", "-c", command) and host_pids("sleep", "6068")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await wait_for(lambda: not process_alive(shell), "the canceled shell to die")
+    await wait_for(lambda: not host_pids("/bin/sh", "-c", command), "the canceled shell to die")
+    await wait_for(lambda: not host_pids("sleep", "6068"), "its background sleep to die")
 
 
 async def test_run_caps_output_per_stream(workspace: Path) -> None:

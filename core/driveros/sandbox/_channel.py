@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
+from driveros.sandbox._contained import ContainedHost, ContainedProcess
 from driveros.sandbox._hostproc import TIMEOUT_EXIT, shell_exit_code, spawn_error
 from driveros.sandbox._output import CappedBuffer
 from driveros.sandbox._protocol import RunResult
@@ -50,9 +51,12 @@ class Channel(Protocol):
 
 
 class LocalChannel:
-    """A host subprocess in its own session, tracked by the sandbox's watchdog."""
+    """A process in its own session: on the host (tracked by the sandbox's watchdog) or in
+    the local sandbox (``ContainedProcess``: it dies with the sandbox)."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, watchdog: Watchdog) -> None:
+    def __init__(
+        self, proc: asyncio.subprocess.Process | ContainedProcess, watchdog: Watchdog
+    ) -> None:
         self._proc = proc
         self._watchdog = watchdog
         self._queue: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
@@ -63,13 +67,23 @@ class LocalChannel:
             asyncio.ensure_future(self._pump(proc.stdout, STDOUT)),
             asyncio.ensure_future(self._pump(proc.stderr, STDERR)),
         ]
-        watchdog.track_group(proc.pid)
+        if not isinstance(proc, ContainedProcess):
+            watchdog.track_group(proc.pid)
 
     @classmethod
     async def start(
-        cls, argv: list[str], *, cwd: Path, env: Mapping[str, str], watchdog: Watchdog
+        cls,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        watchdog: Watchdog,
+        host: ContainedHost | None = None,
     ) -> LocalChannel:
+        """Start ``argv``; with ``host`` inside that local sandbox."""
         try:
+            if host is not None:
+                return cls(await host.spawn(argv, cwd=cwd, env=env, stdin_pipe=True), watchdog)
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 cwd=cwd,
@@ -116,6 +130,9 @@ class LocalChannel:
     async def signal(self, signum: int) -> None:
         if self._closed:
             return
+        if isinstance(self._proc, ContainedProcess):
+            self._proc.signal_group(signum)
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._proc.pid, signum)
 
@@ -125,17 +142,25 @@ class LocalChannel:
     async def aclose(self) -> None:
         if self._closed:
             return
-        kill_group(self._proc.pid)
+        proc = self._proc
+        if isinstance(proc, ContainedProcess):
+            proc.kill_group()
+        else:
+            kill_group(proc.pid)
         self._closed = True
-        with contextlib.suppress(ProcessLookupError):
-            self._proc.kill()
-        await self._proc.wait()
+        if not isinstance(proc, ContainedProcess):
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        await proc.wait()
         for task in self._pumps:
             task.cancel()
         await asyncio.gather(*self._pumps, return_exceptions=True)
-        if self._proc.stdin is not None:
-            self._proc.stdin.close()
-        self._watchdog.untrack_group(self._proc.pid)
+        if proc.stdin is not None:
+            proc.stdin.close()
+        if isinstance(proc, ContainedProcess):
+            proc.finish()
+        else:
+            self._watchdog.untrack_group(proc.pid)
 
 
 async def stop_gracefully(channel: Channel, grace: float) -> int:

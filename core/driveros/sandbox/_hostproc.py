@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from driveros._errors import SandboxError
+from driveros.sandbox._contained import ContainedHost, ContainedProcess
 from driveros.sandbox._output import CappedBuffer, pump
 from driveros.sandbox._protocol import RunResult
 from driveros.sandbox._watchdog import Watchdog, kill_group
@@ -31,12 +32,12 @@ def shell_exit_code(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
-    assert proc.stdin is not None
+async def _feed(stdin: asyncio.StreamWriter | None, data: bytes) -> None:
+    assert stdin is not None
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        proc.stdin.write(data)
-        await proc.stdin.drain()
-    proc.stdin.close()
+        stdin.write(data)
+        await stdin.drain()
+    stdin.close()
 
 
 async def run_host_command(
@@ -48,35 +49,59 @@ async def run_host_command(
     stdin: bytes | None,
     cap: int,
     watchdog: Watchdog,
+    host: ContainedHost | None = None,
 ) -> RunResult:
     """Run ``argv`` in a new session; the whole group is gone when this returns or raises.
 
     Background processes the command left behind are killed when it finishes (long-lived
     processes belong in the process host). On timeout the group is killed and the result
     says ``timed_out``; on cancellation the group is killed and CancelledError re-raised.
+    With ``host``, the command runs in that local sandbox (docs/sandbox.md), else on the host
+    (only benchmarks and driveros' own helpers do that).
     """
     started = time.monotonic()
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise spawn_error(argv, exc) from exc
-    pgid = proc.pid
-    watchdog.track_group(pgid)
+    proc: asyncio.subprocess.Process | ContainedProcess
+    if host is not None:
+        try:
+            proc = await host.spawn(argv, cwd=cwd, env=env, stdin_pipe=stdin is not None)
+        except OSError as exc:
+            raise spawn_error(argv, exc) from exc
+        contained = proc
+
+        def kill() -> None:
+            contained.kill_group()
+
+        def done() -> None:
+            contained.finish()
+    else:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=cwd,
+                env=dict(env),
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise spawn_error(argv, exc) from exc
+        pgid = proc.pid
+        watchdog.track_group(pgid)
+
+        def kill() -> None:
+            kill_group(pgid)
+
+        def done() -> None:
+            watchdog.untrack_group(pgid)
+
     assert proc.stdout is not None and proc.stderr is not None
     out, err = CappedBuffer(cap), CappedBuffer(cap)
     readers = [
         asyncio.ensure_future(pump(proc.stdout, out)),
         asyncio.ensure_future(pump(proc.stderr, err)),
     ]
-    feeder = asyncio.ensure_future(_feed(proc, stdin)) if stdin is not None else None
+    feeder = asyncio.ensure_future(_feed(proc.stdin, stdin)) if stdin is not None else None
     timed_out = False
     try:
         try:
@@ -84,13 +109,13 @@ async def run_host_command(
                 await proc.wait()
         except TimeoutError:
             timed_out = True
-        kill_group(pgid)
+        kill()
         await proc.wait()
         _, pending = await asyncio.wait(readers, timeout=DRAIN_GRACE)
         for task in pending:
             task.cancel()
     except BaseException:
-        kill_group(pgid)
+        kill()
         for task in readers:
             task.cancel()
         await proc.wait()
@@ -99,7 +124,7 @@ async def run_host_command(
         if feeder is not None:
             feeder.cancel()
         await asyncio.gather(*readers, *([feeder] if feeder else []), return_exceptions=True)
-        watchdog.untrack_group(pgid)
+        done()
     assert proc.returncode is not None
     return RunResult(
         stdout=out.text(),

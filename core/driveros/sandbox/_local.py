@@ -1,20 +1,32 @@
-"""Tier 1: host subprocesses for code we wrote and trust, behind the symlink-safe fence."""
+"""Tier 1: every command in one bubblewrap sandbox per LocalSandbox; files behind the fence."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import pwd
 import secrets
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from driveros._errors import GitError
+from driveros._errors import GitError, SandboxError
 from driveros._finish import both, thread_to_the_end
 from driveros._git import pinned_environment, repository_pins
 from driveros.sandbox._base import SandboxBase
+from driveros.sandbox._bwrap import (
+    HOME_SECRETS,
+    Layout,
+    allowed_toolchains,
+    bwrap_argv,
+    find_bwrap,
+    interpreter_dirs,
+    probe,
+    toolchain_dirs,
+)
 from driveros.sandbox._channel import LocalChannel
+from driveros.sandbox._contained import ContainedHost
 from driveros.sandbox._env import (
     base_environment,
     check_command,
@@ -23,14 +35,26 @@ from driveros.sandbox._env import (
 )
 from driveros.sandbox._files import DEFAULT_MAX_READ
 from driveros.sandbox._hostproc import run_host_command
-from driveros.sandbox._protocol import DEFAULT_OUTPUT_CAP, RunResult
+from driveros.sandbox._protocol import (
+    DEFAULT_OUTPUT_CAP,
+    LocalSandboxUnavailableError,
+    RunResult,
+)
 
 #: The timeout applied when ``run()`` is given none.
 DEFAULT_TIMEOUT = 600.0
 
 
 class LocalSandbox(SandboxBase):
-    """Commands run as host subprocesses; files are reached only through the fence.
+    """Commands run in one bubblewrap sandbox; files are reached only through the fence.
+
+    The sandbox (docs/sandbox.md, "The local boundary") sees the system read-only, the
+    workspace read-write at its own path, the private HOME and TMPDIR, the toolchains the
+    allowlisted environment names (read-only) and ``read_only`` paths; never the rest of the
+    user's home, ``hidden`` paths (a view's lower layer, the state directory), other users,
+    ``/run``; no host process (own PID namespace), no network unless ``network``. Where
+    bubblewrap cannot run, commands raise :class:`LocalSandboxUnavailableError` (the cause and
+    the fix) and never run on the host; the file operations keep working.
 
     ``base_env`` is the environment commands start from: ``None`` (the default) gives a
     minimal one (PATH, LANG, TERM=dumb, ...); a mapping (``os.environ``) is filtered through
@@ -58,6 +82,10 @@ class LocalSandbox(SandboxBase):
         allow_secret_files: Sequence[str] = (),
         written_in: str | os.PathLike[str] | None = None,
         extra_env: Mapping[str, str] | None = None,
+        network: bool = False,
+        read_only: Sequence[str | os.PathLike[str]] = (),
+        writable: Sequence[str | os.PathLike[str]] = (),
+        hidden: Sequence[str | os.PathLike[str]] = (),
     ) -> None:
         super().__init__(
             workspace,
@@ -74,6 +102,12 @@ class LocalSandbox(SandboxBase):
         self._prepared = False
         self.shell = shell
         self.session_shell = shell
+        self.network = network
+        self._read_only = tuple(Path(p) for p in read_only)
+        self._writable = tuple(Path(p) for p in writable)
+        self._hidden = tuple(Path(p) for p in hidden)
+        self._host: ContainedHost | None = None
+        self._host_error: SandboxError | None = None
 
     def _environment(self, dotenv: Iterable[tuple[str, str]]) -> dict[str, str]:
         env = base_environment(self._given_env, workspace=self.workspace, dotenv=dotenv)
@@ -109,9 +143,59 @@ class LocalSandbox(SandboxBase):
             # and the private directories, side by side.
             env, scratch = await both(self._environment_pinned(), self._private_dirs())
             home, tmp = Path(scratch, "home"), Path(scratch, "tmp")
+            user_home = self._given_env.get("HOME") if self._given_env else None
             env["HOME"], env["TMPDIR"] = str(home), str(tmp)
             self._env = env
             self._prepared = True
+            await self._start_host(home, tmp, user_home)
+
+    async def _start_host(self, home: Path, tmp: Path, user_home: str | None) -> None:
+        """Start the sandbox; a failure is kept and raised by every command (fail closed)."""
+        try:
+            layout = await asyncio.to_thread(self._layout, home, tmp, user_home)
+            found = await asyncio.to_thread(probe, find_bwrap(self._env.get("PATH")))
+            if not found.ok or found.bwrap is None:
+                raise LocalSandboxUnavailableError(
+                    f"the local sandbox cannot run: {found.cause}: {found.fix}; commands are "
+                    "refused, never run on the host",
+                    cause=found.cause,
+                    fix=found.fix,
+                )
+            self._host = await ContainedHost.start(
+                bwrap_argv(found.bwrap, layout), watchdog=self._watchdog
+            )
+        except LocalSandboxUnavailableError as exc:
+            self._host_error = exc
+
+    def _layout(self, home: Path, tmp: Path, user_home: str | None) -> Layout:
+        real_home = Path(user_home) if user_home and user_home.startswith("/") else None
+        candidates = [*toolchain_dirs(self._env, home=real_home), *interpreter_dirs()]
+        account = _account_home()
+        hidden = list(self._hidden)
+        if account is not None and real_home is not None and account != real_home:
+            hidden += [account / rel for rel in HOME_SECRETS]
+        tools = allowed_toolchains(
+            candidates, home=real_home or account, workspace=self.workspace, hidden=hidden
+        )
+        return Layout(
+            workspace=self.workspace,
+            home=home,
+            tmp=tmp,
+            network=self.network,
+            read_only=(*tools, *self._read_only),
+            writable=self._writable,
+        )
+
+    def _contained(self) -> ContainedHost:
+        """The running sandbox, or the reason there is none (raised)."""
+        if self._host_error is not None:
+            raise self._host_error
+        if self._host is None or not self._host.alive:
+            raise LocalSandboxUnavailableError(
+                "the local sandbox is not running (it exited); commands are refused",
+                workspace=str(self.workspace),
+            )
+        return self._host
 
     async def _environment_pinned(self) -> dict[str, str]:
         env = await asyncio.to_thread(lambda: self._environment(dotenv_assignments(self.workspace)))
@@ -157,6 +241,7 @@ class LocalSandbox(SandboxBase):
         """
         check_command(command)
         await self.start()
+        host = self._contained()
         workdir = await self._files.host_dir(cwd)
         return await run_host_command(
             [self.shell, "-c", command],
@@ -166,18 +251,21 @@ class LocalSandbox(SandboxBase):
             stdin=stdin,
             cap=self.output_cap,
             watchdog=self._watchdog,
+            host=host,
         )
 
     async def _open_command(
         self, command: str, cwd: str, env: Mapping[str, str] | None
     ) -> LocalChannel:
         await self.start()
+        host = self._contained()
         workdir = await self._files.host_dir(cwd)
         return await LocalChannel.start(
             [self.shell, "-c", command],
             cwd=workdir,
             env=command_environment(self._env, env),
             watchdog=self._watchdog,
+            host=host,
         )
 
     def _pwd_to_rel(self, pwd: str) -> str | None:
@@ -196,7 +284,17 @@ class LocalSandbox(SandboxBase):
             return
         self._closed = True
         await self._close_children()
+        if self._host is not None:
+            await self._host.aclose()
         await self._strip_setid()
         await self._watchdog.aclose()
         if self._scratch is not None:
             await asyncio.to_thread(shutil.rmtree, self._scratch, True)
+
+
+def _account_home() -> Path | None:
+    """The home directory of the account driveros runs as (its secrets are never bound)."""
+    try:
+        return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    except (KeyError, OSError):
+        return None

@@ -30,6 +30,11 @@ class RuntimeMissingError(SandboxError):
     """The requested isolation runtime (e.g. gVisor ``runsc``) is not available; fail closed."""
 
 
+class LocalSandboxUnavailableError(RuntimeMissingError):
+    """The local tier's OS sandbox (bubblewrap) cannot run here: commands are refused, never
+    run on the host. The message names the cause and the fix; read-only file tools work."""
+
+
 class SandboxClosedError(SandboxError):
     """The sandbox was used after ``aclose()``."""
 

@@ -1,0 +1,288 @@
+"""The local tier's boundary: bubblewrap's command line, and whether bubblewrap works here.
+
+:func:`bwrap_argv` lays out the mount namespace (docs/sandbox.md, "The local boundary"): the
+system read-only, a private HOME and TMPDIR, the toolchains the allowlisted environment names
+read-only, the workspace read-write at its own path; nothing else of the host. :func:`probe`
+runs bubblewrap once per process (cached) and says what works, or the cause and the fix.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Top-level system directories, read-only (a symlink such as ``/bin -> usr/bin`` is copied).
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+#: Files and directories under the read-only ``/etc`` that are masked (empty).
+ETC_MASKED_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers")
+ETC_MASKED_DIRS = ("/etc/ssh", "/etc/sudoers.d", "/etc/ssl/private")
+#: Directories of the user's home that hold secrets: never bound, nor anything around them.
+HOME_SECRETS = (
+    ".ssh",
+    ".aws",
+    ".config",
+    ".gnupg",
+    ".docker",
+    ".kube",
+    ".azure",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".local/share/keyrings",
+    ".local/state",
+)
+#: Toolchain locations in the environment that are bound whole, read-only.
+WHOLE_TOOLCHAIN_VARS = (
+    "PYENV_ROOT",
+    "NVM_DIR",
+    "RUSTUP_HOME",
+    "GOROOT",
+    "JAVA_HOME",
+    "DOTNET_ROOT",
+    "ANDROID_HOME",
+    "ANDROID_SDK_ROOT",
+    "GEM_HOME",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "GOMODCACHE",
+)
+#: Package caches below the user's home that builds read (read-only).
+HOME_CACHES = (
+    ".cargo/bin",
+    ".cargo/registry",
+    ".cargo/git",
+    "go/pkg/mod",
+    ".m2/repository",
+    ".gradle/caches",
+    ".local/bin",
+    ".local/pipx",
+    ".local/share/uv/python",
+    ".pyenv",
+    ".nvm",
+    ".rustup",
+    ".cache/pip",
+)
+#: Where bubblewrap is looked for: system directories only, never a workspace's ``bin/``.
+BWRAP_DIRS = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")
+
+FIX_INSTALL = (
+    "install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)"
+)
+FIX_USERNS = (
+    "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu "
+    "24.04+ kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap; in "
+    "a container: run it with user namespaces allowed), or use --sandbox docker"
+)
+FIX_PLATFORM = "the local tier needs Linux and bubblewrap here; use --sandbox docker"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What :func:`probe` found: ``ok`` with bubblewrap's path and version, or the cause and
+    the fix (both for people)."""
+
+    ok: bool
+    bwrap: str | None = None
+    version: str = ""
+    cause: str = ""
+    fix: str = ""
+
+    def describe(self) -> str:
+        if self.ok:
+            return f"{self.version}, user namespaces"
+        return f"{self.cause}: {self.fix}"
+
+
+def find_bwrap(path: str | None = None) -> str | None:
+    """bubblewrap's path: on ``path`` (absolute entries only), else in the system directories."""
+    dirs = [d for d in (path or "").split(os.pathsep) if d.startswith("/")]
+    for directory in [*dirs, *BWRAP_DIRS]:
+        found = shutil.which("bwrap", path=directory)
+        if found:
+            return found
+    return None
+
+
+@functools.cache
+def probe(bwrap: str | None) -> Probe:
+    """Whether ``bwrap`` can make the local tier's namespaces (cached per process).
+
+    Blocking (runs bubblewrap twice): call it in a worker thread from async code.
+    """
+    if not sys.platform.startswith("linux"):
+        return Probe(ok=False, cause=f"no local sandbox on {sys.platform}", fix=FIX_PLATFORM)
+    if bwrap is None:
+        return Probe(ok=False, cause="bubblewrap (bwrap) is not installed", fix=FIX_INSTALL)
+    try:
+        version = subprocess.run(
+            [bwrap, "--version"], capture_output=True, text=True, timeout=10, check=False, env={}
+        ).stdout.strip()
+        trial = subprocess.run(
+            [bwrap, *namespace_args(network=False), *_system_args(), "--", "/bin/true"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+            env={},
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Probe(
+            ok=False, bwrap=bwrap, cause=f"bubblewrap did not run ({exc})", fix=FIX_INSTALL
+        )
+    if trial.returncode != 0:
+        said = trial.stderr.strip().splitlines()
+        detail = said[-1] if said else f"exit {trial.returncode}"
+        return Probe(
+            ok=False,
+            bwrap=bwrap,
+            version=version,
+            cause=f"bubblewrap cannot create namespaces ({detail})",
+            fix=FIX_USERNS,
+        )
+    return Probe(ok=True, bwrap=bwrap, version=version or "bubblewrap")
+
+
+def namespace_args(*, network: bool) -> list[str]:
+    """Every namespace but the network's when ``network``; no capabilities, own session."""
+    args = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    if not network:
+        args.append("--unshare-net")
+    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
+    return args
+
+
+def _system_args() -> list[str]:
+    args: list[str] = []
+    for name in SYSTEM_DIRS:
+        path = Path(name)
+        if path.is_symlink():
+            args += ["--symlink", str(path.readlink()), name]
+        elif path.is_dir():
+            args += ["--ro-bind", name, name]
+    for name in ETC_MASKED_FILES:
+        if Path(name).is_file():
+            args += ["--ro-bind", "/dev/null", name]
+    for name in ETC_MASKED_DIRS:
+        if Path(name).is_dir():
+            args += ["--tmpfs", name, "--remount-ro", name]
+    # Private, empty scratch space (never the host's /tmp).
+    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]  # noqa: S108
+    args += ["--tmpfs", "/run"]
+    return args
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _venv_base(venv: Path) -> Path | None:
+    """The interpreter prefix a virtual environment was made from (``home`` in pyvenv.cfg)."""
+    try:
+        text = (venv / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "home" and value.strip().startswith("/"):
+            return Path(value.strip()).parent
+    return None
+
+
+def toolchain_dirs(env: Mapping[str, str], *, home: Path | None) -> list[Path]:
+    """Directories the allowlisted environment's toolchains live in (not yet filtered)."""
+    found: list[Path] = []
+    for entry in env.get("PATH", "").split(os.pathsep):
+        if not entry.startswith("/"):
+            continue
+        path = Path(entry)
+        found.append(path)
+        if (path.parent / "pyvenv.cfg").is_file():  # a venv's bin: the venv and its base
+            found.append(path.parent)
+    for name in WHOLE_TOOLCHAIN_VARS:
+        value = env.get(name, "")
+        if value.startswith("/"):
+            found.append(Path(value))
+    for name in ("CARGO_HOME", "GOPATH"):
+        value = env.get(name, "")
+        if value.startswith("/"):
+            sub = ("bin", "registry", "git") if name == "CARGO_HOME" else ("bin", "pkg/mod")
+            found += [Path(value, part) for part in sub]
+    for name in ("GEM_PATH",):
+        found += [Path(p) for p in env.get(name, "").split(os.pathsep) if p.startswith("/")]
+    if home is not None:
+        found += [home / rel for rel in HOME_CACHES]
+        found += sorted((home / ".local/lib").glob("python3*"))
+    # The interpreters virtual environments were made from.
+    found += [base for venv in list(found) if (base := _venv_base(venv)) is not None]
+    return found
+
+
+def allowed_toolchains(
+    candidates: Iterable[Path], *, home: Path | None, workspace: Path, hidden: Sequence[Path]
+) -> list[Path]:
+    """The ``candidates`` that may be bound read-only: existing directories outside the
+    workspace and the system directories, never the user's home itself or one of its
+    parents, nothing holding or inside a secret directory or a ``hidden`` path."""
+    secrets = [home / rel for rel in HOME_SECRETS] if home is not None else []
+    blocked = [*secrets, *hidden, Path("/run"), Path("/var/run"), Path("/proc")]
+    system = [Path(d) for d in SYSTEM_DIRS]
+    chosen: list[Path] = []
+    for candidate in candidates:
+        path = Path(os.path.normpath(candidate))
+        if path in (Path("/"), Path("/tmp"), Path("/var/tmp")) or (  # noqa: S108
+            home is not None and _within(home, path)
+        ):
+            continue
+        if any(_within(path, s) for s in system) or _within(path, workspace):
+            continue
+        if any(_within(path, b) or _within(b, path) for b in blocked):
+            continue
+        if not path.is_dir() or path in chosen:
+            continue
+        chosen.append(path)
+    # A directory inside another chosen one comes with it.
+    return [p for p in chosen if not any(q != p and _within(p, q) for q in chosen)]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a local sandbox's bubblewrap makes visible (see :func:`bwrap_argv`)."""
+
+    workspace: Path
+    home: Path
+    tmp: Path
+    network: bool = False
+    #: Bound read-only at their own path (toolchains, the run's environment directories).
+    read_only: tuple[Path, ...] = ()
+    #: Extra writable directories (``--add-dir DIR:rw``).
+    writable: tuple[Path, ...] = ()
+
+
+def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
+    """bubblewrap's arguments up to (not including) ``--`` and the command."""
+    args = [bwrap, *namespace_args(network=layout.network), *_system_args()]
+    if layout.network:
+        resolv = Path("/etc/resolv.conf")
+        if resolv.is_symlink() and (target := resolv.resolve()).is_file():
+            args += ["--ro-bind", str(target), str(target)]
+    for path in layout.read_only:
+        args += ["--ro-bind-try", str(path), str(path)]
+    for path in (layout.home, layout.tmp, *layout.writable):
+        args += ["--bind", str(path), str(path)]
+    args += ["--bind", str(layout.workspace), str(layout.workspace)]
+    args += ["--chdir", str(layout.workspace)]
+    return args
+
+
+def interpreter_dirs() -> list[Path]:
+    """What the in-sandbox process host's interpreter needs: its prefix, read-only."""
+    real = Path(os.path.realpath(sys.executable))
+    dirs = [Path(sys.base_prefix), real.parent]
+    return [d for d in dirs if not any(_within(d, Path(s)) for s in SYSTEM_DIRS)]
