@@ -155,6 +155,9 @@ async def test_ask_question_names_tool_whole_command_tier_and_reason() -> None:
 
 LOCAL = Tier(sandbox="local", network=True, scratch=True)
 LOCAL_TREE = Tier(sandbox="local", network=True, scratch=False)
+#: The local tier's bubblewrap sandbox on a scratch copy, network off: contained like docker.
+LOCAL_BOX = Tier(sandbox="local", network=False, scratch=True)
+LOCAL_BOX_TREE = Tier(sandbox="local", network=False, scratch=False)
 RUNC = Tier(sandbox="docker", runtime="runc", network=False, scratch=True)
 RUNSC = Tier(sandbox="docker", runtime="runsc", network=False, scratch=True)
 RUNC_NET = Tier(sandbox="docker", runtime="runc", network=True, scratch=True)
@@ -192,11 +195,13 @@ def _expected(tier: Tier, mode: str) -> dict[str, Verdict]:
 
 
 @pytest.mark.parametrize(
-    "tier", [LOCAL, LOCAL_TREE, RUNC, RUNSC, RUNC_NET, RUNSC_NET, DOCKER_TREE], ids=repr
+    "tier",
+    [LOCAL, LOCAL_TREE, LOCAL_BOX, LOCAL_BOX_TREE, RUNC, RUNSC, RUNC_NET, RUNSC_NET, DOCKER_TREE],
+    ids=repr,
 )
 @pytest.mark.parametrize("mode", ["ask", "interactive", "policy", "never"])
 async def test_approval_matrix_every_cell(tier: Tier, mode: str) -> None:
-    assert tier.contained == (tier in (RUNC, RUNSC))
+    assert tier.contained == (tier in (LOCAL_BOX, RUNC, RUNSC))
     got: dict[str, Verdict] = {}
     for kind, request in REQUESTS.items():
         asker = ScriptedAsker(Answer(choice="deny", by="test"))

@@ -31,7 +31,7 @@ async def test_cli_ask_allow_for_this_run_asks_once_and_shows_the_whole_command(
     assert tty.count("Allow?") == 1
     assert "driveros wants to run: sleep 0.1\\r\\x1b[Kecho innocent" in tty
     assert "\x1b[K" not in tty
-    assert "runs in: local (this machine, as you), your workspace" in tty
+    assert "runs in: local (bubblewrap), network off, your workspace" in tty
     events = [event_adapter().validate_json(line) for line in out.splitlines()]
     approvals = [
         (e.decision, e.asked, e.answered_by, e.scope) for e in events if e.type == "approval"

@@ -20,7 +20,7 @@ from driveros_lsp._trace import describe
 from tests.server._lsp import Editor, editor_session
 from tests.server.conftest import model_env
 
-SETTINGS = {"provider": "openai", "model": "scripted-model"}
+SETTINGS = {"provider": "openai", "model": "scripted-model", "network": True}  # open: asked
 PROBE = "print('probe ran: ' + 'ok')\n"
 RUN_PROBE = ToolCallSpec("run", {"command": "python3 probe.py"})
 RUN_ESCAPED = ToolCallSpec("run", {"command": "python3 probe.py\n# \x1b[2Jhidden"})
@@ -96,7 +96,7 @@ async def test_allow_once_runs_the_command_and_records_who_answered(
         ]
         assert "python3 probe.py" in question.message
         assert "tool: run" in question.message
-        assert "runs in: local (this machine, as you), scratch copy" in question.message
+        assert "runs in: local (bubblewrap), network on, scratch copy" in question.message
         (approval,) = ed.events(run_id, "approval")
         assert approval["decision"] == "approved"
         assert approval["asked"] is True

@@ -49,9 +49,10 @@ class ApprovalRequest(BaseModel):
 class Tier(BaseModel):
     """Where a command runs; the policy decides by it (the matrix in docs/review.md).
 
-    ``contained`` is the docker tier (runc or runsc) on a scratch copy with the network off:
-    there every command runs without asking, the container is the boundary and the review
-    the gate. Anything else (the local tier, network on, the user's own tree) is not.
+    ``contained`` is a sandboxed tier on a scratch copy with the network off: the local tier
+    (every command in its bubblewrap sandbox) or docker (runc or runsc). There every command
+    runs without asking: the sandbox is the boundary and the review the gate. Anything else
+    (network on, the user's own tree) is not.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -64,18 +65,15 @@ class Tier(BaseModel):
 
     @property
     def contained(self) -> bool:
-        return self.sandbox == "docker" and not self.network and self.scratch
+        return not self.network and self.scratch
 
     def describe(self) -> str:
-        """For people: ``local (this machine, as you)``, ``docker runsc, network off, scratch
-        copy``."""
-        if self.sandbox == "local":
-            where = "local (this machine, as you)"
-        else:
-            where = f"docker {self.runtime or 'runc'}"
-        parts = [where]
-        if self.sandbox == "docker":
-            parts.append("network on" if self.network else "network off")
+        """For people: ``local (bubblewrap), network off, scratch copy``, ``docker runsc,
+        network on, your workspace``."""
+        where = (
+            "local (bubblewrap)" if self.sandbox == "local" else f"docker {self.runtime or 'runc'}"
+        )
+        parts = [where, "network on" if self.network else "network off"]
         parts.append("scratch copy" if self.scratch else "your workspace")
         return ", ".join(parts)
 

@@ -11,6 +11,7 @@ from driveros.agent import Tier
 from driveros.config import Environment
 from driveros.runs._spec import RunSpec
 from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
+from driveros.state import state_dir
 
 if TYPE_CHECKING:
     from driveros.review import ScratchWorkspace
@@ -29,7 +30,7 @@ def run_tier(spec: RunSpec) -> Tier:
     return Tier(
         sandbox=spec.sandbox,
         runtime=spec.runtime if docker else None,
-        network=spec.network if docker else True,
+        network=spec.network,
         scratch=spec.review,
     )
 
@@ -69,13 +70,33 @@ def make_sandbox(
             written_in=written_in,
         )
         return box, DOCKER_WORKSPACE
+    read_only, hidden = local_mounts(spec, env, scratch)
     local = LocalSandbox(
         root,
         base_env=env.process_env,
         allow_secret_files=spec.allow_secret_files,
         written_in=written_in,
+        network=spec.network,
+        read_only=read_only,
+        hidden=hidden,
     )
     return local, str(root)
+
+
+def local_mounts(
+    spec: RunSpec, env: Environment, scratch: ScratchWorkspace | None
+) -> tuple[list[Path], list[Path]]:
+    """What the local tier's sandbox binds read-only beyond the toolchains (the view's
+    environment directories; a worktree's git directory unless untrusted) and what it must
+    never show (the user's real tree under a view, the state directory): docs/sandbox.md."""
+    hidden = [state_dir(env.process_env)]
+    read_only: list[Path] = []
+    if scratch is not None:
+        hidden.append(scratch.workspace)
+        read_only += [scratch.workspace / name for name in scratch.environments]
+        if not spec.untrusted:
+            read_only += [Path(p) for p in scratch.git_mounts]
+    return read_only, hidden
 
 
 async def open_sandbox(

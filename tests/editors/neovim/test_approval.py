@@ -64,7 +64,7 @@ def test_neovim_answers_the_approval_question_through_vim_ui_select(
     assert select["kind"] == "driveros_approval"
     assert select["items"] == ["Allow once", "Allow for this run", "Deny"]
     assert "driveros wants to run: python3 probe.py" in select["prompt"]
-    assert "runs in: local (this machine, as you), scratch copy" in select["prompt"]
+    assert "runs in: local (bubblewrap), network on, scratch copy" in select["prompt"]
     first, second = out["approvals"]
     assert (first["decision"], first["asked"], first["scope"]) == ("approved", True, "run")
     assert first["answered_by"] == "Neovim"

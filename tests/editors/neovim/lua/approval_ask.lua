@@ -18,6 +18,8 @@ vim.ui.select = function(items, opts, on_choice)
     on_choice(nil)
   end, 10)
 end
+-- network on: an open tier, where commands outside the allowlist are asked
+require('driveros').options.settings = { network = true }
 vim.lsp.enable('driveros')
 vim.cmd('edit ' .. vim.fn.fnameescape(vim.env.DRIVEROS_FILE))
 local buf = vim.api.nvim_get_current_buf()
