@@ -29,6 +29,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from driveros._harden import not_dumpable
+
 if TYPE_CHECKING:
     from driveros_lsp._server import RunnerFactory
 
@@ -128,6 +130,7 @@ def main(argv: list[str] | None = None, *, runner_factory: RunnerFactory | None 
     """The console script. ``runner_factory`` replaces the agent (tests, benchmarks)."""
     argv, inner = _split_inner(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    not_dumpable()  # this process holds keys: its /proc/<pid>/environ is closed to others
     if args.wrap and not inner:
         _wrap_usage("--wrap needs the language server to run: --wrap -- CMD ARGS…")
     if inner and not args.wrap:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from driveros._errors import DriverosError, ProviderError
+from driveros._harden import not_dumpable
 from driveros.cli._fail import CLOSED_STREAMS, fail, requested_format
 from driveros.cli._parser import ArgumentParser, UsageError
 
@@ -126,6 +127,7 @@ def _main(args_list: list[str], fmt: str | None) -> int:
 
 def entry(argv: Sequence[str] | None = None) -> None:
     sane_std_streams()
+    not_dumpable()  # this process holds keys: its /proc/<pid>/environ is closed to others
     sys.exit(main(argv))
 
 
