@@ -2,7 +2,9 @@
 
 The CI machine runs as root, so each test runs a real unprivileged process: a small script
 under ``setpriv`` as uid 65534 (``nobody``), on a repository that user owns, with its own HOME
-and state directory. Observations come back as JSON; the assertions are made here.
+and state directory. Observations come back as JSON; the assertions are made here. The
+process reads driveros and its dependencies from wherever it can (tests/_unprivileged.py:
+a readable copy when the checkout is not), so the tests run from any checkout.
 """
 
 from __future__ import annotations
@@ -11,9 +13,7 @@ import json
 import os
 import shutil
 import signal
-import site
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,9 +23,16 @@ import pytest
 
 from driveros.review._overlay import hide_in_layer, upper_candidates
 from driveros.state import mounts_under
+from tests._unprivileged import (
+    UID,
+    drop,
+    imports_as_nobody,
+    python_for_nobody,
+    readable_site,
+    sites_for_nobody,
+)
 from tests.review._repo import make_repo, tree, write_files
 
-UID = 65534
 SECRET = "API_TOKEN=sk-live-0123456789abcdef"
 
 _PRELUDE = """
@@ -132,26 +139,26 @@ def _missing() -> str | None:
     return None
 
 
-def _drop() -> list[str]:
-    return ["setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups"]
-
-
-def _python() -> str:
-    """An interpreter uid 65534 can run (the venv's may live under root's 0700 home)."""
-    for py in (sys.executable, f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"):
-        ok = subprocess.run([*_drop(), py, "-c", "pass"], capture_output=True, check=False)
-        if ok.returncode == 0:
-            return py
-    pytest.fail("no Python interpreter the unprivileged user may run")
-
-
-@pytest.fixture
-def nobody() -> Iterator[tuple[Path, Path, Callable[..., Any]]]:
+@pytest.fixture(scope="module")
+def nobody_python() -> Iterator[tuple[str, list[str]]]:
+    """An interpreter uid 65534 may run and site directories it can read driveros from."""
     why = _missing()
     if why is not None:
         if os.environ.get("DRIVEROS_CI"):
             pytest.fail(f"the unprivileged scratch view cannot be tested: {why}")
         pytest.skip(why)
+    py, why = python_for_nobody()
+    if py is None:
+        pytest.skip(why)  # where the interpreter lives is no failure of driveros
+    with sites_for_nobody(py, ["driveros.review", "driveros.state"]) as sites:
+        yield py, sites
+
+
+@pytest.fixture
+def nobody(
+    nobody_python: tuple[str, list[str]],
+) -> Iterator[tuple[Path, Path, Callable[..., Any]]]:
+    py, sites = nobody_python
     top = Path(tempfile.mkdtemp(prefix="driveros-fuse-"))
     top.chmod(0o755)
     repo = make_repo(
@@ -162,19 +169,19 @@ def nobody() -> Iterator[tuple[Path, Path, Callable[..., Any]]]:
     for d in (base, top / "home", top / "state"):
         d.mkdir()
     subprocess.run(["chown", "-R", f"{UID}:{UID}", str(top)], check=True)
-    py = _python()
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(top / "home"),
         "DRIVEROS_STATE_DIR": str(top / "state"),
-        "FUSE_TEST_SITE": json.dumps([p for p in site.getsitepackages() if Path(p).is_dir()]),
+        "FUSE_TEST_SITE": json.dumps(sites),
     }
 
     def run(mode: str, **kw: Any) -> Any:
-        argv = [*_drop(), py, "-c", _SCRIPT, mode, str(repo), str(base)]
+        # -S: only the sites given (a system interpreter's own packages never shadow them).
+        argv = [*drop(), py, "-S", "-c", _SCRIPT, mode, str(repo), str(base)]
         if kw.get("background"):
-            return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+            return subprocess.Popen(argv, env=env, cwd=top, stdout=subprocess.PIPE, text=True)
+        done = subprocess.run(argv, env=env, cwd=top, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout.splitlines()[-1])
 
@@ -287,3 +294,23 @@ def test_hiding_falls_back_to_a_whiteout_file_when_mknod_is_refused(
     assert (upper / "out/deep/.wh.key.pem").is_file()
     assert hide_in_layer(upper, "out/deep/key.pem", lower)  # once only
     assert upper_candidates(upper, "", hidden=["out/deep/key.pem"]) == []
+
+
+def test_the_unprivileged_process_imports_driveros_from_a_readable_copy() -> None:
+    """The fallback used when the checkout is unreadable to uid 65534 (a 0700 home, a mktemp
+    directory): a world-readable tree of links to driveros and its dependencies."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv (util-linux) to drop to uid 65534")
+    py, why = python_for_nobody()
+    if py is None:
+        pytest.skip(why)
+    top = Path(tempfile.mkdtemp(prefix="driveros-site-test-"))  # 0700, as mktemp -d makes it
+    try:
+        copy = readable_site(top / "site")
+        modules = ["driveros.review", "driveros.state"]
+        assert "No module named 'driveros'" in imports_as_nobody(py, [str(copy)], modules)
+        top.chmod(0o755)  # what the harness's own temporary directory is
+        assert imports_as_nobody(py, [str(copy)], modules) == ""
+        assert not any(p.suffix == ".pth" for p in copy.iterdir())
+    finally:
+        shutil.rmtree(top)
