@@ -7,8 +7,14 @@
    against the scripted loopback model: every turn streams ~2 KB of text in 8-character
    deltas, then reads a file). Target p99 <= 2x the bare one.
 
+3. ``--wrap`` forwarding: ``textDocument/hover`` latency p50/p99 over sequential requests to a
+   server directly and to the same server behind ``driveros-lsp --wrap --``, side by side, for
+   the bare pygls server and for pyright-langserver. Target: wrapped p50 and p99 <= 1.1x the
+   direct ones + 1 ms.
+
 ``python bench/bench_lsp.py --server CMD...`` measures another server command instead of
-``driveros-lsp --stdio`` (e.g. tests/server/_watchdog_server.py to find slow callbacks).
+``driveros-lsp --stdio`` (e.g. tests/server/_watchdog_server.py to find slow callbacks);
+``python bench/bench_lsp.py --wrap-only`` runs part 3 alone.
 """
 
 from __future__ import annotations
@@ -40,6 +46,11 @@ def actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         lsp.CodeAction(title="Fix: " + d.message, kind=lsp.CodeActionKind.QuickFix)
         for d in params.context.diagnostics
     ]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def hover(params: lsp.HoverParams) -> lsp.Hover:
+    return lsp.Hover(contents="bare hover")
 
 
 server.start_io()
@@ -255,6 +266,97 @@ async def _busy_latencies(
     return idle, busy, rate
 
 
+WRAP_PROBES = 300
+WRAP_ROUNDS = 3
+
+
+async def _hover_latencies(argv: list[str], root: Path, n: int) -> list[float]:
+    """Start ``argv``, open calc.py, time ``n`` sequential hovers (after 30 unmeasured)."""
+    from driveros_lsp.wrap._inner import frame, read_frames
+
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        limit=2**24,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, frames = proc.stdin, read_frames(proc.stdout)
+    ids = iter(range(1, 1 << 30))
+
+    def send(message: dict[str, Any]) -> None:
+        stdin.write(frame(json.dumps({"jsonrpc": "2.0", **message}).encode()))
+
+    async def call(method: str, params: Any) -> None:
+        mid = next(ids)
+        send({"id": mid, "method": method, "params": params})
+        async for body in frames:
+            message = json.loads(body)
+            if message.get("id") == mid and "method" not in message:
+                return
+            if "method" in message and "id" in message:  # the server asks: answer plainly
+                items = (message.get("params") or {}).get("items") or []
+                answer = (
+                    [None] * len(items) if message["method"] == "workspace/configuration" else None
+                )
+                send({"id": message["id"], "result": answer})
+        raise RuntimeError(f"{argv[0]} ended before answering {method}")
+
+    uri = (root / "calc.py").as_uri()
+    await call("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+    send({"method": "initialized", "params": {}})
+    text = (root / "calc.py").read_text()
+    doc = {"uri": uri, "languageId": "python", "version": 1, "text": text}
+    send({"method": "textDocument/didOpen", "params": {"textDocument": doc}})
+    hover = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 5}}
+    out: list[float] = []
+    for i in range(n + 30):
+        t0 = time.perf_counter()
+        await call("textDocument/hover", hover)
+        if i >= 30:
+            out.append((time.perf_counter() - t0) * 1000)
+    await call("shutdown", None)
+    send({"method": "exit", "params": None})
+    try:
+        await asyncio.wait_for(proc.wait(), 10)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+    return out
+
+
+async def _wrap_bench(root: Path, bare_script: Path) -> None:
+    import shutil
+
+    wrap = [sys.executable, "-m", "driveros_lsp", "--wrap", "--"]
+    inners = {"bare pygls": [sys.executable, str(bare_script)]}
+    pyright = shutil.which("pyright-langserver") or str(
+        Path(sys.executable).parent / "pyright-langserver"
+    )
+    if Path(pyright).exists():
+        inners["pyright-langserver"] = [pyright, "--stdio"]
+    print(
+        f"--wrap forwarding: textDocument/hover ({WRAP_ROUNDS} x {WRAP_PROBES // WRAP_ROUNDS} "
+        "sequential requests each, direct and wrapped alternating)"
+    )
+    for name, inner in inners.items():
+        direct: list[float] = []
+        wrapped: list[float] = []
+        for _ in range(WRAP_ROUNDS):
+            direct += await _hover_latencies(inner, root, WRAP_PROBES // WRAP_ROUNDS)
+            wrapped += await _hover_latencies([*wrap, *inner], root, WRAP_PROBES // WRAP_ROUNDS)
+        print(_line(f"{name}, direct", direct))
+        print(_line(f"{name}, behind --wrap", wrapped))
+        for q, label in ((0.5, "p50"), (0.99, "p99")):
+            d, w = _pct(direct, q), _pct(wrapped, q)
+            verdict = "ok" if w <= 1.1 * d + 1.0 else "OVER"
+            print(
+                f"  {label} ratio wrapped/direct {w / d:.2f}   (+{w - d:.2f} ms; "
+                f"bound 1.1x + 1 ms: {verdict})"
+            )
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"
@@ -262,7 +364,9 @@ def main() -> None:
         (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
         script = Path(tmp) / "bare_server.py"
         script.write_text(BARE_SERVER)
-        asyncio.run(_bench(root, script))
+        if "--wrap-only" not in sys.argv:
+            asyncio.run(_bench(root, script))
+        asyncio.run(_wrap_bench(root, script))
 
 
 if __name__ == "__main__":
