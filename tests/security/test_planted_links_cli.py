@@ -142,3 +142,14 @@ async def test_issue_bot_refuses_the_link_for_its_outputs_and_the_corpus(
         assert (repo / ".driveros" / "issue-bot" / "summary.md").is_file()
         assert "not recorded to the corpus" in res.stderr and "symbolic link" in res.stderr
     assert snapshot(outside) == before
+
+
+async def test_eval_run_refuses_a_linked_results_directory(tmp_path: Path) -> None:
+    repo, outside = await _hostile_repo(tmp_path, ".driveros")
+    before = snapshot(outside)
+    res = await driveros(
+        "eval", "run", "smoke", "--replay", cwd=repo, env=model_env(NO_MODEL)
+    )  # fmt: skip
+    assert res.returncode == 1 and "symbolic link" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    assert snapshot(outside) == before

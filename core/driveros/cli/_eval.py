@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import sys
 import time
@@ -134,6 +135,17 @@ class _Progress:
         sys.stderr.flush()
 
 
+def _make_out_dir(out: Path) -> None:
+    """The results directory, made without following a link below the working directory: a
+    committed ``.driveros -> ~`` must not receive the results (PlantedLinkError)."""
+    from driveros._safe_open import anchor, open_dir
+
+    base, rel = anchor(out, Path.cwd())
+    base.mkdir(parents=True, exist_ok=True)
+    with open_dir(base, rel, create=True):
+        pass
+
+
 async def _run(args: argparse.Namespace) -> int:
     from driveros.config import load_environment
     from driveros.evals import EvalOptions, load_suite, render_html, run_suite
@@ -154,6 +166,7 @@ async def _run(args: argparse.Namespace) -> int:
         args.out
         or Path(".driveros/evals") / f"{suite.name}-{mode}-{time.strftime('%Y%m%d-%H%M%S')}"
     )
+    await asyncio.to_thread(_make_out_dir, out)
     options = EvalOptions(
         mode=mode,
         provider=provider,
