@@ -29,6 +29,13 @@ from driveros._errors import (
     MemoryStoreError,
 )
 from driveros.memory._carve import carve_facts
+from driveros.memory._check import (
+    fts_problems,
+    identity,
+    known_sound,
+    remember_sound,
+    text_problems,
+)
 from driveros.memory._models import Fact
 from driveros.memory._rows import FACT_COLUMNS, fact_from_row
 
@@ -73,10 +80,11 @@ def is_damage(exc: BaseException) -> bool:
     if not isinstance(exc, sqlite3.DatabaseError):
         return False
     code = _primary(exc)
-    if code is not None:
-        return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return True
     text = str(exc).lower()
-    return "malformed" in text or "not a database" in text
+    # Python's own "Could not decode to UTF-8 column …" comes as an OperationalError.
+    return "malformed" in text or "not a database" in text or "decode to utf-8" in text
 
 
 def _existing(path: Path) -> Path:
@@ -130,6 +138,9 @@ def store_error(exc: BaseException, path: Path, *, op: str) -> MemoryStoreError:
         elif exc.errno in _READ_ONLY_ERRNOS:
             kind = "read-only"
     match kind:
+        case "damaged" if op not in ("open", "check"):
+            # Found half-way through a command: say which one, and where to go next.
+            return MemoryDamagedError(f"memory {op} failed: {damaged(path)}", path=str(path), op=op)
         case "damaged":
             return damaged(path)
         case "read-only":
@@ -164,27 +175,52 @@ def _lenient_text(raw: bytes) -> str:
 
 
 def check(path: Path, *, full: bool = False) -> list[str]:
-    """What SQLite finds wrong with the database at ``path``; ``[]`` when it is sound or
-    does not exist. ``quick_check`` (linear, checks structure) unless ``full``
-    (``integrity_check``: indexes against their tables too). Never writes."""
+    """What is wrong with the database at ``path``; ``[]`` when it is sound or does not
+    exist. ``quick_check`` (linear, checks structure) unless ``full``: ``integrity_check``
+    (indexes against their tables too), every text value's UTF-8 and FTS5's own
+    ``integrity-check`` (in a transaction that is rolled back). Never changes the file."""
+    return _check(path, full=full)[0]
+
+
+def _check(path: Path, *, full: bool) -> tuple[list[str], bool]:
+    """:func:`check`'s problems, and whether every part of the check could run."""
     if not path.exists():
-        return []
+        return [], True
     pragma = "integrity_check" if full else "quick_check"
     try:
         conn = _connect_read_only(path)
     except DAMAGE_ERRORS as exc:
         if is_damage(exc):
-            return [_words(exc)]
+            return [_words(exc)], True
         raise
     try:
         rows = [str(r[0]) for r in conn.execute(f"PRAGMA {pragma}").fetchall()]
+        if rows != ["ok"]:
+            return rows, True
+        rows = text_problems(conn) if full else []
     except DAMAGE_ERRORS as exc:
         if is_damage(exc):
-            return [_words(exc)]
+            return [_words(exc)], True
         raise
     finally:
         conn.close()
-    return [] if rows == ["ok"] else rows
+    if not full or rows:
+        return rows, True
+    fts = fts_problems(path)
+    return (fts or []), fts is not None
+
+
+def open_check(path: Path) -> list[str]:
+    """The full :func:`check` of a database about to be opened for writing, skipped when
+    this very file (same device, inode, size and mtime, and the same ``-wal``) passed it
+    before; a sound and complete result is remembered in the state directory."""
+    if not path.exists() or known_sound(path):
+        return []
+    before = identity(path)
+    problems, complete = _check(path, full=True)
+    if not problems and complete and before is not None:
+        remember_sound(path, before)
+    return problems
 
 
 def _words(exc: BaseException) -> str:

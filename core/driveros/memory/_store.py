@@ -92,15 +92,17 @@ class MemoryStore:
     ) -> MemoryStore:
         """Open (creating and migrating as needed) the database at ``path``.
 
-        An existing file must pass SQLite's ``quick_check`` first, before anything is written
-        to it: a damaged one raises :class:`~driveros.MemoryDamagedError`. A read-only medium
+        An existing file must pass the full check first (``integrity_check``, UTF-8 of every
+        text value, FTS5 ``integrity-check``; remembered per file identity in the state
+        directory), before anything is written to it: a damaged one raises
+        :class:`~driveros.MemoryDamagedError`. A read-only medium
         or a full disk raise :class:`~driveros.MemoryReadOnlyError` /
         :class:`~driveros.MemoryDiskFullError`.
         """
         try:
             async with asyncio.timeout(timeout):
                 await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
-                problems = await asyncio.to_thread(health.check, path)
+                problems = await asyncio.to_thread(health.open_check, path)
                 if problems:
                     error = health.damaged(path)
                     error.context["problems"] = problems[:20]
@@ -245,7 +247,12 @@ class MemoryStore:
         return found[fact_id]
 
     async def list_facts(
-        self, *, status: str = "active", limit: int | None = None, all_scopes: bool = False
+        self,
+        *,
+        status: str = "active",
+        limit: int | None = None,
+        all_scopes: bool = False,
+        op: str = "list",
     ) -> list[Fact]:
         """Facts newest first; ``status`` is a status name or ``"all"``."""
         where, params = [], []
@@ -261,7 +268,7 @@ class MemoryStore:
         sql += " ORDER BY id DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        async with self._op("list"):
+        async with self._op(op):
             return [fact_from_row(r) for r in await self._fetch(sql, params)]
 
     async def stats(self) -> MemoryStats:
@@ -434,7 +441,7 @@ class MemoryStore:
 
     async def import_facts(self, facts: Sequence[Fact]) -> int:
         """Add the active facts of an export to this scope, skipping ones already known."""
-        known = {normalize_text(f.text) for f in await self.list_facts()}
+        known = {normalize_text(f.text) for f in await self.list_facts(op="import")}
         texts: list[str] = []
         for fact in facts:
             key = normalize_text(fact.text)
