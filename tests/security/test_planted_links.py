@@ -146,3 +146,23 @@ def test_corpus_refuses_a_planted_link_and_leaves_the_target(tmp_path: Path, pla
     with pytest.raises(PlantedLinkError):
         asyncio.run(corpus.records())
     assert snapshot(outside) == before
+
+
+def test_a_recorded_cassette_is_not_written_through_a_planted_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from driveros.evals._cassette import Cassette
+
+    outside = _outside(tmp_path)
+    repo = tmp_path / "repo"
+    (repo / "suite").mkdir(parents=True)
+    (repo / "suite" / "cassettes").symlink_to(outside / "victim-dir")
+    monkeypatch.chdir(repo)
+    before = snapshot(outside)
+    cassette = Cassette(provider="openai", model="m")
+    with pytest.raises(PlantedLinkError, match="symbolic link"):
+        cassette.save(Path("suite/cassettes/case.json"))
+    assert snapshot(outside) == before
+    (repo / "suite" / "cassettes").unlink()
+    cassette.save(Path("suite/cassettes/case.json"))
+    assert Cassette.load(repo / "suite/cassettes/case.json") == cassette

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from driveros._atomic import write_atomic
 from driveros._errors import DriverosError
+from driveros._safe_open import anchor
 
 if TYPE_CHECKING:
     import httpx
@@ -46,10 +48,10 @@ class Cassette(BaseModel):
     interactions: list[Interaction] = Field(default_factory=list)
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(self.model_dump_json(indent=1) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        """Replace ``path`` atomically; below the working directory (a suite in a repository)
+        no planted link is followed on the way (:mod:`driveros._safe_open`)."""
+        data = (self.model_dump_json(indent=1) + "\n").encode("utf-8")
+        write_atomic(path, data, perms=0o644, root=anchor(path, Path.cwd())[0])
 
     @classmethod
     def load(cls, path: Path) -> Cassette:
