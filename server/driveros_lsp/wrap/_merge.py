@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from driveros_lsp._text import Encoding, Hunk, Pos, apply_hunks
 from driveros_lsp.protocol import SETTINGS_SECTION
 
 #: The encoding of LSP positions when a server names none.
@@ -150,3 +151,22 @@ def is_own_action(item: Any) -> bool:
     command = item.get("command")
     name = command.get("command") if isinstance(command, dict) else command
     return isinstance(name, str) and name.startswith("driveros.")
+
+
+def apply_changes(text: str, changes: list[Any], encoding: Encoding) -> str | None:
+    """``text`` after a ``didChange``'s ``contentChanges``, each applied to the text the one
+    before it left (a change without a range replaces the whole text); None when a change is
+    not one (the caller then leaves the document to pygls). Lines end only where LSP ends
+    them, and characters count in ``encoding``."""
+    for change in changes:
+        if not isinstance(change, dict) or not isinstance(change.get("text"), str):
+            return None
+        if "range" not in change:
+            text = change["text"]
+            continue
+        span = _span(change["range"])
+        if span is None:
+            return None
+        (sl, sc), (el, ec) = span
+        text = apply_hunks(text, [Hunk(Pos(sl, sc), Pos(el, ec), change["text"])], encoding)
+    return text

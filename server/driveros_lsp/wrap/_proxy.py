@@ -40,6 +40,7 @@ from driveros_lsp.wrap._inner import InnerServer, frame, read_frames
 
 if TYPE_CHECKING:
     from driveros_lsp._server import DriverosLanguageServer
+    from driveros_lsp._text import Encoding
     from driveros_lsp._wire import DriverosProtocol
 
 logger = logging.getLogger(__name__)
@@ -53,7 +54,6 @@ _BOTH = frozenset(
     {
         "initialized",
         "textDocument/didOpen",
-        "textDocument/didChange",
         "textDocument/didClose",
         "textDocument/didSave",
         "workspace/didChangeWorkspaceFolders",
@@ -130,6 +130,8 @@ class Wrapper:
         self._stopping = False
         #: Ids of the requests that only driveros answers (their $/cancelRequest goes there).
         self._own_only: set[Any] = set()
+        #: The session's position encoding (the inner server's choice).
+        self._encoding: Encoding = "utf-16"
 
     # -- the session ---------------------------------------------------------------------------
 
@@ -337,6 +339,25 @@ class Wrapper:
         else:
             self._to_inner(body, message.get("id"), request="id" in message)
 
+    def _did_change(self, body: bytes, message: dict[str, Any]) -> None:
+        """Forward as is; driveros gets the whole new text. It syncs whole documents (pygls
+        splits incremental changes on more line ends than LSP has), while the client sends
+        what the inner server asked for, often incremental changes."""
+        self._to_inner(body)
+        params = message.get("params")
+        if not isinstance(params, dict):
+            self._to_own(message)
+            return
+        doc = params.get("textDocument")
+        uri = doc.get("uri") if isinstance(doc, dict) else None
+        changes = params.get("contentChanges")
+        current = self._server.workspace.text_documents.get(uri) if isinstance(uri, str) else None
+        if isinstance(changes, list) and current is not None:
+            text = _merge.apply_changes(current.source, changes, self._encoding)
+            if text is not None:
+                message = {**message, "params": {**params, "contentChanges": [{"text": text}]}}
+        self._to_own(message)
+
     def _configuration(self, body: bytes, message: dict[str, Any]) -> None:
         self._to_inner(body)
         own = _merge.own_configuration(message.get("params"))
@@ -367,9 +388,10 @@ class Wrapper:
         joined.inner, joined.has_inner = message, True
         if joined.method == "initialize":  # now driveros, with the inner server's encoding
             result = message.get("result") if message is not None else None
-            params = _merge.own_initialize_params(
-                joined.extra["params"], _merge.position_encoding(result)
-            )
+            encoding = _merge.position_encoding(result)
+            if encoding in ("utf-8", "utf-16", "utf-32"):
+                self._encoding = cast("Encoding", encoding)
+            params = _merge.own_initialize_params(joined.extra["params"], encoding)
             self._to_own({"jsonrpc": "2.0", "id": mid, "method": "initialize", "params": params})
         self._maybe_finish(mid, joined)
 
@@ -453,6 +475,7 @@ _CLIENT_ROUTES: dict[str, _Route] = {
     "codeAction/resolve": Wrapper._resolve,
     "workspace/executeCommand": Wrapper._execute_command,
     "workspace/didChangeConfiguration": Wrapper._configuration,
+    "textDocument/didChange": Wrapper._did_change,
     "$/cancelRequest": Wrapper._cancel,
     "window/workDoneProgress/cancel": Wrapper._progress_cancel,
 }
