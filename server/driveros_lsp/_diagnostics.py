@@ -25,7 +25,7 @@ from lsprotocol import types as lsp
 
 from driveros.diagnostics import DiagnosticItem, item_key, to_zero_based
 from driveros_lsp._editor import document_lines
-from driveros_lsp._text import Lines, Pos, PositionCodec
+from driveros_lsp._text import Lines, Pos, PositionCodec, SomeLines
 from driveros_lsp.protocol import DIAGNOSTIC_SOURCE
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ def to_lsp(
     item: DiagnosticItem,
     run_id: str,
     codec: PositionCodec | None = None,
-    lines: Lines | None = None,
+    lines: Lines | SomeLines | None = None,
 ) -> lsp.Diagnostic:
     """The item as an LSP diagnostic; ``lines`` is the document (:func:`split_lines`) its
     columns are converted on, into ``codec``'s encoding (utf-16 by default)."""
@@ -149,14 +149,16 @@ class DiagnosticsBoard:
             if uri is not None:
                 touched.add(uri)
         codec = PositionCodec(self._server.traits.encoding)
-        documents: dict[str, Lines | None] = {}
+        documents: dict[str, Lines | SomeLines] = {}
         for item in event.new:
             path = _path(root, item.path)
             if path is None:
                 continue
             uri = path.as_uri()
             if uri not in documents:
-                documents[uri] = await document_lines(self._server, uri, path)
+                spans = [to_zero_based(o) for o in event.new if o.path == item.path]
+                wanted = {n for r in spans for n in (r.start_line, r.end_line)}
+                documents[uri] = await document_lines(self._server, uri, path, wanted)
             shown.append(_Shown(uri, item, to_lsp(item, run_id, codec, documents[uri])))
             touched.add(uri)
         self._publish(touched)

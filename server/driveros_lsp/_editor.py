@@ -9,6 +9,7 @@ import the server module, so the server's modules import each other in one direc
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from pygls.progress import Progress
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import Workspace
 
-from driveros_lsp._text import Encoding, Lines, read_lines, split_lines
+from driveros_lsp._text import Encoding, Lines, SomeLines, read_lines, split_lines
 from driveros_lsp.protocol import EXPERIMENTAL_TRACE
 
 
@@ -99,10 +100,14 @@ class Editor(Protocol):
     ) -> lsp.MessageActionItem | None: ...
 
 
-async def document_lines(editor: Editor, uri: str, path: Path) -> Lines | None:
-    """The document as the editor has it (:func:`~driveros_lsp._text.split_lines`): the open
-    buffer, else the file on disk (read off the event loop); None when it cannot be read."""
+async def document_lines(
+    editor: Editor, uri: str, path: Path, wanted: Collection[int]
+) -> Lines | SomeLines:
+    """The document as the editor has it, for positions on its lines ``wanted`` (0-based):
+    the open buffer's lines (:func:`~driveros_lsp._text.split_lines`), else those lines of
+    the file on disk, streamed off the event loop up to the last one wanted (never the whole
+    file: :func:`~driveros_lsp._text.read_lines`)."""
     doc = editor.workspace.text_documents.get(uri)
     if doc is not None:
         return split_lines(doc.source)
-    return await asyncio.to_thread(read_lines, path)
+    return await asyncio.to_thread(read_lines, path, wanted)

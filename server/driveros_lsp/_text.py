@@ -14,16 +14,22 @@ counted in the encoding's code units.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import stat
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from driveros.diagnostics import code_point_index, code_units
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 #: A document's lines with their ends, as :func:`split_lines` returns them.
 Lines = list[str]
+#: Some of a document's lines, by 0-based index, as :func:`read_lines` returns them.
+SomeLines = dict[int, str]
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,7 @@ class Hunk:
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 def split_lines(text: str) -> list[str]:
@@ -73,7 +80,9 @@ class PositionCodec:
             return units
         return code_point_index(line, units, self.encoding)
 
-    def range_to_client(self, lines: Lines | None, start: Pos, end: Pos) -> tuple[Pos, Pos]:
+    def range_to_client(
+        self, lines: Lines | SomeLines | None, start: Pos, end: Pos
+    ) -> tuple[Pos, Pos]:
         """A code-point range in a document (its :func:`split_lines`) as the client counts
         it."""
         return (
@@ -81,7 +90,9 @@ class PositionCodec:
             Pos(end.line, self.to_client(_content(lines, end.line), end.character)),
         )
 
-    def range_from_client(self, lines: Lines | None, start: Pos, end: Pos) -> tuple[Pos, Pos]:
+    def range_from_client(
+        self, lines: Lines | SomeLines | None, start: Pos, end: Pos
+    ) -> tuple[Pos, Pos]:
         """A client's range in a document (its :func:`split_lines`) in code points."""
         return (
             Pos(start.line, self.from_client(_content(lines, start.line), start.character)),
@@ -89,23 +100,85 @@ class PositionCodec:
         )
 
 
-def _content(lines: Lines | None, line: int) -> str | None:
-    """Line ``line`` without its line end; None when unknown (no text, or past the end)."""
-    if lines is None or not 0 <= line < len(lines):
+def _content(lines: Lines | SomeLines | None, line: int) -> str | None:
+    """Line ``line`` without its line end; None when unknown (no text, past the end, or a
+    line :func:`read_lines` did not keep)."""
+    if lines is None:
         return None
-    return lines[line].rstrip("\r\n")
+    if isinstance(lines, dict):
+        text = lines.get(line)
+    else:
+        text = lines[line] if 0 <= line < len(lines) else None
+    return None if text is None else text.rstrip("\r\n")
 
 
-def read_lines(path: Path) -> Lines | None:
-    """The file's lines (:func:`split_lines`), None when it cannot be read as text.
-    Blocking."""
-    from driveros.review import read_text
+#: Bytes of a file :func:`read_lines` reads at most, looking for the lines it wants.
+READ_LIMIT = 32 * 1024 * 1024
+#: The longest line :func:`read_lines` keeps (a longer one is not kept: positions on it pass
+#: through unconverted, which is exact for ASCII).
+LINE_LIMIT = 1024 * 1024
+_CHUNK = 256 * 1024
 
+
+def read_lines(path: Path, wanted: Collection[int], *, limit: int = READ_LIMIT) -> SomeLines:
+    """The lines ``wanted`` (0-based) of the file at ``path``, split as :func:`split_lines`
+    splits, each with its line end, as ``{index: line}``; a line is left out when it is past
+    the end, longer than :data:`LINE_LIMIT`, not UTF-8, or starts after the first ``limit``
+    bytes. Streams the file from its start up to the last line wanted: memory stays bounded
+    by a chunk and :data:`LINE_LIMIT` whatever the file's size. {} for anything but a
+    regular file (never follows a final symbolic link, never blocks on a FIFO). Blocking."""
+    want = {i for i in wanted if i >= 0}
+    if not want:
+        return {}
     try:
-        text = read_text(path)
-    except (OSError, UnicodeDecodeError):
-        return None
-    return None if text is None else split_lines(text)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return {}
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return {}
+    with os.fdopen(fd, "rb", buffering=0) as fh:
+        return _scan(fh, want, limit)
+
+
+def _scan(fh: BinaryIO, want: set[int], limit: int) -> SomeLines:
+    out: SomeLines = {}
+    last = max(want)
+    index, read = 0, 0
+    line, too_long = bytearray(), False
+    carry = b""  # a chunk's final "\r": its "\n" may start the next chunk
+
+    def keep(text: bytes) -> None:
+        if index in want and not too_long:
+            with contextlib.suppress(UnicodeDecodeError):
+                out[index] = text.decode("utf-8")
+
+    while index <= last:
+        chunk = fh.read(min(_CHUNK, limit - read)) if read < limit else b""
+        read += len(chunk)
+        ended = not chunk  # the file's end, or the limit
+        data, carry = carry + chunk, b""
+        if not ended and data.endswith(b"\r"):
+            data, carry = data[:-1], b"\r"
+        at = 0
+        while index <= last:
+            m = _LINE_END.search(data, at)
+            piece = data[at : m.start() if m else len(data)]
+            if index in want and not too_long:
+                if len(line) + len(piece) > LINE_LIMIT:
+                    too_long = True
+                    line.clear()
+                else:
+                    line += piece
+            if m is None:
+                break
+            keep(bytes(line) + m.group())
+            index, line, too_long, at = index + 1, bytearray(), False, m.end()
+        if ended:
+            if line and read < limit:  # the last line, without an end
+                keep(bytes(line))
+            break
+    return out
 
 
 def _end_of(lines: list[str], index: int, encoding: Encoding) -> Pos:

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from driveros.diagnostics import DiagnosticItem, Severity
     from driveros_lsp._params import Diagnostic, RunRef, StartParams
     from driveros_lsp._server import DriverosLanguageServer
-    from driveros_lsp._text import Lines, PositionCodec
+    from driveros_lsp._text import Lines, PositionCodec, SomeLines
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +128,9 @@ def _rel(server: DriverosLanguageServer, root: Path, uri: str) -> str:
     return rel
 
 
-def _target(rel: str, d: Diagnostic, codec: PositionCodec, lines: Lines | None) -> DiagnosticItem:
+def _target(
+    rel: str, d: Diagnostic, codec: PositionCodec, lines: Lines | SomeLines | None
+) -> DiagnosticItem:
     """The editor's diagnostic as an item: its range in the client's code units, converted
     on the document to the item's code points."""
     from driveros.diagnostics import DiagnosticItem, to_one_based
@@ -250,7 +252,8 @@ def setup(server: DriverosLanguageServer) -> None:
         from driveros_lsp._text import PositionCodec
 
         codec = PositionCodec(server.traits.encoding)
-        lines = await document_lines(server, p.uri, root / rel) if p.diagnostics else None
+        wanted = {n for d in p.diagnostics for n in (d.range.start.line, d.range.end.line)}
+        lines = await document_lines(server, p.uri, root / rel, wanted) if wanted else None
         items = [_target(rel, d, codec, lines) for d in p.diagnostics]
         listing = format_items(items, prefix="- ")
         targets = [i.model_dump() for i in items]
