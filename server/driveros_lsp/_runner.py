@@ -136,6 +136,9 @@ class RunOutcome(BaseModel):
     #: Keeps the scratch copy past this process with a JSON manifest (a proposal that must
     #: survive a restart); None when the copy cannot be kept.
     keep: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+    #: Lets go of a kept scratch copy at server exit: unmounted, its changes left on disk for
+    #: the next process (which mounts it again); None when there is no copy.
+    let_go: Callable[[], Awaitable[None]] | None = None
     #: The council's verdict on the proposal (``council`` setting), or ``{"error": ...}``.
     council: dict[str, Any] | None = None
 
@@ -255,6 +258,7 @@ class AgentRunner:
             state=(report.history, report.scratch),
             release=release,
             keep=keep,
+            let_go=_let_go(report.scratch),
         )
 
     async def restore(self, workspace: str) -> list[RestoredRun]:
@@ -279,6 +283,7 @@ class AgentRunner:
                 state=(None, scratch),
                 release=release,
                 keep=keep,
+                let_go=_let_go(scratch),
             )
             restored.append(RestoredRun(manifest=manifest, outcome=outcome, kept_at=kept.kept_at))
         return restored
@@ -304,3 +309,9 @@ def _scratch_handles(scratch: Any) -> tuple[Release | None, Keep | None]:
         await scratch.keep(manifest)
 
     return release, keep
+
+
+def _let_go(scratch: Any) -> Release | None:
+    """Closes this process's hold on a scratch copy: a kept one is unmounted and stays on
+    disk (``ScratchWorkspace.aclose``)."""
+    return None if scratch is None else scratch.aclose

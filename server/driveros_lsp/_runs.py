@@ -295,9 +295,23 @@ class RunManager:
         if outcome is None or outcome.release is None:
             return
         release, run.outcome = outcome.release, outcome.model_copy(update={"release": None})
+        await self._to_the_end(release, f"releasing run {run.run_id}")
+
+    async def let_go(self, run: Run) -> None:
+        """Unmount a kept proposal's scratch view at exit: its changes stay on disk and the
+        next server mounts it again (nothing over the workspace stays mounted meanwhile)."""
+        outcome = run.outcome
+        if outcome is None or outcome.let_go is None:
+            return
+        let_go, run.outcome = outcome.let_go, outcome.model_copy(update={"let_go": None})
+        await self._to_the_end(let_go, f"unmounting the kept run {run.run_id}")
+
+    async def _to_the_end(self, step: Callable[[], Awaitable[None]], what: str) -> None:
+        """Run ``step`` (on the scratch copy) on the agent loop to its end even when the
+        caller is canceled; :meth:`aclose` waits for it. A failure is logged."""
 
         async def on_agent_loop() -> None:  # the scratch copy belongs to the agent loop
-            await release()
+            await step()
 
         done = asyncio.wrap_future(self._agent.submit(on_agent_loop()))
         self._releasing.add(done)
@@ -307,7 +321,7 @@ class RunManager:
         except asyncio.CancelledError:
             raise
         except Exception:
-            logger.exception("releasing run %s failed", run.run_id)
+            logger.exception("%s failed", what)
 
     def _manifest(self, run: Run) -> dict[str, Any]:
         return {
@@ -465,7 +479,7 @@ class RunManager:
     async def aclose(self) -> None:
         """Cancel every running run and release every proposal (server exit), bounded.
 
-        A kept proposal (see :meth:`keep`) is left on disk for the next server.
+        A kept proposal (see :meth:`keep`) is left on disk for the next server, unmounted.
 
         Idempotent. Every run task is awaited (up to :data:`CANCEL_GRACE_S` each, at once) and
         every scratch copy release, including those started before, is awaited (up to
@@ -483,9 +497,8 @@ class RunManager:
             await asyncio.wait(ending, timeout=CANCEL_GRACE_S)
         await asyncio.gather(
             *(
-                self.release(run)
+                self.let_go(run) if run.kept and run.state == "proposed" else self.release(run)
                 for run in self._runs.values()
-                if not (run.kept and run.state == "proposed")
             ),
             return_exceptions=True,
         )

@@ -13,7 +13,7 @@ from lsprotocol import types as lsp
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from driveros_lsp import protocol
-from tests.review._repo import scratch_copies
+from tests.review._repo import scratch_copies, views_of
 from tests.server._lsp import Editor, editor_session
 from tests.server.conftest import CALC, model_env
 from tests.server.test_flow import FIX_TURNS, SETTINGS, wait_state
@@ -68,7 +68,9 @@ async def test_server_restart_proposal_survives_and_settles(
                 assert server is not None
                 server.kill()
                 await server.wait()
-        assert len(scratch_copies(ws)) == 1  # the proposal's copy is still there, registered
+        assert len(_leases(state)) == 1  # the proposal's copy is still there, registered ...
+        if end == "shutdown":
+            assert views_of(ws) == []  # ... and, a view, no longer mounted (issue 28 row 1)
 
         async with editor_session(ws, profile="neovim", env=env, settings=SETTINGS) as ed:
             run = await _restored(ed)

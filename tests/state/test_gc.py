@@ -135,6 +135,33 @@ async def test_gc_keeps_kept_leases_until_max_age(tmp_path: Path) -> None:
     assert not target.exists()
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root (as in CI)")
+async def test_gc_unmounts_a_kept_lease_nobody_owns_and_keeps_its_files(tmp_path: Path) -> None:
+    from driveros.state import mounts_under
+
+    root = tmp_path / "driveros-scratch-k"
+    point, volatile = root / "view", tmp_path / "driveros-hide-k"
+    point.mkdir(parents=True)
+    volatile.mkdir()
+    (root / "upper.txt").write_text("the proposal")
+    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(point)], check=True)
+    lease = await Lease.create("scratch", paths=[root, volatile])
+    await lease.keep({"run": "r1"}, volatile=[volatile])
+    assert (await collect_garbage()).unmounted == []  # its owner (this process) lives
+    assert mounts_under(root) == [str(point)]
+
+    record = lease.record.model_dump(mode="json")
+    record["owner"] = {**record["owner"], "start": "0"}  # a pid reused by someone else
+    lease.file.write_text(json.dumps(record))
+    report = await collect_garbage()
+    assert (report.removed, report.unmounted, report.errors) == ([], [str(point)], [])
+    assert "unmounted 1 kept proposal view" in report.summary()
+    assert mounts_under(root) == [] and not volatile.exists()
+    assert (root / "upper.txt").read_text() == "the proposal"
+    assert [k.id for k in await kept_leases("scratch")] == [lease.id]
+    assert (await collect_garbage()).unmounted == []  # nothing left to let go of
+
+
 async def test_gc_busy_when_another_process_collects(tmp_path: Path) -> None:
     import fcntl
 

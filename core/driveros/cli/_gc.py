@@ -3,7 +3,8 @@
 Scratch copies and their ``git worktree`` entries, the diagnostics feed's caches, sockets:
 everything registered in the state directory by a process that is gone (and proposals kept
 longer than ``driveros.state.KEPT_MAX_AGE_S``; ``driveros acp`` sessions past their
-retention). Prints what it removed; exit 0, or 1 when something could not be removed.
+retention). A younger kept proposal no live process serves is only unmounted. Prints what
+it removed; exit 0, or 1 when something could not be removed.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ async def run(args: argparse.Namespace) -> int:
             what = ", ".join(item.paths) or "(nothing on disk)"
             repo = f" (worktree of {item.repo})" if item.repo else ""
             sys.stdout.write(f"removed {item.kind} of pid {item.owner_pid}: {what}{repo}\n")
+        for point in report.unmounted:
+            sys.stdout.write(f"unmounted {point} (a kept proposal's view; its changes stay)\n")
         for session in report.sessions:
             why = "unused too long" if session.reason == "expired" else "too many kept"
             sys.stdout.write(f"removed kept ACP session {session.id} ({why})\n")

@@ -30,7 +30,7 @@ from driveros.review._layout import Layout, layout_from_json, layout_to_json
 from driveros.review._models import ApplyResult, FileChange
 from driveros.review._overlay import STRATEGIES, VIEW_STRATEGIES, strategy_from_env
 from driveros.review._snapshot import build, destroy, let_go, remount
-from driveros.state import kept_leases
+from driveros.state import kept_leases, kept_lock
 
 log = logging.getLogger(__name__)
 
@@ -451,7 +451,10 @@ class ScratchWorkspace:
         if lease is None:
             raise ReviewError("this scratch copy is not registered; it cannot be kept")
         await lease.update(detail={**lease.record.detail, "layout": layout_to_json(self._lay)})
-        await lease.keep(manifest)
+        hide = self._lay.hide_layer
+        # The hide layer (on a tmpfs) is made again by a reopen: gone with the owner's mount.
+        volatile = [hide] if hide is not None and hide.parent != self._lay.root else []
+        await lease.keep(manifest, volatile=volatile)
         self._kept = True
 
     @classmethod
@@ -469,12 +472,17 @@ class ScratchWorkspace:
                 continue
             if want is not None and layout.workspace != want:
                 continue
-            why = await remount(layout)
-            if why is not None or not await asyncio.to_thread(layout.work.is_dir):
+            # Mounted and adopted as one step: garbage collection lets go of the view of a
+            # kept copy nobody owns, never of one this process just mounted.
+            async with kept_lock(state=lease.state):
+                why = await remount(layout)
+                gone = why is not None or not await asyncio.to_thread(layout.work.is_dir)
+                if not gone:
+                    await lease.adopt()
+            if gone:
                 log.warning("driveros: dropping kept scratch %s: %s", layout.root, why or "gone")
                 await lease.release()
                 continue
-            await lease.adopt()
             scratch = cls(layout)
             scratch._kept = True
             await scratch.changes()

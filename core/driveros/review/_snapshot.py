@@ -604,9 +604,13 @@ async def remount(lay: Layout) -> str | None:
         lease = lay.lease
         if lease is not None:
             lay.hide_layer = await thread_to_the_end(hide_layer_path, lease.id)
-            paths = [lease.record.paths[0], *([str(lay.hide_layer)] if lay.hide_layer else [])]
+            made = [str(lay.hide_layer)] if lay.hide_layer else []
+            kept = lease.record.kept
+            again = {} if kept is None else {"kept": {**kept.model_dump(), "volatile": made}}
             await lease.update(
-                paths=paths, detail={**lease.record.detail, "layout": layout_to_json(lay)}
+                paths=[lease.record.paths[0], *made],
+                detail={**lease.record.detail, "layout": layout_to_json(lay)},
+                **again,
             )
         planted = await thread_to_the_end(plant_hidden, lay, lay.lower, list(lay.hidden))
         if lease is not None:

@@ -37,7 +37,7 @@ from driveros.state._lease import (
     list_leases,
     new_lease_id,
 )
-from driveros.state._lock import file_lock, repo_lock
+from driveros.state._lock import file_lock, kept_lock, repo_lock
 from driveros.state._mounts import mounts_under, unmount_under
 from driveros.state._owner import Owner
 from driveros.state._paths import STATE_DIR_VAR, state_dir
@@ -65,6 +65,7 @@ __all__ = [
     "file_lock",
     "gc_reason",
     "kept_leases",
+    "kept_lock",
     "list_leases",
     "mounts_under",
     "new_lease_id",

@@ -14,8 +14,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from driveros.state._cleanup import remove_paths
-from driveros.state._lease import Lease, list_leases
-from driveros.state._lock import open_lock_fd
+from driveros.state._lease import Lease, list_leases, read_lease
+from driveros.state._lock import kept_lock, open_lock_fd
+from driveros.state._mounts import mounts_under, unmount_under
 from driveros.state._paths import state_dir
 from driveros.state._sessions import (
     SESSION_MAX_AGE_S,
@@ -53,6 +54,9 @@ class GcReport(BaseModel):
 
     state_dir: str
     removed: list[Collected] = Field(default_factory=list)
+    #: Mount points of kept resources no live process owns (a proposal's view), unmounted;
+    #: what they hold stays on disk for review.
+    unmounted: list[str] = Field(default_factory=list)
     #: Kept ``driveros acp`` sessions past the retention (docs/acp.md).
     sessions: list[ForgottenSession] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
@@ -62,7 +66,7 @@ class GcReport(BaseModel):
     def summary(self) -> str:
         if self.busy:
             return "another driveros process is collecting garbage"
-        if not self.removed and not self.sessions:
+        if not self.removed and not self.sessions and not self.unmounted:
             return "nothing to remove"
         scratch = sum(1 for c in self.removed if c.kind == "scratch")
         other = len(self.removed) - scratch
@@ -71,12 +75,17 @@ class GcReport(BaseModel):
             parts.append(f"{scratch} scratch cop{'y' if scratch == 1 else 'ies'}")
         if other:
             parts.append(f"{other} other item{'' if other == 1 else 's'}")
-        said = "removed " + " and ".join(parts) + " left by ended processes" if parts else ""
-        if not self.sessions:
-            return said
-        n = len(self.sessions)
-        old = f"{n} kept ACP session{'' if n == 1 else 's'} past the retention"
-        return f"{said}; and {old}" if said else f"removed {old}"
+        said = ["removed " + " and ".join(parts) + " left by ended processes"] if parts else []
+        if self.unmounted:
+            n = len(self.unmounted)
+            said.append(
+                f"unmounted {n} kept proposal view{'' if n == 1 else 's'} no process serves"
+                " (the proposals stay for review)"
+            )
+        if self.sessions:
+            n = len(self.sessions)
+            said.append(f"removed {n} kept ACP session{'' if n == 1 else 's'} past the retention")
+        return "; ".join(said)
 
 
 def gc_reason(lease: Lease, now: float, max_kept_age: float = KEPT_MAX_AGE_S) -> str | None:
@@ -111,6 +120,42 @@ def _sweep_strays(state: Path, now: float) -> None:
                 entry.unlink(missing_ok=True)
 
 
+def _unowned_leftovers(lease: Lease) -> tuple[list[str], list[str]] | None:
+    """A kept lease's mounts (under its paths) and volatile paths still there, read from its
+    file now; None when its owner lives (it was adopted) or the lease is gone. Blocking."""
+    record = read_lease(lease.file)
+    if record is None or record.kept is None or record.owner_process().alive():
+        return None
+    points = [p for path in record.paths for p in mounts_under(Path(path))]
+    volatile = [p for p in record.kept.volatile if os.path.lexists(p)]
+    return points, volatile
+
+
+async def _let_go_unowned(lease: Lease, state: Path, errors: list[str]) -> list[str]:
+    """Unmount a kept lease's mounts and remove its volatile paths when no live process owns
+    it (its resources stay on disk); the mount points unmounted. Under :func:`kept_lock`: a
+    process reopening the lease at the same time is either done (then the owner lives and
+    nothing happens) or waits."""
+    if await asyncio.to_thread(lease.record.owner_process().alive):
+        return []
+    async with kept_lock(state=state):
+        found = await asyncio.to_thread(_unowned_leftovers, lease)
+        if found is None:
+            return []
+        points, volatile = found
+        try:
+            for path in lease.record.paths:
+                await unmount_under(Path(path))
+            refused = await remove_paths(volatile) if volatile else []
+        except OSError as exc:
+            errors.append(f"lease {lease.id}: {exc}")
+            return []
+    errors.extend(f"lease {lease.id}: not removing {p!r} (not a driveros path)" for p in refused)
+    if points:
+        log.info("unmounted %s (kept lease %s, its owner is gone)", ", ".join(points), lease.id)
+    return points
+
+
 async def collect_garbage(
     *,
     state: Path | None = None,
@@ -119,7 +164,8 @@ async def collect_garbage(
     session_max_count: int = SESSION_MAX_COUNT,
 ) -> GcReport:
     """Remove every lease's resources whose owner is dead (scratch copies, their worktree
-    entries, caches, sockets); kept leases only once older than ``max_kept_age``; and the
+    entries, caches, sockets); kept leases only once older than ``max_kept_age`` (before
+    that, a kept lease no live process owns is only unmounted: ``unmounted``); and the
     kept ``driveros acp`` sessions unused for ``session_max_age`` or past the newest
     ``session_max_count``.
 
@@ -137,11 +183,14 @@ async def collect_garbage(
         return GcReport(state_dir=str(where), busy=True)
     try:
         removed: list[Collected] = []
+        unmounted: list[str] = []
         errors: list[str] = []
         now = time.time()
         for lease in await list_leases(where):
             reason = await asyncio.to_thread(gc_reason, lease, now, max_kept_age)
             if reason is None:
+                if lease.record.kept is not None:
+                    unmounted.extend(await _let_go_unowned(lease, where, errors))
                 continue
             r = lease.record
             try:
@@ -169,7 +218,13 @@ async def collect_garbage(
             prune_sessions, where, now=now, max_age=session_max_age, max_count=session_max_count
         )
         errors.extend(failed)
-        return GcReport(state_dir=str(where), removed=removed, sessions=sessions, errors=errors)
+        return GcReport(
+            state_dir=str(where),
+            removed=removed,
+            unmounted=unmounted,
+            sessions=sessions,
+            errors=errors,
+        )
     finally:
         os.close(fd)
 
@@ -181,7 +236,7 @@ async def startup_gc(*, state: Path | None = None) -> GcReport | None:
     except (OSError, ValueError) as exc:
         log.warning("driveros: cleaning up after ended processes failed: %s", exc)
         return None
-    if report.removed or report.sessions:
+    if report.removed or report.sessions or report.unmounted:
         log.warning("driveros: %s", report.summary())
         for c in report.removed:
             log.info("removed %s %s of pid %d: %s", c.kind, c.id, c.owner_pid, ", ".join(c.paths))

@@ -43,6 +43,9 @@ class Kept(BaseModel):
 
     at: float
     manifest: dict[str, Any] = Field(default_factory=dict)
+    #: Paths of the lease made again when the resources are reopened (a view's hide layer):
+    #: removed, like every mount under the lease's paths, once no live process owns it.
+    volatile: list[str] = Field(default_factory=list)
 
 
 class LeaseRecord(BaseModel):
@@ -163,10 +166,15 @@ class Lease:
         )
         await self._write()
 
-    async def keep(self, manifest: Mapping[str, Any]) -> None:
+    async def keep(
+        self, manifest: Mapping[str, Any], *, volatile: Sequence[str | Path] = ()
+    ) -> None:
         """Keep the resources past this process: garbage collection leaves them until
-        :data:`KEPT_MAX_AGE_S` after this call (and only when no live process owns them)."""
-        await self.update(kept=Kept(at=time.time(), manifest=dict(manifest)).model_dump())
+        :data:`KEPT_MAX_AGE_S` after this call (and only when no live process owns them).
+        While no live process owns them, garbage collection unmounts whatever is mounted
+        under the lease's paths and removes ``volatile`` (see :attr:`Kept.volatile`)."""
+        kept = Kept(at=time.time(), manifest=dict(manifest), volatile=[str(p) for p in volatile])
+        await self.update(kept=kept.model_dump())
 
     async def adopt(self) -> None:
         """Make this process the owner (a kept lease restored by a new server)."""

@@ -111,3 +111,10 @@ async def repo_lock(key: str | Path, *, state: Path | None = None) -> AsyncItera
     name = str(key)
     async with _loop_lock(name), file_lock(lock_path(name, state=state)):
         yield
+
+
+def kept_lock(*, state: Path | None = None) -> contextlib.AbstractAsyncContextManager[None]:
+    """Serialize, across processes, reopening kept resources (a new owner adopts them) with
+    garbage collection letting go of them (their owner is gone): neither acts on a lease the
+    other is changing."""
+    return file_lock((state or state_dir()) / "locks" / "kept.lock")
