@@ -166,3 +166,36 @@ async def test_corpus_list_and_agent_text_answer_are_escaped(tmp_path: Path) -> 
     assert "tab\there" in answered.stdout
     assert_clean(answered.stdout)
     assert_clean(answered.stderr)
+
+
+async def test_council_gate_verdict_on_stderr_is_escaped(tmp_path: Path) -> None:
+    """``driveros agent --review --council``: the verdict printed before the change lands."""
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    edit = {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}
+    agent_turns = [Turn(tool_calls=[ToolCallSpec("edit_file", edit)]), Turn(text="done")]
+    critic = {"summary": "checked", "issues": []}
+    verdict = {
+        "verdict": "approve",
+        "summary": HOSTILE,
+        "issues": [{"severity": "minor", "description": HOSTILE}],
+    }
+    council_turns = [Turn(text=json.dumps(critic)), Turn(text=json.dumps(verdict))]
+    async with (
+        ScriptedModelServer(agent_turns) as agent,
+        ScriptedModelServer(council_turns) as council,
+    ):
+        env = model_env(
+            agent.openai_base_url,
+            ANTHROPIC_API_KEY="k2",
+            ANTHROPIC_BASE_URL=council.anthropic_base_url,
+            DRIVEROS_DIAGNOSTICS="off",
+        )
+        res = await driveros(
+            "agent", "--task", "fix add", "--provider", "openai", "--review",
+            "--review-action", "keep", "--council", "--format", "text", "--no-memory",
+            cwd=tmp_path, env=env,
+        )  # fmt: skip
+    assert res.returncode == 2, res.stderr  # unverified: no tool observed the build
+    assert res.stderr.count("\\x1b[31mred") == 2  # the summary and the issue
+    assert_clean(res.stderr)
+    assert_clean(res.stdout)

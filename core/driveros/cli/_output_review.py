@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from driveros._errors import ConfigError, DriverosError
 from driveros._plural import files
+from driveros._unicode import terminal_safe
 from driveros.config import Environment
 from driveros.runs import RunReport
 
@@ -159,7 +160,7 @@ async def council_gate(
     except (CouncilError, DriverosError) as exc:
         sys.stderr.write(f"council: no verdict ({exc})\n")
         return None
-    sys.stderr.write(f"council: {verdict.verdict} (referee {verdict.referee}): {verdict.summary}\n")
-    for issue in verdict.issues:
-        sys.stderr.write(f"  - [{issue.severity}] {issue.description}\n")
+    shown = f"council: {verdict.verdict} (referee {verdict.referee}): {verdict.summary}\n"
+    shown += "".join(f"  - [{issue.severity}] {issue.description}\n" for issue in verdict.issues)
+    sys.stderr.write(terminal_safe(shown))  # the models' text: escapes shown, never acted on
     return verdict.verdict
