@@ -132,7 +132,7 @@ def test_doctor_reports_the_running_docker_daemon(tmp_path: Path) -> None:
     assert check(report, "sandbox", "docker")["status"] == "ok"
     assert report["facts"]["sandbox"]["docker"] is True
     assert "runc" in report["facts"]["sandbox"]["runtimes"]
-    assert check(report, "sandbox", "local")["status"] == "ok"
+    assert check(report, "sandbox", "local sandbox")["status"] == "ok"
 
 
 def test_doctor_git_workspace_lets_auto_fall_back_to_a_worktree(git_repo: Path) -> None:

@@ -71,6 +71,16 @@ async def test_wrap_merges_capabilities_and_encoding(workspace: Path) -> None:
         assert await stop(client) == 0
 
 
+async def test_wrap_gives_driveros_only_its_own_settings(workspace: Path) -> None:
+    async with RawClient.start(wrapped(sys.executable, str(INNER)), env=server_env()) as client:
+        options = {"python": {"analysis": {}}, "driveros": {"maxIterations": 0}}
+        await started(client, workspace, initializationOptions=options)
+        shown = await client.wait_for("window/showMessage", lambda p: "settings" in p["message"])
+        assert "maxIterations" in shown["message"]
+        assert "python" not in shown["message"]  # the inner server's part is not driveros'
+        assert await stop(client) == 0
+
+
 async def test_wrap_adds_fix_actions_for_inner_diagnostics(workspace: Path) -> None:
     async with RawClient.start(wrapped(sys.executable, str(INNER)), env=server_env()) as client:
         await started(client, workspace)
@@ -145,7 +155,11 @@ async def test_wrap_forwards_bytes_unchanged_and_routes_commands(workspace: Path
         # while driveros asks the client for its settings (its own request ids)
         client.answers["window/showMessageRequest"] = lambda m: {"title": "Yes"}
         client.answers["workspace/configuration"] = lambda m: [{"maxIterations": 7}]
+        # another server's settings (eglot sends {} on connect) leave driveros' alone
         client.notify("workspace/didChangeConfiguration", {"settings": {"python": {}}})
+        client.notify("workspace/didChangeConfiguration", {"settings": {}})
+        # no settings at all: driveros asks for its section
+        client.notify("workspace/didChangeConfiguration", {"settings": None})
         asked = await client.request(
             "workspace/executeCommand", {"command": "inner.ask", "arguments": []}
         )
@@ -153,7 +167,7 @@ async def test_wrap_forwards_bytes_unchanged_and_routes_commands(workspace: Path
         config_requests = [
             m for _, m in client.received if m.get("method") == "workspace/configuration"
         ]
-        assert config_requests
+        assert len(config_requests) == 1
         assert all(str(m["id"]).startswith("driveros-wrap/") for m in config_requests)
         assert config_requests[0]["params"]["items"] == [{"section": "driveros"}]
         assert await stop(client) == 0

@@ -323,9 +323,11 @@ def _docker_info() -> tuple[dict[str, Any] | None, bool | None, str | None]:
 
 
 async def _sandbox(report: Report) -> None:
-    from driveros.sandbox import DEFAULT_IMAGE
+    from driveros.sandbox import DEFAULT_IMAGE, probe_local_sandbox
 
-    report.add("sandbox", "local", "ok", "always available (host processes behind a path fence)")
+    local = await asyncio.to_thread(probe_local_sandbox, os.environ.get("PATH"))
+    detail, fix = (local.describe(), None) if local.ok else (local.cause, local.fix)
+    report.add("sandbox", "local sandbox", "ok" if local.ok else "missing", detail, fix)
     started = time.monotonic()
     try:
         info, image, why = await asyncio.wait_for(

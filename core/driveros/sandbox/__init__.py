@@ -6,6 +6,7 @@ docker SDK). Both also offer shell sessions and a process host. See docs/sandbox
 """
 
 from driveros._errors import SandboxError
+from driveros.sandbox._bwrap import probe_local_sandbox
 from driveros.sandbox._docker import DEFAULT_IMAGE, DockerSandbox
 from driveros.sandbox._env import dotenv_assignments
 from driveros.sandbox._env import scrub as scrub_env
@@ -79,6 +80,7 @@ __all__ = [
     "SpecialFileError",
     "WrongKindError",
     "dotenv_assignments",
+    "probe_local_sandbox",
     "scrub_env",
     "secret_path_reason",
 ]

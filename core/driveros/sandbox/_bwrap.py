@@ -149,6 +149,13 @@ def probe(bwrap: str | None) -> Probe:
     return Probe(ok=True, bwrap=bwrap, version=version or "bubblewrap")
 
 
+def probe_local_sandbox(path: str | None = None) -> Probe:
+    """Whether the local tier's sandbox works on this machine (``driveros doctor``): finds
+    bubblewrap (on ``path``, then the system directories) and tries it, once per process.
+    Blocking."""
+    return probe(find_bwrap(path))
+
+
 def namespace_args(*, network: bool) -> list[str]:
     """Every namespace but the network's when ``network``; no capabilities, own session."""
     args = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]

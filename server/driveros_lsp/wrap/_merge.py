@@ -46,12 +46,17 @@ def own_section(options: Any) -> Any:
     return None
 
 
-def own_configuration(params: Any) -> dict[str, Any]:
-    """``workspace/didChangeConfiguration`` params for driveros: its section when the client
-    sent one, else ``settings: null`` (driveros then asks with ``workspace/configuration``)."""
+def own_configuration(params: Any) -> dict[str, Any] | None:
+    """``workspace/didChangeConfiguration`` params for driveros, or None when it is not for
+    driveros: its section when the client sent one; ``settings: null`` when the client sent
+    none (driveros then asks with ``workspace/configuration``); None for other servers'
+    settings (eglot sends ``{}`` on connect: the settings driveros got in ``initialize``
+    stay)."""
     settings = params.get("settings") if isinstance(params, dict) else None
+    if settings is None:
+        return {"settings": None}
     section = own_section(settings)
-    return {"settings": None if section is None else {SETTINGS_SECTION: section}}
+    return None if section is None else {"settings": {SETTINGS_SECTION: section}}
 
 
 def _kinds(provider: Any) -> list[str] | None:

@@ -361,7 +361,8 @@ class Wrapper:
     def _configuration(self, body: bytes, message: dict[str, Any]) -> None:
         self._to_inner(body)
         own = _merge.own_configuration(message.get("params"))
-        self._to_own({**message, "params": own})
+        if own is not None:
+            self._to_own({**message, "params": own})
 
     def _cancel(self, body: bytes, message: dict[str, Any]) -> None:
         params = message.get("params")
