@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from driveros.trust import TrustError, TrustStore
+from driveros.trust import TrustError, TrustStore, broad_root
 
 
 @pytest.fixture
@@ -42,6 +42,24 @@ def test_trust_store_refuses_root_home_and_missing_paths(store: TrustStore, tmp_
         with pytest.raises(TrustError):
             store.trust(path)
     assert store.entries() == ()
+
+
+def test_broad_root_names_the_root_the_home_and_what_holds_it(tmp_path: Path) -> None:
+    home = tmp_path / "users" / "me"
+    (home / "src" / "p").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(home)
+    assert broad_root(Path("/"), home) == "it is the filesystem root"
+    assert broad_root(home, tmp_path / "link") == "it is the home directory"
+    assert broad_root(tmp_path / "users", home) == "it holds the home directory"
+    assert broad_root(home / "src" / "p", home) is None
+    assert broad_root(home / "src" / "p", None) is None
+
+
+def test_trust_store_refuses_a_directory_holding_the_home(tmp_path: Path) -> None:
+    store = TrustStore(tmp_path / "config", home=tmp_path / "users" / "me")
+    (tmp_path / "users" / "me").mkdir(parents=True)
+    with pytest.raises(TrustError, match="every repository below it"):
+        store.trust(tmp_path / "users")
 
 
 def test_trust_store_that_others_can_write_trusts_nothing(

@@ -15,7 +15,15 @@ from driveros.trust._store import (
     TrustedWorkspace,
     TrustError,
     TrustStore,
+    broad_root,
     real_path,
 )
 
-__all__ = ["STORE_NAME", "TrustError", "TrustStore", "TrustedWorkspace", "real_path"]
+__all__ = [
+    "STORE_NAME",
+    "TrustError",
+    "TrustStore",
+    "TrustedWorkspace",
+    "broad_root",
+    "real_path",
+]

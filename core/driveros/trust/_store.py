@@ -59,6 +59,22 @@ def real_path(path: str | os.PathLike[str], *, strict: bool = True) -> Path:
         raise TrustError(f"cannot resolve {os.fspath(path)!r}: {exc}", path=str(path)) from exc
 
 
+def broad_root(target: Path, home: Path | None) -> str | None:
+    """Why the resolved directory ``target`` is no project but a root holding many (the
+    filesystem root, the home directory ``home``, or a directory holding it), or None.
+    ``driveros trust`` refuses such a directory, and ``driveros acp`` a session there."""
+    if target == Path(target.anchor):
+        return "it is the filesystem root"
+    if home is None:
+        return None
+    real_home = Path(os.path.realpath(home))
+    if target in (home, real_home):
+        return "it is the home directory"
+    if target in real_home.parents or target in home.parents:
+        return "it holds the home directory"
+    return None
+
+
 class TrustStore:
     """Reads and changes the trusted-workspaces file in ``directory``.
 
@@ -108,7 +124,7 @@ class TrustStore:
         target = real_path(path)
         if not target.is_dir():
             raise TrustError(f"not a directory: {target}", path=str(target))
-        if target == Path(target.anchor) or (self._home is not None and target == self._home):
+        if broad_root(target, self._home) is not None:
             raise TrustError(
                 f"refusing to trust {target}: it would trust every repository below it; "
                 "trust each project directory instead",
