@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from driveros._errors import ConfigError, ProviderError
+from driveros._errors import ConfigError, DriverosError, ProviderError
 from driveros._unicode import terminal_safe
 from driveros.cli._fail import fail
 from driveros.cli._input import read_input, stdin_usable
@@ -111,7 +111,10 @@ async def _record(
         provider=referee.split(":", 1)[0],
         meta=meta,
     )
-    await (await open_corpus(env, args.corpus)).add(record)
+    try:
+        await (await open_corpus(env, args.corpus)).add(record)
+    except DriverosError as exc:  # e.g. a planted link: the verdict printed still stands
+        sys.stderr.write(terminal_safe(f"driveros council: not recorded: {exc}") + "\n")
 
 
 async def _configured(env: Environment, specs: list[ProviderSpec]) -> list[Provider]:
