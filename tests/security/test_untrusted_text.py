@@ -199,3 +199,14 @@ async def test_council_gate_verdict_on_stderr_is_escaped(tmp_path: Path) -> None
     assert res.stderr.count("\\x1b[31mred") == 2  # the summary and the issue
     assert_clean(res.stderr)
     assert_clean(res.stdout)
+
+
+async def test_playground_table_is_escaped(tmp_path: Path) -> None:
+    async with ScriptedModelServer([Turn(text=HOSTILE)]) as server:
+        res = await driveros(
+            "playground", "--prompt", "hi", "--no-ollama-probe",
+            cwd=tmp_path, env=model_env(server.openai_base_url),
+        )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "\\x1b[31mred" in res.stdout
+    assert_clean(res.stdout)

@@ -11,6 +11,7 @@ import sys
 from argparse import ArgumentParser, Namespace
 
 from driveros import llm
+from driveros._unicode import terminal_safe
 from driveros.cli._options import PROVIDER_HELP, PROVIDER_METAVAR, positive_int, provider_spec
 from driveros.config import KEY_VARS, load_environment
 
@@ -39,7 +40,7 @@ def configure(parser: ArgumentParser) -> None:
 
 
 def _cell(text: str, width: int) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(terminal_safe(text).split())  # a model's text: escapes shown, not acted on
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
