@@ -53,6 +53,9 @@ class EditGate:
     always: Literal["allow", "reject"] | None = None
     #: The prompt's plan: one review step per change (None: no plan updates).
     plan: RunPlan | None = None
+    #: Told the outcome of each change's review (its paths, written, a note): the run's edit
+    #: calls of those files get their final status (``UpdateStream.settle_edits``).
+    settled: Callable[[tuple[str, ...], bool, str], Awaitable[None]] | None = None
 
 
 def _kind(change: FileChange) -> schema.ToolKind:
@@ -174,6 +177,9 @@ async def deliver_edits(
                         kind=_kind(change),
                         status="pending",
                         content=list(content) or None,
+                        locations=[
+                            schema.ToolCallLocation(path=str(workspace / p)) for p in change.paths
+                        ],
                     ),
                     list(OPTIONS),
                 )
@@ -184,6 +190,7 @@ async def deliver_edits(
         if verdict == "cancelled":
             await _finish(gate, call_id, ok=False, note="cancelled: not written")
             await _planned(gate, change, "cancelled, not written")
+            await _settled(gate, change, False, "cancelled: not written")
             raise asyncio.CancelledError
         if verdict == "allow_always":
             gate.always = "allow"
@@ -194,15 +201,23 @@ async def deliver_edits(
             if problem is None:
                 await _finish(gate, call_id, ok=True, note=f"{change.path}: written")
                 await _planned(gate, change, "written")
+                await _settled(gate, change, True, "written")
             else:
                 await _finish(gate, call_id, ok=False, note=f"not written: {problem}")
                 await _planned(gate, change, "not written")
+                await _settled(gate, change, False, f"not written: {problem}")
                 feedback.append(f"- {change.path}: could not be written ({problem})")
         else:
             await _finish(gate, call_id, ok=False, note="rejected by the user: not written")
             await _planned(gate, change, "rejected")
+            await _settled(gate, change, False, "rejected by the user: not written")
             feedback.append(f"- {change.path}: the user rejected this change; it was not written")
     return feedback
+
+
+async def _settled(gate: EditGate, change: FileChange, written: bool, note: str) -> None:
+    if gate.settled is not None:
+        await gate.settled(change.paths, written, note)
 
 
 async def _planned(gate: EditGate, change: FileChange, outcome: str) -> None:

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import unquote, urlparse
 
 from acp import PROTOCOL_VERSION, RequestError, schema
 from acp.interfaces import Client
@@ -22,6 +21,9 @@ from driveros.acp._edits import EditGate, deliver_edits, feedback_prompt, propos
 from driveros.acp._modes import APPROVE, MODE_IDS, ModeId, mode_state
 from driveros.acp._permission import AcpAsker
 from driveros.acp._plan import RunPlan
+from driveros.acp._reads import inside as _inside
+from driveros.acp._reads import overlay_path as _overlay_path
+from driveros.acp._reads import read_problem, relative
 from driveros.acp._updates import Update, UpdateStream, text_block
 from driveros.agent import EXIT_CODES
 from driveros.config import (
@@ -32,11 +34,12 @@ from driveros.config import (
     Environment,
     SandboxKind,
     load_environment,
+    user_home,
 )
 from driveros.llm import Message
 from driveros.mcptools import McpServerConfig, open_mcp_tools
-from driveros.review import path_problem
 from driveros.runs import RunOptions, RunReport, execute_run
+from driveros.trust import broad_root
 
 log = logging.getLogger(__name__)
 
@@ -91,38 +94,6 @@ _STOP: dict[str, StopReason] = {
     "refused": "refusal",
     "resource_cap": "max_turn_requests",
 }
-
-
-def _inside(root: Path, uri: str) -> str | None:
-    """The workspace-relative path a ``file://`` URI names, None when it is elsewhere."""
-    parsed = urlparse(uri)
-    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
-        return None
-    path = Path(unquote(parsed.path))
-    if not path.is_absolute() or ".." in path.parts or "\x00" in str(path):
-        return None
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        return None
-    return rel.as_posix() if rel.parts else None
-
-
-async def _overlay_path(root: Path, uri: str, text: str | None) -> str | None:
-    """The workspace-relative path a client buffer may overlay in the scratch copy, or None:
-    outside the workspace, inside ``.git``, through a symbolic link, a directory, or text
-    that is not valid Unicode (lone surrogates) is never an overlay (it stays context)."""
-    rel = _inside(root, uri)
-    if rel is None or text is None:
-        return None
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    problem = await asyncio.to_thread(path_problem, root, rel)
-    if problem is not None or await asyncio.to_thread((root / rel).is_symlink):
-        return None
-    return rel
 
 
 class DriverosAgent:
@@ -193,6 +164,11 @@ class DriverosAgent:
         resolved = await asyncio.to_thread(root.resolve)
         if not await asyncio.to_thread(resolved.is_dir):
             raise RequestError.invalid_params({"cwd": cwd, "details": "not a directory"})
+        # A prompt there would scratch-copy every project below it: the rule of `driveros trust`.
+        broad = broad_root(resolved, user_home())
+        if broad is not None:
+            details = f"refusing a session in {resolved}: {broad}; open a project directory"
+            raise RequestError.invalid_params({"cwd": cwd, "details": details})
         return resolved
 
     async def new_session(
@@ -320,6 +296,17 @@ class DriverosAgent:
         return schema.PromptResponse(stop_reason=stop)
 
     async def _read_client(self, session: Session, path: str) -> str | None:
+        """The editor's text of ``path``, asked only when the sandbox's path checks pass
+        (acp._reads.read_problem; None, the disk counts, when they do not)."""
+        rel = relative(session.cwd, path)
+        problem = (
+            "outside the workspace"
+            if rel is None
+            else await asyncio.to_thread(read_problem, session.cwd, rel)
+        )
+        if problem is not None:
+            log.info("not asking the editor for %s: %s", path, problem)
+            return None
         response = await self.conn.read_text_file(session_id=session.id, path=path)
         return response.content
 
@@ -432,12 +419,16 @@ class DriverosAgent:
                     else None,
                     always=session.edits,
                     plan=plan,
+                    settled=lambda paths, written, note: stream.settle_edits(
+                        paths, written=written, note=note
+                    ),
                 )
                 try:
                     session.feedback = await deliver_edits(gate, report.scratch, report.changes)
                 finally:
                     session.edits = gate.always
         finally:
+            await stream.settle_unreviewed_edits("not proposed: the user's file is unchanged")
             if report.scratch is not None:
                 await report.scratch.aclose()
         if result.exit_code == EXIT_CODES["setup_error"] or result.outcome == "provider_error":
@@ -472,7 +463,9 @@ class DriverosAgent:
         asker = AcpAsker(
             lambda call, options: self.conn.request_permission(
                 session_id=session.id, tool_call=call, options=options
-            )
+            ),
+            stream=stream,
+            workspace=session.cwd,
         )
         asker.rejecting = session.rejecting_commands
         problems: list[str] = []

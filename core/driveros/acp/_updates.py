@@ -11,8 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import posixpath
 import re
-from collections.abc import Awaitable, Callable
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +51,43 @@ _KINDS: dict[str, schema.ToolKind] = {
     "edit_file": "edit",
     "run": "execute",
 }
+
+
+#: The model's edit tools: on the run's private copy, so pending until the user decides.
+EDIT_TOOLS = frozenset({"write_file", "edit_file"})
+
+
+def new_call_id() -> str:
+    """A tool-call id of driveros' own: unique in a session, across loads and processes
+    (the provider's ids repeat: some number calls per response, a replay reuses them)."""
+    return f"tc-{uuid.uuid4().hex[:16]}"
+
+
+def edited_path(arguments: dict[str, Any]) -> str | None:
+    """The workspace-relative path an edit tool call names, normalized like a change's."""
+    path = arguments.get("path")
+    if not isinstance(path, str) or not path or "\x00" in path:
+        return None
+    return posixpath.normpath(path.replace("\\", "/")).lstrip("/")
+
+
+def edit_content(workspace: Path, arguments: dict[str, Any]) -> list[Any] | None:
+    """What an edit tool call did to the private copy, as a diff (old/new strings)."""
+    rel = edited_path(arguments)
+    if rel is None:
+        return None
+    new = arguments.get("new_string", arguments.get("content"))
+    if not isinstance(new, str):
+        return None
+    old = arguments.get("old_string")
+    return [
+        schema.FileEditToolCallContent(
+            type="diff",
+            path=str(workspace / rel),
+            old_text=old if isinstance(old, str) else None,
+            new_text=new,
+        )
+    ]
 
 
 def tool_kind(name: str) -> schema.ToolKind:
@@ -100,8 +140,14 @@ class UpdateStream:
         self._buffer: list[tuple[str, str]] = []  # (kind, text), kind in {"text", "thinking"}
         self._lock = asyncio.Lock()
         self._timer: asyncio.Task[None] | None = None
-        #: call ids of tool calls announced and not yet finished
+        #: ACP ids of tool calls announced and without a final status yet -> tool name
         self.open_calls: dict[str, str] = {}
+        #: the provider's call id -> the ACP ids announced for it, oldest first
+        self._ids: dict[str, deque[str]] = {}
+        #: ACP id -> the arguments of an edit call still running (for its diff and path)
+        self._edit_args: dict[str, dict[str, Any]] = {}
+        #: workspace-relative path -> ACP ids of edits of the private copy awaiting review
+        self._pending_edits: dict[str, list[str]] = {}
 
     async def emit(self, update: Update) -> None:
         async with self._lock:
@@ -173,11 +219,15 @@ class UpdateStream:
                 if event.delta:
                     self._buffered("thinking", event.text)
             case "tool_call":
-                self.open_calls[event.call_id] = event.name
+                call_id = new_call_id()
+                self.open_calls[call_id] = event.name
+                self._ids.setdefault(event.call_id, deque()).append(call_id)
+                if event.name in EDIT_TOOLS:
+                    self._edit_args[call_id] = event.arguments
                 await self.emit(
                     schema.ToolCallStart(
                         session_update="tool_call",
-                        tool_call_id=event.call_id,
+                        tool_call_id=call_id,
                         title=tool_title(event.name, event.arguments),
                         kind=tool_kind(event.name),
                         status="in_progress",
@@ -186,14 +236,20 @@ class UpdateStream:
                     )
                 )
             case "tool_result":
-                self.open_calls.pop(event.call_id, None)
+                call_id = self._take(event.call_id)
+                arguments = self._edit_args.pop(call_id, None)
+                rel = edited_path(arguments) if arguments is not None else None
+                if event.ok and arguments is not None and rel is not None:
+                    await self._pending_edit(call_id, rel, arguments, event.output)
+                    return
+                self.open_calls.pop(call_id, None)
                 shown = event.output
                 if len(shown) > SHOWN_OUTPUT:
                     shown = shown[:SHOWN_OUTPUT] + "\n… (output shortened)"
                 await self.emit(
                     schema.ToolCallProgress(
                         session_update="tool_call_update",
-                        tool_call_id=event.call_id,
+                        tool_call_id=call_id,
                         status="completed" if event.ok else "failed",
                         content=[
                             schema.ContentToolCallContent(type="content", content=text_block(shown))
@@ -212,6 +268,59 @@ class UpdateStream:
                 )
             case _:
                 pass
+
+    def _take(self, provider_id: str) -> str:
+        """The ACP id of the oldest announced call with this provider id (a result without
+        an announced call gets an id of its own)."""
+        queue = self._ids.get(provider_id)
+        if not queue:
+            return new_call_id()
+        call_id = queue.popleft()
+        if not queue:
+            del self._ids[provider_id]
+        return call_id
+
+    def call_id_of(self, provider_id: str | None) -> str | None:
+        """The ACP id announced for the model's tool call ``provider_id`` (the newest one:
+        the call being approved), None when there is none."""
+        queue = self._ids.get(provider_id) if provider_id is not None else None
+        return queue[-1] if queue else None
+
+    async def _pending_edit(
+        self, call_id: str, rel: str, arguments: dict[str, Any], output: str
+    ) -> None:
+        """An edit of the private copy: shown with its diff, and pending until the user
+        accepts or rejects the file (:meth:`settle_edits`)."""
+        self._pending_edits.setdefault(rel, []).append(call_id)
+        await self.emit(
+            schema.ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=call_id,
+                status="pending",
+                content=edit_content(self._workspace, arguments),
+                raw_output={"ok": True, "output": output, "review": "pending"},
+            )
+        )
+
+    async def settle_edits(self, paths: Iterable[str], *, written: bool, note: str) -> None:
+        """The user decided about ``paths``: their edit calls are ``completed`` once
+        written to the real file, else ``failed``."""
+        for rel in paths:
+            for call_id in self._pending_edits.pop(rel, []):
+                self.open_calls.pop(call_id, None)
+                await self.emit(
+                    schema.ToolCallProgress(
+                        session_update="tool_call_update",
+                        tool_call_id=call_id,
+                        status="completed" if written else "failed",
+                        raw_output={"written": written, "detail": note},
+                    )
+                )
+
+    async def settle_unreviewed_edits(self, note: str) -> None:
+        """Edits no review reached (the run proposed nothing for their file, or ended
+        without a proposal): ``failed``, the user's file untouched."""
+        await self.settle_edits(list(self._pending_edits), written=False, note=note)
 
     async def fail_open_calls(self, reason: str) -> None:
         """Mark the tool calls that never got a result as failed (a canceled run)."""

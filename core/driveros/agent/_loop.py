@@ -463,7 +463,7 @@ class Agent:
         where = tier.describe() if isinstance(tier, Tier) else None
         try:
             decision = await self.approval.decide(
-                ApprovalRequest(tool=call.name, arguments=call.arguments)
+                ApprovalRequest(tool=call.name, arguments=call.arguments, call_id=call.id)
             )
         except asyncio.CancelledError:
             # Cancelled while a human was being asked: record the denial, then stop.

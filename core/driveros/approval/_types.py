@@ -25,6 +25,9 @@ class ApprovalRequest(BaseModel):
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     command: str | None = None
+    #: The model's tool call this request is about (None: driveros' own, a custom check):
+    #: an asker that shows tool calls (ACP) asks about that call, never a new one.
+    call_id: str | None = None
 
     @model_validator(mode="after")
     def _fill_command(self) -> ApprovalRequest:
