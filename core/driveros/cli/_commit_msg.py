@@ -9,6 +9,7 @@ driveros commit-msg --reconcile      # (the hook) verdict from what was committe
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from pathlib import Path
 
@@ -79,15 +80,15 @@ async def _run(args: argparse.Namespace, executable: str) -> int:
             return 0  # leave git's message file as it was
         raise
     if args.hook is not None:
-        write_into_message_file(args.hook, terminal_safe(message), repo=repo)
+        await asyncio.to_thread(
+            write_into_message_file, args.hook, terminal_safe(message), repo=repo
+        )
         return 0
     sys.stdout.write(terminal_safe(message))
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
-
     # The hooks call back into this very executable (falling back to PATH).
     executable = str(Path(sys.argv[0]).resolve()) if sys.argv and sys.argv[0] else "driveros"
     return asyncio.run(_run(args, executable))
