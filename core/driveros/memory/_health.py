@@ -38,6 +38,7 @@ from driveros.memory._check import (
 )
 from driveros.memory._models import Fact
 from driveros.memory._rows import FACT_COLUMNS, fact_from_row
+from driveros.memory._wal import holders_of_deleted
 
 #: Less free space than this after an I/O error means the disk is (as good as) full: SQLite
 #: needs room for its WAL and shared-memory files before it writes a single page.
@@ -293,6 +294,15 @@ async def check_integrity(path: Path, *, full: bool = True) -> list[str]:
 
     Raises :class:`~driveros.MemoryStoreError` when the file cannot be read at all.
     """
+    # First, before any connection could make a second -wal file (see _wal).
+    holders = await asyncio.to_thread(holders_of_deleted, path)
+    if holders:
+        return [
+            f"process {pid} has it open with its {suffix} file deleted: its commits since the "
+            "last checkpoint are only in that process; end it (it writes them back when it "
+            "closes, unless another process made new -wal/-shm files meanwhile)"
+            for pid, suffix in holders
+        ]
     try:
         return await asyncio.to_thread(check, path, full=full)
     except (sqlite3.Error, OSError) as exc:

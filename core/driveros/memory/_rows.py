@@ -126,3 +126,47 @@ async def set_status(
             run_id,
         ),
     )
+
+
+async def undo_batch(db: aiosqlite.Connection, batch: str, scope: str) -> list[int]:
+    """Revert the latest change batch of ``scope`` (logged in ``batch``); the touched ids.
+
+    What the batch retired becomes active again; what it added is retired, never deleted.
+    """
+    async with db.execute(
+        "SELECT batch FROM changes WHERE scope = ? AND undone = 0 AND op != 'undo' "
+        "ORDER BY id DESC LIMIT 1",
+        (scope,),
+    ) as cur:
+        rows = list(await cur.fetchall())
+    if not rows:
+        raise MemoryStoreError("nothing to undo in this scope", scope=scope)
+    last = str(rows[0][0])
+    async with db.execute(
+        "SELECT fact_id, before_status, before_superseded_by, before_why FROM changes "
+        "WHERE batch = ? ORDER BY id DESC",
+        (last,),
+    ) as cur:
+        changes = list(await cur.fetchall())
+    touched: list[int] = []
+    for fid, before_status, before_sup, before_why in changes:
+        async with db.execute(
+            f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?",  # noqa: S608 (fixed columns)
+            (int(fid),),
+        ) as cur:
+            fact = fact_from_row(await cur.fetchone() or ())
+        if before_status is None:
+            await set_status(db, batch, "undo", fact, "forgotten", None, "undone")
+        else:
+            await set_status(
+                db,
+                batch,
+                "undo",
+                fact,
+                str(before_status),
+                None if before_sup is None else int(before_sup),
+                str(before_why or ""),
+            )
+        touched.append(int(fid))
+    await db.execute("UPDATE changes SET undone = 1 WHERE batch = ?", (last,))
+    return touched

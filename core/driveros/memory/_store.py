@@ -33,8 +33,10 @@ from driveros.memory._rows import (
     normalize_text,
     pin,
     set_status,
+    undo_batch,
 )
 from driveros.memory._search import POSTING_BUDGET, pack, query_words
+from driveros.memory._wal import WalWatch, close_guard, describe, holders_of_deleted
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,8 @@ class MemoryStore:
         self.posting_budget = POSTING_BUDGET
         #: Databases found in the workspace and ignored (see ``open_memory_store``).
         self.notices: tuple[str, ...] = ()
+        #: The -wal/-shm files this store opened (see ``_wal``); None before ``open`` ends.
+        self._watch: WalWatch | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -102,6 +106,10 @@ class MemoryStore:
         try:
             async with asyncio.timeout(timeout):
                 await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+                # Before any connection (the check's too) could make a second -wal file.
+                holders = await asyncio.to_thread(holders_of_deleted, path)
+                if holders:
+                    raise MemoryStoreError(describe(path, holders), path=str(path), op="open")
                 problems = await asyncio.to_thread(health.open_check, path)
                 if problems:
                     error = health.damaged(path)
@@ -113,6 +121,7 @@ class MemoryStore:
                 try:
                     await prepare(conn)
                     reader = await asyncio.to_thread(Reader.open, path, scope)
+                    watch = await asyncio.to_thread(WalWatch.take, path)
                 except BaseException:
                     await conn.close()
                     raise
@@ -122,11 +131,21 @@ class MemoryStore:
             ) from exc
         except (sqlite3.Error, OSError, UnicodeDecodeError) as exc:
             raise await asyncio.to_thread(health.store_error, exc, path, op="open") from exc
-        return cls(conn, reader, path=path, scope=scope, embedder=embedder, timeout=timeout)
+        store = cls(conn, reader, path=path, scope=scope, embedder=embedder, timeout=timeout)
+        store._watch = watch
+        return store
 
     async def aclose(self) -> None:
-        await asyncio.to_thread(self._reader.close)
-        await self._conn.close()
+        """Close the connections. When another process replaced the ``-wal``/``-shm`` files
+        this store opened, close without checkpointing: the ``-wal`` path is not ours."""
+        lost = None if self._watch is None else await asyncio.to_thread(self._watch.lost)
+        guard = await asyncio.to_thread(close_guard, self.path) if lost == "replaced" else None
+        try:
+            await asyncio.to_thread(self._reader.close)
+            await self._conn.close()
+        finally:
+            if guard is not None:
+                await asyncio.to_thread(guard.close)
         if self.embedder is not None:
             await self.embedder.aclose()
 
@@ -164,6 +183,16 @@ class MemoryStore:
             raise health.damaged(self.path)
         await begin_immediate(self._conn)
         try:
+            # Under the write lock: are our -wal/-shm still the files at those paths?
+            lost = None if self._watch is None else await asyncio.to_thread(self._watch.lost)
+            if lost is not None:
+                raise MemoryStoreError(
+                    f"memory database {self.path}: its -wal/-shm files were {lost} while "
+                    "this process had it open; refusing to write (another process's commits "
+                    "could be lost): run `driveros memory doctor`",
+                    path=str(self.path),
+                    op="write",
+                )
             yield self._conn
         except BaseException:
             await asyncio.shield(rollback(self._conn))
@@ -402,42 +431,9 @@ class MemoryStore:
                     )
                     touched = [fact_id]
                 else:
-                    touched = await self._undo_batch(db, batch)
+                    touched = await undo_batch(db, batch, self.scope)
             facts = await self._facts_by_id(touched)
             return [facts[i] for i in touched]
-
-    async def _undo_batch(self, db: aiosqlite.Connection, batch: str) -> list[int]:
-        rows = await self._fetch(
-            "SELECT batch FROM changes WHERE scope = ? AND undone = 0 AND op != 'undo' "
-            "ORDER BY id DESC LIMIT 1",
-            (self.scope,),
-        )
-        if not rows:
-            raise MemoryStoreError("nothing to undo in this scope", scope=self.scope)
-        last = str(rows[0][0])
-        changes = await self._fetch(
-            "SELECT fact_id, before_status, before_superseded_by, before_why FROM changes "
-            "WHERE batch = ? ORDER BY id DESC",
-            (last,),
-        )
-        touched: list[int] = []
-        for fid, before_status, before_sup, before_why in changes:
-            fact = (await self._facts_by_id([int(fid)]))[int(fid)]
-            if before_status is None:
-                await set_status(db, batch, "undo", fact, "forgotten", None, "undone")
-            else:
-                await set_status(
-                    db,
-                    batch,
-                    "undo",
-                    fact,
-                    str(before_status),
-                    None if before_sup is None else int(before_sup),
-                    str(before_why or ""),
-                )
-            touched.append(int(fid))
-        await db.execute("UPDATE changes SET undone = 1 WHERE batch = ?", (last,))
-        return touched
 
     async def import_facts(self, facts: Sequence[Fact]) -> int:
         """Add the active facts of an export to this scope, skipping ones already known."""
