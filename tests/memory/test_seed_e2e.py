@@ -203,3 +203,27 @@ async def test_a_run_never_stores_a_fact_holding_a_workspace_env_value(tmp_path:
     [fact] = await memory_list(tmp_path, repo, "active")
     assert fact["text"] == FACT
     assert "quartz-lantern-9931" not in json.dumps(events)
+
+
+async def test_a_scripted_run_without_a_facts_turn_stores_nothing_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """Issue 29 row 10: a verified run's memory store asks the model for facts; a script
+    without that turn gets "script exhausted", which is reported (docs/memory.md), and the
+    empty store it leaves behind lists as "nothing remembered yet"."""
+    repo = make_repo(tmp_path / "repo")
+    events, _ = await agent_run(
+        tmp_path,
+        repo,
+        "what is the module path?",
+        [
+            Turn(tool_calls=[ToolCallSpec(name="read_file", arguments={"path": "go.mod"})]),
+            Turn(text="The module path is example.com/demo."),
+        ],
+    )
+    [(action, _)] = [m for m in memory_events(events) if m[0] != "recall"]
+    detail = next(e["detail"] for e in events if e["type"] == "memory" and e["action"] == action)
+    assert action == "error" and "memory extraction unusable" in detail
+    code, out, err = await cli(tmp_path, "memory", "list", "--workspace", str(repo))
+    assert (code, out) == (0, "") and "nothing remembered yet" in err
+    assert not (repo / ".agent-memory.db").exists()
