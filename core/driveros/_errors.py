@@ -8,6 +8,7 @@
     │   ├── DifferentSuitesError   eval compare was given results of two different suites
     │   ├── IntelConfigError       the workspace's diagnostics configuration is invalid
     │   ├── NoTerminalError        interactive approval asked for, but no terminal
+    │   ├── TempDirError           $TMPDIR is missing, not writable or full: never another used
     │   └── TrustError             the trust store cannot be changed
     ├── CorpusError                the dogfood corpus cannot be read or written
     ├── CouncilError               the council could not reach a verdict (infrastructure)
@@ -84,6 +85,11 @@ class DriverosError(Exception):
 
 class ConfigError(DriverosError):
     """Setup or usage error: a missing key, an unknown provider, a bad flag value."""
+
+
+class TempDirError(ConfigError):
+    """The temporary directory (``$TMPDIR``) cannot take driveros's files: missing, not
+    writable or full. driveros never falls back to another directory (``driveros._tmp``)."""
 
 
 class ProviderError(DriverosError):

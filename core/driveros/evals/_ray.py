@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from driveros._errors import ConfigError
 from driveros._git import run_git_sync
+from driveros._tmp import temp_root
 from driveros.config import KEY_VARS, MODEL_VARS, URL_VARS, Environment
 from driveros.evals._results import CaseResult
 from driveros.evals._runner import CaseRunner, EvalOptions, run_bounded
@@ -75,7 +76,7 @@ def pack_suite(suite: Suite) -> tuple[dict[str, Any], bytes]:
     tar.gz of its directory with those bundles added."""
     data = suite.model_dump(mode="json", exclude={"root"})
     buf = io.BytesIO()
-    with tempfile.TemporaryDirectory(prefix="driveros-ray-pack-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="driveros-ray-pack-", dir=temp_root()) as tmp:
         bundles = Path(tmp)
         for index, case in enumerate(suite.cases):
             if not isinstance(case.workspace, GitWorkspace):
@@ -114,7 +115,7 @@ def run_case_on_worker(job_json: str, archive: bytes) -> str:
     not_dumpable()  # the worker holds the keys the job's runtime env carries
 
     job = _Job.model_validate_json(job_json)
-    with tempfile.TemporaryDirectory(prefix="driveros-ray-case-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="driveros-ray-case-", dir=temp_root()) as tmp:
         root = Path(tmp)
         suite = _unpack_suite(job.suite, archive, root)
         options = EvalOptions.model_validate({**job.options, "output_dir": root / "out"})

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from driveros._errors import ConfigError, DriverosError
 from driveros._git import run_git_sync
+from driveros._tmp import temp_root
 from driveros.agent import Event
 from driveros.approval import approval_from_name
 from driveros.config import ContainerRuntime, Environment, SandboxKind
@@ -271,7 +272,8 @@ class CaseRunner:
         async def on_event(event: Event) -> None:
             events.append(event)
 
-        with tempfile.TemporaryDirectory(prefix=f"driveros-eval-{case.id}-") as tmp:
+        base = await asyncio.to_thread(temp_root)  # $TMPDIR or an error, never another
+        with tempfile.TemporaryDirectory(prefix=f"driveros-eval-{case.id}-", dir=base) as tmp:
             try:
                 workspace = await asyncio.to_thread(_prepare_workspace, self.suite, case, Path(tmp))
                 async with contextlib.AsyncExitStack() as stack:

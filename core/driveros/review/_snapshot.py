@@ -15,12 +15,12 @@ import logging
 import re
 import shutil
 import stat
-import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 from driveros._finish import both, finish_then_reraise, thread_to_the_end
 from driveros._git import GitResult, run_git, split_z, yielding_cpu
+from driveros._tmp import temp_root
 from driveros.review._environments import (
     ENVIRONMENT_DIRS,
     exclude_lines,
@@ -389,7 +389,8 @@ def _container_refusal(workspace: Path, runtime: str) -> str | None:
 
 
 def _root_for(base_dir: Path | None, lease_id: str) -> Path:
-    base = Path(base_dir) if base_dir is not None else Path(tempfile.gettempdir())
+    # The configured temporary directory or an error: never tempfile's silent fall back.
+    base = Path(base_dir) if base_dir is not None else temp_root()
     return base.resolve() / f"driveros-scratch-{lease_id}"
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from driveros._errors import DriverosError
+from driveros._tmp import temp_root
 from driveros.agent import (
     Approval,
     ApprovalPolicy,
@@ -48,7 +47,7 @@ async def feed_cache(sandbox: Sandbox, stack: contextlib.AsyncExitStack) -> str 
     from driveros.state import Lease, new_lease_id, remove_paths
 
     lease_id = new_lease_id()
-    tmp = await asyncio.to_thread(lambda: Path(tempfile.gettempdir()).resolve())
+    tmp = await asyncio.to_thread(lambda: temp_root().resolve())  # never a silent fall back
     path = tmp / f"driveros-intel-{lease_id}"
     try:
         lease = await Lease.create("cache", paths=[path], lease_id=lease_id)

@@ -7,13 +7,13 @@ import os
 import pwd
 import secrets
 import shutil
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from driveros._errors import GitError, SandboxError
 from driveros._finish import both, thread_to_the_end
 from driveros._git import pinned_environment, repository_pins
+from driveros._tmp import temp_root
 from driveros.sandbox._base import SandboxBase
 from driveros.sandbox._bwrap import (
     HOME_SECRETS,
@@ -207,7 +207,7 @@ class LocalSandbox(SandboxBase):
         The watchdog hears of the directory before it exists: killed at any instant after
         mkdir, the owner still leaves nothing (mkdtemp then track_dir had a gap between). The
         name is 64 random bits; mkdir is exclusive, so a name taken is never adopted."""
-        base = await asyncio.to_thread(tempfile.gettempdir)
+        base = await asyncio.to_thread(temp_root)  # $TMPDIR or an error, never another
         while True:
             scratch = str(Path(base, f"driveros-sbx-{secrets.token_hex(8)}"))
             self._watchdog.track_dir(scratch)
