@@ -40,14 +40,15 @@ def snapshot(top: Path) -> dict[str, bytes | str]:
     return seen
 
 
-def plant(root: Path, outside: Path, parts: list[str], at: int, *, to_dir: bool) -> None:
-    """Real directories for ``parts[:at]``, then a link at ``parts[at]`` to ``outside``."""
+def plant(root: Path, outside: Path, parts: list[str], at: int, *, to: str) -> None:
+    """Real directories for ``parts[:at]``, then a link at ``parts[at]`` to ``outside``: to a
+    directory, a file, or a name that does not exist yet (``O_CREAT`` would make it)."""
     here = root
     for part in parts[:at]:
         here = here / part
         here.mkdir(exist_ok=True)
-    target = outside / "victim-dir" if to_dir else outside / "victim"
-    (here / parts[at]).symlink_to(target)
+    target = {"dir": "victim-dir", "file": "victim", "dangling": "not-yet"}[to]
+    (here / parts[at]).symlink_to(outside / target)
 
 
 def _outside(top: Path) -> Path:
@@ -72,17 +73,17 @@ def _writes(root: Path, rel: str) -> list[tuple[str, object]]:
 @given(
     parts=st.lists(_NAMES, min_size=1, max_size=4, unique=True),
     data=st.data(),
-    to_dir=st.booleans(),
+    to=st.sampled_from(["dir", "file", "dangling"]),
 )
 def test_planted_link_at_any_component_is_refused(
-    parts: list[str], data: st.DataObject, to_dir: bool
+    parts: list[str], data: st.DataObject, to: str
 ) -> None:
     at = data.draw(st.integers(min_value=0, max_value=len(parts) - 1), label="link at")
     with tempfile.TemporaryDirectory() as top_name:
         top = Path(top_name)
         outside, root = _outside(top), top / "repo"
         root.mkdir()
-        plant(root, outside, parts, at, to_dir=to_dir)
+        plant(root, outside, parts, at, to=to)
         before = snapshot(outside)
         for how, write in _writes(root, "/".join(parts)):
             with pytest.raises(PlantedLinkError, match="symbolic link"):
