@@ -58,7 +58,8 @@ def write_atomic(
     name = path.name
     with _parent(path, root) as dir_fd:
         if root is not None:
-            refuse_unless_regular(dir_fd, name, root=root, shown=str(path))
+            base, rel = anchor(path, root)
+            refuse_unless_regular(dir_fd, name, root=base, shown=str(rel))
         while True:
             tmp = f".{prefix or name}.{secrets.token_hex(4)}{suffix}"
             try:
