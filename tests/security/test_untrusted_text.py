@@ -210,3 +210,17 @@ async def test_playground_table_is_escaped(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert "\\x1b[31mred" in res.stdout
     assert_clean(res.stdout)
+
+
+async def test_a_committed_corpus_with_hostile_ids_is_shown_escaped(tmp_path: Path) -> None:
+    """The corpus file is the repository's: its ids and texts are input, not output."""
+    record = {"id": "ab\x1b]0;pwned\x07", "kind": "council", "input": "i", "output": HOSTILE}
+    (tmp_path / "c.jsonl").write_text(json.dumps({"op": "add", "record": record}) + "\n")
+    env = model_env("http://127.0.0.1:9")
+    corpus = ("corpus", "--corpus", str(tmp_path / "c.jsonl"))
+    listed = await driveros(*corpus, "list", cwd=tmp_path, env=env)
+    judged = await driveros(*corpus, "verdict", "ab", "accepted", cwd=tmp_path, env=env)
+    assert listed.returncode == 0 and judged.returncode == 0, listed.stderr + judged.stderr
+    assert judged.stdout == "ab\\x1b]0;pwned\\x07 accepted\n"
+    for out in (listed.stdout, judged.stdout):
+        assert_clean(out)

@@ -68,7 +68,7 @@ async def run(args: argparse.Namespace) -> int:
         updated = await corpus.set_verdict(
             args.id, Verdict(label=args.label, edit=edit, note=args.note, by=args.by)
         )
-        sys.stdout.write(f"{updated.id} {args.label}\n")
+        sys.stdout.write(terminal_safe(f"{updated.id} {args.label}\n"))  # ids come from the file
         return 0
     if args.corpus_command == "stats":
         stats = await corpus.stats()
