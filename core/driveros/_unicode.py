@@ -83,3 +83,23 @@ def terminal_safe(text: str) -> str:
     if _UNSAFE.search(text) is None:
         return text
     return _UNSAFE.sub(_escape_unsafe, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:  # a UTF-16 surrogate pair, as JSON spells characters beyond the BMP
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def json_terminal_safe(document: str) -> str:
+    """A JSON document with every ``_UNSAFE`` character written as a ``\\u`` escape.
+
+    JSON encoders escape C0 controls but leave DEL, C1, bidi controls and the like raw; such a
+    character can only stand inside a string, where its escape decodes to the very same
+    character. So the data is unchanged for any parser and the text is safe on a terminal.
+    """
+    if _UNSAFE.search(document) is None:
+        return document
+    return _UNSAFE.sub(_json_escape, document)

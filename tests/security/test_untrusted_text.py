@@ -17,7 +17,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from driveros._unicode import terminal_safe
+from driveros._unicode import json_terminal_safe, terminal_safe
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from tests.dogfood._run import driveros, git_repo, model_env, run
 
@@ -58,6 +58,23 @@ def test_terminal_safe_leaves_no_control_but_newline_and_tab(text: str) -> None:
 def test_terminal_safe_keeps_printable_text_unchanged(text: str) -> None:
     text = text + "\n\tend"
     assert terminal_safe(text) is text or terminal_safe(text) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(st.characters(codec=None)),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+        ),
+        max_leaves=8,
+    )
+)
+def test_json_terminal_safe_keeps_the_data_and_no_control(value: object) -> None:
+    document = json.dumps(value, ensure_ascii=False)
+    safe = json_terminal_safe(document)
+    assert json.loads(safe) == value
+    assert_clean(safe)
 
 
 def test_terminal_safe_shows_what_it_escaped() -> None:
@@ -224,3 +241,27 @@ async def test_a_committed_corpus_with_hostile_ids_is_shown_escaped(tmp_path: Pa
     assert judged.stdout == "ab\\x1b]0;pwned\\x07 accepted\n"
     for out in (listed.stdout, judged.stdout):
         assert_clean(out)
+
+
+async def test_json_outputs_keep_the_data_and_show_no_control(tmp_path: Path) -> None:
+    """``--format json``: the model's text is the same data, every control a ``\\u`` escape."""
+    (tmp_path / "a.diff").write_text("+x\n")
+    critic = {"summary": "checked", "issues": []}
+    verdict = {"verdict": "approve", "summary": HOSTILE, "issues": []}
+    turns = [Turn(text=json.dumps(critic)), Turn(text=json.dumps(verdict))]
+    async with ScriptedModelServer(turns) as server:
+        env = model_env(server.openai_base_url)
+        review = await driveros(
+            "council", "--corpus", str(tmp_path / "c.jsonl"), "review", "a.diff",
+            "--critic", "openai", "--referee", "openai", "--format", "json",
+            cwd=tmp_path, env=env,
+        )  # fmt: skip
+        listed = await driveros(
+            "corpus", "--corpus", str(tmp_path / "c.jsonl"), "list", "--format", "json",
+            cwd=tmp_path, env=env,
+        )  # fmt: skip
+    assert review.returncode == 0 and listed.returncode == 0, review.stderr + listed.stderr
+    assert json.loads(review.stdout)["summary"] == HOSTILE.replace("\r\n", "\n")
+    assert json.loads(json.loads(listed.stdout)["output"])["summary"] == HOSTILE
+    assert_clean(review.stdout)
+    assert_clean(listed.stdout)

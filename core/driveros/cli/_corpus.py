@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from driveros._unicode import terminal_safe
+from driveros._unicode import json_terminal_safe, terminal_safe
 from driveros.cli._input import read_input
 from driveros.cli._parser import ArgumentParser, UsageError
 
@@ -89,7 +89,7 @@ async def run(args: argparse.Namespace) -> int:
             records = [r for r in records if r.verdict is None]
         for r in records:
             if args.format == "json":
-                sys.stdout.write(r.model_dump_json() + "\n")
+                sys.stdout.write(json_terminal_safe(r.model_dump_json()) + "\n")
             else:
                 label = r.verdict.label if r.verdict else "pending"
                 first = r.output.strip().splitlines()[0] if r.output.strip() else ""

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from driveros._errors import ConfigError, DriverosError, ProviderError
-from driveros._unicode import terminal_safe
+from driveros._unicode import json_terminal_safe, terminal_safe
 from driveros.cli._fail import fail
 from driveros.cli._input import read_input, stdin_usable
 from driveros.cli._options import (
@@ -163,7 +163,7 @@ async def _review(args: argparse.Namespace, env: Environment, opened: list[Provi
         max_rounds=args.rounds,
     )
     if args.format == "json":
-        sys.stdout.write(verdict.model_dump_json() + "\n")
+        sys.stdout.write(json_terminal_safe(verdict.model_dump_json()) + "\n")
     else:
         out = f"verdict: {verdict.verdict} (referee {verdict.referee})\n{verdict.summary}\n"
         for issue in verdict.issues:
@@ -195,7 +195,7 @@ async def _consult(args: argparse.Namespace, env: Environment, opened: list[Prov
     opened += referees
     result = await consult(question, members=members, referees=referees)
     if args.format == "json":
-        sys.stdout.write(result.model_dump_json() + "\n")
+        sys.stdout.write(json_terminal_safe(result.model_dump_json()) + "\n")
     else:
         out = result.synthesis.strip() + "\n"
         for title, items in (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from driveros._errors import ConfigError
 from driveros._plural import files
-from driveros._unicode import terminal_safe
+from driveros._unicode import json_terminal_safe, terminal_safe
 from driveros.cli._input import read_input, stdin_usable
 from driveros.cli._options import add_provider, chosen_provider, positive_int
 from driveros.cli._parser import ArgumentParser
@@ -75,7 +75,7 @@ async def _run(args: argparse.Namespace, text: str | None) -> int:
         corpus=None if args.no_record else await open_corpus(env, args.corpus),
     )
     if args.format == "json":
-        sys.stdout.write(result.model_dump_json() + "\n")
+        sys.stdout.write(json_terminal_safe(result.model_dump_json()) + "\n")
     else:
         sys.stdout.write(f"{result.patch_path}\n{result.summary_path}\n")
     sys.stderr.write(
