@@ -1,7 +1,10 @@
 """Sandbox overheads, side by side as ratios (never pass/fail).
 
-- per command: LocalSandbox.run vs a bare asyncio.create_subprocess_exec; a local shell
-  session command vs LocalSandbox.run;
+- per command, ``python3 -c pass``: the contained local tier (LocalSandbox.run, one
+  bubblewrap per sandbox with a process host inside) vs a bare asyncio subprocess vs the old
+  uncontained path (run_host_command on the host) vs a new bubblewrap per command; a local
+  shell session command;
+- the local tier's first command (start: bubblewrap and its host, then one command);
 - docker: exec in the long-lived container vs `docker run` per command;
 - start-up (start, one command, aclose) per tier: local, docker runc, docker runsc.
 
@@ -11,13 +14,24 @@ Docker rows are skipped, with the reason, when no daemon or image is available.
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from driveros.sandbox import DEFAULT_IMAGE, DockerSandbox, LocalSandbox, SandboxError
+from driveros.sandbox import (
+    DEFAULT_IMAGE,
+    DEFAULT_OUTPUT_CAP,
+    DockerSandbox,
+    LocalSandbox,
+    SandboxError,
+    probe_local_sandbox,
+)
+from driveros.sandbox._bwrap import Layout, bwrap_argv, interpreter_dirs
+from driveros.sandbox._hostproc import run_host_command
 
 LOCAL_RUNS = 60
 DOCKER_EXECS = 15
@@ -40,31 +54,107 @@ def row(label: str, seconds: float, baseline: float | None = None) -> None:
     print(f"  {label:<46} {seconds * 1000:9.2f} ms  {ratio}")
 
 
-async def bare_subprocess() -> None:
+PYTHON = os.path.realpath(sys.executable)
+#: The goal's command, and the same interpreter without site (the fixed cost shows).
+COMMANDS = (f"{PYTHON} -c pass", f"{PYTHON} -I -S -c pass")
+COMMAND = COMMANDS[0]
+
+
+async def bare_subprocess(command: str = COMMAND) -> None:
     proc = await asyncio.create_subprocess_exec(
         "/bin/sh",
         "-c",
-        "true",
+        command,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         stdin=asyncio.subprocess.DEVNULL,
+        start_new_session=True,
     )
     await proc.communicate()
 
 
-async def bench_local(workspace: Path) -> None:
-    print("per command, local tier")
+async def interleaved(
+    variants: dict[str, Callable[[], Awaitable[object]]], repeat: int
+) -> dict[str, float]:
+    """Median seconds per variant, sampled round-robin so that load changes hit all alike."""
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for fn in variants.values():
+        await fn()  # warm-up
+    for _ in range(repeat):
+        for name, fn in variants.items():
+            start = time.perf_counter()
+            await fn()
+            samples[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+async def bench_local(workspace: Path, command: str) -> float:
+    """The per-command rows for ``command``; the contained run's median."""
+    print(f"per command, local tier: {command}")
     # The sandbox uses worker threads, which make every fork dearer; give the bare baseline
     # the same process state so the ratio measures the sandbox, not the thread pool.
     await asyncio.to_thread(lambda: None)
-    bare = await timed(bare_subprocess, LOCAL_RUNS)
-    row("bare asyncio.create_subprocess_exec", bare)
     async with LocalSandbox(workspace) as sandbox:
-        run = await timed(lambda: sandbox.run("true"), LOCAL_RUNS)
-        row("LocalSandbox.run", run, bare)
+        env, watchdog = sandbox.env, sandbox._watchdog
         session = await sandbox.open_session()
-        shell = await timed(lambda: session.run("true"), LOCAL_RUNS)
-        row("LocalSandbox session.run (no new process)", shell, bare)
+
+        async def uncontained() -> None:
+            await run_host_command(
+                ["/bin/sh", "-c", command],
+                cwd=workspace,
+                env=env,
+                timeout=None,
+                stdin=None,
+                cap=DEFAULT_OUTPUT_CAP,
+                watchdog=watchdog,
+            )
+
+        variants: dict[str, Callable[[], Awaitable[object]]] = {
+            "bare asyncio subprocess": lambda: bare_subprocess(command),
+            "old path: host subprocess (uncontained)": uncontained,
+            "LocalSandbox.run (contained, one bwrap)": lambda: sandbox.run(command),
+            "LocalSandbox session.run (contained)": lambda: session.run(command),
+        }
+        found = probe_local_sandbox()
+        if found.bwrap is not None:
+            layout = Layout(
+                workspace=workspace,
+                home=workspace,
+                tmp=workspace,
+                read_only=tuple(interpreter_dirs()),
+            )
+            argv = [*bwrap_argv(found.bwrap, layout), "--", "/bin/sh", "-c", command]
+
+            async def per_command_bwrap() -> None:
+                proc = await asyncio.create_subprocess_exec(
+                    *argv,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    env={},
+                )
+                await proc.communicate()
+                assert proc.returncode == 0, "the per-command bwrap failed"
+
+            variants["a new bwrap per command (not used)"] = per_command_bwrap
+        medians = await interleaved(variants, LOCAL_RUNS // 2)
+        bare = medians.pop("bare asyncio subprocess")
+        row("bare asyncio subprocess", bare)
+        for label, seconds in medians.items():
+            row(label, seconds, bare)
+        run = medians["LocalSandbox.run (contained, one bwrap)"]
+    return run
+
+
+async def bench_first(workspace: Path, run: float) -> None:
+    print("local tier, the first command of a run")
+
+    async def first_command() -> None:
+        async with LocalSandbox(workspace) as box:
+            await box.run(COMMAND)
+
+    first = await timed(first_command, 5)
+    row("start + first command + aclose", first, run)
 
 
 async def docker_problem() -> str | None:
@@ -144,7 +234,8 @@ async def bench_startup(workspace: Path) -> None:
 async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="driveros-bench-") as tmp:
         workspace = Path(tmp)
-        await bench_local(workspace)
+        runs = [await bench_local(workspace, command) for command in COMMANDS]
+        await bench_first(workspace, runs[0])
         await bench_docker(workspace)
         await bench_startup(workspace)
 
