@@ -43,7 +43,9 @@ def test_the_common_config_shape_is_read(tmp_path: Path) -> None:
         )
     )
     first, second = load_mcp_config(path)
-    assert first == McpServerConfig(name="my notes!", command="notes", args=["-v"], env={"A": "1"})
+    assert first == McpServerConfig(
+        name="my notes!", command="notes", args=["-v"], env={"A": "1"}, origin=str(path)
+    )
     assert tool_name(first, "add.note") == "my_notes__add_note"
     assert second.url == "http://127.0.0.1:1/mcp" and second.command is None
 

@@ -111,6 +111,7 @@ class Agent:
         self.partial_result: ev.Result | None = None
         self._tracker = DiagnosticsTracker(diagnostics) if diagnostics is not None else None
         self._tools = tool_specs(extra_tools)
+        self._external = {t.spec.name: t.external for t in extra_tools if t.external is not None}
         self._meter = ContextMeter(self._tools, self.config.system_prompt)
         #: Estimated prompt tokens a request may carry (resolved when the run starts).
         self.context_budget = self.config.context_budget or DEFAULT_CONTEXT_BUDGET
@@ -463,7 +464,12 @@ class Agent:
         where = tier.describe() if isinstance(tier, Tier) else None
         try:
             decision = await self.approval.decide(
-                ApprovalRequest(tool=call.name, arguments=call.arguments, call_id=call.id)
+                ApprovalRequest(
+                    tool=call.name,
+                    arguments=call.arguments,
+                    call_id=call.id,
+                    external=self._external.get(call.name),
+                )
             )
         except asyncio.CancelledError:
             # Cancelled while a human was being asked: record the denial, then stop.

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from driveros._errors import DriverosError
 from driveros._plural import count
 from driveros._tool_names import TOOL_NAMES
+from driveros.approval import ExternalTool
 from driveros.diagnostics import DiagnosticsSnapshot, render_snapshot
 from driveros.llm import ToolSpec
 from driveros.sandbox import (
@@ -111,6 +112,8 @@ class ExtraTool:
 
     spec: ToolSpec
     call: ExtraToolCall
+    #: Whose tool it is and whether the user's config allows it unasked (the approval reads it).
+    external: ExternalTool | None = None
 
 
 @functools.cache

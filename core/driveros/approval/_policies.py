@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import glob
+import json
 from pathlib import Path
 
 from driveros._errors import ConfigError, GitError
@@ -44,6 +45,21 @@ def policy_decision(
     if request.tool in EDIT_TOOLS:
         return Decision(
             allowed=True, reason="allowed by policy: edits stay in the fenced workspace"
+        )
+    external = request.external
+    if external is not None:
+        if external.allowed:
+            return Decision(
+                allowed=True,
+                reason=f"allowed by your MCP config: server {external.server!r} allows "
+                f"{external.tool!r}",
+            )
+        return Decision(
+            allowed=False,
+            reason=f"blocked by policy: MCP tool {external.tool!r} of server "
+            f"{external.server!r} is not on its allow list; to let it run, add "
+            f'"allow": [{json.dumps(external.tool)}] to {external.config}, or run with '
+            "--approve ask",
         )
     return Decision(allowed=False, reason=f"blocked by policy: unknown tool {request.tool!r}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -13,6 +14,26 @@ from driveros.approval._display import display_command
 
 class NoTerminalError(ConfigError):
     """Interactive approval was asked for but there is no terminal to ask on."""
+
+
+#: Characters of a tool call's arguments an asker shows (JSON, escaped); the rest is cut.
+SHOWN_ARGUMENTS = 600
+
+
+class ExternalTool(BaseModel):
+    """A tool driveros does not run itself (an MCP server's): whose it is, whether the
+    user's own config allows it to run unasked, where it runs and where to allow it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server: str
+    tool: str
+    #: The user's config lists it (``"allow": [...]`` on the server): ``policy`` runs it.
+    allowed: bool = False
+    #: Where a call runs, for the question (``the MCP server 'notes': its own process, as you``).
+    runs_in: str
+    #: Where the user allows it (``mcpServers.notes in ~/.config/driveros/mcp.json``).
+    config: str
 
 
 class ApprovalRequest(BaseModel):
@@ -28,6 +49,8 @@ class ApprovalRequest(BaseModel):
     #: The model's tool call this request is about (None: driveros' own, a custom check):
     #: an asker that shows tool calls (ACP) asks about that call, never a new one.
     call_id: str | None = None
+    #: Set for a tool driveros does not run itself (an MCP server's tool).
+    external: ExternalTool | None = None
 
     @model_validator(mode="after")
     def _fill_command(self) -> ApprovalRequest:
@@ -153,7 +176,12 @@ class Question(BaseModel):
         reason. Every asker shows at least this."""
         tool = display_command(self.request.tool)
         lines = [f"driveros wants to {self.request.describe()}", f"tool: {tool}"]
-        lines.append(f"runs in: {self.tier.describe()}")
+        external = self.request.external
+        if external is not None:
+            lines.append(f"arguments: {shown_arguments(self.request.arguments)}")
+            lines.append(f"runs in: {display_command(external.runs_in)}")
+        else:
+            lines.append(f"runs in: {self.tier.describe()}")
         if self.reason:
             lines.append(f"why asked: {display_command(self.reason)}")
         return "\n".join(lines)
@@ -180,3 +208,12 @@ class ApprovalPolicy(Protocol):
     name: str
 
     async def decide(self, request: ApprovalRequest) -> Decision: ...
+
+
+def shown_arguments(arguments: dict[str, Any]) -> str:
+    """A tool call's arguments as an asker shows them: JSON, every control character and
+    bidi override escaped, cut at :data:`SHOWN_ARGUMENTS` characters (and said so)."""
+    text = display_command(json.dumps(arguments, ensure_ascii=False, default=str))
+    if len(text) > SHOWN_ARGUMENTS:
+        text = text[: SHOWN_ARGUMENTS - 1] + "…"
+    return text

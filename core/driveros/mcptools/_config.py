@@ -31,6 +31,16 @@ class McpServerConfig(BaseModel):
     #: HTTP headers sent with every request to a ``url`` server (often a token: never shown in
     #: a repr, a log line or an error).
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
+    #: Tools of this server that ``policy`` runs without asking (``"*"``: every tool). Read
+    #: only from the user's own config (``mcp.json``, ``--mcp-config``), never a workspace.
+    allow: list[str] = Field(default_factory=list)
+    #: Where this server was configured, for "add it to the allow list in …" (set by the
+    #: file's parser; an ACP client's server says so).
+    origin: str = Field(default="", exclude=True)
+
+    def allows(self, tool: str) -> bool:
+        """The user's config lets ``tool`` of this server run unasked."""
+        return "*" in self.allow or tool in self.allow
 
     def redact(self, text: str) -> str:
         """``text`` with every header value of this server masked, and the credential of a
@@ -77,7 +87,7 @@ def parse_mcp_config(data: Any, *, origin: str = "MCP config") -> list[McpServer
         if not isinstance(entry, dict):
             raise ConfigError(f"{origin}: mcpServers.{name} must be an object")
         try:
-            found.append(McpServerConfig.model_validate({**entry, "name": name}))
+            found.append(McpServerConfig.model_validate({**entry, "name": name, "origin": origin}))
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()

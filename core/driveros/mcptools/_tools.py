@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from driveros.agent import ExtraTool
+from driveros.approval import ExternalTool
 from driveros.llm import ToolSpec
 from driveros.mcptools._config import McpServerConfig, header_problem
 
@@ -34,6 +35,24 @@ _TOOL = re.compile(r"[^A-Za-z0-9_-]+")
 def tool_name(server: McpServerConfig, tool: str) -> str:
     """``SERVER__TOOL`` within the 64 characters providers accept."""
     return f"{server.prefix}__{_TOOL.sub('_', tool)}"[:64]
+
+
+def external_tool(server: McpServerConfig, tool: str) -> ExternalTool:
+    """What the approval needs to know of ``tool``: allowed by the user's config or not,
+    where it runs (the server's own process, as the user: never in the sandbox) and where the
+    user would allow it."""
+    if server.command is not None:
+        runs_in = f"the MCP server {server.name!r}: its own process ({server.command}), as you"
+    else:
+        runs_in = f"the MCP server {server.name!r} at {server.url}"
+    origin = server.origin or "your MCP config (~/.config/driveros/mcp.json)"
+    return ExternalTool(
+        server=server.name,
+        tool=tool,
+        allowed=server.allows(tool),
+        runs_in=runs_in,
+        config=f"mcpServers.{server.name} in {origin}",
+    )
 
 
 def _describe(exc: BaseException) -> str:
@@ -113,7 +132,9 @@ async def _start(
 
         tools.append(
             ExtraTool(
-                spec=ToolSpec(name=name, description=description, parameters=schema), call=call
+                spec=ToolSpec(name=name, description=description, parameters=schema),
+                call=call,
+                external=external_tool(server, tool.name),
             )
         )
     return tools
