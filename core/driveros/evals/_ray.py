@@ -25,8 +25,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from driveros._atomic import write_atomic
 from driveros._errors import ConfigError
 from driveros._git import run_git_sync
+from driveros._safe_open import anchor
 from driveros._tmp import temp_root
 from driveros.config import KEY_VARS, MODEL_VARS, URL_VARS, Environment
 from driveros.evals._results import CaseResult
@@ -237,9 +239,9 @@ def _land(outcome: _Outcome, runner: CaseRunner, case: Case, lost: int) -> CaseR
     events_file.parent.mkdir(parents=True, exist_ok=True)
     events_file.write_text(outcome.events, encoding="utf-8")
     if outcome.cassette is not None:
-        target = runner.suite.cassette_path(case)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(outcome.cassette, encoding="utf-8")
+        target = runner.suite.cassette_path(case)  # as Cassette.save: no planted link followed
+        data = outcome.cassette.encode("utf-8")
+        write_atomic(target, data, perms=0o644, root=anchor(target, Path.cwd())[0])
     return outcome.result.model_copy(
         update={
             "events_file": str(events_file) if outcome.result.events_file else None,
