@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from driveros_lsp import _workspace_diagnostics
 from driveros_lsp._server import DriverosLanguageServer
 from driveros_lsp.features import (
     code_actions,
@@ -28,6 +29,7 @@ def create_server(*, runner_factory: RunnerFactory | None = None) -> DriverosLan
         code_actions.setup,
         commands.setup,
         memory.setup,
+        _workspace_diagnostics.setup,
     ):
         setup(server)
     return server

@@ -111,6 +111,11 @@ class DiagnosticsBoard:
     def clear(self, run_id: str) -> None:
         self._queue(self._clear(run_id))
 
+    def replace(self, key: str, items: list[DiagnosticItem], root: Path) -> None:
+        """Show ``items`` under ``key`` in place of what ``key`` showed: a standing set (the
+        workspace's own diagnostics), published with the runs' as one union per document."""
+        self._queue(self._replace(key, items, root))
+
     async def idle(self) -> None:
         """Wait until every update and clear given so far is published."""
         while self._last is not None and not self._last.done():
@@ -161,6 +166,25 @@ class DiagnosticsBoard:
                 documents[uri] = await document_lines(self._server, uri, path, wanted)
             shown.append(_Shown(uri, item, to_lsp(item, run_id, codec, documents[uri])))
             touched.add(uri)
+        self._publish(touched)
+
+    async def _replace(self, key: str, items: list[DiagnosticItem], root: Path) -> None:
+        touched = {s.uri for s in self._runs.pop(key, [])}
+        shown: list[_Shown] = []
+        codec = PositionCodec(self._server.traits.encoding)
+        documents: dict[str, Lines | SomeLines] = {}
+        for item in items:
+            path = _path(root, item.path)
+            if path is None:
+                continue
+            uri = path.as_uri()
+            if uri not in documents:
+                spans = [to_zero_based(o) for o in items if o.path == item.path]
+                wanted = {n for r in spans for n in (r.start_line, r.end_line)}
+                documents[uri] = await document_lines(self._server, uri, path, wanted)
+            shown.append(_Shown(uri, item, to_lsp(item, key, codec, documents[uri])))
+            touched.add(uri)
+        self._runs[key] = shown
         self._publish(touched)
 
     async def _clear(self, run_id: str) -> None:

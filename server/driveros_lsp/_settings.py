@@ -51,6 +51,12 @@ class Settings(RunOptions):
     max_concurrent_runs: int = Field(
         default=4, ge=1, le=32, description="Runs allowed at once; more are refused."
     )
+    publish_diagnostics: bool = Field(
+        default=False,
+        description="After each save, publish the build errors the diagnostics feed finds in "
+        "the workspace (as driveros agent --fix sees them), computed in the local sandbox with "
+        "the network off.",
+    )
 
 
 def _section(raw: Any) -> Any:
