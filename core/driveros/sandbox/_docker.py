@@ -154,6 +154,11 @@ class DockerSandbox(SandboxBase):
         return env
 
     @property
+    def contained(self) -> bool:
+        """Whether what this sandbox runs is contained: a container with the network off."""
+        return not self.network
+
+    @property
     def tier(self) -> str:
         return f"docker-{self.runtime}"
 

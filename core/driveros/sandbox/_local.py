@@ -128,6 +128,13 @@ class LocalSandbox(SandboxBase):
             return []
 
     @property
+    def contained(self) -> bool:
+        """Whether what this sandbox runs is contained: the network is off and commands run
+        in bubblewrap or not at all (where it cannot run they are refused, so this holds
+        before ``start()`` too)."""
+        return not self.network
+
+    @property
     def env(self) -> dict[str, str]:
         """A copy of the (allowlisted) environment commands start from."""
         return dict(self._env)
