@@ -45,6 +45,14 @@ def _project(marks: Path) -> dict[str, str]:
     }
 
 
+def _marks(tmp_path: Path) -> Path:
+    """Inside the workspace (the sandbox writes nowhere else), in a dot-directory the
+    feed's scan leaves out."""
+    marks = tmp_path / "ws" / ".marks"
+    marks.mkdir(parents=True)
+    return marks
+
+
 def _ran(marks: Path) -> set[str]:
     names = {p.name for p in marks.iterdir()}
     for p in marks.iterdir():
@@ -64,8 +72,7 @@ def _failures(items: Sequence[DiagnosticItem]) -> list[str]:
 async def test_edit_runs_only_the_tests_importing_the_module(
     open_project: OpenProject, tmp_path: Path
 ) -> None:
-    marks = tmp_path / "marks"
-    marks.mkdir()
+    marks = _marks(tmp_path)
     async with open_project(_project(marks)) as sandbox:
         feed = DiagnosticsFeed(sandbox, config=_CFG)
         first = await feed.snapshot()
@@ -73,13 +80,17 @@ async def test_edit_runs_only_the_tests_importing_the_module(
         assert _pytest_run(feed) == ("full", ())
         assert _failures(first.items) == ["tests/test_c.py::test_three"]
 
-        # app/a.py: test_a imports it, test_b through app/b.py; test_c does not
+        # app/a.py: test_a imports it, test_b through app/b.py; test_c does not, but it
+        # failed before, and every test that failed before runs again
         await sandbox.write_file("app/a.py", "def one() -> int:\n    return 2\n")
         second = await feed.snapshot(changed=["app/a.py"])
-        assert _ran(marks) == {"test_a", "test_b"}
-        assert _pytest_run(feed) == ("files", ("tests/test_a.py", "tests/test_b.py"))
+        assert _ran(marks) == {"test_a", "test_b", "test_c"}
+        assert _pytest_run(feed) == (
+            "files",
+            ("tests/test_a.py", "tests/test_b.py", "tests/test_c.py"),
+        )
         delta = diff_snapshots(first, second)
-        # test_c did not run: its failure carries over, never reported fixed
+        # test_c still fails: never reported fixed
         assert delta.fixed == ()
         assert _failures(delta.new) == ["tests/test_a.py::test_one", "tests/test_b.py::test_two"]
         assert _failures(second.items) == [
@@ -91,7 +102,7 @@ async def test_edit_runs_only_the_tests_importing_the_module(
         # fixing it again: the two selected failures are fixed, test_c's stays
         await sandbox.write_file("app/a.py", "def one() -> int:\n    return 1  # back\n")
         third = await feed.snapshot(changed=["app/a.py"])
-        assert _ran(marks) == {"test_a", "test_b"}
+        assert _ran(marks) == {"test_a", "test_b", "test_c"}
         delta = diff_snapshots(second, third)
         assert _failures(delta.fixed) == ["tests/test_a.py::test_one", "tests/test_b.py::test_two"]
         assert _failures(third.items) == ["tests/test_c.py::test_three"]
@@ -107,8 +118,7 @@ async def test_edit_runs_only_the_tests_importing_the_module(
 async def test_whole_suite_when_the_selection_is_uncertain(
     open_project: OpenProject, tmp_path: Path
 ) -> None:
-    marks = tmp_path / "marks"
-    marks.mkdir()
+    marks = _marks(tmp_path)
     every = {"test_a", "test_b", "test_c"}
     async with open_project(_project(marks)) as sandbox:
         feed = DiagnosticsFeed(sandbox, config=_CFG)
@@ -150,8 +160,7 @@ async def test_whole_suite_when_the_selection_is_uncertain(
 async def test_dynamic_import_in_a_test_runs_the_whole_suite(
     open_project: OpenProject, tmp_path: Path
 ) -> None:
-    marks = tmp_path / "marks"
-    marks.mkdir()
+    marks = _marks(tmp_path)
     files = _project(marks)
     files["tests/test_dyn.py"] = (
         "import importlib\n\n\ndef test_dyn() -> None:\n"

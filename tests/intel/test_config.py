@@ -6,7 +6,8 @@ import pytest
 
 from driveros import ConfigError
 from driveros.intel import CheckSpec, IntelConfig, IntelConfigError, load_config, parse_config
-from driveros.intel._detect import Probe, detect_checks, parse_probe, probe_script
+from driveros.intel._detect import detect_checks
+from driveros.intel._probe import Probe, parse_probe, probe_script
 from driveros.intel._scan import glob_match
 
 PYPROJECT = """
@@ -98,13 +99,17 @@ def _names(
 
 def test_detect_runs_only_tools_that_exist() -> None:
     files = ["app.py", "tests/test_app.py", "go.mod", "main.go", "Cargo.toml", "src/main.rs"]
+    # nothing configured: ruff is the floor (errors only), no type checker; pytest collects
     assert _names(files, ["ruff", "mypy", "pytest", "go", "cargo", "python3"]) == [
         "ruff",
-        "mypy",
         "pytest",
         "go",
         "cargo",
     ]
+    # the project's own mypy, configured
+    texts = {"pyproject.toml": "[tool.mypy]\n"}
+    names = _names([*files, "pyproject.toml"], [".venv/bin/mypy", "ruff"], texts=texts)
+    assert names == ["ruff", "mypy"]
     # no linter and no type checker: compileall is the floor
     assert _names(files, ["python3"]) == ["compileall"]
     assert _names(files, []) == []
@@ -133,9 +138,12 @@ def test_detect_prefers_the_projects_own_venv_and_node_modules() -> None:
 
 def test_detect_pyright_when_the_project_configures_it() -> None:
     texts = {"pyproject.toml": "[tool.pyright]\nstrict = []\n"}
-    assert _names(["a.py", "pyproject.toml"], ["mypy", "pyright"], texts=texts) == ["pyright"]
-    assert _names(["a.py"], ["mypy", "pyright"]) == ["mypy"]
-    assert _names(["a.py"], ["mypy", "pyright"], IntelConfig(type_checker="off")) == []
+    own = [".venv/bin/mypy", ".venv/bin/pyright"]
+    assert _names(["a.py", "pyproject.toml"], own, texts=texts) == ["pyright"]
+    # a type checker the project does not configure runs only when asked for
+    assert _names(["a.py"], own) == []
+    assert _names(["a.py"], ["mypy", "pyright"], IntelConfig(tools=("mypy",))) == ["mypy"]
+    assert _names(["a.py"], own, IntelConfig(type_checker="off", tools=("mypy",))) == []
 
 
 def test_detect_config_disables_replaces_and_adds() -> None:
@@ -160,15 +168,16 @@ def test_detect_nested_go_and_cargo_projects_topmost_only() -> None:
 
 
 def test_detect_mypy_targets_follow_the_projects_config() -> None:
-    probe = Probe(found={"mypy": "m"})
+    probe = Probe(found={".venv/bin/mypy": "m"})
 
-    def cmd(texts: dict[str, str]) -> str:
-        (spec,) = detect_checks(["a.py"], texts, probe, IntelConfig(), cache="/c")
+    def cmd(texts: dict[str, str], config: IntelConfig | None = None) -> str:
+        files = ["a.py", *texts]
+        (spec,) = detect_checks(files, texts, probe, config or IntelConfig(), cache="/c")
         return spec.command
 
     assert cmd({"pyproject.toml": "[tool.mypy]\nfiles = ['src']\n"}).endswith('mypy"')
     assert cmd({"pyproject.toml": "[tool.mypy]\nstrict = true\n"}).endswith(" .")
-    assert "--exclude" in cmd({})
+    assert "--exclude" in cmd({}, IntelConfig(tools=("mypy",)))
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,8 @@ def _where(snapshot_items: object) -> set[tuple[str, int, str | None, str]]:
 
 async def test_feed_python_project_reports_ruff_and_mypy(open_project: OpenProject) -> None:
     async with open_project(P.PYTHON) as sandbox:
-        feed = DiagnosticsFeed(sandbox)
+        # mypy on PATH, not the project's own: it runs because the settings ask for it
+        feed = DiagnosticsFeed(sandbox, config=IntelConfig(tools=("mypy",)))
         assert isinstance(feed, DiagnosticsSource)
         snap = await feed.snapshot()
     assert snap.checks == ("ruff", "mypy")
@@ -50,7 +51,7 @@ async def test_feed_incremental_reruns_only_what_an_edit_can_affect(
         name="gofiles", command="ls *.go 2>/dev/null | wc -l", parser="raw", triggers=("*.go",)
     )
     async with open_project(P.PYTHON) as sandbox:
-        feed = DiagnosticsFeed(sandbox, config=IntelConfig(checks=(counter,)))
+        feed = DiagnosticsFeed(sandbox, config=IntelConfig(checks=(counter,), tools=("mypy",)))
         first = await feed.snapshot()
         assert {r.name: r.mode for r in feed.runs} == {
             "ruff": "full",

@@ -24,9 +24,15 @@ def test_parse_imports_resolves_relative_and_from_imports() -> None:
 
 
 def test_parse_imports_flags_dynamic_imports() -> None:
-    for src in ("import importlib\n", "m = __import__('x')\n", "pytest_plugins = ['p']\n"):
+    for src in ("import importlib\n", "m = __import__(name)\n", "pytest_plugins = ['p']\n"):
         info = parse_imports(src, "conftest.py")
         assert info is not None and info.dynamic, src
+
+
+def test_parse_imports_reads_a_literal_dunder_import_as_an_import() -> None:
+    # more-itertools' more.py: __import__("concurrent.futures") is an ordinary import
+    info = parse_imports("e = __import__('concurrent.futures').futures\n", "m.py")
+    assert info == parse_imports("import concurrent.futures\n", "m.py")
 
 
 async def test_import_graph_closure_follows_packages(open_project: OpenProject) -> None:

@@ -12,7 +12,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -192,7 +191,8 @@ async def test_a_killed_server_falls_back_to_cold_and_is_restarted(tmp_path: Pat
         await _ready(feed)
         first = feed._warm.pid
         assert first is not None
-        os.kill(first, signal.SIGKILL)
+        # the pid is the sandbox's (its own PID namespace): killed from inside it
+        await sandbox.run(f"kill -9 {first}")
         await _touch(sandbox, "tests/test_ok.py", 1)
         after = await feed.snapshot(changed=["tests/test_ok.py"])
         assert _items(after) == _items(baseline)  # answered, cold
@@ -284,8 +284,20 @@ async def _gone(pid: int) -> bool:
     return False
 
 
+async def _gone_in(sandbox: LocalSandbox, pid: int) -> bool:
+    """``pid`` as the sandbox numbers it (its own PID namespace) has ended or is a zombie."""
+    probe = f"kill -0 {pid} 2>/dev/null && ! grep -q ') Z' /proc/{pid}/stat"
+    for _ in range(300):  # a bound, not a timing assertion
+        if not (await sandbox.run(probe)).ok:
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
 async def test_a_timed_out_warm_run_kills_the_forked_test(tmp_path: Path) -> None:
-    marker = tmp_path / "hang.pid"
+    # inside the workspace (the sandbox writes nowhere else), where the scan does not look
+    (tmp_path / "ws" / ".marks").mkdir(parents=True)
+    marker = tmp_path / "ws" / ".marks" / "hang.pid"
     files = {
         **_PROJECT,
         "tests/test_hang.py": (
@@ -304,7 +316,7 @@ async def test_a_timed_out_warm_run_kills_the_forked_test(tmp_path: Path) -> Non
         res = await sandbox.run(warm.replace(" --co ", " "), timeout=5)  # run, not collect
         assert res.timed_out
         pid = int(marker.read_text())
-        assert await _gone(pid)
+        assert await _gone_in(sandbox, pid)
         assert feed._warm.running  # the server itself goes on
         # a canceled run (the snapshot's task canceled) ends its forked test the same way
         marker.unlink()
@@ -315,11 +327,14 @@ async def test_a_timed_out_warm_run_kills_the_forked_test(tmp_path: Path) -> Non
             await asyncio.sleep(0.1)
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        assert await _gone(int(marker.read_text()))
-        server = feed._warm.pid
-        assert server is not None
+        assert await _gone_in(sandbox, int(marker.read_text()))
+        assert feed._warm.pid is not None
         token = feed._warm.directory.rsplit("/", 1)[1]
-    assert await _gone(server)  # and ends with the sandbox, leaving nothing behind
+    # the server ends with the sandbox, leaving nothing behind (seen from the host)
+    for _ in range(300):  # a bound, not a timing assertion
+        if not _with_token(token):
+            break
+        await asyncio.sleep(0.1)
     assert _with_token(token) == []
 
 

@@ -23,7 +23,8 @@ from driveros.intel._config import (
     read_workspace_config,
 )
 from driveros.intel._detector import BuildDiagnosticsDetector
-from driveros.intel._feed import CheckApproval, DiagnosticsFeed
+from driveros.intel._feed import DiagnosticsFeed
+from driveros.intel._feed_run import CheckApproval
 from driveros.intel._jobs import JobLimiter, default_limiter
 from driveros.intel._parse_common import ParseResult, PathContext
 from driveros.intel._parsers import get_parser, parse_output

@@ -35,7 +35,17 @@ ParserName = Literal[
     "cargo",
     "gnu",
     "raw",
+    "unittest",
+    "flake8",
+    "reformat",
+    "stubtest",
+    "gotest",
+    "tap",
 ]
+
+#: What a check is for: the project's tests, a linter, a type checker, a formatter's check,
+#: or a compiler/build step.
+CheckKind = Literal["test", "lint", "types", "format", "build"]
 
 #: Files that hold diagnostics configuration; a change to one re-reads the configuration.
 CONFIG_FILES = ("pyproject.toml", ".driveros.toml")
@@ -66,11 +76,19 @@ class CheckSpec(BaseModel):
     per_file: tuple[str, ...] = ()
     #: Run instead when the primary command is rejected as unknown usage (old tool versions).
     fallback_command: str | None = None
+    #: A test check's cheaper form (pytest's collection), run when the whole suite exceeds
+    #: its time budget (``timeout``).
+    budget_command: str | None = None
     #: Skip the check when every changed file is a Python module that no test file
     #: (test_*.py, *_test.py, conftest.py) imports, directly or not (pytest's view).
     pytest_closure: bool = False
     #: The ``source`` recorded on each diagnostic; defaults to ``name``.
     source: str | None = None
+    #: What the check is for (``test`` checks follow the ``tests`` setting and its budget).
+    kind: CheckKind | None = None
+    #: Where the project declares or configures it ("Makefile:test", "setup.cfg [flake8]",
+    #: "convention" for a toolchain's own default), for ``driveros doctor`` and the events.
+    origin: str | None = None
 
     @field_validator("files_command")
     @classmethod
@@ -97,14 +115,28 @@ class IntelConfig(BaseModel):
     disable: tuple[str, ...] = ()
     #: Extra globs of files and directories to leave out of scanning.
     exclude: tuple[str, ...] = ()
-    #: pytest: collect only (cheap, catches import errors), run the tests, or not at all.
-    pytest: Literal["collect", "run", "off"] = "collect"
+    #: The project's tests: ``auto`` runs them where the sandbox contains them (else only
+    #: collects), ``run``, ``collect`` (pytest collection only), ``off``.
+    tests: Literal["auto", "run", "collect", "off"] = "auto"
+    #: The older name of ``tests`` (used when ``tests`` is left at ``auto``).
+    pytest: Literal["auto", "collect", "run", "off"] = "auto"
+    #: Seconds the first snapshot may spend on the whole test suite; beyond it the suite is
+    #: only collected, plus the test files the task names.
+    test_budget: float = Field(default=120.0, gt=0)
+    #: Linters and type checkers to run although the project does not declare them
+    #: ("ruff", "mypy", "pyright", "flake8"): the user asked for them.
+    tools: tuple[str, ...] = ()
     #: Python type checker: auto prefers pyright when the project configures it, else mypy.
     type_checker: Literal["auto", "mypy", "pyright", "off"] = "auto"
     #: How many checks run at once.
     max_parallel: int = Field(default=2, ge=1, le=16)
     #: Explicit checks; one named like a detected check replaces it.
     checks: tuple[CheckSpec, ...] = ()
+
+    @property
+    def test_mode(self) -> Literal["auto", "run", "collect", "off"]:
+        """``tests``, or the older ``pytest`` key when ``tests`` is left at ``auto``."""
+        return self.pytest if self.tests == "auto" else self.tests
 
 
 def parse_config(data: Mapping[str, Any], *, origin: str = "<config>") -> IntelConfig:

@@ -23,29 +23,33 @@ import re
 import shlex
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Literal
 
 from driveros._errors import SandboxError
 from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot, fingerprint
 from driveros.intel._config import CheckSpec, IntelConfig
 from driveros.intel._detect import (
-    Probe,
-    detect_checks,
+    BuildPlan,
+    detect_build,
     detection_inputs,
     detection_markers,
-    is_test_file,
-    parse_probe,
-    probe_candidates,
-    probe_script,
+    node_dirs,
+)
+from driveros.intel._feed_run import (
+    BACKGROUND,
+    CheckApproval,
+    CheckRefused,
+    FeedRunner,
+    check_warning,
+    one_line,
 )
 from driveros.intel._imports import ImportGraph
 from driveros.intel._jobs import JobLimiter, default_limiter
-from driveros.intel._parse_common import PathContext, columns_in_code_points, make_item
-from driveros.intel._parsers import COLUMN_UNITS, parse_output
+from driveros.intel._parse_common import PathContext, make_item
+from driveros.intel._plan import is_test_file
+from driveros.intel._probe import Probe, parse_probe, probe_candidates, probe_script
 from driveros.intel._results import (
     CheckResult,
     CheckRun,
-    raw_section,
     result_key,
     spec_digest,
     touched_paths,
@@ -56,15 +60,9 @@ from driveros.sandbox import RunResult, Sandbox
 
 _log = logging.getLogger(__name__)
 
-#: Checks run niced: they are background work, and an editor's requests (served by the same
-#: machine, often the same process tree) must not queue behind twenty pytest/mypy batches.
-#: Without ``renice`` (a minimal image) the check simply runs at normal priority.
-_BACKGROUND = "renice -n 10 -p $$ >/dev/null 2>&1; "
-
-#: Results kept per check, keyed by the content hash of its relevant files.
-_CACHE_PER_CHECK = 8
 #: More changed files than this and a per-file check runs whole instead.
 _MAX_PER_FILE = 64
+_TEST_CODES = frozenset({"test-failure", "test-error"})
 _USAGE_ERROR = re.compile(
     r"unrecognized arguments?|no such option|unknown option|unexpected argument|"
     r"invalid choice|unknown flag",
@@ -72,16 +70,18 @@ _USAGE_ERROR = re.compile(
 )
 
 
-class _CheckRefused(Exception):
-    """A configured check's command was refused by the approval policy (message: why)."""
+OnBuild = Callable[[BuildPlan], Awaitable[None]]
+"""Told the detected build whenever it is (re)detected (a run emits it as an event)."""
 
 
-CheckApproval = Callable[[CheckSpec, str], Awaitable[tuple[bool, str]]]
-"""Decides whether a configured check may run ``command`` (the exact command line):
-``(allowed, reason)``. The agent passes its run's approval policy."""
+def sandbox_contains(sandbox: Sandbox) -> bool:
+    """Whether the sandbox contains what it runs (an OS sandbox or a container with the
+    network off), so the project's tests may run by default. The one place that asks."""
+    # the Sandbox protocol's ``contained`` (docs/sandbox.md); a tier without it is not
+    return bool(getattr(sandbox, "contained", False))
 
 
-class DiagnosticsFeed:
+class DiagnosticsFeed(FeedRunner):
     """The build-diagnostics feed over one sandbox (implements ``DiagnosticsSource``).
 
     ``config`` is fixed for the feed's life (default: the built-in checks only; the workspace's
@@ -108,6 +108,8 @@ class DiagnosticsFeed:
         config_problem: str | None = None,
         config_origin: str = ".driveros.toml",
         limiter: JobLimiter | None = None,
+        on_build: OnBuild | None = None,
+        focus: Sequence[str] = (),
     ) -> None:
         self._sandbox = sandbox
         self._limiter = limiter or default_limiter()
@@ -115,6 +117,10 @@ class DiagnosticsFeed:
         self._config_problem = config_problem
         self._config_origin = config_origin
         self._approve = approve
+        self._on_build = on_build
+        self._focus = tuple(focus)
+        self._contained = sandbox_contains(sandbox)
+        self._build = BuildPlan()
         self._custom = frozenset(c.name for c in self._config.checks)
         self._verdicts: dict[str, tuple[bool, str]] = {}
         self._index = FileIndex(sandbox, exclude=self._config.exclude)
@@ -136,7 +142,7 @@ class DiagnosticsFeed:
         self._cache_dir = (
             cache_dir if usable and cache_dir else f"${{TMPDIR:-/tmp}}/driveros-intel/{digest}"
         )
-        self._warm = WarmPytest(sandbox, self._cache_dir, renice=_BACKGROUND)
+        self._warm = WarmPytest(sandbox, self._cache_dir, renice=BACKGROUND)
 
     async def aclose(self) -> None:
         """Stop the feed's warm pytest process, if any (closing the sandbox stops it too)."""
@@ -156,6 +162,11 @@ class DiagnosticsFeed:
     def checks(self) -> tuple[CheckSpec, ...]:
         """The current plan (empty before the first snapshot)."""
         return self._plan
+
+    @property
+    def build(self) -> BuildPlan:
+        """The detected build: checks, what the project declares, what does not run and why."""
+        return self._build
 
     async def snapshot(
         self, *, changed: Sequence[str] = (), full: bool = False
@@ -177,12 +188,14 @@ class DiagnosticsFeed:
                 async with sem:
                     try:
                         outcomes[spec.name] = await self._check(spec, hashes, full=full)
-                    except _CheckRefused as exc:
-                        note = _check_warning(spec, "check-refused", str(exc))
+                    except CheckRefused as exc:
+                        note = check_warning(spec, "check-refused", str(exc))
                         result = CheckResult(key="", items=(note,), raw=str(exc), hashes={})
                         outcomes[spec.name] = result, CheckRun(name=spec.name, mode="full")
                     except Exception as exc:  # one broken check must not sink the others
-                        _log.warning("check %s failed", spec.name, exc_info=True)
+                        # one line for the user; the traceback only at debug level
+                        _log.warning("check %s failed: %s", spec.name, one_line(exc))
+                        _log.debug("check %s traceback", spec.name, exc_info=True)
                         outcomes[spec.name] = self._broken(spec, exc)
 
             async with self._limiter.slot(), asyncio.TaskGroup() as tg:
@@ -206,6 +219,8 @@ class DiagnosticsFeed:
                 )
             )
             raw.append(f"[driveros] {self._config_problem}")
+        # what the project declares that does not run here, and why: one line each
+        raw.extend(f"[driveros] {note}" for note in self._build.notes)
         for spec in self._plan:
             result, _run = outcomes[spec.name]
             items.extend(result.items)
@@ -229,21 +244,37 @@ class DiagnosticsFeed:
         if signature == self._plan_signature:
             return
         texts: dict[str, str] = {}
-        for path in inputs:
+        for path in [*inputs, *await self._workflows()]:
             try:
                 texts[path] = await self._sandbox.read_file(path)
             except SandboxError:
                 continue
-        result = await self._sandbox.run(probe_script(probe_candidates(files)), timeout=30)
+        candidates = probe_candidates(files, node_dirs(files))
+        result = await self._sandbox.run(probe_script(candidates), timeout=30)
         self._probe = parse_probe(result.stdout)
-        self._plan = detect_checks(files, texts, self._probe, self._config, cache=self._cache_dir)
+        build = detect_build(
+            files,
+            texts,
+            self._probe,
+            self._config,
+            cache=self._cache_dir,
+            contained=self._contained,
+        )
+        changed = build != self._build
+        self._build, self._plan = build, build.checks
         self._plan_signature = signature
         _log.debug("diagnostics plan: %s", [c.name for c in self._plan])
+        if changed and self._on_build is not None:
+            await self._on_build(build)
 
-    def _context(self, spec: CheckSpec) -> PathContext:
-        roots = (*self._probe.roots, str(self._sandbox.workspace))
-        cwd = "" if spec.cwd in (".", "") else posixpath.normpath(spec.cwd)
-        return PathContext(roots=roots, cwd=cwd)
+    async def _workflows(self) -> list[str]:
+        """CI workflow files (the scan leaves dot-directories out)."""
+        try:
+            entries = await self._sandbox.list_dir(".github/workflows")
+        except SandboxError:
+            return []
+        names = sorted(e.name for e in entries if e.name.endswith((".yml", ".yaml")))
+        return [f".github/workflows/{n}" for n in names[:20]]
 
     async def _check(
         self, spec: CheckSpec, hashes: Mapping[str, str], *, full: bool
@@ -279,6 +310,10 @@ class DiagnosticsFeed:
             selected = await self._affected_tests(touched, hashes, prev)
             if selected is not None:
                 return await self._run_tests(spec, key, prev, relevant, selected, wait=wait)
+        if self._selectable_unittest(spec):
+            selected = await self._affected_tests(touched, hashes, prev)
+            if selected is not None:
+                return await self._run_unittest(spec, key, prev, relevant, selected)
         if (
             spec.files_command
             and spec.name not in self._fallback  # files_command speaks the new syntax
@@ -292,6 +327,31 @@ class DiagnosticsFeed:
         """The built-in pytest check (only its command takes test paths, and only it runs
         in the warm process; a configured check runs as written)."""
         return spec.pytest_closure and spec.name == "pytest" and spec.name not in self._custom
+
+    def _selectable_unittest(self, spec: CheckSpec) -> bool:
+        """The built-in unittest check on its default discovery (test modules by name)."""
+        return (
+            spec.parser == "unittest"
+            and spec.name not in self._custom
+            and spec.command.endswith("-m unittest")
+        )
+
+    async def _run_unittest(
+        self,
+        spec: CheckSpec,
+        key: str,
+        prev: CheckResult,
+        relevant: dict[str, str],
+        selected: list[str],
+    ) -> tuple[CheckResult, CheckRun]:
+        """unittest over the ``selected`` test modules; the others' results carry over."""
+        modules = [p[: -len(".py")].replace("/", ".") for p in selected]
+        if any(not m.replace(".", "").replace("_", "").isalnum() for m in modules):
+            return await self._run_full(spec, key, relevant)
+        chosen = set(selected)
+        kept = tuple(i for i in prev.items if i.path not in chosen)
+        res = await self._execute(spec, f"{spec.command} {shlex.join(modules)}")
+        return await self._record(spec, key, relevant, res, keep=kept, files=tuple(selected))
 
     async def _run_pytest(
         self, spec: CheckSpec, extra: str, *, warm: bool, wait: bool = True
@@ -341,6 +401,8 @@ class DiagnosticsFeed:
             if self._graph.closure(tests) is None:
                 return None
             affected = self._graph.dependents(touched) & tests
+        # every test that failed before runs again, whatever the edit touched
+        affected |= {i.path for i in prev.items if i.code in _TEST_CODES and i.path in tests}
         if not affected or len(affected) > _MAX_PER_FILE:
             return None
         if any(posixpath.basename(p) == "conftest.py" for p in affected):
@@ -381,6 +443,8 @@ class DiagnosticsFeed:
             return await self._record(spec, key, relevant, res, keep=(), files=())
         command = spec.fallback_command if spec.name in self._fallback else spec.command
         res = await self._execute(spec, command or spec.command)
+        if res.timed_out and spec.budget_command:
+            return await self._over_budget(spec, key, relevant)
         if (
             spec.fallback_command
             and spec.name not in self._fallback
@@ -391,157 +455,27 @@ class DiagnosticsFeed:
             res = await self._execute(spec, spec.fallback_command)
         return await self._record(spec, key, relevant, res, keep=(), files=())
 
-    async def _run_files(
-        self,
-        spec: CheckSpec,
-        key: str,
-        prev: CheckResult,
-        relevant: dict[str, str],
-        touched: set[str],
+    async def _over_budget(
+        self, spec: CheckSpec, key: str, relevant: dict[str, str]
     ) -> tuple[CheckResult, CheckRun]:
-        present = sorted(p for p in touched if p in relevant)
-        kept = tuple(i for i in prev.items if i.path not in touched)
-        if not present:  # only deletions: drop their diagnostics, nothing to run
-            result = CheckResult(key=key, items=kept, raw="", hashes=relevant, spec=prev.spec)
-            self._store(spec.name, result)
-            return result, CheckRun(name=spec.name, mode="files")
-        base = "" if spec.cwd in (".", "") else posixpath.normpath(spec.cwd)
-        args = " ".join(shlex.quote(posixpath.relpath(p, base) if base else p) for p in present)
-        assert spec.files_command is not None
-        res = await self._execute(spec, spec.files_command.replace("{files}", args))
-        return await self._record(spec, key, relevant, res, keep=kept, files=tuple(present))
-
-    async def _execute(self, spec: CheckSpec, command: str) -> RunResult:
-        timeout = spec.timeout or self._config.timeout
-        command = command.replace("{cache}", self._cache_dir)
-        refusal = await self._refusal(spec, command)
-        if refusal is not None:
-            raise _CheckRefused(refusal)
-        try:
-            # the sandbox enforces the timeout; this bound only guards against a stuck sandbox
-            async with asyncio.timeout(timeout + 30):
-                return await self._sandbox.run(_BACKGROUND + command, cwd=spec.cwd, timeout=timeout)
-        except TimeoutError:
-            return RunResult(
-                stdout="", stderr="", exit_code=-1, duration_ms=timeout * 1000, timed_out=True
+        """The whole suite exceeded its budget: collect only, plus the test files the task
+        names (``focus``), and say so."""
+        assert spec.budget_command is not None
+        res = await self._execute(spec, spec.budget_command)
+        result, run = await self._record(spec, key, relevant, res, keep=(), files=())
+        focus = [p for p in self._focus if is_test_file(p) and p in relevant]
+        if focus:
+            more = await self._execute(spec, f"{spec.command} {shlex.join(focus)}")
+            result, run = await self._record(
+                spec, key, relevant, more, keep=result.items, files=tuple(focus)
             )
-        except SandboxError as exc:
-            return RunResult(
-                stdout="", stderr=f"could not run: {exc}", exit_code=-1, duration_ms=0.0
-            )
-
-    async def _refusal(self, spec: CheckSpec, command: str) -> str | None:
-        """Why a configured check may not run ``command`` (None: it may). One decision per
-        exact command line per feed, so a user is asked once per run."""
-        if spec.name not in self._custom or self._approve is None:
-            return None
-        verdict = self._verdicts.get(command)
-        if verdict is None:
-            verdict = await self._approve(spec, command)
-            self._verdicts[command] = verdict
-        allowed, reason = verdict
-        if allowed:
-            return None
-        return f"check {spec.name} not run: {reason or 'refused by the approval policy'}"
-
-    async def _record(
-        self,
-        spec: CheckSpec,
-        key: str,
-        relevant: dict[str, str],
-        res: RunResult,
-        *,
-        keep: tuple[DiagnosticItem, ...],
-        files: tuple[str, ...],
-    ) -> tuple[CheckResult, CheckRun]:
-        mode: Literal["full", "files"] = "files" if files else "full"
-        run = CheckRun(
-            name=spec.name,
-            mode=mode,
-            duration_ms=res.duration_ms,
-            timed_out=res.timed_out,
-            exit_code=res.exit_code,
-            files=files,
+        budget = spec.timeout or self._config.timeout
+        note = check_warning(
+            spec,
+            "over-budget",
+            f"the test suite took longer than {budget:g}s: collected only"
+            + (f", plus {', '.join(focus)}" if focus else ""),
         )
-        if res.timed_out:
-            timeout = spec.timeout or self._config.timeout
-            prev = self._latest.get(spec.name)
-            stale = tuple(i for i in prev.items if i.code != "timeout") if prev else ()
-            note = _check_warning(
-                spec,
-                "timeout",
-                f"check {spec.name} timed out after {timeout:g}s; last known results kept",
-            )
-            result = CheckResult(
-                key=key,
-                items=(*stale, note),
-                raw=f"[{spec.name}] timed out after {timeout:g}s",
-                hashes=prev.hashes if prev else {},
-                timed_out=True,
-                spec=spec_digest(spec),
-            )
-            self._latest[spec.name] = result  # never cached: the next snapshot retries
-            return result, run
-        parsed = parse_output(
-            spec.parser, res.stdout, res.stderr, self._context(spec), source=spec.label
-        )
-        items = list(keep) + await self._code_point_columns(spec, parsed.items)
-        if res.exit_code in (126, 127) or (res.exit_code == -1 and not parsed.items):
-            items.append(
-                _check_warning(
-                    spec, "check-failed", f"check {spec.name} could not run (exit {res.exit_code})"
-                )
-            )
-        result = CheckResult(
-            key=key,
-            items=tuple(items),
-            raw=raw_section(spec, res, parsed.unparsed),
-            hashes=relevant,
-            spec=spec_digest(spec),
-        )
+        result = result.model_copy(update={"items": (*result.items, note)})
         self._store(spec.name, result)
         return result, run
-
-    async def _code_point_columns(
-        self, spec: CheckSpec, items: list[DiagnosticItem]
-    ) -> list[DiagnosticItem]:
-        """Columns a tool counts in UTF-16 units or bytes, in code points (read on the
-        checked file: a column after é, 中 or 😀 would be off otherwise)."""
-        unit = COLUMN_UNITS.get(spec.parser)
-        if unit is None:
-            return items
-        texts: dict[str, list[str] | None] = {}
-        out: list[DiagnosticItem] = []
-        for item in items:
-            if item.column <= 1 and (item.end_column or 0) <= 1:
-                out.append(item)
-                continue
-            if item.path not in texts:
-                try:
-                    texts[item.path] = (await self._sandbox.read_file(item.path)).split("\n")
-                except SandboxError:
-                    texts[item.path] = None
-            out.append(columns_in_code_points(item, texts[item.path], unit))
-        return out
-
-    def _broken(self, spec: CheckSpec, exc: Exception) -> tuple[CheckResult, CheckRun]:
-        note = _check_warning(
-            spec,
-            "check-failed",
-            f"check {spec.name} failed inside driveros: {type(exc).__name__}: {exc}",
-        )
-        result = CheckResult(key="", items=(note,), raw=f"[{spec.name}] {exc!r}", hashes={})
-        return result, CheckRun(name=spec.name, mode="full")
-
-    def _store(self, name: str, result: CheckResult) -> None:
-        cache = self._cache.setdefault(name, OrderedDict())
-        cache[result.key] = result
-        cache.move_to_end(result.key)
-        while len(cache) > _CACHE_PER_CHECK:
-            cache.popitem(last=False)
-        self._latest[name] = result
-
-
-def _check_warning(spec: CheckSpec, code: str, message: str) -> DiagnosticItem:
-    """A warning about the check itself (not about a file): it timed out, could not run, ..."""
-    return make_item(path=".", severity="warning", code=code, source=spec.label, message=message)

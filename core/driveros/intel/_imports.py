@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import posixpath
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,9 @@ _DYNAMIC_NAMES = frozenset(
 )
 #: Past this many Python files the graph is not worth building; pytest always reruns.
 MAX_FILES = 5000
+#: CPython 3.11's parser is not safe to run in several threads at once ("AST constructor
+#: recursion depth mismatch"): every ``ast.parse`` here holds this lock.
+_PARSE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -52,15 +56,31 @@ def _mentions_dynamic(node: ast.AST) -> bool:
 def parse_imports(source: str, path: str) -> _Info | None:
     """The absolute module names a file imports (None when it does not parse)."""
     try:
-        tree = ast.parse(source, filename=path)
-    except (SyntaxError, ValueError):
+        with _PARSE_LOCK:
+            tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     package = _dotted(posixpath.dirname(path) + "/__init__.py") if "/" in path else ""
     if path.endswith("/__init__.py"):
         package = _dotted(path)
     modules: set[str] = set()
     dynamic = False
+    # __import__("x") / import_module("x") with a literal name is an ordinary import
+    literal: set[int] = set()
     for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and not node.args[0].value.startswith(".")
+            and _mentions_dynamic(node.func)
+        ):
+            modules.add(node.args[0].value)
+            literal.add(id(node.func))
+    for node in ast.walk(tree):
+        if id(node) in literal:
+            continue
         if isinstance(node, ast.Import):
             modules.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

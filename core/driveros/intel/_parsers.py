@@ -16,6 +16,14 @@ from driveros.intel._parse_python import (
     parse_pytest,
     parse_ruff,
 )
+from driveros.intel._parse_tests import (
+    parse_flake8,
+    parse_gotest,
+    parse_reformat,
+    parse_stubtest,
+    parse_tap,
+    parse_unittest,
+)
 
 
 class Parser(Protocol):
@@ -48,6 +56,12 @@ def get_parser(name: ParserName) -> Parser:
         "cargo": parse_cargo,
         "gnu": parse_gnu,
         "raw": parse_raw,
+        "unittest": parse_unittest,
+        "flake8": parse_flake8,
+        "reformat": parse_reformat,
+        "stubtest": parse_stubtest,
+        "gotest": parse_gotest,
+        "tap": parse_tap,
     }
     return parsers[name]
 
@@ -58,8 +72,9 @@ def parse_output(
     """Parse one run's output; a parser that crashes on garbage loses nothing (all raw)."""
     try:
         return get_parser(parser)(stdout, stderr, ctx, source=source)
-    except Exception:  # a parser bug must not hide the tool's output
-        logging.getLogger(__name__).warning(
-            "parser %s failed; output kept raw", parser, exc_info=True
-        )
+    except Exception as exc:  # a parser bug must not hide the tool's output
+        log = logging.getLogger(__name__)
+        # one line for the user; the traceback only for whoever debugs driveros
+        log.warning("parser %s failed (%s: %s); output kept raw", parser, type(exc).__name__, exc)
+        log.debug("parser %s traceback", parser, exc_info=True)
         return parse_raw(stdout, stderr, ctx, source=source)

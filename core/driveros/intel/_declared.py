@@ -1,0 +1,485 @@
+"""The project's declared build: the test, lint and type-check commands it already keeps.
+
+Read from the files projects keep them in: ``Makefile`` targets, ``tox.ini`` envs,
+``noxfile.py`` sessions, ``package.json`` scripts, ``.pre-commit-config.yaml`` hooks, CI
+workflow steps (``.github/workflows/*.yml``, ``.gitlab-ci.yml``), and the tool tables of
+``pyproject.toml``/``setup.cfg``/``tox.ini`` (a tool configured there is one the project
+uses). Each command is mapped to a tool the feed knows how to read (unittest, pytest, jest,
+vitest, node:test, go test, cargo test, flake8, ruff, mypy, pyright, stubtest, eslint, tsc,
+black/prettier ``--check``); what maps to none is left out.
+
+Everything here is text from a hostile repository: it is parsed, never evaluated, and the
+commands built from it run only through the sandbox. AGENTS.md "checks" will be one more
+source (:data:`EXTRA_SOURCES`).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Kind = Literal["test", "lint", "types", "format"]
+
+#: Makefile targets and package.json scripts that hold a project's checks.
+_TARGETS = ("test", "tests", "check", "lint", "typecheck", "type-check", "types", "coverage")
+_MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
+_MAX_DEPTH = 3  # make/npm/tox indirections followed
+_MAX_LINES = 2000
+
+
+class DeclaredCheck(BaseModel):
+    """One check the project declares: the tool, what for, its arguments, where from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    kind: Kind
+    #: Arguments after the tool (make variables and tox substitutions left out).
+    args: tuple[str, ...] = ()
+    #: Where it was found: ``Makefile:test``, ``tox.ini [testenv]``, ``setup.cfg [flake8]``.
+    origin: str
+    #: A command line the project runs (False: a configuration table or a pre-commit hook,
+    #: which say the tool is used, not how it is invoked).
+    command: bool = True
+
+
+#: More sources of declared commands (origin, command lines), e.g. AGENTS.md "checks":
+#: callers may pass them to :func:`declared_build`.
+EXTRA_SOURCES: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+_WRAPPERS = (
+    ("uv", "run"),
+    ("poetry", "run"),
+    ("pipenv", "run"),
+    ("hatch", "run"),
+    ("pdm", "run"),
+    ("pnpm", "exec"),
+    ("npx",),
+    ("time",),
+    ("exec",),
+    ("command",),
+)
+_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_SUBST = re.compile(r"\$\(|\$\{|\{[a-z_]+(:[^}]*)?\}|^\$[A-Za-z_]")
+
+
+def _drop_substitutions(args: Sequence[str]) -> tuple[str, ...]:
+    return tuple(a for a in args if not _SUBST.search(a))
+
+
+def _strip_wrappers(argv: list[str]) -> list[str]:
+    changed = True
+    while argv and changed:
+        changed = False
+        while argv and _ENV_ASSIGN.match(argv[0]):
+            argv = argv[1:]
+            changed = True
+        for wrapper in _WRAPPERS:
+            if tuple(argv[: len(wrapper)]) == wrapper:
+                argv = argv[len(wrapper) :]
+                changed = True
+        # coverage run [opts] -m MODULE ...: the module is what runs; nyc/c8 wrap a command
+        if argv[:2] in (["coverage", "run"], ["python-coverage", "run"]) and "-m" in argv:
+            argv = ["python", *argv[argv.index("-m") :]]
+            changed = True
+        elif argv and argv[0] in ("nyc", "c8"):
+            rest = argv[1:]
+            while rest and rest[0].startswith("-"):
+                rest = rest[1:]
+            argv, changed = rest, True
+    return argv
+
+
+def _is_python(word: str) -> bool:
+    base = posixpath.basename(word)
+    return bool(re.fullmatch(r"python[0-9.]*|pypy[0-9.]*|\{envpython\}|\$\(PYTHON\)", base))
+
+
+def _tool_of(argv: list[str]) -> tuple[str, Kind, tuple[str, ...]] | None:
+    """(tool, kind, args) of one simple command, or None when it is no known check."""
+    argv = _strip_wrappers(argv)
+    if not argv:
+        return None
+    head = posixpath.basename(argv[0])
+    rest = argv[1:]
+    if _is_python(argv[0]) or argv[0] in ("{envpython}", "$(PYTHON)", "${PYTHON}"):
+        if len(rest) >= 2 and rest[0] == "-m":
+            head, rest = rest[1], rest[2:]
+        else:
+            return None
+    flags = set(rest)
+    match head:
+        case "unittest":
+            return "unittest", "test", _drop_substitutions(rest)
+        case "pytest" | "py.test":
+            return "pytest", "test", _drop_substitutions(rest)
+        case "flake8":
+            return "flake8", "lint", _drop_substitutions(rest)
+        case "ruff":
+            if rest[:1] == ["format"]:
+                return ("ruff-format", "format", ()) if "--check" in flags else None
+            return "ruff", "lint", _drop_substitutions(rest[1:] if rest[:1] == ["check"] else rest)
+        case "mypy":
+            return "mypy", "types", _drop_substitutions(rest)
+        case "stubtest" | "mypy.stubtest":
+            return "stubtest", "types", _drop_substitutions(rest)
+        case "pyright" | "basedpyright":
+            return "pyright", "types", _drop_substitutions(rest)
+        case "black":
+            return ("black", "format", _drop_substitutions(rest)) if "--check" in flags else None
+        case "prettier":
+            if "--check" in flags or "-c" in flags:
+                return "prettier", "format", _drop_substitutions(rest)
+            return None
+        case "eslint":
+            return "eslint", "lint", _drop_substitutions(rest)
+        case "tsc":
+            return "tsc", "types", _drop_substitutions(rest)
+        case "jest" | "vitest" | "mocha" | "tape":
+            return head, "test", _drop_substitutions(rest)
+        case "node" if "--test" in flags:
+            return "node-test", "test", _drop_substitutions(rest)
+        case "go" if rest[:1] == ["test"]:
+            return "go-test", "test", _drop_substitutions(rest[1:])
+        case "go" if rest[:1] == ["vet"]:
+            return "go-vet", "lint", _drop_substitutions(rest[1:])
+        case "cargo" if rest[:1] == ["test"]:
+            return "cargo-test", "test", _drop_substitutions(rest[1:])
+        case "cargo" if rest[:1] == ["clippy"]:
+            return "cargo-clippy", "lint", ()
+    return None
+
+
+def _segments(line: str) -> Iterator[list[str]]:
+    """The simple commands of one shell line (split on ``&&``, ``||``, ``;``, ``|``)."""
+    for part in re.split(r"&&|\|\||;|\|", line):
+        try:
+            argv = shlex.split(part, comments=True)
+        except ValueError:
+            continue
+        while argv and argv[0] in ("-", "@", "+", "@-", "-@"):
+            argv = argv[1:]
+        if argv:
+            argv[0] = argv[0].lstrip("@-+")
+        if argv and argv[0]:
+            yield argv
+
+
+class _Reader:
+    """Follows a project's command lines through make, npm and tox to the tools they run."""
+
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self._texts = texts
+        self._make = _make_targets(next((texts[m] for m in _MAKEFILES if m in texts), ""))
+        self._scripts = _npm_scripts(texts.get("package.json", ""))
+        self._tox = _tox_envs(texts.get("tox.ini", ""))
+
+    def lines(self, lines: Sequence[str], origin: str, depth: int = 0) -> list[DeclaredCheck]:
+        out: list[DeclaredCheck] = []
+        for line in lines[:_MAX_LINES]:
+            for argv in _segments(line):
+                out.extend(self._command(argv, origin, depth))
+        return out
+
+    def _command(self, argv: list[str], origin: str, depth: int) -> list[DeclaredCheck]:
+        found = _tool_of(argv)
+        if found is not None:
+            tool, kind, args = found
+            return [DeclaredCheck(tool=tool, kind=kind, args=args, origin=origin)]
+        if depth >= _MAX_DEPTH:
+            return []
+        head, rest = posixpath.basename(argv[0]), argv[1:]
+        if head in ("make", "$(MAKE)", "${MAKE}", "gmake"):
+            names = [a for a in rest if not a.startswith("-") and "=" not in a]
+            return [
+                c
+                for name in names
+                if name in self._make
+                for c in self.lines(self._make[name], f"Makefile:{name}", depth + 1)
+            ]
+        if head in ("npm", "pnpm", "yarn", "bun"):
+            script = rest[1] if rest[:1] in (["run"], ["run-script"]) and len(rest) > 1 else None
+            if script is None and rest[:1] in (["test"], ["t"]):
+                script = "test"
+            if script is None and head in ("yarn", "pnpm") and rest:
+                script = rest[0]
+            if script in self._scripts:
+                line = self._scripts[script]
+                return self.lines([line], f"package.json scripts.{script}", depth + 1)
+        if head == "tox":
+            envs = _tox_selected(rest)
+            return [
+                c
+                for env in envs or ["testenv"]
+                if env in self._tox
+                for c in self.lines(self._tox[env], f"tox.ini [{env}]", depth + 1)
+            ]
+        return []
+
+    def all(self, extra: Sequence[tuple[str, Sequence[str]]] = ()) -> list[DeclaredCheck]:
+        out: list[DeclaredCheck] = []
+        for name in _TARGETS:
+            if name in self._make:
+                out += self.lines(self._make[name], f"Makefile:{name}")
+        for env, commands in self._tox.items():
+            out += self.lines(commands, f"tox.ini [{env}]")
+        out += self.lines(_nox_commands(self._texts.get("noxfile.py", "")), "noxfile.py")
+        for name in _TARGETS:
+            if name in self._scripts:
+                out += self.lines([self._scripts[name]], f"package.json scripts.{name}")
+        for path, text in sorted(self._texts.items()):
+            if path.startswith(".github/workflows/") and path.endswith((".yml", ".yaml")):
+                out += self.lines(_workflow_runs(text), path)
+            elif path == ".gitlab-ci.yml":
+                out += self.lines(_workflow_runs(text, key="-"), path)
+        out += _pre_commit(self._texts.get(".pre-commit-config.yaml", ""))
+        for origin, lines in (*EXTRA_SOURCES, *extra):
+            out += self.lines(list(lines), origin)
+        return out
+
+
+def _make_targets(text: str) -> dict[str, list[str]]:
+    """Makefile target → its recipe lines (tab-indented, continuations joined)."""
+    targets: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    pending = ""
+    for raw in text.splitlines()[:_MAX_LINES]:
+        if raw.startswith("\t") and current is not None:
+            line = pending + raw.strip()
+            if line.endswith("\\"):
+                pending = line[:-1] + " "
+                continue
+            pending = ""
+            current.append(line)
+            continue
+        m = re.match(r"^([A-Za-z0-9_.\-/ ]+?)\s*::?(?!=)(.*)$", raw)
+        if m is None:
+            if raw.strip() and not raw.startswith("#"):
+                current = None
+            continue
+        current = []
+        for name in m.group(1).split():
+            targets.setdefault(name, current)
+        deps = m.group(2).split(";", 1)
+        if len(deps) == 2 and deps[1].strip():
+            current.append(deps[1].strip())
+    return targets
+
+
+def _npm_scripts(text: str) -> dict[str, str]:
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    if not isinstance(scripts, dict):
+        return {}
+    out = {k: v for k, v in scripts.items() if isinstance(k, str) and isinstance(v, str)}
+    if "no test specified" in out.get("test", ""):
+        del out["test"]  # npm init's placeholder
+    return out
+
+
+def _ini_sections(text: str) -> dict[str, dict[str, str]]:
+    """A forgiving INI reader: section → key → value (continuation lines joined by newline)."""
+    sections: dict[str, dict[str, str]] = {}
+    section: dict[str, str] | None = None
+    key: str | None = None
+    for raw in text.splitlines()[:_MAX_LINES]:
+        if not raw.strip() or raw.lstrip().startswith(("#", ";")):
+            continue
+        m = re.match(r"^\[([^\]]+)\]\s*$", raw)
+        if m is not None:
+            section = sections.setdefault(m.group(1).strip(), {})
+            key = None
+            continue
+        if section is None:
+            continue
+        if raw[:1].isspace() and key is not None:
+            section[key] += "\n" + raw.strip()
+            continue
+        kv = re.match(r"^([^=:]+?)\s*[=:]\s*(.*)$", raw)
+        if kv is not None:
+            key = kv.group(1).strip()
+            section[key] = kv.group(2).strip()
+    return sections
+
+
+def _tox_envs(text: str) -> dict[str, list[str]]:
+    envs: dict[str, list[str]] = {}
+    for name, values in _ini_sections(text).items():
+        if name == "testenv" or name.startswith("testenv:"):
+            commands = values.get("commands", "")
+            lines = [ln.rstrip("\\").strip() for ln in commands.splitlines() if ln.strip()]
+            envs[name] = lines
+    return envs
+
+
+def _tox_selected(args: Sequence[str]) -> list[str]:
+    for i, a in enumerate(args):
+        if a == "-e" and i + 1 < len(args):
+            return [f"testenv:{e}" for e in args[i + 1].split(",")]
+        if a.startswith("-e") and len(a) > 2:
+            return [f"testenv:{e}" for e in a[2:].split(",")]
+    return []
+
+
+def _nox_commands(text: str) -> list[str]:
+    """``session.run("pytest", "-x")`` calls as command lines (string literals only)."""
+    lines = []
+    for call in re.finditer(r"session\.run\(([^)]*)\)", text[:200_000]):
+        words = re.findall(r"""(?:^|,)\s*(['"])(.*?)\1""", call.group(1))
+        if words:
+            lines.append(shlex.join(w for _q, w in words))
+    return lines
+
+
+def _workflow_runs(text: str, key: str = "run:") -> list[str]:
+    """Shell lines of CI steps: ``run: cmd`` and ``run: |`` blocks (GitHub), script items."""
+    lines: list[str] = []
+    block_indent: int | None = None
+    for raw in text.splitlines()[:_MAX_LINES]:
+        stripped = raw.strip()
+        indent = len(raw) - len(raw.lstrip())
+        if block_indent is not None:
+            if stripped and indent > block_indent:
+                lines.append(stripped)
+                continue
+            block_indent = None
+        m = re.match(r"^-?\s*run:\s*(.*)$", stripped) if key == "run:" else None
+        if m is not None:
+            value = m.group(1).strip()
+            if value in ("|", ">", "|-", ">-", "|+"):
+                block_indent = indent
+            elif value:
+                lines.append(value.strip("'\""))
+        elif key == "-" and stripped.startswith("- ") and indent >= 4:
+            lines.append(stripped[2:].strip("'\""))
+    return lines
+
+
+_PRE_COMMIT_HOOKS: dict[str, tuple[str, Kind]] = {
+    "flake8": ("flake8", "lint"),
+    "ruff": ("ruff", "lint"),
+    "ruff-check": ("ruff", "lint"),
+    "black": ("black", "format"),
+    "mypy": ("mypy", "types"),
+    "pyright": ("pyright", "types"),
+    "eslint": ("eslint", "lint"),
+    "prettier": ("prettier", "format"),
+}
+
+
+def _pre_commit(text: str) -> list[DeclaredCheck]:
+    out = []
+    for m in re.finditer(r"^\s*-\s*id:\s*['\"]?([\w.-]+)", text[:200_000], re.MULTILINE):
+        known = _PRE_COMMIT_HOOKS.get(m.group(1))
+        if known is not None:
+            tool, kind = known
+            out.append(
+                DeclaredCheck(
+                    tool=tool,
+                    kind=kind,
+                    origin=f".pre-commit-config.yaml {m.group(1)}",
+                    command=False,
+                )
+            )
+    return out
+
+
+def _configured(files: Sequence[str], texts: Mapping[str, str]) -> list[DeclaredCheck]:
+    """Tools the project configures (a configuration file or table is a declaration)."""
+    names = set(files)
+    out: list[DeclaredCheck] = []
+    pyproject = texts.get("pyproject.toml", "")
+    cfg = _ini_sections(texts.get("setup.cfg", ""))
+    tox = _ini_sections(texts.get("tox.ini", ""))
+
+    def add(tool: str, kind: Kind, origin: str) -> None:
+        out.append(DeclaredCheck(tool=tool, kind=kind, origin=origin, command=False))
+
+    if re.search(r"^\[tool\.ruff[\].]", pyproject, re.MULTILINE):
+        add("ruff", "lint", "pyproject.toml [tool.ruff]")
+    for name in ("ruff.toml", ".ruff.toml"):
+        if name in names:
+            add("ruff", "lint", name)
+    if ".flake8" in names:
+        add("flake8", "lint", ".flake8")
+    for label, sections in (("setup.cfg", cfg), ("tox.ini", tox)):
+        if "flake8" in sections:
+            add("flake8", "lint", f"{label} [flake8]")
+        if "mypy" in sections:
+            add("mypy", "types", f"{label} [mypy]")
+    if re.search(r"^\[tool\.mypy\]", pyproject, re.MULTILINE):
+        add("mypy", "types", "pyproject.toml [tool.mypy]")
+    for name in ("mypy.ini", ".mypy.ini"):
+        if name in names:
+            add("mypy", "types", name)
+    if "pyrightconfig.json" in names:
+        add("pyright", "types", "pyrightconfig.json")
+    if re.search(r"^\[tool\.pyright\]", pyproject, re.MULTILINE):
+        add("pyright", "types", "pyproject.toml [tool.pyright]")
+    if re.search(r"^\[tool\.pytest\.ini_options\]", pyproject, re.MULTILINE):
+        add("pytest", "test", "pyproject.toml [tool.pytest.ini_options]")
+    if "pytest.ini" in names:
+        add("pytest", "test", "pytest.ini")
+    if "tool:pytest" in cfg:
+        add("pytest", "test", "setup.cfg [tool:pytest]")
+    if "pytest" in tox:
+        add("pytest", "test", "tox.ini [pytest]")
+    return out
+
+
+def declared_build(
+    files: Sequence[str],
+    texts: Mapping[str, str],
+    *,
+    extra: Sequence[tuple[str, Sequence[str]]] = (),
+) -> tuple[DeclaredCheck, ...]:
+    """Every check the project declares or configures, in the order found (commands first:
+    Makefile, tox, nox, package.json, CI, pre-commit; then configuration tables). ``texts``
+    holds the text of :func:`declaration_inputs`; ``extra`` adds (origin, command lines)."""
+    found = _Reader(texts).all(extra) + _configured(files, texts)
+    seen: set[tuple[str, tuple[str, ...], str]] = set()
+    out = []
+    for check in found:
+        key = (check.tool, check.args, check.origin)
+        if key not in seen:
+            seen.add(key)
+            out.append(check)
+    return tuple(out)
+
+
+def declaration_inputs(files: Sequence[str]) -> list[str]:
+    """The files whose text :func:`declared_build` reads."""
+    wanted = {
+        *_MAKEFILES,
+        "tox.ini",
+        "noxfile.py",
+        "package.json",
+        ".pre-commit-config.yaml",
+        ".gitlab-ci.yml",
+        "setup.cfg",
+        "pyproject.toml",
+    }
+    out = [f for f in files if f in wanted]
+    out += [
+        f
+        for f in files
+        if f.startswith(".github/workflows/")
+        and f.endswith((".yml", ".yaml"))
+        and f.count("/") == 2
+    ]
+    return out
+
+
+def first(checks: Sequence[DeclaredCheck], *tools: str) -> DeclaredCheck | None:
+    """The first declared check of one of ``tools``, a command line before a bare table."""
+    mine = [c for c in checks if c.tool in tools]
+    return next((c for c in mine if c.command), mine[0] if mine else None)
