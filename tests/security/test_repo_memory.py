@@ -157,3 +157,32 @@ async def test_repo_memory_labels_say_who_wrote_each_fact(tmp_path: Path) -> Non
     assert "not verified by driveros" in prompt
     assert "make check to pass (memory #2, verified " in prompt
     assert "by a driveros run" in prompt
+
+
+def test_repo_memory_workspace_store_with_a_planted_link_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(tmp_path / "trusted")
+    assert main(["trust", str(repo)]) == 0
+    (repo / ".env").write_text("DRIVEROS_MEMORY_PATH=mem.db\n")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the user's file\n")
+    export = tmp_path / "facts.json"
+    fact = {"id": 1, "scope": "s", "text": "uses make", "created_at": "x", "updated_at": "x"}
+    export.write_text(json.dumps({"facts": [fact]}))
+    ws = ("--workspace", str(repo))
+    for planted in ("mem.db", "mem.db-wal"):
+        (repo / planted).symlink_to(outside)
+        capsys.readouterr()
+        assert main(["memory", "list", *ws]) == 1
+        err = capsys.readouterr().err
+        assert f"memory database {repo / 'mem.db'} is not read" in err, planted
+        assert outside.read_text() == "the user's file\n"
+        (repo / planted).unlink()
+    # with nothing planted the trusted workspace's own database is made, recorded and used
+    assert main(["memory", "import", str(export), *ws]) == 0
+    capsys.readouterr()
+    assert main(["memory", "stats", "--format", "json", *ws]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["path"] == str(repo / "mem.db") and stats["active"] == 1
+    assert git(repo, "status", "--porcelain") == "?? .env"

@@ -144,8 +144,16 @@ async def check_workspace_store(
             raise _refused(db, "it is not a regular file", default)
         if st.st_uid != os.getuid():
             raise _refused(db, "it belongs to another user", default)
-    tracked = await git_output(db.parent, "ls-files", "--error-unmatch", "--", db.name)
-    if tracked is not None:
+    for suffix in ("-wal", "-shm", "-journal"):  # SQLite writes these beside it
+        try:
+            side = await asyncio.to_thread(os.lstat, f"{db}{suffix}")
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(side.st_mode) or side.st_uid != os.getuid():
+            raise _refused(db, f"its {suffix} file is not a regular file of yours", default)
+    names = [db.name, f"{db.name}-wal", f"{db.name}-shm", f"{db.name}-journal"]
+    tracked = await git_output(db.parent, "ls-files", "--", *names)
+    if tracked:
         raise _refused(db, "it is tracked by git (the repository's own file)", default)
     if st is None:
         return
