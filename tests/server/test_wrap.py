@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -168,7 +169,8 @@ async def test_wrap_forwards_bytes_unchanged_and_routes_commands(workspace: Path
             m for _, m in client.received if m.get("method") == "workspace/configuration"
         ]
         assert len(config_requests) == 1
-        assert all(str(m["id"]).startswith("driveros-wrap/") for m in config_requests)
+        # driveros' ids are its own and unguessable: an inner server cannot forge one
+        assert re.fullmatch(r"driveros-wrap/[0-9a-f]{16}/\d+", config_requests[0]["id"])
         assert config_requests[0]["params"]["items"] == [{"section": "driveros"}]
         assert await stop(client) == 0
 

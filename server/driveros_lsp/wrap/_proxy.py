@@ -15,8 +15,8 @@ Messages pass as the bytes they came in unless the wrapper must change them (doc
   server.
 - Document sync, ``initialized``, ``workspace/didChangeConfiguration`` (driveros' section only)
   and ``shutdown`` go to both; ``shutdown`` is answered once both have.
-- Requests driveros sends the client get ids of their own (``driveros-wrap/N``), so that the
-  client's answer finds its way back; the inner server's ids are left as they are.
+- Requests driveros sends the client get ids of their own (``driveros-wrap/<random>/N``), so
+  that the client's answer finds its way back; the inner server's ids are left as they are.
 - ``publishDiagnostics`` for a document both servers report on is their union.
 
 The inner server exiting on its own is reported (``window/showMessage``, a log line with the
@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -122,6 +123,9 @@ class Wrapper:
         self._joined: dict[Any, _Joined] = {}
         self._own_requests: dict[str, Any] = {}
         self._own_ids = 0
+        # unguessable, so that a request of the inner server can never carry the id of one of
+        # driveros' (the client's answer to it would be taken as driveros')
+        self._own_prefix = f"{OWN_ID_PREFIX}{secrets.token_hex(8)}/"
         #: Requests the inner server has not answered yet (answered for it if it exits).
         self._inner_pending: set[Any] = set()
         self._inner_diags: dict[str, list[Any]] = {}
@@ -449,7 +453,7 @@ class Wrapper:
             self._own_only.discard(mid)
         elif mid is not None:  # a request of driveros to the client: an id of its own
             self._own_ids += 1
-            wire_id = f"{OWN_ID_PREFIX}{self._own_ids}"
+            wire_id = f"{self._own_prefix}{self._own_ids}"
             self._own_requests[wire_id] = mid
             message["id"] = wire_id
             body = _dumps(message)
