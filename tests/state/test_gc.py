@@ -162,6 +162,26 @@ async def test_gc_unmounts_a_kept_lease_nobody_owns_and_keeps_its_files(tmp_path
     assert (await collect_garbage()).unmounted == []  # nothing left to let go of
 
 
+async def test_gc_stops_a_dead_owners_mount_helper_before_removing(tmp_path: Path) -> None:
+    root = tmp_path / "driveros-scratch-h"
+    root.mkdir()
+    helper = tmp_path / "bin" / "mount"  # what a killed owner's `mount` child looks like
+    helper.parent.mkdir()
+    helper.write_text("#!/bin/sh\nwhile :; do sleep 0.05; done\n")
+    helper.chmod(0o755)
+    proc = subprocess.Popen([str(helper), f"upperdir={root}/upper"])
+    try:
+        await _dead_lease("scratch", [root])
+        report = await collect_garbage()
+        assert proc.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert ([c.reason for c in report.removed], report.errors) == (["owner_gone"], [])
+    assert not root.exists()
+
+
 async def test_gc_busy_when_another_process_collects(tmp_path: Path) -> None:
     import fcntl
 

@@ -16,6 +16,8 @@ The strategy is chosen by ``$DRIVEROS_SCRATCH_STRATEGY`` (``auto``, ``overlay``,
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import errno
 import functools
 import logging
 import os
@@ -24,6 +26,7 @@ import stat
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
+from driveros._finish import thread_to_the_end
 from driveros.state import mounts_under
 
 log = logging.getLogger(__name__)
@@ -186,6 +189,37 @@ async def _run(*argv: str) -> tuple[int, str]:
     return proc.returncode or 0, err.decode("utf-8", "replace").strip()
 
 
+def _with_parent() -> tuple[str, ...]:
+    """A command prefix that kills the command when this process (the thread starting it)
+    dies (``setpriv --pdeathsig KILL``); empty without setpriv (util-linux)."""
+    setpriv = shutil.which("setpriv")
+    return (setpriv, "--pdeathsig", "KILL", "--") if setpriv else ()
+
+
+def _mount_syscall(opts: str, merged: Path) -> tuple[int, str]:
+    """``mount -t overlay overlay -o opts merged`` as one mount(2) call; (0, "") or (errno,
+    the error). Blocking."""
+    data = opts.encode("utf-8", "surrogateescape")
+    if len(data) >= 4096:  # the kernel reads one page of options
+        return 1, "the overlay's mount options are longer than a page"
+    libc = ctypes.CDLL(None, use_errno=True)
+    fn = libc.mount
+    fn.argtypes = [
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_ulong,
+        ctypes.c_char_p,
+    ]
+    fn.restype = ctypes.c_int
+    if fn(b"overlay", os.fsencode(merged), b"overlay", 0, data) == 0:
+        return 0, ""
+    code = ctypes.get_errno() or 1
+    # Worded as mount(8) words it: a refused privilege reads "permission denied".
+    why = "permission denied" if code in (errno.EPERM, errno.EACCES) else os.strerror(code)
+    return code, f"mount: {merged}: {why}"
+
+
 def _unsafe_dir(path: Path) -> str | None:
     """Why ``path`` must not be handed to ``mount`` (None when it is a real directory).
 
@@ -234,12 +268,13 @@ async def mount_overlay(
     opts = f"lowerdir={lowers},upperdir={upper},workdir={work}"
     if driver == "fuse-overlay":
         # Daemonizes once mounted (stdio to /dev/null); the daemon runs as this user and
-        # exits when the view is unmounted (fusermount3 -u).
-        code, err = await _run("fuse-overlayfs", "-o", opts, str(merged))
+        # exits when the view is unmounted (fusermount3 -u). Until then it dies with this
+        # process (a mount made after its owner died would outlive any cleanup).
+        code, err = await _run(*_with_parent(), "fuse-overlayfs", "-o", opts, str(merged))
     else:
-        code, err = await _run(
-            "mount", "--no-canonicalize", "-t", "overlay", "overlay", "-o", opts, "--", str(merged)
-        )
+        # The mount(2) call itself, from this process: no helper that a kill -9 could leave
+        # running to mount after this process is gone. Waited for even when canceled.
+        code, err = await thread_to_the_end(_mount_syscall, opts, merged)
     if code == 0:
         return None
     why = (err.splitlines() or [f"mount exited {code}"])[0].strip()

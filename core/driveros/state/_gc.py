@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from driveros.state._cleanup import remove_paths
 from driveros.state._lease import Lease, list_leases, read_lease
 from driveros.state._lock import kept_lock, open_lock_fd
-from driveros.state._mounts import mounts_under, unmount_under
+from driveros.state._mounts import mounts_under, settle_mount_helpers, unmount_under
 from driveros.state._paths import state_dir
 from driveros.state._sessions import (
     SESSION_MAX_AGE_S,
@@ -144,6 +144,7 @@ async def _let_go_unowned(lease: Lease, state: Path, errors: list[str]) -> list[
             return []
         points, volatile = found
         try:
+            await settle_mount_helpers(lease.record.paths)
             for path in lease.record.paths:
                 await unmount_under(Path(path))
             refused = await remove_paths(volatile) if volatile else []
@@ -194,6 +195,8 @@ async def collect_garbage(
                 continue
             r = lease.record
             try:
+                # A mount helper the owner left running must not mount after the removal.
+                await settle_mount_helpers(r.paths)
                 refused = await remove_paths(
                     r.paths, repo_top=r.repo, lock_key=r.lock_key, state=where
                 )

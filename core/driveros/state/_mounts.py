@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import shutil
+import signal
+from collections.abc import Sequence
 from pathlib import Path
+
+#: Programs that make a view's mount (fuse-overlayfs's own helper is fusermount3).
+MOUNT_HELPERS = frozenset({"mount", "fuse-overlayfs", "fusermount", "fusermount3", "setpriv"})
+#: How long garbage collection waits for a dead owner's mount helper to be gone.
+HELPER_WAIT_S = 5.0
 
 
 def _unescape(text: str) -> str:
@@ -84,3 +93,61 @@ async def unmount_under(root: Path) -> None:
     left = await asyncio.to_thread(mounts_under, root)
     if left:
         raise OSError(f"cannot unmount {left[0]}")
+
+
+def _proc_text(pid: str, name: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as fh:
+            return fh.read(1 << 16)
+    except OSError:
+        return b""
+
+
+def mount_helpers(paths: Sequence[str]) -> list[tuple[int, bool]]:
+    """Live mount helpers (:data:`MOUNT_HELPERS`) whose command line names one of ``paths``,
+    each with whether it is a ``fuse-overlayfs`` serving a mount that exists (a view's
+    daemon: unmounting ends it). Blocking (reads /proc)."""
+    wanted = [os.fsencode(p) for p in paths if p]
+    if not wanted:
+        return []
+    me = str(os.getpid())
+    found: list[tuple[int, bool]] = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            pid = entry.name
+            if not pid.isdigit() or pid == me:
+                continue
+            comm = _proc_text(pid, "comm").strip().decode("utf-8", "replace")
+            if comm not in MOUNT_HELPERS:
+                continue
+            argv = _proc_text(pid, "cmdline").split(b"\0")
+            if not any(w in arg for arg in argv for w in wanted):
+                continue
+            stat = _proc_text(pid, "stat")
+            if b") Z" in stat:
+                continue  # a zombie: done, only not reaped
+            point = argv[-2].decode("utf-8", "surrogateescape") if len(argv) > 1 else ""
+            serving = comm == "fuse-overlayfs" and bool(point) and bool(mounts_under(Path(point)))
+            found.append((int(pid), serving))
+    return found
+
+
+async def settle_mount_helpers(paths: Sequence[str], *, wait_s: float = HELPER_WAIT_S) -> None:
+    """Make sure no mount helper of a dead owner (naming one of ``paths``) can still mount
+    something there: each is killed (one we may not signal, a setuid ``fusermount3``, is
+    waited for) and awaited, up to ``wait_s``. A ``fuse-overlayfs`` serving its view is left to
+    the unmount. Raises OSError when one is still alive then."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    while True:
+        busy = [
+            pid for pid, serving in await asyncio.to_thread(mount_helpers, paths) if not serving
+        ]
+        if not busy:
+            return
+        for pid in busy:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        if loop.time() >= deadline:
+            raise OSError(f"a mount helper (pid {busy[0]}) is still at work there")
+        await asyncio.sleep(0.05)
