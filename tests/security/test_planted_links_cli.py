@@ -154,3 +154,21 @@ async def test_eval_run_refuses_a_linked_results_directory(tmp_path: Path) -> No
     assert res.returncode == 1 and "symbolic link" in res.stderr, res.stderr
     assert "Traceback" not in res.stderr
     assert snapshot(outside) == before
+
+
+@pytest.mark.parametrize("planted", ["results.json", "results.partial.jsonl", "events"])
+async def test_eval_run_into_a_committed_directory_follows_none_of_its_links(
+    tmp_path: Path, planted: str
+) -> None:
+    repo, outside = await _hostile_repo(tmp_path, ".driveros/corpus.jsonl")
+    out = repo / "evals-out"
+    out.mkdir()
+    (out / planted).symlink_to(outside / ("" if planted == "events" else ".bashrc"))
+    before = snapshot(outside)
+    res = await driveros(
+        "eval", "run", "smoke", "--replay", "--case", "greeting", "--out", "evals-out",
+        cwd=repo, env=model_env(NO_MODEL),
+    )  # fmt: skip
+    assert res.returncode != 0 and "symbolic link" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    assert snapshot(outside) == before

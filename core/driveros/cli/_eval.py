@@ -135,15 +135,22 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _make_out_dir(out: Path) -> None:
-    """The results directory, made without following a link below the working directory: a
-    committed ``.driveros -> ~`` must not receive the results (PlantedLinkError)."""
-    from driveros._safe_open import anchor, open_dir
+def _make_out_dir(out: Path, files: list[str]) -> None:
+    """The results directory, made without following a link below the working directory (a
+    committed ``.driveros -> ~`` must not receive the results), and none of the ``files`` the
+    run writes there a planted link: PlantedLinkError before any case runs."""
+    from pathlib import PurePosixPath
+
+    from driveros._safe_open import anchor, open_dir, refuse_unless_regular
 
     base, rel = anchor(out, Path.cwd())
     base.mkdir(parents=True, exist_ok=True)
     with open_dir(base, rel, create=True):
         pass
+    for name in files:
+        path = PurePosixPath(name)
+        with open_dir(out, path.parent, create=True) as fd:
+            refuse_unless_regular(fd, path.name, root=out, shown=name)
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -166,7 +173,12 @@ async def _run(args: argparse.Namespace) -> int:
         args.out
         or Path(".driveros/evals") / f"{suite.name}-{mode}-{time.strftime('%Y%m%d-%H%M%S')}"
     )
-    await asyncio.to_thread(_make_out_dir, out)
+    written = [
+        "results.json",
+        "results.partial.jsonl",
+        *(f"events/{c.id}.jsonl" for c in suite.cases),
+    ]
+    await asyncio.to_thread(_make_out_dir, out, written)
     options = EvalOptions(
         mode=mode,
         provider=provider,

@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from driveros._atomic import write_atomic
 from driveros._errors import ConfigError, DriverosError
 from driveros._git import run_git_sync
+from driveros._safe_open import append, read_bytes, unlink
 from driveros._tmp import temp_root
 from driveros.agent import Event
 from driveros.approval import approval_from_name
@@ -401,17 +403,19 @@ def _case_spec(case: Case, **fields: Any) -> RunSpec:
 
 
 def _write_events(path: Path, events: Sequence[Event]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
-        for event in events:
-            fh.write(event.model_dump_json() + "\n")
+    # In the output directory, reached without following links (results in a repository).
+    data = "".join(event.model_dump_json() + "\n" for event in events).encode("utf-8")
+    root = path.parent.parent
+    root.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data, perms=0o644, root=root)
 
 
 def _load_partial(path: Path) -> dict[str, CaseResult]:
     done: dict[str, CaseResult] = {}
-    if not path.exists():
+    data = read_bytes(path.parent, path.name) if path.parent.is_dir() else None
+    if data is None:
         return done
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in data.decode("utf-8", "replace").split("\n"):
         try:
             result = CaseResult.model_validate(json.loads(line))
         except ValueError:
@@ -423,8 +427,7 @@ def _load_partial(path: Path) -> dict[str, CaseResult]:
 
 def _append_partial(path: Path, result: CaseResult) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(result.model_dump_json() + "\n")
+    append(path.parent, path.name, (result.model_dump_json() + "\n").encode("utf-8"), perms=0o644)
 
 
 async def run_suite(
@@ -445,8 +448,8 @@ async def run_suite(
         raise ConfigError(f"suite {suite.name!r} has no case named {names}")
     partial = options.output_dir / "results.partial.jsonl"
     done = await asyncio.to_thread(_load_partial, partial) if options.resume else {}
-    if not options.resume:
-        partial.unlink(missing_ok=True)
+    if not options.resume and partial.parent.is_dir():
+        await asyncio.to_thread(unlink, partial.parent, partial.name)
     todo = [c for c in cases if c.id not in done]
     runner = CaseRunner(suite, options, env=env, sandbox_factory=sandbox_factory, verdicts=verdicts)
     runner.spent = sum(r.usage.cost_usd or 0.0 for r in done.values())
@@ -478,5 +481,6 @@ async def run_suite(
         cases=ordered,
     )
     out = options.output_dir / "results.json"
-    await asyncio.to_thread(out.write_text, run.model_dump_json(indent=1) + "\n", "utf-8")
+    data = (run.model_dump_json(indent=1) + "\n").encode("utf-8")
+    await asyncio.to_thread(write_atomic, out, data, perms=0o644, root=options.output_dir)
     return run
