@@ -125,6 +125,9 @@ def test_memory_index_damage_refuses_every_write(
         conn.close()
     _doctor_says_damaged(capsys, repo, db, "missing from index")
     _refusals(capsys, repo, db, tmp_path)
+    # salvage reads every row (the flipped one under its damaged scope)
+    found = asyncio.run(salvage_facts(db, scope=None))
+    assert sorted(f.text for f in found.facts) == sorted(FACTS)
 
 
 def test_memory_text_damage_refuses_every_write(

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from driveros.cli._main import main
-from driveros.memory import MemoryStore, Provenance
+from driveros.memory import MemoryStore, Provenance, salvage_facts
 
 Cap = pytest.CaptureFixture[str]
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,6 +110,10 @@ def test_memory_wal_deleted_then_driveros_opens(
     assert code == 1 and not report["ok"]
     assert f"process {pid} has it open with its" in report["problems"][0]
     assert _files(db) == ["mem.db"]  # the doctor made no second log
+    # salvage reads what the file itself holds, making no second log either
+    found = asyncio.run(salvage_facts(db, scope="shared"))
+    assert [f.text for f in found.facts] == ["a0 before it all"]
+    assert _files(db) == ["mem.db"]
 
     export = tmp_path / "in.json"
     export.write_text(

@@ -154,10 +154,12 @@ def store_error(exc: BaseException, path: Path, *, op: str) -> MemoryStoreError:
     return MemoryStoreError(f"memory {op} failed: {reason}", path=str(path), op=op)
 
 
-def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """A connection that can never write ``path``, on a read-only medium too."""
+def _connect_read_only(path: Path, *, immutable: bool = False) -> sqlite3.Connection:
+    """A connection that can never write ``path``, on a read-only medium too. ``immutable``:
+    read the main file alone, creating no ``-wal``/``-shm`` file and taking no lock."""
     base = "file:" + pathname2url(str(path))
-    conn = sqlite3.connect(base + "?mode=ro", uri=True, isolation_level=None)
+    first = "?mode=ro&immutable=1" if immutable else "?mode=ro"
+    conn = sqlite3.connect(base + first, uri=True, isolation_level=None)
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
     except DAMAGE_ERRORS as exc:
@@ -246,7 +248,8 @@ def salvage(path: Path, *, scope: str | None) -> Salvage:
     SQLite, stepping over unreadable rows by id, and when SQLite cannot read everything (the
     schema's own pages may be the damaged ones) straight from the file's pages.
     Never writes ``path``."""
-    out = _salvage_sql(path)
+    # A live process whose -wal was deleted: read the main file alone, making no new -wal.
+    out = _salvage_sql(path, immutable=bool(holders_of_deleted(path)))
     if out.gaps or not out.complete:
         known = {f.id for f in out.facts}
         carved = [f for f in carve_facts(path) if f.id not in known]
@@ -257,10 +260,10 @@ def salvage(path: Path, *, scope: str | None) -> Salvage:
     return out
 
 
-def _salvage_sql(path: Path) -> Salvage:
+def _salvage_sql(path: Path, *, immutable: bool) -> Salvage:
     out = Salvage()
     try:
-        conn = _connect_read_only(path)
+        conn = _connect_read_only(path, immutable=immutable)
     except DAMAGE_ERRORS:
         out.gaps, out.complete = True, False
         return out
