@@ -7,6 +7,7 @@ import os
 import pwd
 import secrets
 import shutil
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
@@ -158,18 +159,27 @@ class LocalSandbox(SandboxBase):
 
     async def _start_host(self, home: Path, tmp: Path, user_home: str | None) -> None:
         """Start the sandbox; a failure is kept and raised by every command (fail closed)."""
+        path = self._env.get("PATH")
         try:
-            layout = await asyncio.to_thread(self._layout, home, tmp, user_home)
-            found = await asyncio.to_thread(probe, find_bwrap(self._env.get("PATH")))
-            if not found.ok or found.bwrap is None:
-                raise LocalSandboxUnavailableError(
-                    f"the local sandbox cannot run: {found.cause}: {found.fix}; commands are "
-                    "refused, never run on the host",
-                    cause=found.cause,
-                    fix=found.fix,
-                )
-            self._host = await ContainedHost.start(
-                bwrap_argv(found.bwrap, layout), watchdog=self._watchdog
+            layout, bwrap = await asyncio.to_thread(
+                lambda: (self._layout(home, tmp, user_home), find_bwrap(path))
+            )
+            failed: LocalSandboxUnavailableError | None = None
+            if bwrap is not None and sys.platform.startswith("linux"):
+                try:  # the sandbox itself is the probe; probe() only explains a failure
+                    argv = bwrap_argv(bwrap, layout)
+                    self._host = await ContainedHost.start(argv, watchdog=self._watchdog)
+                    return
+                except LocalSandboxUnavailableError as exc:
+                    failed = exc
+            found = await asyncio.to_thread(probe, bwrap)
+            if found.ok and failed is not None:
+                raise failed
+            raise LocalSandboxUnavailableError(
+                f"the local sandbox cannot run: {found.cause}: {found.fix}; commands are "
+                "refused, never run on the host",
+                cause=found.cause,
+                fix=found.fix,
             )
         except LocalSandboxUnavailableError as exc:
             self._host_error = exc
