@@ -15,6 +15,7 @@ import pytest
 
 from driveros import __version__
 from driveros_lsp.protocol import ACTION_FIX_PREFIX, CMD_AGENT_FIX
+from driveros_lsp.wrap._proxy import SHUTDOWN_GRACE_S
 from tests.server._lsp import server_env
 from tests.server._wrap_client import RawClient
 
@@ -176,7 +177,7 @@ async def test_wrap_forwards_bytes_unchanged_and_routes_commands(workspace: Path
 
 
 ECHO_SERVER = r"""
-import json, sys
+import json, os, sys
 from driveros_lsp.wrap._inner import frame
 
 def frames():
@@ -193,6 +194,8 @@ for body in frames():
     message = json.loads(body)
     if "id" not in message or "method" not in message:
         continue
+    if message["method"] == "shutdown" and os.environ.get("ECHO_NO_SHUTDOWN"):
+        continue  # a server that hangs on shutdown
     result = {"capabilities": {}} if message["method"] == "initialize" else body.decode()
     if message["method"] == "echo/notify":
         note = b'{"method":"echo/note", "params":{"z":1,"a":"\\u00e9"},"jsonrpc":"2.0"}'
@@ -218,6 +221,20 @@ async def test_wrap_passes_bytes_through_both_ways(workspace: Path, tmp_path: Pa
         await asyncio.wait_for(client.request_raw("x-2", body), 30)
         note = next(b for b, m in client.received if m.get("method") == "echo/note")
         assert note == b'{"method":"echo/note", "params":{"z":1,"a":"\\u00e9"},"jsonrpc":"2.0"}'
+
+
+async def test_wrap_answers_shutdown_when_the_inner_server_hangs(
+    workspace: Path, tmp_path: Path
+) -> None:
+    echo = tmp_path / "echo_server.py"
+    echo.write_text(ECHO_SERVER)
+    env = {**server_env(), "ECHO_NO_SHUTDOWN": "1"}
+    async with RawClient.start(wrapped(sys.executable, str(echo)), env=env) as client:
+        await started(client, workspace)
+        answer = await client.request("shutdown", timeout=SHUTDOWN_GRACE_S + 20)
+        assert answer["result"] is None
+        client.notify("exit", None)
+        assert await client.exit_code() == 0  # the hung server was stopped, not waited for
 
 
 async def test_wrap_reports_the_inner_server_exit(workspace: Path) -> None:

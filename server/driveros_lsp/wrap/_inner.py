@@ -15,7 +15,7 @@ import logging
 import os
 import re
 import shlex
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,35 @@ async def read_frames(reader: Any) -> AsyncIterator[bytes]:
             return
         length = None
         yield body
+
+
+class FrameWriter:
+    """A writer (pygls' shape) that hands on the body of every framed message written to it."""
+
+    def __init__(self, deliver: Callable[[bytes], None]) -> None:
+        self._deliver = deliver
+        self._buffer = b""
+
+    def write(self, data: bytes) -> None:
+        self._buffer += data
+        while (end := self._buffer.find(b"\r\n\r\n")) >= 0:
+            header = self._buffer[:end].decode("ascii", "replace")
+            length = next(
+                (
+                    int(v)
+                    for k, _, v in (h.partition(":") for h in header.split("\r\n"))
+                    if k.strip().lower() == "content-length"
+                ),
+                0,
+            )
+            if len(self._buffer) < end + 4 + length:
+                return
+            body = self._buffer[end + 4 : end + 4 + length]
+            self._buffer = self._buffer[end + 4 + length :]
+            self._deliver(body)
+
+    def close(self) -> None:
+        pass
 
 
 class InnerServer:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, cast
 from driveros_lsp._wire import _json_constant, _json_int, one_line
 from driveros_lsp.features.lifecycle import stop_everything
 from driveros_lsp.wrap import _merge
-from driveros_lsp.wrap._inner import InnerServer, frame, read_frames
+from driveros_lsp.wrap._inner import FrameWriter, InnerServer, frame, read_frames
 
 if TYPE_CHECKING:
     from driveros_lsp._server import DriverosLanguageServer
@@ -48,6 +48,8 @@ logger = logging.getLogger(__name__)
 
 #: The prefix of the ids driveros' own requests to the client carry on the wire.
 OWN_ID_PREFIX = "driveros-wrap/"
+#: Seconds ``shutdown`` waits for the inner server's answer before it is answered anyway.
+SHUTDOWN_GRACE_S = 5.0
 #: JSON-RPC's "internal error" and LSP's "request failed".
 INTERNAL_ERROR = -32603
 REQUEST_FAILED = -32803
@@ -69,35 +71,6 @@ def _loads(body: bytes) -> Any:
 
 def _dumps(message: Any) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-class _Writer:
-    """The writer driveros' protocol is given: every framed message it writes is handed on."""
-
-    def __init__(self, deliver: Callable[[bytes], None]) -> None:
-        self._deliver = deliver
-        self._buffer = b""
-
-    def write(self, data: bytes) -> None:
-        self._buffer += data
-        while (end := self._buffer.find(b"\r\n\r\n")) >= 0:
-            header = self._buffer[:end].decode("ascii", "replace")
-            length = next(
-                (
-                    int(v)
-                    for k, _, v in (h.partition(":") for h in header.split("\r\n"))
-                    if k.strip().lower() == "content-length"
-                ),
-                0,
-            )
-            if len(self._buffer) < end + 4 + length:
-                return
-            body = self._buffer[end + 4 : end + 4 + length]
-            self._buffer = self._buffer[end + 4 + length :]
-            self._deliver(body)
-
-    def close(self) -> None:
-        pass
 
 
 @dataclass
@@ -141,7 +114,7 @@ class Wrapper:
 
     async def serve(self, reader: Any) -> None:
         """Serve until the client sends ``exit`` or goes away; then stop both servers."""
-        self._server.protocol.set_writer(_Writer(self._from_own))
+        self._server.protocol.set_writer(FrameWriter(self._from_own))
         inner_task = asyncio.ensure_future(self._inner_loop())
         try:
             async for body in read_frames(reader):
@@ -316,10 +289,19 @@ class Wrapper:
         self._to_client(_dumps({"jsonrpc": "2.0", "id": mid, "result": result}))
 
     def _shutdown(self, body: bytes, message: dict[str, Any]) -> None:
-        self._join(message, self._shutdown_done)
-        self._to_inner(body, message["id"], request=False)
+        mid = message["id"]
+        joined = self._join(message, self._shutdown_done)
+        self._to_inner(body, mid, request=False)
         if not self.inner_alive:
-            self._inner_part(message["id"], None)
+            self._inner_part(mid, None)
+        else:  # an inner server that never answers does not hold the editor's shutdown
+
+            def late() -> None:
+                if self._joined.get(mid) is joined and not joined.has_inner:
+                    logger.warning("the wrapped server did not answer shutdown in time")
+                    self._inner_part(mid, None)
+
+            asyncio.get_running_loop().call_later(SHUTDOWN_GRACE_S, late)
         self._to_own(message)
 
     def _shutdown_done(self, joined: _Joined) -> None:
