@@ -1,7 +1,7 @@
 """``publishDiagnostics`` (issue 29, row 1, optional part): after a save driveros publishes the
-build feed's errors for the workspace (here ruff's undefined name), computed in the local
-sandbox; off by default; behind --wrap the client gets them together with the inner server's
-(one union per document)."""
+build feed's errors for the workspace (ruff's undefined name, a failing test at its assert
+line), computed in the local sandbox; off by default; behind --wrap the client gets them
+together with the inner server's (one union per document)."""
 
 from __future__ import annotations
 
@@ -77,6 +77,27 @@ async def test_publish_diagnostics_after_save(project: Path) -> None:
         assert [d["range"]["start"]["line"] for d in failing] == [1]
         assert "c" in failing[0]["message"]
         assert failing[0]["data"] == {"runId": "workspace"}
+        assert await _stop(client) == 0
+
+
+async def test_publish_diagnostics_puts_a_failing_test_at_its_assert(workspace: Path) -> None:
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    test = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    (workspace / "test_calc.py").write_text(test)
+    argv = [sys.executable, "-m", "driveros_lsp", "--stdio"]
+    async with RawClient.start(argv, env=_env()) as client:
+        await client.request("initialize", _init(workspace, {"publishDiagnostics": True}))
+        client.notify("initialized", {})
+        uri = (workspace / "test_calc.py").as_uri()
+        client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        published = await client.wait_for(
+            "textDocument/publishDiagnostics",
+            lambda p: p["uri"] == uri and bool(_ours(p)),
+            timeout=120,
+        )
+        failing = _ours(published)
+        assert [d["range"]["start"]["line"] for d in failing] == [4]  # the assert line
+        assert "assert -1 == 3" in failing[0]["message"]
         assert await _stop(client) == 0
 
 
