@@ -29,6 +29,9 @@ _ESLINT_CONFIGS = (
     ".eslintrc.yml",
     ".eslintrc.yaml",
 )
+#: The analyzers ``go test`` itself runs before the tests: what the project's own build
+#: already enforces (the full ``go vet`` set only where the project declares it).
+_GO_TEST_VET = "-atomic -bool -buildtags -errorsas -ifaceassert -nilfunc -printf -stringintconv"
 #: Where nested projects are looked for: the root and two levels below it.
 _MAX_DEPTH = 2
 
@@ -112,7 +115,7 @@ def _native_checks(files: Sequence[str], probe: Probe) -> list[CheckSpec]:
             _dir_check(
                 "go",
                 d,
-                f"{go} build -o /dev/null ./... && {go} vet ./...",
+                f"{go} build -o /dev/null ./... && {go} vet {_GO_TEST_VET} ./...",
                 ("*.go", "go.mod", "go.sum", "go.work"),
             )
             for d in _topmost(_dirs_with(files, "go.mod"))
