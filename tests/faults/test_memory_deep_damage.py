@@ -164,3 +164,20 @@ async def test_memory_decode_error_names_the_command_and_points_to_doctor(
         assert store.damaged
         assert (await store.get(1)).active  # nothing was written
     assert await check_integrity(db) == ["facts id 2: text is not valid UTF-8"]
+
+
+async def test_memory_quick_open_checks_fully_before_the_first_write(tmp_path: Path) -> None:
+    """An agent run opens with ``check="quick"`` (recall stays fast); its first write runs
+    the full check and refuses."""
+    db = tmp_path / "m.db"
+    await _seed(db, "s")
+    _flip(db, b"s" + FACTS[7].encode(), 0, ord("t"))  # the row's scope "s" becomes "t"
+    before = _digest(db)
+    async with await MemoryStore.open(db, scope="s", check="quick") as store:
+        assert len(await store.search("module builds with make", 3)) == 3  # reads work
+        with pytest.raises(MemoryDamagedError, match="is damaged: run `driveros memory doctor`"):
+            await store.apply(adds=["a new fact"], provenance=Provenance(run_id="r2"))
+        assert store.damaged
+    assert _digest(db) == before
+    with pytest.raises(MemoryDamagedError):
+        await MemoryStore.open(db, scope="s")  # the default: the full check at open

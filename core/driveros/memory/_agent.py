@@ -12,6 +12,7 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from driveros._errors import DriverosError, MemoryStoreError
 from driveros.agent import Redactor, dotenv_secret_values
@@ -184,6 +185,7 @@ async def open_memory_store(
     with_embedder: bool = True,
     inspect: bool = False,
     placement: Placement | None = None,
+    check: Literal["full", "quick"] = "full",
 ) -> MemoryStore:
     """Open the memory of ``workspace``: ``path``, ``DRIVEROS_MEMORY_PATH`` or the state
     directory's database for its repository (see :func:`place_store`).
@@ -192,7 +194,8 @@ async def open_memory_store(
     :class:`~driveros.MemoryStoreError` unless ``inspect``; a new one is added to
     ``.git/info/exclude`` and recorded in the state directory. ``store.notices`` lists the
     databases found in the workspace and ignored. ``placement``: the caller's own
-    :func:`place_store` result, for the same arguments.
+    :func:`place_store` result, for the same arguments. ``check``: see
+    :meth:`MemoryStore.open`.
     """
     if placement is None:
         placement = await place_store(workspace, env, path=path, inspect=inspect)
@@ -203,7 +206,7 @@ async def open_memory_store(
     embedder = embedder_from_env(env) if with_embedder else None
     try:
         store = await MemoryStore.open(
-            db_path, scope=placement.scope, embedder=embedder, timeout=timeout
+            db_path, scope=placement.scope, embedder=embedder, timeout=timeout, check=check
         )
     except BaseException:
         if embedder is not None:
@@ -231,7 +234,8 @@ async def open_agent_memory(
     workspace. Raises :class:`~driveros.MemoryStoreError` (or ``ConfigError`` for a bad
     ``MNEME_EMBED_MODEL``) when the store cannot be opened.
     """
-    store = await open_memory_store(workspace, env, timeout=timeout)
+    # A run recalls at its start and writes at its end: the full check waits for the write.
+    store = await open_memory_store(workspace, env, timeout=timeout, check="quick")
     if secrets is None:
         dotenv = await asyncio.to_thread(dotenv_assignments, workspace, recursive=True)
         secrets = [*env.secret_values(), *dotenv_secret_values(dotenv)]

@@ -50,28 +50,64 @@ _TEXT_COLUMNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "meta": ("key", ("key", "value")),
 }
 _BUSY_S = 5.0
+#: Rows joined into one string per UTF-8 check (see text_problems).
+_STRETCH = 4096
 #: A modification this recent may share its mtime with a later one (see remember_sound).
 _RACY_NS = 2_000_000_000
 
 
 def text_problems(conn: sqlite3.Connection) -> list[str]:
-    """One line per stored value that is not valid UTF-8 (``conn`` may be read-only)."""
+    """One line per stored value that is not valid UTF-8 (``conn`` may be read-only).
+
+    SQLite joins each stretch of rows into one byte string (values separated by NUL, which
+    ends any multi-byte sequence, so a bad value cannot hide across a join) and Python
+    decodes it once; only a stretch that fails is read again row by row to name the rows."""
     problems: list[str] = []
     tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     for table, (key, columns) in _TEXT_COLUMNS.items():
         if table not in tables:
             continue
-        cols = ", ".join(f"CAST({c} AS BLOB)" for c in columns)
-        sql = f"SELECT CAST({key} AS BLOB), {cols} FROM {table}"  # noqa: S608 (fixed names)
-        for row in conn.execute(sql):
-            for name, raw in zip(columns, row[1:], strict=True):
-                if raw is None:
-                    continue
-                try:
-                    bytes(raw).decode("utf-8")
-                except UnicodeDecodeError:
-                    which = bytes(row[0] or b"?").decode("utf-8", "replace")
-                    problems.append(f"{table} {key} {which}: {name} is not valid UTF-8")
+        low, high = conn.execute(f"SELECT min(rowid), max(rowid) FROM {table}").fetchone()  # noqa: S608
+        if low is None:
+            continue
+        joined = " || char(0) || ".join(f"ifnull({c}, '')" for c in columns)
+        sql = (
+            f"SELECT CAST(group_concat({joined}, char(0)) AS BLOB) FROM {table} "  # noqa: S608
+            "WHERE rowid BETWEEN ? AND ?"
+        )
+        for first in range(int(low), int(high) + 1, _STRETCH):
+            last = first + _STRETCH - 1
+            [raw] = conn.execute(sql, (first, last)).fetchone()
+            try:
+                bytes(raw or b"").decode("utf-8")
+            except UnicodeDecodeError:
+                problems += _rows_with_bad_text(conn, table, key, columns, first, last)
+    return problems
+
+
+def _rows_with_bad_text(
+    conn: sqlite3.Connection,
+    table: str,
+    key: str,
+    columns: tuple[str, ...],
+    first: int,
+    last: int,
+) -> list[str]:
+    problems: list[str] = []
+    cols = ", ".join(f"CAST({c} AS BLOB)" for c in columns)
+    sql = (
+        f"SELECT CAST({key} AS BLOB), {cols} FROM {table} "  # noqa: S608 (fixed names)
+        "WHERE rowid BETWEEN ? AND ? ORDER BY rowid"
+    )
+    for row in conn.execute(sql, (first, last)):
+        for name, raw in zip(columns, row[1:], strict=True):
+            if raw is None:
+                continue
+            try:
+                bytes(raw).decode("utf-8")
+            except UnicodeDecodeError:
+                which = bytes(row[0] or b"?").decode("utf-8", "replace")
+                problems.append(f"{table} {key} {which}: {name} is not valid UTF-8")
     return problems
 
 

@@ -6,14 +6,16 @@ replays backwards.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
 from driveros._errors import MemoryStoreError
-from driveros.memory._models import Fact, Provenance
+from driveros.memory._models import Fact, MemoryStats, Provenance
 from driveros.memory._search import pack
 
 FACT_COLUMNS = (
@@ -170,3 +172,43 @@ async def undo_batch(db: aiosqlite.Connection, batch: str, scope: str) -> list[i
         touched.append(int(fid))
     await db.execute("UPDATE changes SET undone = 1 WHERE batch = ?", (last,))
     return touched
+
+
+async def read_stats(db: aiosqlite.Connection, path: Path, scope: str) -> MemoryStats:
+    """Counts per status in ``scope``, scopes, the pinned model, vectors and the file size."""
+
+    async def one(sql: str, params: Sequence[Any] = ()) -> Any:
+        async with db.execute(sql, params) as cur:
+            row = await cur.fetchone()
+        return None if row is None else row[0]
+
+    async with db.execute(
+        "SELECT status, count(*) FROM facts WHERE scope = ? GROUP BY status", (scope,)
+    ) as cur:
+        counts = {str(r[0]): int(r[1]) for r in await cur.fetchall()}
+    scopes = await one("SELECT count(DISTINCT scope) FROM facts")
+    model = await one("SELECT value FROM meta WHERE key = 'embed_model'")
+    dim = await one("SELECT value FROM meta WHERE key = 'embed_dim'")
+    vectors = await one("SELECT count(*) FROM vectors")
+    missing = await one(
+        "SELECT count(*) FROM facts f LEFT JOIN vectors v ON v.fact_id = f.id "
+        "WHERE f.scope = ? AND f.status = 'active' AND v.fact_id IS NULL",
+        (scope,),
+    )
+    version = await one("PRAGMA user_version")
+    files = (path, Path(f"{path}-wal"))
+    size = await asyncio.to_thread(lambda: sum(p.stat().st_size for p in files if p.exists()))
+    return MemoryStats(
+        path=str(path),
+        scope=scope,
+        schema_version=int(version),
+        active=counts.get("active", 0),
+        superseded=counts.get("superseded", 0),
+        forgotten=counts.get("forgotten", 0),
+        scopes=int(scopes),
+        embed_model=None if model is None else str(model),
+        embed_dim=int(dim) if dim else None,
+        vectors=int(vectors),
+        missing_vectors=int(missing) if model else 0,
+        size_bytes=size,
+    )

@@ -32,6 +32,7 @@ from driveros.memory._rows import (
     insert_fact,
     normalize_text,
     pin,
+    read_stats,
     set_status,
     undo_batch,
 )
@@ -82,6 +83,8 @@ class MemoryStore:
         self.notices: tuple[str, ...] = ()
         #: The -wal/-shm files this store opened (see ``_wal``); None before ``open`` ends.
         self._watch: WalWatch | None = None
+        #: Whether the full check passed (at open, or before the first write).
+        self._checked = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -93,12 +96,15 @@ class MemoryStore:
         scope: str,
         embedder: Embedder | None = None,
         timeout: float | None = 30.0,
+        check: Literal["full", "quick"] = "full",
     ) -> MemoryStore:
         """Open (creating and migrating as needed) the database at ``path``.
 
-        An existing file must pass the full check first (``integrity_check``, UTF-8 of every
-        text value, FTS5 ``integrity-check``; remembered per file identity in the state
-        directory), before anything is written to it: a damaged one raises
+        An existing file must pass the full check before anything is written to it
+        (``integrity_check``, UTF-8 of every text value, FTS5 ``integrity-check``;
+        remembered per file identity in the state directory): at open, or with ``check=
+        "quick"`` SQLite's ``quick_check`` at open and the full check before the first
+        write (recall stays fast). A damaged file raises
         :class:`~driveros.MemoryDamagedError`. A read-only medium
         or a full disk raise :class:`~driveros.MemoryReadOnlyError` /
         :class:`~driveros.MemoryDiskFullError`.
@@ -110,7 +116,9 @@ class MemoryStore:
                 holders = await asyncio.to_thread(holders_of_deleted, path)
                 if holders:
                     raise MemoryStoreError(describe(path, holders), path=str(path), op="open")
-                problems = await asyncio.to_thread(health.open_check, path)
+                full = check == "full"
+                run_check = health.open_check if full else health.check
+                problems = await asyncio.to_thread(run_check, path)
                 if problems:
                     error = health.damaged(path)
                     error.context["problems"] = problems[:20]
@@ -133,6 +141,7 @@ class MemoryStore:
             raise await asyncio.to_thread(health.store_error, exc, path, op="open") from exc
         store = cls(conn, reader, path=path, scope=scope, embedder=embedder, timeout=timeout)
         store._watch = watch
+        store._checked = full
         return store
 
     async def aclose(self) -> None:
@@ -179,6 +188,9 @@ class MemoryStore:
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
+        if not self.damaged and not self._checked:
+            problems = await asyncio.to_thread(health.open_check, self.path)
+            self.damaged, self._checked = bool(problems), not problems
         if self.damaged:
             raise health.damaged(self.path)
         await begin_immediate(self._conn)
@@ -302,38 +314,7 @@ class MemoryStore:
 
     async def stats(self) -> MemoryStats:
         async with self._op("stats"):
-            counts = dict(
-                (str(r[0]), int(r[1]))
-                for r in await self._fetch(
-                    "SELECT status, count(*) FROM facts WHERE scope = ? GROUP BY status",
-                    (self.scope,),
-                )
-            )
-            [[scopes]] = await self._fetch("SELECT count(DISTINCT scope) FROM facts")
-            model = await self._meta("embed_model")
-            dim = await self._meta("embed_dim")
-            [[vectors]] = await self._fetch("SELECT count(*) FROM vectors")
-            [[missing]] = await self._fetch(
-                "SELECT count(*) FROM facts f LEFT JOIN vectors v ON v.fact_id = f.id "
-                "WHERE f.scope = ? AND f.status = 'active' AND v.fact_id IS NULL",
-                (self.scope,),
-            )
-            [[version]] = await self._fetch("PRAGMA user_version")
-        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
-        return MemoryStats(
-            path=str(self.path),
-            scope=self.scope,
-            schema_version=int(version),
-            active=counts.get("active", 0),
-            superseded=counts.get("superseded", 0),
-            forgotten=counts.get("forgotten", 0),
-            scopes=int(scopes),
-            embed_model=model,
-            embed_dim=int(dim) if dim else None,
-            vectors=int(vectors),
-            missing_vectors=int(missing) if model else 0,
-            size_bytes=size,
-        )
+            return await read_stats(self._conn, self.path, self.scope)
 
     # ------------------------------------------------------------------ writes
 
