@@ -5,6 +5,7 @@ start) removes what it left."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import subprocess
@@ -137,3 +138,58 @@ async def test_cli_start_collects_what_a_killed_run_left(git_repo: Path, private
     assert await list_leases() == []
     assert _left(git_repo, private_tmp) == (0, 0)
     assert sorted(p.name for p in private_tmp.iterdir()) == []
+
+
+# -- issue 28 row 8: once the result is out, the exit status is the result's exit_code --
+
+ANSWER = [Turn(text="hello")]
+AFTER_RESULT_TRIES = 3
+
+
+async def _signal_after_result(
+    repo: Path, env: dict[str, str], sig: signal.Signals, fmt: str, *args: str
+) -> tuple[int, int]:
+    """(exit status, the result's exit_code) of a run signalled as its result line appears."""
+    proc = await start_cli(
+        *args, "--format", fmt, "--provider", "openai", "--no-memory", env=env, cwd=repo
+    )
+    assert proc.stdout is not None
+    last = b""
+    async with asyncio.timeout(120):
+        async for line in proc.stdout:
+            last = line
+            if line.startswith(b'{"type":"result"') or line.startswith(b"SUMMARY"):
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(sig)
+                break
+        await proc.communicate()
+    assert proc.returncode is not None
+    if last.startswith(b"SUMMARY"):
+        code = int(last.split(b" exit=", 1)[1].split(b" ", 1)[0])
+    else:
+        code = json.loads(last)["exit_code"]
+    return proc.returncode, code
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT"])
+async def test_cli_signal_right_after_the_result_keeps_its_exit_code(
+    git_repo: Path, private_tmp: Path, sig: str
+) -> None:
+    async with ScriptedModelServer(ANSWER, repeat_last=True) as model:
+        env = cli_environ(model) | {"TMPDIR": str(private_tmp), "DRIVEROS_DIAGNOSTICS": "off"}
+        at_once = asyncio.Semaphore(3)
+
+        async def one(fmt: str, *args: str) -> tuple[int, int]:
+            async with at_once:
+                return await _signal_after_result(git_repo, env, getattr(signal, sig), fmt, *args)
+
+        runs = [
+            one(fmt, "--task", "hi")
+            for fmt in ("json", "ndjson", "text")
+            for _ in range(AFTER_RESULT_TRIES)
+        ]
+        runs.append(one("json"))  # the result of a usage error (no --task)
+        seen = await asyncio.gather(*runs)
+    assert seen == [(code, code) for _, code in seen]
+    assert {code for _, code in seen} <= {1, 2}  # unverified answers, and the usage error
+    assert await list_leases() == []

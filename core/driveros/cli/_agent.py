@@ -32,7 +32,7 @@ from driveros.agent import (
     Result,
     approval_policy,
 )
-from driveros.cli._fail import CLOSED_STREAMS, fail
+from driveros.cli._fail import CLOSED_STREAMS, fail, hold_exit_status
 from driveros.cli._options import (
     add_limits,
     add_provider,
@@ -362,6 +362,7 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         )
     if report is not None and report.scratch is not None:
         result = await _review(args, report, result, task=task, env=env, authors=providers)
+    hold_exit_status(result.exit_code)  # from its printing on, a signal cannot change it
     if args.format in ("json", "ndjson"):
         out.write(result_json(result) + "\n")
     elif args.format == "text":
@@ -477,6 +478,7 @@ def _nothing_to_fix(
         verified=bool(checks),
         targets_fixed=True,
     )
+    hold_exit_status(0)
     if args.format in ("json", "ndjson"):
         out.write(result_json(result) + "\n")
     else:

@@ -4,12 +4,19 @@ Every exit path of every subcommand goes through here or prints its own result: 
 goes to stderr once, and with ``--format json|ndjson`` stdout gets one result object
 (``outcome: setup_error``, ``exit_code`` equal to the exit status, ``error``), so a script
 that reads stdout always finds an answer.
+
+Once a result is printed, the exit status is its ``exit_code`` (:func:`hold_exit_status`):
+SIGTERM, SIGHUP, SIGINT and SIGQUIT arriving later no longer end the process by the signal.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from types import FrameType
 
 from driveros._unicode import printable
 
@@ -54,6 +61,7 @@ def stdout_line(text: str) -> bool:
 
 def fail(message: str, fmt: str | None, *, outcome: str = "setup_error", exit_code: int = 1) -> int:
     """Report ``message`` (stderr, and a result object for json/ndjson); return the exit code."""
+    hold_exit_status(exit_code)
     stderr_line(message)
     if fmt in _DATA_FORMATS:
         from driveros.agent import Result
@@ -67,3 +75,48 @@ def fail(message: str, fmt: str | None, *, outcome: str = "setup_error", exit_co
         )
         stdout_line(result.model_dump_json())
     return exit_code
+
+
+#: The signals that cancel a command before its result is out.
+LATE_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
+#: Seconds the cleanup still under way may take once such a signal arrived after the result.
+LATE_GRACE_S = 1.0
+_held: list[int] = []
+
+
+def hold_exit_status(exit_code: int) -> None:
+    """The result (with ``exit_code``) is being printed: from now on a late signal cannot
+    change the exit status. The cleanup under way goes on; a late signal only bounds it: after
+    :data:`LATE_GRACE_S` the process ends with ``exit_code``. Main thread only (a no-op
+    elsewhere)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    first = not _held
+    _held[:] = [exit_code]
+    if first:
+        for sig in LATE_SIGNALS:
+            signal.signal(sig, _late_signal)
+
+
+def final_exit(exit_code: int) -> None:
+    """Right before the interpreter's own shutdown (which puts the default action back on
+    every signal handled in Python): the late signals are ignored until the process is gone."""
+    hold_exit_status(exit_code)
+    if threading.current_thread() is threading.main_thread():
+        for sig in LATE_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+
+
+def _late_signal(signum: int, frame: FrameType | None) -> None:
+    timer = threading.Timer(LATE_GRACE_S, _exit_now)
+    timer.daemon = True
+    timer.start()
+
+
+def _exit_now() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, RuntimeError):
+            pass
+    os._exit(_held[0] if _held else 1)

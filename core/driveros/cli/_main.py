@@ -21,7 +21,7 @@ from types import ModuleType
 
 from driveros._errors import DriverosError, ProviderError
 from driveros._harden import not_dumpable
-from driveros.cli._fail import CLOSED_STREAMS, fail, requested_format
+from driveros.cli._fail import CLOSED_STREAMS, fail, final_exit, requested_format
 from driveros.cli._parser import ArgumentParser, UsageError
 
 #: name -> (module, one-line help). Order is the order shown in --help.
@@ -128,7 +128,9 @@ def _main(args_list: list[str], fmt: str | None) -> int:
 def entry(argv: Sequence[str] | None = None) -> None:
     sane_std_streams()
     not_dumpable()  # this process holds keys: its /proc/<pid>/environ is closed to others
-    sys.exit(main(argv))
+    code = main(argv)
+    final_exit(code)  # a signal from here on cannot change the status
+    sys.exit(code)
 
 
 def sane_std_streams() -> None:
