@@ -12,6 +12,35 @@ export type JsonObject = { [key: string]: Json };
 /** Settings only the client reads; they are never sent to the server. */
 export const CLIENT_ONLY_SECTIONS: readonly string[] = ["server", "trace"];
 
+/**
+ * Settings a workspace's own `.vscode/settings.json` must not choose in Restricted Mode: where
+ * and how a run's commands execute (tier, runtime, network, untrusted), who approves them,
+ * which provider and model receive the code, what is remembered and how much may be spent.
+ * package.json lists them (as `driveros.<name>`, with the client's `driveros.server.path`) in
+ * `capabilities.untrustedWorkspaces.restrictedConfigurations`; scripts/sync-settings.mjs writes
+ * that list and a unit test fails when it drifts. Keys and endpoints are never settings.
+ */
+export const RESTRICTED_SETTINGS: readonly string[] = [
+  "approval",
+  "approvalTimeoutS",
+  "maxCostUsd",
+  "memory",
+  "model",
+  "network",
+  "provider",
+  "runtime",
+  "sandbox",
+  "untrusted",
+];
+
+/** The client's own settings a workspace must not choose (the server it starts). */
+const RESTRICTED_CLIENT_SETTINGS: readonly string[] = ["server.path"];
+
+/** package.json `capabilities.untrustedWorkspaces.restrictedConfigurations`, sorted. */
+export function restrictedConfigurations(): string[] {
+  return [...RESTRICTED_SETTINGS, ...RESTRICTED_CLIENT_SETTINGS].map((n) => `${SETTINGS_SECTION}.${n}`).sort();
+}
+
 const COPIED = ["type", "default", "description", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "pattern"];
 
 function isObject(v: Json | undefined): v is JsonObject {

@@ -5,12 +5,13 @@ import * as path from "node:path";
 import { beforeEach, test } from "node:test";
 
 import { serverSettings } from "../../src/settings";
-import { configurationProperties, isClientOnly } from "../../src/settingsSchema";
+import { configurationProperties, isClientOnly, restrictedConfigurations } from "../../src/settingsSchema";
 import { extensionRoot, serverSchema } from "./serverSchema";
 import { state } from "./vscodeStub";
 
 interface Pkg {
   contributes: { configuration: { properties: Record<string, Record<string, unknown>> } };
+  capabilities: { untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] } };
 }
 
 function packageJson(): Pkg {
@@ -26,6 +27,16 @@ test("test_package_json_settings_equal_server_schema", () => {
   const serverSide = Object.fromEntries(Object.entries(props).filter(([k]) => !isClientOnly(k)));
   const expected = configurationProperties(serverSchema(execFileSync));
   assert.deepEqual(serverSide, expected, "package.json settings drifted from the server schema: run `npm run sync-settings`");
+});
+
+test("test_package_json_restricted_configurations_equal_the_source", () => {
+  const untrusted = packageJson().capabilities.untrustedWorkspaces;
+  assert.equal(untrusted.supported, "limited");
+  assert.deepEqual(untrusted.restrictedConfigurations, restrictedConfigurations(), "run `npm run sync-settings`");
+  const declared = new Set(Object.keys(packageJson().contributes.configuration.properties));
+  for (const key of untrusted.restrictedConfigurations) {
+    assert.ok(declared.has(key), `restricted ${key} is not a declared setting`);
+  }
 });
 
 test("test_package_json_client_only_settings_are_server_path_and_trace", () => {
