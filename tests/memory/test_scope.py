@@ -81,3 +81,12 @@ async def test_memory_path_setting_is_relative_to_workspace(tmp_path: Path) -> N
     placed = await place_store(tmp_path, None)
     assert placed.path == default_db_path(f"path:{tmp_path.resolve()}")
     assert not placed.in_workspace and placed.notices == ()
+
+
+async def test_a_memory_path_leading_out_of_the_workspace_is_not_inside(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = load_environment(cwd=ws, environ={"DRIVEROS_MEMORY_PATH": "../outside.db"})
+    assert not env.workspace_trusted
+    placed = await place_store(ws, env)
+    assert not placed.in_workspace and placed.path.resolve() == tmp_path / "outside.db"

@@ -65,8 +65,8 @@ class Placement:
 
 def _inside(workspace: Path, path: Path) -> Path | None:
     """``path`` relative to ``workspace`` when it lies inside it (lexically or resolved)."""
-    ws = workspace.absolute()
-    target = path if path.is_absolute() else ws / path
+    ws = Path(os.path.normpath(workspace.absolute()))
+    target = Path(os.path.normpath(path if path.is_absolute() else ws / path))
     for base, candidate in ((ws, target), (ws.resolve(), target.resolve())):
         if candidate.is_relative_to(base):
             return candidate.relative_to(base)
