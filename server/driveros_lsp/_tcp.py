@@ -8,7 +8,9 @@ edit. A connection that sends anything else, a wrong or no token, nothing within
 :data:`ADMIT_TIMEOUT_S`, or more than :data:`FIRST_MESSAGE_LIMIT` bytes is closed, and the
 server goes on waiting. The first admitted connection is the client: the listener is closed at
 once (later connections are refused by the kernel), and the server serves it until it leaves,
-then exits. Without a token (``--tcp-no-token``) the first accepted connection is the client.
+then exits. At most :data:`MAX_WAITING` connections wait at once (one more closes the
+oldest, so idle connections cannot lock the client out). Without a token
+(``--tcp-no-token``) the first accepted connection is the client.
 
 The token is random (:func:`new_token_file` writes it to a ``0600`` file in the state
 directory, removed when the server ends) or read from a ``0600`` file of the user's
@@ -43,7 +45,7 @@ TOKEN_OPTION = "driverosToken"  # noqa: S105 (a key name, not a secret)
 ADMIT_TIMEOUT_S = 10.0
 #: The largest first message read (an editor's ``initialize`` is some tens of KiB).
 FIRST_MESSAGE_LIMIT = 4 * 1024 * 1024
-#: Connections waiting to be admitted at once; more are closed at once.
+#: Connections waiting to be admitted at once; one more closes the oldest.
 MAX_WAITING = 8
 #: The JSON-RPC error code of a refused ``initialize`` (server-defined range).
 REFUSED_CODE = -32001
@@ -197,13 +199,15 @@ async def serve_tcp(
     loop = asyncio.get_running_loop()
     chosen: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]]
     chosen = loop.create_future()
-    waiting: set[asyncio.StreamWriter] = set()
+    waiting: dict[asyncio.StreamWriter, None] = {}  # oldest first
 
     async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if chosen.done() or len(waiting) >= MAX_WAITING:
+        if chosen.done():
             _close(writer)
             return
-        waiting.add(writer)
+        if len(waiting) >= MAX_WAITING:  # the oldest makes room: idle ones cannot lock out
+            _close(next(iter(waiting)))
+        waiting[writer] = None
         try:
             first = await asyncio.wait_for(_admit(reader, writer, token), ADMIT_TIMEOUT_S)
         except (_Refused, TimeoutError, ConnectionError, asyncio.IncompleteReadError) as exc:
@@ -215,7 +219,7 @@ async def serve_tcp(
             _close(writer)
             return
         finally:
-            waiting.discard(writer)
+            waiting.pop(writer, None)
         if chosen.done():
             _close(writer)
             return

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from driveros_lsp._tcp import MAX_WAITING
 from tests.security._tcp_client import Conn, TcpServer, connect, start, tcp_server
 
 LIST = {"command": "driveros.agent.list", "arguments": []}
@@ -71,13 +72,15 @@ async def test_tcp_refuses_a_wrong_or_missing_token_and_keeps_waiting() -> None:
 async def test_tcp_a_connection_that_waits_or_leaves_never_ends_the_client() -> None:
     async with tcp_server() as server:
         idle = await connect(server)  # connects first, sends nothing
+        crowd = [await connect(server) for _ in range(MAX_WAITING)]  # cannot lock it out
         leaver = await connect(server)
         leaver.writer.write(b"Content-Length: 5\r\n\r\n{}")
         await leaver.aclose()
         client = await connect(server)
         assert "result" in await client.initialize({"driverosToken": server.token})
-        assert await idle.closed()  # dropped once the client is admitted
-        await idle.aclose()
+        for other in (idle, *crowd):
+            assert await other.closed()  # dropped to make room, or once the client is in
+            await other.aclose()
         await _serves(client)
         assert server.proc.returncode is None
         assert await _ends(server, client) == 0
