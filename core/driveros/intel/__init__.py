@@ -22,6 +22,8 @@ from driveros.intel._config import (
     parse_config,
     read_workspace_config,
 )
+from driveros.intel._declared import DeclaredCheck, read_declared_build
+from driveros.intel._detect import BuildPlan
 from driveros.intel._detector import BuildDiagnosticsDetector
 from driveros.intel._feed import DiagnosticsFeed
 from driveros.intel._feed_run import CheckApproval
@@ -32,9 +34,11 @@ from driveros.intel._results import CheckRun
 
 __all__ = [
     "BuildDiagnosticsDetector",
+    "BuildPlan",
     "CheckApproval",
     "CheckRun",
     "CheckSpec",
+    "DeclaredCheck",
     "DiagnosticsFeed",
     "IntelConfig",
     "IntelConfigError",
@@ -49,5 +53,6 @@ __all__ = [
     "load_config",
     "parse_config",
     "parse_output",
+    "read_declared_build",
     "read_workspace_config",
 ]

@@ -209,7 +209,8 @@ class WorkspaceConfig(BaseModel):
     problem: str | None = None
 
 
-def _read_small(path: Path) -> str | None:
+def read_small(path: Path) -> str | None:
+    """A small regular file's text (None: missing, not a regular file, or too big)."""
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_CONFIG_BYTES:
@@ -228,7 +229,7 @@ def read_workspace_config(root: Path) -> WorkspaceConfig:
     on the user's own tree: the result is handed to the feed, which never re-reads it.
     """
     for name in (".driveros.toml", "pyproject.toml"):
-        text = _read_small(root / name)
+        text = read_small(root / name)
         if text is None:
             continue
         try:
@@ -244,7 +245,7 @@ def read_workspace_config(root: Path) -> WorkspaceConfig:
 def has_workspace_config(root: Path) -> bool:
     """Whether ``root`` holds a diagnostics table (to tell the user it was not used)."""
     for name in CONFIG_FILES:
-        text = _read_small(root / name)
+        text = read_small(root / name)
         if text is None:
             continue
         try:

@@ -20,6 +20,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -483,3 +484,24 @@ def first(checks: Sequence[DeclaredCheck], *tools: str) -> DeclaredCheck | None:
     """The first declared check of one of ``tools``, a command line before a bare table."""
     mine = [c for c in checks if c.tool in tools]
     return next((c for c in mine if c.command), mine[0] if mine else None)
+
+
+#: Files whose presence is a declaration (a tool's own configuration file).
+_MARKERS = (".flake8", "ruff.toml", ".ruff.toml", "mypy.ini", ".mypy.ini", "pyrightconfig.json")
+
+
+def read_declared_build(root: Path) -> tuple[DeclaredCheck, ...]:
+    """The declared build of the directory ``root``, read from disk (blocking; nothing is
+    run): what ``driveros doctor`` shows. The feed reads the same files in its sandbox."""
+    from driveros.intel._config import read_small
+
+    names = [*_MAKEFILES, "tox.ini", "noxfile.py", "package.json", ".pre-commit-config.yaml"]
+    names += [".gitlab-ci.yml", "setup.cfg", "pyproject.toml", "pytest.ini", *_MARKERS]
+    workflows = root / ".github" / "workflows"
+    try:
+        found = sorted(p.name for p in workflows.iterdir() if p.suffix in (".yml", ".yaml"))
+    except OSError:
+        found = []
+    names += [f".github/workflows/{n}" for n in found[:20]]
+    texts = {n: t for n in names if (t := read_small(root / n)) is not None}
+    return declared_build(list(texts), texts)
