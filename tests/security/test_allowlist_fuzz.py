@@ -163,7 +163,9 @@ def _environ(world: dict[str, Path]) -> dict[str, str]:
 
 def _decide(command: str, world: dict[str, Path]) -> Decision:
     """What the local tier's policy decides (the classifier, then the file-system look)."""
-    policy = PolicyApproval(workspace=world["ws"], tier=Tier(sandbox="local", scratch=True))
+    # an open local tier (network on): the allowlist decides, as it does there
+    open_tier = Tier(sandbox="local", network=True, scratch=True)
+    policy = PolicyApproval(workspace=world["ws"], tier=open_tier)
     return asyncio.run(policy.decide(ApprovalRequest(tool="run", command=command)))
 
 
