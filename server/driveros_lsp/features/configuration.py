@@ -37,7 +37,12 @@ def setup(server: DriverosLanguageServer) -> None:
         except Exception as exc:  # a client that cannot answer keeps the current settings
             logger.warning("workspace/configuration failed: %s", exc)
             return
-        apply(values[0] if values else None)
+        section = values[0] if values else None
+        if section is None:
+            # The client has no such section (eglot answers null for one it does not know):
+            # nothing was said, so the settings it sent at initialize stand.
+            return
+        apply(section)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:
