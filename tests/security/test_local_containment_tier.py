@@ -45,10 +45,10 @@ asyncio.run(main())
 
 
 def _as_user(user: str) -> list[str]:
-    if shutil.which("runuser"):
-        return ["runuser", "-u", user, "--"]
-    if shutil.which("setpriv"):
-        return ["setpriv", "--reuid", user, "--regid", user, "--init-groups", "--"]
+    if runuser := shutil.which("runuser"):
+        return [runuser, "-u", user, "--"]
+    if setpriv := shutil.which("setpriv"):
+        return [setpriv, "--reuid", user, "--regid", user, "--init-groups", "--"]
     pytest.skip("neither runuser nor setpriv is installed: no unprivileged user can be made")
 
 
