@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from driveros import ConfigError
-from driveros.config import load_environment, user_config_dir
+from driveros._paths import user_config_dir
+from driveros.config import load_environment
 from driveros.llm import Registry, provider_from_env
 from driveros.trust import TrustStore
 

@@ -26,6 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from driveros._errors import ConfigError
+from driveros._paths import user_config_dir
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,8 @@ ProviderName = Literal["openai", "openrouter", "xai", "ollama", "anthropic"]
 #: Where a run's tools execute, and the container runtime of the docker tier (docs/sandbox.md).
 SandboxKind = Literal["local", "docker"]
 ContainerRuntime = Literal["runc", "runsc"]
+#: The ``--approve`` modes a run accepts; ``interactive`` is ``ask`` on /dev/tty (an alias).
+ApproveMode = Literal["ask", "interactive", "policy", "never"]
 #: The run limits every front end starts from (``driveros.runs.RunOptions``; the agent's own
 #: ``AgentConfig`` defaults to them too): model turns and wall-clock seconds per run.
 MAX_ITERATIONS = 30
@@ -144,22 +147,6 @@ class Environment(BaseModel):
     def get(self, name: str, default: str | None = None) -> str | None:
         """A raw variable, for the few settings that have no typed field yet."""
         return self.raw.get(name, default)
-
-
-def user_home(environ: Mapping[str, str] | None = None) -> Path:
-    """The user's home directory (``HOME``, else the password database)."""
-    env = os.environ if environ is None else environ
-    home = env.get("HOME")
-    return Path(home) if home and Path(home).is_absolute() else Path.home()
-
-
-def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_CONFIG_HOME/driveros``, or ``~/.config/driveros`` (the trust store and the user's
-    provider settings live here)."""
-    env = os.environ if environ is None else environ
-    xdg = env.get("XDG_CONFIG_HOME")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else user_home(env) / ".config"
-    return base / "driveros"
 
 
 def user_env_file(environ: Mapping[str, str] | None = None) -> Path:

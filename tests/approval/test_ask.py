@@ -18,7 +18,7 @@ from driveros.approval import (
     InteractiveApproval,
     Question,
     Tier,
-    approval_from_name,
+    approval_policy,
     run_key,
 )
 
@@ -205,7 +205,7 @@ async def test_approval_matrix_every_cell(tier: Tier, mode: str) -> None:
     got: dict[str, Verdict] = {}
     for kind, request in REQUESTS.items():
         asker = ScriptedAsker(Answer(choice="deny", by="test"))
-        policy = approval_from_name(mode, workspace="/workspace", tier=tier, asker=asker)
+        policy = approval_policy(mode, workspace="/workspace", tier=tier, asker=asker)
         decision = await policy.decide(request)
         if asker.questions:
             assert decision.asked and not decision.allowed
@@ -223,11 +223,11 @@ def test_interactive_is_ask_on_the_terminal() -> None:
     master, slave = pty.openpty()
     try:
         for name in ("ask", "interactive"):
-            policy = approval_from_name(name, tty_path=os.ttyname(slave))
+            policy = approval_policy(name, tty_path=os.ttyname(slave))
             assert isinstance(policy, InteractiveApproval)
             assert isinstance(policy, AskApproval)
             assert policy.name == name
-        assert approval_from_name("interactive", asker=ScriptedAsker()).name == "ask"
+        assert approval_policy("interactive", asker=ScriptedAsker()).name == "ask"
     finally:
         os.close(slave)
         os.close(master)

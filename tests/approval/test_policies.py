@@ -23,7 +23,7 @@ from driveros.approval import (
     NeverApproval,
     NoTerminalError,
     PolicyApproval,
-    approval_from_name,
+    approval_policy,
 )
 
 READ = ApprovalRequest(tool="read_file", arguments={"path": "a.py"})
@@ -79,26 +79,26 @@ async def test_allow_all_approval() -> None:
     assert all([(await AllowAllApproval().decide(r)).allowed for r in (PUSH, ODD, EDIT)])
 
 
-def test_approval_from_name() -> None:
-    assert isinstance(approval_from_name("policy"), PolicyApproval)
-    assert isinstance(approval_from_name("never"), NeverApproval)
-    assert isinstance(approval_from_name("allow-all"), AllowAllApproval)
+def test_approval_policy() -> None:
+    assert isinstance(approval_policy("policy"), PolicyApproval)
+    assert isinstance(approval_policy("never"), NeverApproval)
+    assert isinstance(approval_policy("allow-all"), AllowAllApproval)
     for name in ("policy", "never", "allow-all"):
-        policy = approval_from_name(name)
+        policy = approval_policy(name)
         assert isinstance(policy, ApprovalPolicy)
         assert policy.name == name
     with pytest.raises(ConfigError, match="unknown approval policy 'sometimes'"):
-        approval_from_name("sometimes")
+        approval_policy("sometimes")
 
 
 def test_interactive_without_terminal_fails_fast(tmp_path: Path) -> None:
     """In a new session there is no controlling terminal: construction raises at once."""
     script = textwrap.dedent(
         """
-        from driveros.approval import approval_from_name, NoTerminalError
+        from driveros.approval import approval_policy, NoTerminalError
         from driveros import ConfigError
         try:
-            approval_from_name("interactive")
+            approval_policy("interactive")
         except NoTerminalError as exc:
             assert isinstance(exc, ConfigError)
             raise SystemExit("no-tty: " + str(exc))

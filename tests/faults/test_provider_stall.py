@@ -69,10 +69,21 @@ async def test_provider_stall_before_headers_ends_provider_error(tmp_path: Path)
     assert run.code == 5, run.stderr
     assert run.result["outcome"] == "provider_error"
     assert run.result["exit_code"] == 5
-    assert run.result["error"] == ("no response from openai for 0.5 s")
-    # Before any output a stall is retried like any transport error (2 retries by default).
-    assert run.requests == 3
+    assert run.result["error"] == "no response from openai in 1 attempt over 0.5 s"
+    # The first-byte timeout bounds the whole attempt sequence: with the default retry policy
+    # (2 retries for transport errors) a silent provider is still asked once, so the run ends
+    # after the timeout, never after one timeout per attempt (issue 28 row 7).
+    assert run.requests == 1
     assert "Traceback" not in run.stderr
+
+
+async def test_provider_stall_after_a_reset_names_both_attempts(tmp_path: Path) -> None:
+    run = await _agent(
+        [Fault(kind="reset"), Fault(kind="stall")], tmp_path, "--first-byte-timeout", "0.5"
+    )
+    assert run.code == 5, run.stderr
+    assert run.result["error"] == "no response from openai in 2 attempts over 0.5 s"
+    assert run.requests == 2
 
 
 async def test_provider_stall_mid_stream_is_not_retried(tmp_path: Path) -> None:
@@ -126,4 +137,4 @@ async def test_provider_stall_through_the_editor_uses_the_settings(tmp_path: Pat
             bad = [m.message for m in ed.client.messages if "invalid settings" in m.message]
     assert not bad
     assert results[-1]["outcome"] == "provider_error"
-    assert results[-1]["error"] == "no response from openai for 0.5 s"
+    assert results[-1]["error"] == "no response from openai in 1 attempt over 0.5 s"

@@ -16,7 +16,7 @@ import pytest
 from tests._scripted import calc_repo as calc_repo  # the fixture, for these tests
 from tests.mcptools.test_mcptools import DRIVEROS, NOTES_SERVER, _cli_env
 
-from driveros.approval import ApprovalRequest, ExternalTool, Question, approval_from_name
+from driveros.approval import ApprovalRequest, ExternalTool, Question, approval_policy
 from driveros.mcptools import parse_mcp_config
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
@@ -63,13 +63,13 @@ async def test_an_allowed_mcp_tool_runs_unasked(mode: str) -> None:
             asked.append(question)
             raise AssertionError("asked")
 
-    approval = approval_from_name(mode, asker=Asker() if mode == "ask" else None)
+    approval = approval_policy(mode, asker=Asker() if mode == "ask" else None)
     decision = await approval.decide(_request(True))
     assert decision.allowed and "allow" in decision.reason and asked == []
 
 
 async def test_a_refused_mcp_tool_says_how_to_allow_it() -> None:
-    decision = await approval_from_name("policy").decide(_request(False))
+    decision = await approval_policy("policy").decide(_request(False))
     assert not decision.allowed
     assert '"allow": ["add_note"]' in decision.reason
     assert "mcpServers.notes in /home/u/.config/driveros/mcp.json" in decision.reason
@@ -77,7 +77,7 @@ async def test_a_refused_mcp_tool_says_how_to_allow_it() -> None:
 
 
 async def test_never_runs_no_mcp_tool_even_when_allowed() -> None:
-    decision = await approval_from_name("never").decide(_request(True))
+    decision = await approval_policy("never").decide(_request(True))
     assert not decision.allowed
 
 

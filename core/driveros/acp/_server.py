@@ -15,6 +15,7 @@ from acp.interfaces import Client
 
 from driveros import __version__
 from driveros._errors import DriverosError
+from driveros._paths import user_home
 from driveros._unicode import printable
 from driveros.acp import _store as store
 from driveros.acp._edits import EditGate, deliver_edits, feedback_prompt, proposed
@@ -34,7 +35,6 @@ from driveros.config import (
     Environment,
     SandboxKind,
     load_environment,
-    user_home,
 )
 from driveros.llm import Message
 from driveros.mcptools import McpServerConfig, open_mcp_tools

@@ -11,14 +11,13 @@ matrix and the allowlist; :func:`display_command` is how any command is shown to
 from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS, RUN_TOOL
 from driveros.approval._ask import AskApproval, run_key
 from driveros.approval._display import display_command
+from driveros.approval._factory import APPROVAL_NAMES, approval_policy
 from driveros.approval._interactive import InteractiveApproval, TtyAsker
 from driveros.approval._policies import (
-    APPROVAL_NAMES,
     DEFAULT_ASK_TIMEOUT,
     AllowAllApproval,
     NeverApproval,
     PolicyApproval,
-    approval_from_name,
     policy_decision,
 )
 from driveros.approval._shell import classify_command
@@ -63,7 +62,7 @@ __all__ = [
     "Scope",
     "Tier",
     "TtyAsker",
-    "approval_from_name",
+    "approval_policy",
     "classify_command",
     "display_command",
     "policy_decision",

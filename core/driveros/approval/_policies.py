@@ -1,4 +1,5 @@
-"""The non-interactive approval policies and the ``--approve`` name lookup."""
+"""The non-interactive approval policies (``policy``, ``never``, ``allow-all``) and the decision
+every policy starts from."""
 
 from __future__ import annotations
 
@@ -7,15 +8,13 @@ import glob
 import json
 from pathlib import Path
 
-from driveros._errors import ConfigError, GitError
+from driveros._errors import GitError
 from driveros._git import is_program_key, planted_programs
 from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS, RUN_TOOL
 from driveros.approval._shell import classify_command, command_reach
 from driveros.approval._types import (
     LOCAL_TIER,
-    ApprovalPolicy,
     ApprovalRequest,
-    Asker,
     Decision,
     Tier,
 )
@@ -183,49 +182,5 @@ class AllowAllApproval:
         return Decision(allowed=True, reason="allowed: allow-all policy")
 
 
-#: The ``--approve`` values; ``interactive`` is ``ask`` on /dev/tty (kept as an alias).
-APPROVAL_NAMES: tuple[str, ...] = ("ask", "interactive", "policy", "never", "allow-all")
-
 #: Default wait for an answer before it counts as a denial (seconds).
 DEFAULT_ASK_TIMEOUT = ASK_TIMEOUT_S
-
-
-def approval_from_name(
-    name: str,
-    *,
-    workspace: str | Path | None = None,
-    tier: Tier | None = None,
-    asker: Asker | None = None,
-    tty_path: str | Path = "/dev/tty",
-    timeout: float | None = DEFAULT_ASK_TIMEOUT,
-) -> ApprovalPolicy:
-    """The policy for an ``--approve`` value.
-
-    ``ask`` asks ``asker`` for what the policy would not allow; without an asker it asks on
-    the terminal (``interactive`` is that alias) and raises :class:`NoTerminalError` (a
-    ConfigError) at once when there is no terminal. Unknown names raise ConfigError. Build
-    one policy per run: ``Allow for this run`` is remembered by the policy object.
-    """
-    match name:
-        case "policy":
-            return PolicyApproval(workspace=workspace, tier=tier)
-        case "never":
-            return NeverApproval()
-        case "allow-all" | "allow_all":
-            return AllowAllApproval()
-        case "ask" | "interactive":
-            from driveros.approval._ask import AskApproval
-            from driveros.approval._interactive import InteractiveApproval
-
-            if asker is None:
-                tty = InteractiveApproval(
-                    tty_path=tty_path, workspace=workspace, tier=tier, timeout=timeout
-                )
-                tty.name = name
-                return tty
-            return AskApproval(asker, workspace=workspace, tier=tier, timeout=timeout)
-        case _:
-            raise ConfigError(
-                f"unknown approval policy {name!r}; choose one of {', '.join(APPROVAL_NAMES)}",
-                approval=name,
-            )

@@ -28,7 +28,7 @@ from driveros._git import run_git_sync
 from driveros._safe_open import append, read_bytes, unlink
 from driveros._tmp import temp_root
 from driveros.agent import Event
-from driveros.approval import approval_from_name
+from driveros.approval import approval_policy
 from driveros.config import ContainerRuntime, Environment, SandboxKind
 from driveros.evals._cassette import Cassette, ReplayLog, recording_client, replay_client
 from driveros.evals._results import CaseResult, EvalRun, Mode
@@ -298,7 +298,7 @@ class CaseRunner:
                         targets=list(case.targets),
                         run_id=f"{self.suite.name}-{case.id}-{attempt}",
                     )
-                    approval = approval_from_name(self.suite.defaults.approve, workspace=workspace)
+                    approval = approval_policy(self.suite.defaults.approve, workspace=workspace)
                     report = await run_in(
                         spec,
                         provider=provider,

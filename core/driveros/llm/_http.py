@@ -235,30 +235,59 @@ class HTTPProvider(ABC):
             raise
 
     async def _stream(self, content: bytes) -> AsyncIterator[StreamEvent]:
+        # The first-byte timeout bounds the silence of the whole attempt sequence: each attempt
+        # waits for its first byte only as long as the earlier ones left of it, so a silent
+        # provider ends the call once, never once per retry.
+        loop = asyncio.get_running_loop()
+        first = self.first_byte_timeout
+        silent = 0.0
         attempt = 0
         while True:
             yielded = False
+            heard: list[float] = []
+            started = loop.time()
+            left = None if first is None else max(0.0, first - silent)
             try:
-                async for event in self._stream_once(content):
+                async for event in self._stream_once(content, left, heard):
                     yielded = True
                     yield event
                 return
             except ProviderError as exc:
                 attempt += 1
+                if isinstance(exc, StallError) and exc.phase == "first_byte" and first:
+                    raise self._silent(attempt, first) from exc  # nothing left to wait
+                silent += (heard[0] if heard else loop.time()) - started
                 delay = None if yielded else self.retry.delay_for(attempt, exc)
-                if delay is None:
+                if delay is None or (first is not None and silent >= first):
                     raise
                 _log.info("retrying stream after %.2fs (attempt %d): %s", delay, attempt, exc)
                 await asyncio.sleep(delay)
 
-    async def _stream_once(self, content: bytes) -> AsyncIterator[StreamEvent]:
+    def _silent(self, attempts: int, first: float) -> StallError:
+        """The provider sent nothing for the whole first-byte timeout, over ``attempts``."""
+        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+        return StallError(
+            f"no response from {self._name} in {tries} over {first:g} s",
+            provider=self._name,
+            after=first,
+            phase="first_byte",
+            attempts=attempts,
+            retryable=False,
+        )
+
+    async def _stream_once(
+        self, content: bytes, first: float | None, heard: list[float]
+    ) -> AsyncIterator[StreamEvent]:
+        """One attempt; ``first``: the seconds it may wait for its first byte. The moment the
+        provider was first heard from (headers of an error, else the body's first bytes) is
+        appended to ``heard``."""
         import httpx
 
         client = await self._http()
         url = self._base_url + self._path()
         headers = self._request_headers(stream=True)
         loop = asyncio.get_running_loop()
-        first, idle = self.first_byte_timeout, self.idle_timeout
+        idle = self.idle_timeout
         started = loop.time()
 
         def first_left() -> float | None:
@@ -271,6 +300,7 @@ class HTTPProvider(ABC):
                     first_left(), "first_byte", first or 0.0, stack.enter_async_context(opening)
                 )
                 if resp.status_code >= 400:
+                    heard.append(loop.time())
                     body = await self._within(idle, "idle", idle or 0.0, resp.aread())
                     raise error_from_status(self._name, resp.status_code, resp.headers, body)
                 ctype = resp.headers.get("content-type", "")
@@ -292,6 +322,7 @@ class HTTPProvider(ABC):
                         if chunk is None:
                             break
                         if not head:
+                            heard.append(loop.time())
                             head = chunk[:512]
                             if body_kind(ctype, head) is not None:
                                 raise foreign_body_error(self._name, resp.status_code, ctype, head)

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from driveros._errors import ConfigError
-from driveros.config import user_config_dir
+from driveros._paths import user_config_dir
 
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
 

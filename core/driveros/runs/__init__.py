@@ -9,8 +9,8 @@ chooses the provider, lays out the (scratch) workspace, the sandbox and its moun
 diagnostics feed and memory, and owns the run's lifecycle; the CLI, the language server,
 ``driveros acp``, the issue bot and the evals (:func:`run_in`) all start runs here.
 
-Only :class:`RunOptions` is imported eagerly (the language server reads it at start); the
-rest loads the agent stack on first use.
+Only :class:`RunOptions` and :class:`RunSpec` are imported eagerly (the language server reads
+them at start); the rest loads the agent stack on first use.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from driveros.runs._options import RunOptions
+from driveros.runs._options import RunOptions, RunSpec
 
 if TYPE_CHECKING:
     from driveros.runs._buffers import ReadBuffer
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     )
     from driveros.runs._provider import make_provider, pick_provider
     from driveros.runs._sandbox import DOCKER_GIT_DIR, DOCKER_WORKSPACE, docker_git, run_tier
-    from driveros.runs._spec import RunSpec
 
 __all__ = [
     "DOCKER_GIT_DIR",
@@ -63,7 +62,6 @@ _LAZY = {
     "DOCKER_WORKSPACE": "_sandbox",
     "docker_git": "_sandbox",
     "run_tier": "_sandbox",
-    "RunSpec": "_spec",
 }
 
 

@@ -39,9 +39,9 @@ from driveros.config import Environment
 from driveros.diagnostics import DiagnosticItem
 from driveros.llm import Message, Provider
 from driveros.runs._buffers import ReadBuffer, buffer_hook
+from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
 from driveros.runs._sandbox import SandboxStart, make_sandbox, open_sandbox, run_tier
-from driveros.runs._spec import RunSpec
 from driveros.runs._wiring import Feed, diagnostics_feed, feed_cache, open_memory
 from driveros.sandbox import Sandbox, dotenv_assignments
 

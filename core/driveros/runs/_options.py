@@ -1,4 +1,4 @@
-"""The options a user sets for their runs, once for every front end.
+"""The options a user sets for their runs, once for every front end, and the spec of one run.
 
 :class:`RunOptions` holds the knobs every front end offers (the CLI's flags, the editor's
 settings, ``driveros acp``'s flags): provider, tier, limits. Their defaults and bounds are
@@ -8,22 +8,23 @@ This module stays light (no agent, no LLM stack): the language server imports it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from driveros.config import (
+    ASK_TIMEOUT_S,
     FIRST_BYTE_TIMEOUT_S,
     IDLE_TIMEOUT_S,
     MAX_ITERATIONS,
     MAX_WALL_S,
+    ApproveMode,
     ContainerRuntime,
     ProviderName,
     SandboxKind,
 )
-
-if TYPE_CHECKING:
-    from driveros.runs._spec import RunSpec
+from driveros.diagnostics import DiagnosticItem
 
 
 class RunOptions(BaseModel):
@@ -96,7 +97,27 @@ class RunOptions(BaseModel):
     def spec(self, **run: Any) -> RunSpec:
         """The spec of one run with these options; ``run`` names the per-run fields (and may
         override an option for this run)."""
-        from driveros.runs._spec import RunSpec
-
         own = {name: getattr(self, name) for name in RunOptions.model_fields}
         return RunSpec.model_validate({**own, **run})
+
+
+class RunSpec(RunOptions):
+    """Everything that defines one agent run (the CLI flags and the LSP commands map here)."""
+
+    task: str
+    workspace: Path
+    approve: ApproveMode = "policy"
+    #: ``approve="ask"``: seconds to wait for an answer before it counts as a denial.
+    ask_timeout_s: float = Field(default=ASK_TIMEOUT_S, gt=0)
+    #: Work on a scratch copy (driveros.review) and propose the changes instead of writing.
+    review: bool = False
+    #: Unsaved editor buffers: workspace-relative path -> text (needs ``review``).
+    overlays: dict[str, str] = Field(default_factory=dict)
+    #: Diagnostics the task should make disappear (a fix task).
+    targets: list[DiagnosticItem] = Field(default_factory=list)
+    run_id: str | None = None
+    #: Globs the user exempts from the secret-file deny list (docs/sandbox.md, "Secret files").
+    allow_secret_files: list[str] = Field(default_factory=list)
+    #: The user trusts this workspace (``driveros trust``, ``--trust``): its own diagnostics
+    #: checks are read from ``workspace`` at start and run through ``approve`` (docs/security.md).
+    workspace_trusted: bool = False

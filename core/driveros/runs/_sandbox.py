@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from driveros.agent import Tier
 from driveros.config import Environment
-from driveros.runs._spec import RunSpec
+from driveros.runs._options import RunSpec
 from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
 from driveros.state import state_dir
 

@@ -13,6 +13,8 @@ from driveros.agent import (
     Approval,
     ApprovalPolicy,
     ApprovalRequest,
+    Build,
+    BuildCheck,
     DiagnosticsSource,
     EventSink,
     MemoryEvent,
@@ -23,7 +25,7 @@ from driveros.agent import (
 from driveros.config import Environment
 from driveros.diagnostics import targets_fixed
 from driveros.llm import Provider
-from driveros.runs._spec import RunSpec
+from driveros.runs._options import RunSpec
 from driveros.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
@@ -104,9 +106,18 @@ async def diagnostics_feed(
         )
         return decision.allowed, decision.reason
 
+    async def on_build(build: intel.BuildPlan) -> None:
+        # the detected build, with where each check came from (docs/events.md)
+        checks = [
+            BuildCheck(name=c.name, kind=c.kind, origin=c.origin, command=c.command)
+            for c in build.checks
+        ]
+        await sink.emit(Build, checks=checks, not_run=list(build.notes))
+
     feed = intel.DiagnosticsFeed(
         sandbox,
         config=found.config,
+        on_build=on_build,
         approve=approve,
         config_problem=found.problem,
         config_origin=found.origin or ".driveros.toml",

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from driveros._atomic import write_atomic
 from driveros._errors import ConfigError
+from driveros._paths import user_config_dir, user_home
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +92,6 @@ class TrustStore:
     def default(cls, environ: Mapping[str, str] | None = None) -> TrustStore:
         """The store in the user's config directory (read from ``environ``, default: the
         real process environment)."""
-        from driveros.config import user_config_dir, user_home
-
         return cls(user_config_dir(environ), home=user_home(environ))
 
     # ------------------------------------------------------------------ reading
