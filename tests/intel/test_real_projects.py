@@ -113,4 +113,9 @@ async def test_fix_with_the_correct_edit_exits_0(project: RealProject, tmp_path:
     result = events[-1]
     assert (result["outcome"], result["targets_fixed"]) == ("answered", True)
     assert project.failing in diagnostics_answer
+    # the run's events show the detected build, with where each check came from
+    builds = [e for e in events if e["type"] == "build"]
+    assert builds, [e["type"] for e in events]
+    origins = {c["name"]: c["origin"] for c in builds[0]["checks"]}
+    assert origins.get(project.check), builds[0]
     assert (root / project.path).read_text().count(project.good) == 1

@@ -128,6 +128,27 @@ class Diagnostics(_Event):
     checks: list[str] = Field(default_factory=list)
 
 
+class BuildCheck(_Printable):
+    """One check of the detected build: what runs, what for, and where the project declares
+    it (``Makefile:test``, ``setup.cfg [flake8]``, ``convention``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    kind: str | None = None
+    origin: str | None = None
+    command: str = ""
+
+
+class Build(_Event):
+    """The project's build as the diagnostics feed detected it (once per detection)."""
+
+    type: Literal["build"] = "build"
+    checks: list[BuildCheck] = Field(default_factory=list)
+    #: One line per declared check that does not run here, and why.
+    not_run: list[str] = Field(default_factory=list)
+
+
 class MemoryEvent(_Event):
     type: Literal["memory"] = "memory"
     action: Literal["recall", "store", "error", "skipped"]
@@ -232,6 +253,7 @@ Event = Annotated[
     | ToolCall
     | ToolResult
     | Diagnostics
+    | Build
     | MemoryEvent
     | Approval
     | Stuck
@@ -251,6 +273,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "tool_call",
     "tool_result",
     "diagnostics",
+    "build",
     "memory",
     "approval",
     "stuck",

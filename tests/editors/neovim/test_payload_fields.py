@@ -16,6 +16,8 @@ from typing import Any
 from driveros.agent import (
     EVENT_TYPES,
     Approval,
+    Build,
+    BuildCheck,
     Compaction,
     Diagnostics,
     Edit,
@@ -80,6 +82,11 @@ def _trace() -> list[dict[str, Any]]:
         ),
         Edit(run_id="r1", turn=1, path="app.py"),
         Diagnostics(run_id="r1", turn=1, fingerprint="f", total=1, new=[item], fixed=[item]),
+        Build(
+            run_id="r1",
+            checks=[BuildCheck(name="unittest", kind="test", origin="Makefile:test")],
+            not_run=["flake8 (Makefile:check): not installed in the sandbox; not run"],
+        ),
         MemoryEvent(run_id="r1", action="recall", count=1, detail="one fact"),
         Stuck(run_id="r1", turn=1, detector="repeat", detail="same call", evidence=["c1"]),
         Compaction(
