@@ -28,18 +28,6 @@ from driveros.llm._pricing import (
 from driveros.llm._provider import Provider
 from driveros.llm._registry import Registry, provider_from_env
 from driveros.llm._retry import RetryPolicy
-from driveros.llm._runner import (
-    ModelDelta,
-    ModelResponded,
-    RunFinished,
-    Runner,
-    RunnerEvent,
-    RunResult,
-    StepStarted,
-    ToolFinished,
-    ToolStarted,
-)
-from driveros.llm._tools import Tool, tool
 from driveros.llm._types import (
     Effort,
     Message,
@@ -74,8 +62,6 @@ __all__ = [
     "Effort",
     "FanoutResult",
     "Message",
-    "ModelDelta",
-    "ModelResponded",
     "OverloadedError",
     "Part",
     "Provider",
@@ -86,13 +72,8 @@ __all__ = [
     "Response",
     "RetryPolicy",
     "Role",
-    "RunFinished",
-    "RunResult",
-    "Runner",
-    "RunnerEvent",
     "ServerError",
     "StallError",
-    "StepStarted",
     "StopReason",
     "StreamDone",
     "StreamError",
@@ -101,14 +82,11 @@ __all__ = [
     "TextPart",
     "ThinkingDelta",
     "ThinkingPart",
-    "Tool",
     "ToolCallDelta",
     "ToolCallPart",
     "ToolError",
-    "ToolFinished",
     "ToolResultPart",
     "ToolSpec",
-    "ToolStarted",
     "TransportError",
     "Usage",
     "UsageDelta",
@@ -123,7 +101,6 @@ __all__ = [
     "provider_from_env",
     "race",
     "system",
-    "tool",
     "tool_results",
     "user",
 ]
