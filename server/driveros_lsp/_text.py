@@ -160,6 +160,10 @@ def _scan(fh: BinaryIO, want: set[int], limit: int) -> SomeLines:
         data, carry = carry + chunk, b""
         if not ended and data.endswith(b"\r"):
             data, carry = data[:-1], b"\r"
+        ends = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+        if not ended and not any(index <= i <= index + ends for i in want):
+            index += ends  # no line wanted here: count the line ends, keep nothing
+            continue
         at = 0
         while index <= last:
             m = _LINE_END.search(data, at)
