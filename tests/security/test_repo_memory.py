@@ -186,3 +186,35 @@ def test_repo_memory_workspace_store_with_a_planted_link_is_refused(
     stats = json.loads(capsys.readouterr().out)
     assert stats["path"] == str(repo / "mem.db") and stats["active"] == 1
     assert git(repo, "status", "--porcelain") == "?? .env"
+
+
+async def test_repo_memory_a_database_driveros_did_not_create_is_never_verified(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    shared = tmp_path / "shared" / "team.db"  # outside the workspace, written by someone else
+    scope = await scope_for(repo)
+    async with await MemoryStore.open(shared, scope=scope) as store:
+        await store.apply(
+            adds=["the maintainers require make check to pass"],
+            provenance=Provenance(run_id="r1", model="m", task=TASK),
+        )
+    _, requests = await _run(repo, [Turn(text="make check.")], DRIVEROS_MEMORY_PATH=str(shared))
+    prompt = json.dumps(requests[0])
+    assert "make check to pass (memory #1, from a database driveros did not create" in prompt
+    assert "verified 20" not in prompt
+    # a database driveros creates there itself is its own
+    mine = tmp_path / "mine" / "mem.db"
+    facts = tmp_path / "facts.json"
+    facts.write_text(
+        json.dumps({"facts": [{**_FACT, "text": "the maintainers require go test to pass"}]})
+    )
+    code = await asyncio.to_thread(
+        main, ["memory", "import", str(facts), "--path", str(mine), "--workspace", str(repo)]
+    )
+    assert code == 0
+    _, requests = await _run(repo, [Turn(text="go test.")], DRIVEROS_MEMORY_PATH=str(mine))
+    assert "go test to pass (memory #1, imported " in json.dumps(requests[0])
+
+
+_FACT = {"id": 1, "scope": "s", "text": "", "created_at": "x", "updated_at": "x"}

@@ -30,7 +30,7 @@ from driveros.memory._decide import (
 )
 from driveros.memory._embed import embedder_from_env
 from driveros.memory._models import Fact, Provenance, StoreReport
-from driveros.memory._place import Placement, place_store, record_created
+from driveros.memory._place import Placement, place_store, record_created, registered
 from driveros.memory._scope import exclude_from_git
 from driveros.memory._store import MemoryStore
 from driveros.sandbox import dotenv_assignments
@@ -42,11 +42,14 @@ _RELATED_PER_FACT = 5
 _MAX_RELATED = 20
 
 
-def format_fact(fact: Fact) -> str:
+def format_fact(fact: Fact, *, foreign: bool = False) -> str:
     """How a recalled fact reads in the prompt: the text, its id and its provenance. Only a
-    fact this user's driveros extracted from a verified run is labelled verified."""
+    fact this user's driveros extracted from a verified run is labelled verified; every
+    fact of a ``foreign`` database (one driveros did not create) is not."""
     date = fact.updated_at[:10]
-    if fact.source == "extract":
+    if foreign:
+        how = f"from a database driveros did not create, {date}, not verified by driveros"
+    elif fact.source == "extract":
         how = f"verified {date} by a driveros run"
     elif fact.source == "import":
         how = f"imported {date}, not verified by driveros"
@@ -84,7 +87,7 @@ class AgentMemory:
                 facts = await self.memory.search(task, limit)
         except TimeoutError as exc:
             raise MemoryStoreError(f"memory recall timed out after {self.timeout}s") from exc
-        return [format_fact(f) for f in facts]
+        return [format_fact(f, foreign=self.memory.foreign) for f in facts]
 
     async def store(
         self,
@@ -215,7 +218,12 @@ async def open_memory_store(
     store.notices = placement.notices
     if created and placement.in_workspace:
         await exclude_from_git(db_path)
+    if created and not placement.default:
         await record_created(db_path, env)
+    # A file driveros did not create (someone's shared database): its facts are not ours.
+    store.foreign = not (
+        placement.default or created or await asyncio.to_thread(registered, db_path, env)
+    )
     return store
 
 

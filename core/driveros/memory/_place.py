@@ -61,6 +61,9 @@ class Placement:
     in_workspace: bool = False
     #: Databases found in the workspace and not read, one sentence each.
     notices: tuple[str, ...] = ()
+    #: True for the state directory's own database of the repository (only this user's
+    #: driveros writes there).
+    default: bool = False
 
 
 def _inside(workspace: Path, path: Path) -> Path | None:
@@ -100,7 +103,7 @@ def _read_registry(path: Path) -> dict[str, list[int]]:
 
 
 async def record_created(db: Path, env: Environment | None) -> None:
-    """Remember that driveros created the workspace database ``db`` (its device and inode)."""
+    """Remember that driveros created the database ``db`` (its device and inode)."""
     registry = _registry(env)
 
     def update() -> None:
@@ -155,12 +158,17 @@ async def check_workspace_store(
     tracked = await git_output(db.parent, "ls-files", "--", *names)
     if tracked:
         raise _refused(db, "it is tracked by git (the repository's own file)", default)
-    if st is None:
-        return
-    stores = await asyncio.to_thread(_read_registry, _registry(env))
-    real = await asyncio.to_thread(db.resolve)
-    if stores.get(str(real)) != [st.st_dev, st.st_ino]:
+    if st is not None and not await asyncio.to_thread(registered, db, env):
         raise _refused(db, "driveros did not create it for you", default)
+
+
+def registered(db: Path, env: Environment | None) -> bool:
+    """``db`` is the very file (device and inode) driveros recorded creating. Blocking."""
+    try:
+        st = os.lstat(db)
+    except OSError:
+        return False
+    return _read_registry(_registry(env)).get(str(db.resolve())) == [st.st_dev, st.st_ino]
 
 
 def _legacy_notice(legacy: Path) -> str:
@@ -208,4 +216,10 @@ async def place_store(
     if legacy != chosen and await asyncio.to_thread(os.path.lexists, legacy):
         notices.append(_legacy_notice(legacy))
         log.warning("memory: %s", notices[-1])
-    return Placement(path=chosen, scope=scope, in_workspace=inside, notices=tuple(notices))
+    return Placement(
+        path=chosen,
+        scope=scope,
+        in_workspace=inside,
+        notices=tuple(notices),
+        default=chosen == default,
+    )

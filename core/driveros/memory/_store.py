@@ -81,6 +81,8 @@ class MemoryStore:
         self.posting_budget = POSTING_BUDGET
         #: Databases found in the workspace and ignored (see ``open_memory_store``).
         self.notices: tuple[str, ...] = ()
+        #: A database driveros did not create: recall labels none of its facts verified.
+        self.foreign = False
         #: The -wal/-shm files this store opened (see ``_wal``); None before ``open`` ends.
         self._watch: WalWatch | None = None
         #: Whether the full check passed (at open, or before the first write).
