@@ -10,8 +10,9 @@ Everything else receives an :class:`Environment` value. Sources, weakest first:
 
 Every key and endpoint remembers its source, and a key is never sent to an endpoint from a
 different source: such a provider carries an ``endpoint_conflict`` and building it fails with
-a setup error (docs/security.md, row 3). Nothing from any ``.env`` reaches the environment of a
-command: :attr:`Environment.process_env` is the real process environment only.
+a setup error (docs/security.md, "A repository's `.env` redirects the provider endpoint and
+receives the user's key"). Nothing from any ``.env`` reaches the environment of a command:
+:attr:`Environment.process_env` is the real process environment only.
 """
 
 from __future__ import annotations

@@ -157,7 +157,8 @@ async def test_feed_never_reads_configuration_from_the_workspace_it_checks(
     open_project: OpenProject,
 ) -> None:
     """The agent writes the feed's workspace: a .driveros.toml there (present at start or
-    written later) configures nothing (docs/security.md, row 2)."""
+    written later) configures nothing (docs/security.md, "The model writes
+    `.driveros.toml` and the feed runs its command")."""
     marker = "feed-ran-a-workspace-command"
     planted = (
         "[diagnostics]\nauto = false\n[[diagnostics.checks]]\nname = 'planted'\n"

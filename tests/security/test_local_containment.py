@@ -64,7 +64,7 @@ def test_containment_control_the_conftest_escapes_on_the_host(tmp_path: Path) ->
     assert attacker.requests and b"sk-control-4242" in attacker.requests[0]
 
 
-async def test_containment_row1_model_conftest_and_allowlisted_pytest(
+async def test_containment_model_conftest_and_allowlisted_pytest(
     calc_repo: Path, tmp_path: Path
 ) -> None:
     outside = _outside(tmp_path)
@@ -112,9 +112,7 @@ async def test_containment_rows2_3_the_diagnostics_feed(
     _assert_contained(attacker, outside, res.stdout, res.stderr, workspace=calc_repo)
 
 
-async def test_containment_row4_discarded_review_leaves_the_tree(
-    git_repo: Path, tmp_path: Path
-) -> None:
+async def test_containment_discarded_review_leaves_the_tree(git_repo: Path, tmp_path: Path) -> None:
     outside = _outside(tmp_path)
     (git_repo / ".gitignore").write_text("__pycache__/\n.env\n")
     (git_repo / ".env").write_text("DB_PASSWORD=hunter2-row4\n")

@@ -37,7 +37,7 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
 
 
-async def test_containment_row1_through_the_language_server(
+async def test_containment_through_the_language_server(
     calc_repo: Path, tmp_path: Path, scripted_model: Any
 ) -> None:
     outside = tmp_path / "outside"
@@ -64,9 +64,7 @@ async def test_containment_row1_through_the_language_server(
 
 
 @pytest.mark.e2e
-async def test_containment_row1_through_acp(
-    calc_repo: Path, tmp_path: Path, acp_schema: Any
-) -> None:
+async def test_containment_through_acp(calc_repo: Path, tmp_path: Path, acp_schema: Any) -> None:
     from driveros.testing import ScriptedModelServer
     from tests.acp._client import start_agent
     from tests.acp.conftest import acp_environ

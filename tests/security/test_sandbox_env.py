@@ -189,7 +189,8 @@ async def test_sandbox_env_is_an_allowlist(tmp_path: Path) -> None:
     assert {k: env[k] for k in taken} == {k: given[k] for k in taken}
     forced = {"TERM", "PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT", "NO_COLOR", "DEBIAN_FRONTEND"}
     forced |= {"PYTHONDONTWRITEBYTECODE", "HOME", "TMPDIR", "RUSTUP_HOME", "PATH"}
-    # the git pins (docs/security.md, row 8): GIT_CONFIG_COUNT and as many keys and values
+    # the git pins (docs/security.md, "Allowlisted commands that read outside the workspace or
+    # run planted code"): GIT_CONFIG_COUNT and as many keys and values
     pins = int(env["GIT_CONFIG_COUNT"])
     forced |= {"GIT_CONFIG_COUNT", "GIT_OPTIONAL_LOCKS"}
     forced |= {f"GIT_CONFIG_{kind}_{n}" for kind in ("KEY", "VALUE") for n in range(pins)}

@@ -48,7 +48,7 @@ def diagnostics_call() -> Turn:
 # ---------------------------------------------------------------------- row 1
 
 
-async def test_trust_row1_repo_custom_check_never_runs_under_approve_never(
+async def test_trust_repo_custom_check_never_runs_under_approve_never(
     hostile_repo: Path, user_config: Path, tmp_path: Path
 ) -> None:
     """The repository names a custom check in .driveros.toml and in [tool.driveros]; the model
@@ -84,7 +84,7 @@ async def test_trust_row1_repo_custom_check_never_runs_under_approve_never(
 # ---------------------------------------------------------------------- row 2
 
 
-async def test_trust_row2_model_written_driveros_toml_never_runs(
+async def test_trust_model_written_driveros_toml_never_runs(
     hostile_repo: Path, user_config: Path, tmp_path: Path
 ) -> None:
     """Under --approve policy the model writes .driveros.toml itself, then edits a file (the
@@ -121,7 +121,7 @@ async def test_trust_row2_model_written_driveros_toml_never_runs(
             (repo / "calc.py").write_text(CALC)
 
 
-async def test_trust_row2_trusted_custom_check_still_goes_through_policy(
+async def test_trust_trusted_custom_check_still_goes_through_policy(
     hostile_repo: Path, user_config: Path, tmp_path: Path
 ) -> None:
     """A trusted workspace's own check runs when the policy allows its command (grep), and a
@@ -162,7 +162,7 @@ async def test_trust_row2_trusted_custom_check_still_goes_through_policy(
 # ---------------------------------------------------------------------- row 3
 
 
-async def test_trust_row3_repo_env_endpoint_never_receives_the_users_key(
+async def test_trust_repo_env_endpoint_never_receives_the_users_key(
     hostile_repo: Path, user_config: Path, tmp_path: Path
 ) -> None:
     """The repository's .env points OPENAI_BASE_URL at an attacker; the user's key is in the
@@ -210,7 +210,7 @@ async def test_trust_row3_repo_env_endpoint_never_receives_the_users_key(
     assert USER_KEY not in trusted.stdout + trusted.stderr + untrusted.stdout + untrusted.stderr
 
 
-async def test_trust_row3_trusted_env_keys_and_user_config_file_keep_working(
+async def test_trust_trusted_env_keys_and_user_config_file_keep_working(
     hostile_repo: Path, user_config: Path, tmp_path: Path
 ) -> None:
     """A trusted workspace's .env with its own key and endpoint works; so does the user's

@@ -61,7 +61,7 @@ def trusted_paths(user_config: Path) -> list[str]:
     return [w["path"] for w in json.loads(store.read_text())["workspaces"]]
 
 
-async def test_trust_lsp_row3_repo_env_endpoint_never_receives_the_users_key(
+async def test_trust_lsp_repo_env_endpoint_never_receives_the_users_key(
     hostile_repo: Path, user_config: Path
 ) -> None:
     """The user's key is in the server's environment; the repository's .env names the

@@ -47,7 +47,7 @@ async def _connect_and_leave(host: str, port: int, said: str) -> None:
 
 
 @pytest.mark.parametrize("address", ["0.0.0.0:0", "[::]:0", ":::0", "10.255.255.1:0"])
-async def test_trust_row12_tcp_on_a_non_loopback_address_is_refused(address: str) -> None:
+async def test_trust_tcp_on_a_non_loopback_address_is_refused(address: str) -> None:
     proc = await _start("--tcp", address)
     out, err = await proc.communicate()
     assert proc.returncode == 1
@@ -58,7 +58,7 @@ async def test_trust_row12_tcp_on_a_non_loopback_address_is_refused(address: str
 
 
 @pytest.mark.parametrize("address", ["127.0.0.1:0", "localhost:0", ":0"])
-async def test_trust_row12_tcp_on_loopback_serves(address: str) -> None:
+async def test_trust_tcp_on_loopback_serves(address: str) -> None:
     proc = await _start("--tcp", address)
     try:
         host, port, said = await _listening(proc)
@@ -71,7 +71,7 @@ async def test_trust_row12_tcp_on_loopback_serves(address: str) -> None:
             await proc.wait()
 
 
-async def test_trust_row12_allow_remote_unsafe_is_explicit_and_warned() -> None:
+async def test_trust_allow_remote_unsafe_is_explicit_and_warned() -> None:
     proc = await _start("--tcp", "0.0.0.0:0", "--allow-remote-unsafe")
     try:
         host, port, said = await _listening(proc)

@@ -4,7 +4,7 @@
 read-only tools, ``ask`` asks an :class:`Asker` (the terminal, the editor) for what the policy
 would not allow (``interactive`` is ``ask`` on /dev/tty), and ``allow-all`` is for trusted
 programmatic use. Every policy knows the :class:`Tier` commands run in: in a contained tier
-(docker, scratch copy, network off) every command runs unasked. See docs/review.md for the
+(docker, scratch copy, network off) every command runs unasked. See docs/approval.md for the
 matrix and the allowlist; :func:`display_command` is how any command is shown to a person.
 """
 

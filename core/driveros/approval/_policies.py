@@ -24,7 +24,7 @@ from driveros.config import ASK_TIMEOUT_S
 def policy_decision(
     request: ApprovalRequest, *, workspace: str | None = None, tier: Tier | None = None
 ) -> Decision:
-    """What :class:`PolicyApproval` decides, as a plain function (docs/review.md, the matrix).
+    """What :class:`PolicyApproval` decides, as a plain function (docs/approval.md, the matrix).
 
     A request carrying a command is judged as a command whatever its tool: in a contained
     ``tier`` it is allowed, elsewhere only when on the allowlist.
@@ -89,7 +89,8 @@ async def decide_in_tier(
     a look at the file system: an allowed command whose path arguments lead outside the
     workspace through a symlink (``cat link/x`` with ``link -> /etc``) is refused, and so is
     an allowed ``git`` in a repository whose own configuration names a program git may run
-    (``diff.external``, a ``filter.<x>.clean``, ``gpg.program``...: docs/security.md, row 8)."""
+    (``diff.external``, a ``filter.<x>.clean``, ``gpg.program``...: docs/security.md,
+    "Allowlisted commands that read outside the workspace or run planted code")."""
     tier = tier or LOCAL_TIER
     decision = policy_decision(request, workspace=workspace, tier=tier)
     if not decision.allowed or tier.sandbox != "local" or workspace is None:

@@ -1,4 +1,4 @@
-"""Per-command allowlist rules for ``run`` commands (see docs/review.md for the table).
+"""Per-command allowlist rules for ``run`` commands (see docs/approval.md for the table).
 
 Each rule receives one simple command's argv and raises :class:`Unsafe` with the reason when
 it is not safe to run without asking. Options are read the way each program reads them

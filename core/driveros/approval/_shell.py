@@ -2,7 +2,7 @@
 
 The command is tokenized the way a POSIX shell would (quotes, escapes, comments, operators),
 split into simple commands at ``;``, ``&&``, ``||``, ``|`` and newlines, and allowed only when
-every simple command is on the allowlist (see docs/review.md). Anything the tokenizer cannot
+every simple command is on the allowlist (see docs/approval.md). Anything the tokenizer cannot
 vouch for (command substitution, variable expansion, background jobs, subshells, output
 redirection to a file, here-documents) is blocked with a reason.
 """

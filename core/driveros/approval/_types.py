@@ -73,7 +73,7 @@ class ApprovalRequest(BaseModel):
 
 
 class Tier(BaseModel):
-    """Where a command runs; the policy decides by it (the matrix in docs/review.md).
+    """Where a command runs; the policy decides by it (the matrix in docs/approval.md).
 
     ``contained`` is a sandboxed tier on a scratch copy with the network off: the local tier
     (every command in its bubblewrap sandbox) or docker (runc or runsc). There every command

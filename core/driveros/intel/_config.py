@@ -7,7 +7,7 @@ usual checks". The schema is documented in docs/intel.md.
 The configuration names commands, so it is configuration only in a workspace the user trusts,
 and it is read once, from the user's own workspace when a run starts
 (:func:`read_workspace_config`), never from a copy the agent can write to (docs/security.md,
-rows 1 and 2).
+"Attacks and how each is prevented", its first two).
 """
 
 from __future__ import annotations

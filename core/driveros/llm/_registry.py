@@ -40,7 +40,8 @@ def provider_from_env(
     if key_var and not api_key:
         raise ConfigError(f"{key_var} is not set", provider=name, variable=key_var)
     if settings.endpoint_conflict and base_url is None:
-        # docs/security.md row 3: a key only goes to an endpoint from the key's own source
+        # docs/security.md, "A repository's `.env` redirects the provider endpoint and receives
+        # the user's key": a key only goes to an endpoint from the key's own source
         raise ConfigError(
             settings.endpoint_conflict, provider=name, variable=URL_VARS[settings.name]
         )

@@ -10,7 +10,7 @@ Two drivers make the view: the kernel's overlayfs as root (strategy ``overlay``)
 ``fuse-overlayfs`` for everyone else (strategy ``fuse-overlay``: a FUSE daemon running as the
 user, mounted through the setuid ``fusermount3``). The probe picks one per process.
 The strategy is chosen by ``$DRIVEROS_SCRATCH_STRATEGY`` (``auto``, ``overlay``,
-``worktree``, ``copy``); see docs/review.md.
+``worktree``, ``copy``); see docs/scratch.md.
 """
 
 from __future__ import annotations

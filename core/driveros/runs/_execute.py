@@ -280,7 +280,7 @@ async def _execute(
                     from driveros.review import ScratchWorkspace
 
                     # The docker tier mounts a view where its runtime can (never the .git for
-                    # an untrusted run), else a worktree/copy: see docs/review.md.
+                    # an untrusted run), else a worktree/copy: see docs/scratch.md.
                     runtime = "runsc" if spec.untrusted else spec.runtime
                     scratch = await ScratchWorkspace.create(
                         spec.workspace,

@@ -20,7 +20,7 @@ T = TypeVar("T")
 
 #: Where DockerSandbox mounts the workspace (docs/sandbox.md): the root its commands see.
 DOCKER_WORKSPACE = "/workspace"
-#: Where a review run's git directory is mounted read-only in the container (docs/review.md).
+#: Where a review run's git directory is mounted read-only in the container (docs/scratch.md).
 DOCKER_GIT_DIR = "/driveros/git"
 
 

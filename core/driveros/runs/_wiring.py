@@ -71,7 +71,8 @@ async def diagnostics_feed(
 
     The workspace's own checks come only from a trusted workspace, read now from the user's
     tree (never from the copy the agent writes to), and each of their commands goes through
-    the run's approval policy like a ``run`` call (docs/security.md, rows 1 and 2).
+    the run's approval policy like a ``run`` call (docs/security.md,
+    "Attacks and how each is prevented", its first two).
     """
     from driveros import intel
 

@@ -118,7 +118,8 @@ FRESH_CODE = {"PYTHONDONTWRITEBYTECODE": "1"}
 #: one is a program named ""), nor do keys named after a driver (``filter.<x>.clean``,
 #: ``diff.<x>.textconv``): the local sandbox pins those a repository sets when it starts
 #: (``driveros._git.repository_pins``) and the approval policy asks before git runs in such a
-#: repository (docs/security.md, row 8).
+#: repository (docs/security.md, "Allowlisted commands that read outside the workspace or run
+#: planted code").
 GIT_PINS: tuple[tuple[str, str], ...] = (
     *NEUTRAL_VALUES.items(),
     ("diff.ignoreSubmodules", "dirty"),

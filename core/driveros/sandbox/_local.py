@@ -117,7 +117,8 @@ class LocalSandbox(SandboxBase):
 
     async def _git_pins(self, env: dict[str, str]) -> list[tuple[str, str]]:
         """The repository's own program-running git keys (a ``filter.<x>.clean`` named after
-        its driver, ...) pinned to nothing for every command (docs/security.md, row 8)."""
+        its driver, ...) pinned to nothing for every command (docs/security.md,
+        "Allowlisted commands that read outside the workspace or run planted code")."""
         git_dir, work_tree = env.get("GIT_DIR"), env.get("GIT_WORK_TREE")
         try:
             return await repository_pins(

@@ -16,7 +16,7 @@ removed once unused for :data:`SESSION_MAX_AGE_S` or past the newest
 repository within a process and across processes.
 
 The directory is ``$DRIVEROS_STATE_DIR``, else ``$XDG_STATE_HOME/driveros``, else
-``~/.local/state/driveros`` (see docs/review.md).
+``~/.local/state/driveros`` (see docs/state.md).
 """
 
 from driveros.state._cleanup import remove_paths

@@ -54,7 +54,7 @@ def planted(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(("command", "reason"), EXAMPLES)
-def test_row8_example_is_refused(planted: Path, command: str, reason: str) -> None:
+def test_allowlist_example_is_refused(planted: Path, command: str, reason: str) -> None:
     decision = classify_command(command, workspace=str(planted))
     assert not decision.allowed
     assert reason in decision.reason, decision.reason
@@ -63,7 +63,7 @@ def test_row8_example_is_refused(planted: Path, command: str, reason: str) -> No
 @pytest.mark.parametrize(
     "command", [f"cat {DEEP}/etc/hostname", "grep -e. /etc/hostname", "git -C sub status"]
 )
-def test_row8_example_really_escapes_under_dash(
+def test_allowlist_example_really_escapes_under_dash(
     planted: Path, tmp_path: Path, command: str
 ) -> None:
     """What the classifier now refuses did read outside or run planted code for real."""
