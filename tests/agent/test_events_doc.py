@@ -1,23 +1,23 @@
-"""docs/events.md carries the event JSON Schema exactly as the code generates it."""
+"""docs/events.schema.json is the event JSON Schema exactly as the code generates it, and
+docs/events.md names every event type and outcome."""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from driveros.agent import EVENT_TYPES, EXIT_CODES, event_json_schema
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "events.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOC = DOCS / "events.md"
+SCHEMA = DOCS / "events.schema.json"
 
 
-def test_events_doc_schema_matches_the_code() -> None:
-    text = DOC.read_text(encoding="utf-8")
-    blocks = re.findall(r"```json\n(.*?)\n```", text, flags=re.DOTALL)
-    assert blocks, "docs/events.md has no ```json block"
-    assert json.loads(blocks[-1]) == event_json_schema(), (
-        "docs/events.md is out of date: regenerate its JSON Schema block from "
-        "driveros.agent.event_json_schema()"
+def test_events_schema_file_is_the_codes() -> None:
+    generated = json.dumps(event_json_schema(), indent=2, sort_keys=True) + "\n"
+    assert SCHEMA.read_text(encoding="utf-8") == generated, (
+        "docs/events.schema.json is out of date: regenerate it as docs/events.md, "
+        '"JSON Schema", says'
     )
 
 
