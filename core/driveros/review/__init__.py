@@ -20,6 +20,7 @@ from driveros.review._errors import (
     ScratchClosedError,
     UnknownPathError,
 )
+from driveros.review._kept import KeptScratch
 from driveros.review._merge import rebase_text
 from driveros.review._models import (
     ApplyResult,
@@ -34,7 +35,7 @@ from driveros.review._overlay import (
     scratch_strategies,
 )
 from driveros.review._plan import PlannedFile, path_problem, plan_file, read_text
-from driveros.review._scratch import ContainerGit, KeptScratch, ScratchWorkspace
+from driveros.review._scratch import ContainerGit, ScratchWorkspace
 from driveros.review._user_repo import DEFAULT_EXCLUDES
 
 __all__ = [

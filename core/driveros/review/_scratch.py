@@ -26,11 +26,11 @@ from driveros.review._errors import (
 )
 from driveros.review._files import check_relpath
 from driveros.review._hooks import refuse_hook_changes
-from driveros.review._layout import Layout, layout_from_json, layout_to_json
+from driveros.review._kept import KeptScratch, keep_layout, reopen_layouts
+from driveros.review._layout import Layout
 from driveros.review._models import ApplyResult, FileChange
 from driveros.review._overlay import STRATEGIES, VIEW_STRATEGIES, strategy_from_env
-from driveros.review._snapshot import build, destroy, let_go, remount
-from driveros.state import kept_leases, kept_lock
+from driveros.review._snapshot import build, destroy, let_go
 
 log = logging.getLogger(__name__)
 
@@ -61,17 +61,6 @@ class ContainerGit:
 
     mounts: dict[str, str]
     env: dict[str, str]
-
-
-@dataclass(frozen=True)
-class KeptScratch:
-    """A scratch copy kept past its process (see :meth:`ScratchWorkspace.keep`), reopened."""
-
-    scratch: ScratchWorkspace
-    #: The caller's manifest, as given to :meth:`ScratchWorkspace.keep`.
-    manifest: dict[str, Any]
-    #: When it was kept (seconds since the epoch).
-    kept_at: float
 
 
 def _retrieve(task: asyncio.Future[None]) -> None:
@@ -437,24 +426,14 @@ class ScratchWorkspace:
         return self._kept
 
     async def keep(self, manifest: Mapping[str, Any]) -> None:
-        """Keep the copy on disk past this process, with the caller's JSON ``manifest``.
-
-        From now on :meth:`aclose` only lets go of this object: the copy, its worktree entry
-        and its registration stay until :meth:`discard`, or until garbage collection finds
-        it older than ``driveros.state.KEPT_MAX_AGE_S`` with no live process owning it. A
-        later process gets it back with :meth:`reopen_kept`. Calling it again replaces the
-        manifest.
-        """
+        """Keep the copy on disk past this process, with the caller's JSON ``manifest``: from
+        now on :meth:`aclose` only lets go of this object (a view is unmounted); the copy, its
+        worktree entry and its registration stay until :meth:`discard`, or until garbage
+        collection finds it older than ``driveros.state.KEPT_MAX_AGE_S`` with no live process
+        owning it. :meth:`reopen_kept` takes it back. Calling it again replaces the manifest."""
         self._check_open()
         await self.baseline_recorded()
-        lease = self._lay.lease
-        if lease is None:
-            raise ReviewError("this scratch copy is not registered; it cannot be kept")
-        await lease.update(detail={**lease.record.detail, "layout": layout_to_json(self._lay)})
-        hide = self._lay.hide_layer
-        # The hide layer (on a tmpfs) is made again by a reopen: gone with the owner's mount.
-        volatile = [hide] if hide is not None and hide.parent != self._lay.root else []
-        await lease.keep(manifest, volatile=volatile)
+        await keep_layout(self._lay, manifest)
         self._kept = True
 
     @classmethod
@@ -462,27 +441,8 @@ class ScratchWorkspace:
         """The kept scratch copies (of ``workspace`` when given) in the state directory, oldest
         first, each reopened and now owned by this process. Copies whose files are gone are
         dropped (and their registration removed)."""
-        want = await asyncio.to_thread(Path(workspace).resolve) if workspace else None
         found: list[KeptScratch] = []
-        for lease in await kept_leases("scratch"):
-            record = lease.record
-            kept = record.kept
-            layout = layout_from_json(record.detail.get("layout"), lease)
-            if kept is None or layout is None:
-                continue
-            if want is not None and layout.workspace != want:
-                continue
-            # Mounted and adopted as one step: garbage collection lets go of the view of a
-            # kept copy nobody owns, never of one this process just mounted.
-            async with kept_lock(state=lease.state):
-                why = await remount(layout)
-                gone = why is not None or not await asyncio.to_thread(layout.work.is_dir)
-                if not gone:
-                    await lease.adopt()
-            if gone:
-                log.warning("driveros: dropping kept scratch %s: %s", layout.root, why or "gone")
-                await lease.release()
-                continue
+        for layout, kept in await reopen_layouts(workspace):
             scratch = cls(layout)
             scratch._kept = True
             await scratch.changes()

@@ -1,0 +1,77 @@
+"""Scratch copies kept past their process (a proposal waiting for review): what is recorded
+when one is kept, and how a later process takes it back.
+
+A kept view lives on as its upper layer and bookkeeping, never as a mount: the process that
+lets go of it unmounts it (``ScratchWorkspace.aclose``), garbage collection unmounts one whose
+owner was killed (``driveros.state``), and :func:`reopen_layouts` mounts it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from driveros.review._errors import ReviewError
+from driveros.review._layout import Layout, layout_from_json, layout_to_json
+from driveros.review._snapshot import remount
+from driveros.state import Kept, kept_leases, kept_lock
+
+if TYPE_CHECKING:
+    from driveros.review._scratch import ScratchWorkspace
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class KeptScratch:
+    """A scratch copy kept past its process (see :meth:`ScratchWorkspace.keep`), reopened."""
+
+    scratch: ScratchWorkspace
+    #: The caller's manifest, as given to :meth:`ScratchWorkspace.keep`.
+    manifest: dict[str, Any]
+    #: When it was kept (seconds since the epoch).
+    kept_at: float
+
+
+async def keep_layout(lay: Layout, manifest: Mapping[str, Any]) -> None:
+    """Record ``lay`` and ``manifest`` in the copy's lease and mark it kept. The hide layer (on
+    a tmpfs) is volatile: made again by a reopen, removed with the mount of a gone owner."""
+    lease = lay.lease
+    if lease is None:
+        raise ReviewError("this scratch copy is not registered; it cannot be kept")
+    await lease.update(detail={**lease.record.detail, "layout": layout_to_json(lay)})
+    hide = lay.hide_layer
+    volatile = [hide] if hide is not None and hide.parent != lay.root else []
+    await lease.keep(manifest, volatile=volatile)
+
+
+async def reopen_layouts(workspace: Path | None) -> list[tuple[Layout, Kept]]:
+    """The kept copies (of ``workspace`` when given), oldest first: each mounted again where
+    it is a view and adopted by this process, as one step under ``kept_lock`` (garbage
+    collection lets go of the view of a kept copy nobody owns, never of one just mounted
+    here). Copies whose files are gone are dropped, their registration removed."""
+    want = await asyncio.to_thread(Path(workspace).resolve) if workspace else None
+    found: list[tuple[Layout, Kept]] = []
+    for lease in await kept_leases("scratch"):
+        record = lease.record
+        kept = record.kept
+        layout = layout_from_json(record.detail.get("layout"), lease)
+        if kept is None or layout is None:
+            continue
+        if want is not None and layout.workspace != want:
+            continue
+        async with kept_lock(state=lease.state):
+            why = await remount(layout)
+            gone = why is not None or not await asyncio.to_thread(layout.work.is_dir)
+            if not gone:
+                await lease.adopt()
+        if gone:
+            log.warning("driveros: dropping kept scratch %s: %s", layout.root, why or "gone")
+            await lease.release()
+            continue
+        found.append((layout, kept))
+    return found
