@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from driveros import MemoryStoreError
 from driveros.cli._main import main
 from driveros.memory import MemoryStore, Provenance, salvage_facts
 
@@ -165,3 +166,21 @@ def test_memory_wal_replaced_by_another_program_is_never_deleted(db: Path, holde
     # Before, the holder's close checkpointed its own log and deleted the other's: b1 lost.
     assert "b1 from another program" in _texts(db)
     assert "a2 after the deletion" not in _texts(db)
+
+
+async def test_memory_wal_deleted_under_a_store_of_this_process(tmp_path: Path) -> None:
+    """The language server opens a store per command while a run holds one: /proc cannot tell
+    its own connections apart, so the process remembers the stores it has open."""
+    db = tmp_path / "mem.db"
+    first = await MemoryStore.open(db, scope="shared")
+    try:
+        await first.apply(adds=["a1 in this process"], provenance=Provenance(run_id="r"))
+        _delete_logs(db)
+        with pytest.raises(MemoryStoreError, match="were deleted while this process had it"):
+            await MemoryStore.open(db, scope="shared")
+        assert _files(db) == ["mem.db"]
+        with pytest.raises(MemoryStoreError, match="refusing to write"):
+            await first.apply(adds=["a2"], provenance=Provenance(run_id="r"))
+    finally:
+        await first.aclose()
+    assert _texts(db) == ["a1 in this process"]

@@ -37,7 +37,15 @@ from driveros.memory._rows import (
     undo_batch,
 )
 from driveros.memory._search import POSTING_BUDGET, pack, query_words
-from driveros.memory._wal import WalWatch, close_guard, describe, holders_of_deleted
+from driveros.memory._wal import (
+    WalWatch,
+    close_guard,
+    closed,
+    describe,
+    holders_of_deleted,
+    lost_here,
+    opened,
+)
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +126,13 @@ class MemoryStore:
                 holders = await asyncio.to_thread(holders_of_deleted, path)
                 if holders:
                     raise MemoryStoreError(describe(path, holders), path=str(path), op="open")
+                if here := await asyncio.to_thread(lost_here, path):
+                    raise MemoryStoreError(
+                        f"memory database {path}: its -wal/-shm files were {here} while this "
+                        "process had it open; run `driveros memory doctor`",
+                        path=str(path),
+                        op="open",
+                    )
                 full = check == "full"
                 run_check = health.open_check if full else health.check
                 problems = await asyncio.to_thread(run_check, path)
@@ -144,11 +159,14 @@ class MemoryStore:
         store = cls(conn, reader, path=path, scope=scope, embedder=embedder, timeout=timeout)
         store._watch = watch
         store._checked = full
+        opened(watch)
         return store
 
     async def aclose(self) -> None:
         """Close the connections. When another process replaced the ``-wal``/``-shm`` files
         this store opened, close without checkpointing: the ``-wal`` path is not ours."""
+        if self._watch is not None:
+            closed(self._watch)
         lost = None if self._watch is None else await asyncio.to_thread(self._watch.lost)
         guard = await asyncio.to_thread(close_guard, self.path) if lost == "replaced" else None
         try:

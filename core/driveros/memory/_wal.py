@@ -61,6 +61,31 @@ class WalWatch:
         return None
 
 
+#: The watches of the stores open in this process, by database path (``/proc`` cannot tell
+#: this process's connections apart: SQLite shares one ``-shm`` mapping between them).
+_OPEN: dict[str, list[WalWatch]] = {}
+
+
+def opened(watch: WalWatch) -> None:
+    _OPEN.setdefault(str(watch.db.resolve()), []).append(watch)
+
+
+def closed(watch: WalWatch) -> None:
+    watches = _OPEN.get(str(watch.db.resolve()), [])
+    if watch in watches:
+        watches.remove(watch)
+
+
+def lost_here(db: Path) -> str | None:
+    """``"deleted"``/``"replaced"`` when a store open in this process on ``db`` lost its
+    ``-wal``/``-shm`` files: a new connection here would make a second log."""
+    for watch in _OPEN.get(str(db.resolve()), []):
+        lost = watch.lost()
+        if lost is not None:
+            return lost
+    return None
+
+
 def _lock_holders(db: Path) -> set[int]:
     """Processes other than this one holding a POSIX lock on ``db`` (``/proc/locks``)."""
     try:
