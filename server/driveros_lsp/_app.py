@@ -11,6 +11,7 @@ from driveros_lsp.features import (
     commands,
     configuration,
     documents,
+    inline,
     lifecycle,
     memory,
 )
@@ -29,6 +30,7 @@ def create_server(*, runner_factory: RunnerFactory | None = None) -> DriverosLan
         code_actions.setup,
         commands.setup,
         memory.setup,
+        inline.setup,
         _workspace_diagnostics.setup,
     ):
         setup(server)

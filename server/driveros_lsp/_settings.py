@@ -10,12 +10,63 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from driveros.config import ASK_TIMEOUT_S
+from driveros.config import ASK_TIMEOUT_S, ProviderName
 from driveros.runs import RunOptions
 from driveros_lsp.protocol import SETTINGS_SECTION
+
+
+class InlineCompletionSettings(BaseModel):
+    """Ghost text and next-edit suggestions (``textDocument/inlineCompletion``)."""
+
+    model_config = ConfigDict(
+        frozen=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
+
+    enabled: bool = Field(
+        default=True, description="Answer textDocument/inlineCompletion (ghost text)."
+    )
+    provider: ProviderName | None = Field(
+        default=None,
+        description="Model provider for completions; null uses the agent's provider setting "
+        "(or the first one configured in the environment).",
+    )
+    model: str | None = Field(
+        default=None,
+        description="Model for completions; null: the provider's configured model (a FIM code "
+        "model for Ollama).",
+    )
+    api: Literal["auto", "completions", "mistral", "chat"] = Field(
+        default="auto",
+        description="Wire shape: 'completions' (/v1/completions with suffix: Ollama, llama.cpp, "
+        "vLLM), 'mistral' (/v1/fim/completions), 'chat' (a chat prompt built for infill); "
+        "'auto' picks by provider and endpoint.",
+    )
+    debounce_ms: int = Field(
+        default=75, ge=0, le=2000, description="Milliseconds of quiet typing before asking."
+    )
+    max_tokens: int = Field(
+        default=128, ge=1, le=2048, description="Most tokens a completion may have."
+    )
+    context_tokens: int = Field(
+        default=1536,
+        ge=256,
+        le=32_000,
+        description="Token budget of the context sent per request (prefix, suffix, snippets).",
+    )
+    next_edit: bool = Field(
+        default=False,
+        description="Offer next-edit suggestions: after an edit, an item that replaces text "
+        "near or after the cursor, predicted from the recent edits.",
+    )
+    next_edit_confidence: float = Field(
+        default=0.7,
+        ge=0,
+        le=1,
+        description="Lowest confidence (0-1) at which a next-edit suggestion is offered.",
+    )
 
 
 class Settings(RunOptions):
@@ -56,6 +107,10 @@ class Settings(RunOptions):
         description="After each save, publish the build errors the diagnostics feed finds in "
         "the workspace (as driveros agent --fix sees them), computed in the local sandbox with "
         "the network off.",
+    )
+    inline_completion: InlineCompletionSettings = Field(
+        default_factory=InlineCompletionSettings,
+        description="Ghost text and next-edit suggestions from your provider.",
     )
 
 

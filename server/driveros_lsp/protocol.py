@@ -19,6 +19,7 @@ CMD_REVIEW_ACCEPT: Final = "driveros.review.accept"
 CMD_REVIEW_REJECT: Final = "driveros.review.reject"
 CMD_MEMORY_RECALL: Final = "driveros.memory.recall"
 CMD_MEMORY_FORGET: Final = "driveros.memory.forget"
+CMD_INLINE_ACCEPTED: Final = "driveros.inlineCompletion.accepted"
 
 COMMANDS: Final[tuple[str, ...]] = (
     CMD_AGENT_START,
@@ -29,6 +30,7 @@ COMMANDS: Final[tuple[str, ...]] = (
     CMD_REVIEW_REJECT,
     CMD_MEMORY_RECALL,
     CMD_MEMORY_FORGET,
+    CMD_INLINE_ACCEPTED,
 )
 
 # server -> client notifications

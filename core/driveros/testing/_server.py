@@ -2,7 +2,10 @@
 
 It answers OpenAI Chat Completions at ``/v1/chat/completions`` and Anthropic Messages at
 ``/v1/messages``, streaming (SSE) or not, exactly as the real services frame them, so the
-whole provider stack (HTTP client, SSE parser, adapters) runs for real in tests.
+whole provider stack (HTTP client, SSE parser, adapters) runs for real in tests. Fill-in-the-
+middle requests are answered at ``/v1/completions`` (OpenAI-compatible, ``prompt`` + ``suffix``)
+and ``/v1/fim/completions`` (Mistral); a streamed answer the client stops reading is recorded in
+:attr:`ScriptedModelServer.cut`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from driveros.testing import _anthropic_wire, _openai_wire
+from driveros.testing import _anthropic_wire, _completions_wire, _openai_wire
 from driveros.testing._http import HttpRequest, HttpResponder, serve_connection
 from driveros.testing._script import EXHAUSTED_TEXT, ScriptedError, Turn, TurnUsage
 
@@ -60,6 +63,8 @@ class ScriptedModelServer:
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self.received: list[ReceivedRequest] = []
+        #: Indexes (into :attr:`received`) of streamed answers the client closed before the end.
+        self.cut: list[int] = []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -154,7 +159,8 @@ class ScriptedModelServer:
         if req.method == "GET" and req.path in ("/v1/models", "/models"):
             await out.send_json(200, {"object": "list", "data": [{"id": self._model}]})
             return
-        if req.path not in ("/v1/chat/completions", "/v1/messages"):
+        fim = req.path in (_completions_wire.COMPLETIONS_PATH, _completions_wire.MISTRAL_FIM_PATH)
+        if req.path not in ("/v1/chat/completions", "/v1/messages") and not fim:
             await out.send_json(404, {"error": {"message": f"no route {req.path}"}})
             return
         if req.method != "POST":
@@ -176,6 +182,9 @@ class ScriptedModelServer:
         model = (body.get("model") or self._model) if isinstance(body, dict) else self._model
         usage = turn.usage or TurnUsage()
         stream = isinstance(body, dict) and bool(body.get("stream"))
+        if fim:
+            await self._fim(out, req.path, turn, model=model, usage=usage, stream=stream)
+            return
         if anthropic:
             rid = f"msg_{self._next:04d}"
             ids = self._call_ids(turn, "toolu_")
@@ -205,6 +214,31 @@ class ScriptedModelServer:
         else:
             comp = _openai_wire.completion(turn, ids=ids, model=model, rid=rid, usage=usage)
             await out.send_json(200, comp)
+
+    async def _fim(
+        self,
+        out: HttpResponder,
+        path: str,
+        turn: Turn,
+        *,
+        model: str,
+        usage: TurnUsage,
+        stream: bool,
+    ) -> None:
+        rid = f"cmpl-{self._next:04d}"
+        if not stream:
+            answer = _completions_wire.answer(turn, path=path, model=model, rid=rid, usage=usage)
+            await out.send_json(200, answer)
+            return
+        index = len(self.received) - 1
+        frames = _completions_wire.stream_frames(
+            turn, path=path, model=model, rid=rid, usage=usage, chunk=self._chunk
+        )
+        try:
+            await self._stream(out, frames, turn.interval_s)
+        except (ConnectionError, OSError):
+            self.cut.append(index)
+            raise
 
     async def _stream(
         self, out: HttpResponder, frames: Iterator[bytes], interval: float = 0.0

@@ -15,6 +15,7 @@ export const CMD_REVIEW_ACCEPT = "driveros.review.accept";
 export const CMD_REVIEW_REJECT = "driveros.review.reject";
 export const CMD_MEMORY_RECALL = "driveros.memory.recall";
 export const CMD_MEMORY_FORGET = "driveros.memory.forget";
+export const CMD_INLINE_ACCEPTED = "driveros.inlineCompletion.accepted";
 
 export const COMMANDS: readonly string[] = [
   CMD_AGENT_START,
@@ -25,6 +26,7 @@ export const COMMANDS: readonly string[] = [
   CMD_REVIEW_REJECT,
   CMD_MEMORY_RECALL,
   CMD_MEMORY_FORGET,
+  CMD_INLINE_ACCEPTED,
 ];
 
 // server -> client notifications

@@ -14,6 +14,7 @@ M.CMD_REVIEW_ACCEPT = 'driveros.review.accept'
 M.CMD_REVIEW_REJECT = 'driveros.review.reject'
 M.CMD_MEMORY_RECALL = 'driveros.memory.recall'
 M.CMD_MEMORY_FORGET = 'driveros.memory.forget'
+M.CMD_INLINE_ACCEPTED = 'driveros.inlineCompletion.accepted'
 
 M.NOTIFY_TRACE = 'driveros/trace'
 M.NOTIFY_PROPOSAL = 'driveros/proposal'
