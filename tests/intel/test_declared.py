@@ -266,3 +266,24 @@ async def test_a_check_that_fails_inside_driveros_says_so_in_one_line(
     assert warnings and all(r.exc_info is None for r in warnings)
     assert all("\n" not in r.getMessage() for r in warnings)
     assert "Traceback" not in render_snapshot(snap)
+
+
+async def test_a_suite_over_its_budget_is_collected_plus_the_tests_the_task_names(
+    open_project: OpenProject,
+) -> None:
+    files = {
+        "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+        "tests/test_slow.py": "import time\n\n\ndef test_slow() -> None:\n    time.sleep(120)\n",
+        "tests/test_named.py": "def test_named() -> None:\n    assert 1 == 2\n",
+    }
+    config = IntelConfig(tests="run", test_budget=3, disable=("ruff",), type_checker="off")
+    async with open_project(files) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=config, focus=["tests/test_named.py"])
+        snap = await asyncio.wait_for(feed.snapshot(), 120)
+    codes = sorted((i.code or "", i.path) for i in snap.items if i.source == "pytest")
+    assert codes == [("over-budget", "."), ("test-failure", "tests/test_named.py")], snap.items
+    note = next(i for i in snap.items if i.code == "over-budget")
+    assert note.severity == "warning"
+    assert note.message == (
+        "the test suite took longer than 3s: collected only, plus tests/test_named.py"
+    )
