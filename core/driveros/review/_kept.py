@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from driveros.review._errors import ReviewError
 from driveros.review._layout import Layout, layout_from_json, layout_to_json
-from driveros.review._snapshot import remount
+from driveros.review._snapshot import let_go, remount
 from driveros.state import Kept, kept_leases, kept_lock
 
 if TYPE_CHECKING:
@@ -75,3 +75,10 @@ async def reopen_layouts(workspace: Path | None) -> list[tuple[Layout, Kept]]:
             continue
         found.append((layout, kept))
     return found
+
+
+async def let_go_kept(lay: Layout) -> None:
+    """Unmount a kept view this process is done with (its upper layer stays), under
+    ``kept_lock``: a process reopening it meanwhile mounts it again after, never before."""
+    async with kept_lock(state=lay.lease.state if lay.lease is not None else None):
+        await let_go(lay)

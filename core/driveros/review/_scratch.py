@@ -26,11 +26,11 @@ from driveros.review._errors import (
 )
 from driveros.review._files import check_relpath
 from driveros.review._hooks import refuse_hook_changes
-from driveros.review._kept import KeptScratch, keep_layout, reopen_layouts
+from driveros.review._kept import KeptScratch, keep_layout, let_go_kept, reopen_layouts
 from driveros.review._layout import Layout
 from driveros.review._models import ApplyResult, FileChange
 from driveros.review._overlay import STRATEGIES, VIEW_STRATEGIES, strategy_from_env
-from driveros.review._snapshot import build, destroy, let_go
+from driveros.review._snapshot import build, destroy
 
 log = logging.getLogger(__name__)
 
@@ -472,7 +472,7 @@ class ScratchWorkspace:
             # A kept view outlives this process on disk (its upper layer), not as a mount:
             # nothing stays mounted once the editor or CLI that owned it is gone, and
             # :meth:`reopen_kept` mounts it again.
-            await finish_then_reraise(after_settling(let_go(self._lay)))
+            await finish_then_reraise(after_settling(let_go_kept(self._lay)))
             return
         if self._removed:
             return
