@@ -287,3 +287,19 @@ async def test_a_suite_over_its_budget_is_collected_plus_the_tests_the_task_name
     assert note.message == (
         "the test suite took longer than 3s: collected only, plus tests/test_named.py"
     )
+
+
+async def test_a_tool_the_project_does_not_use_runs_only_on_request(
+    open_project: OpenProject,
+) -> None:
+    files = {"m.py": "import os\n", "tests/test_m.py": "def test_ok() -> None:\n    pass\n"}
+    async with open_project(files) as sandbox:
+        feed = DiagnosticsFeed(sandbox)
+        build = await feed.snapshot()
+        asked = await feed.run_tool("ruff")
+        again = await feed.snapshot()
+    # the build: ruff only as the floor, which finds nothing here
+    assert [i for i in build.items if i.source == "ruff"] == []
+    assert [(i.path, i.code) for i in asked.items] == [("m.py", "F401")]
+    assert asked.raw.startswith("[ruff] run on request: the project does not use it")
+    assert again.fingerprint == build.fingerprint  # the request changed nothing

@@ -119,3 +119,25 @@ async def test_fix_with_the_correct_edit_exits_0(project: RealProject, tmp_path:
     origins = {c["name"]: c["origin"] for c in builds[0]["checks"]}
     assert origins.get(project.check), builds[0]
     assert (root / project.path).read_text().count(project.good) == 1
+
+
+async def test_the_diagnostics_tool_runs_an_unused_linter_on_request_never_a_target(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "m.py").write_text("import os\n")
+    turns = [Turn(tool_calls=[ToolCallSpec("diagnostics", {"tool": "ruff"})]), Turn(text="ok")]
+    async with ScriptedModelServer(turns) as server:
+        run = await run_cli(
+            "--task", "lint m.py", "--format", "ndjson", "--no-memory", server=server, cwd=root
+        )
+    assert run.code == 0, run.stderr
+    (result,) = [e for e in run.lines() if e["type"] == "tool_result"]
+    assert "m.py:1:8: warning [ruff F401]" in result["output"], result["output"]
+    assert "run on request" in result["output"]
+    # and --fix finds nothing to fix: ruff is not the project's build
+    async with ScriptedModelServer([Turn(text="unused")]) as server:
+        fix = await run_cli("--fix", "--format", "json", "--no-memory", server=server, cwd=root)
+    assert fix.code == 0, fix.stderr
+    assert "nothing to fix" in fix.stdout + fix.stderr

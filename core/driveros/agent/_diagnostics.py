@@ -40,10 +40,26 @@ class DiagnosticsTracker:
             log.warning("diagnostics feed failed: %s", exc)
             return None
 
-    async def current(self) -> DiagnosticsSnapshot | None:
+    async def current(self, tool: str | None = None) -> DiagnosticsSnapshot | None:
+        """The build now; with ``tool``, that linter or type checker run once on request
+        (shown only: it never becomes the run's state, a stuck signal or a target)."""
+        if tool is not None:
+            return await self._on_request(tool)
         snap = await self.snapshot()
         if snap is not None:
             self._last = snap
+        return snap
+
+    async def _on_request(self, tool: str) -> DiagnosticsSnapshot:
+        run_tool = getattr(self._source, "run_tool", None)
+        if run_tool is None:
+            raw = f"[{tool}] this run's diagnostics feed cannot run a tool on request"
+            return DiagnosticsSnapshot(fingerprint="", raw=raw)
+        try:
+            snap: DiagnosticsSnapshot = await run_tool(tool)
+        except DriverosError as exc:
+            log.warning("diagnostics feed failed: %s", exc)
+            return DiagnosticsSnapshot(fingerprint="", raw=f"[{tool}] could not run: {exc}")
         return snap
 
     async def after_edits(

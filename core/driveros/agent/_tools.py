@@ -87,7 +87,11 @@ class ListFilesArgs(_Args):
 
 
 class DiagnosticsArgs(_Args):
-    pass
+    tool: str | None = Field(
+        default=None,
+        description="run this linter or type checker once although the project does not use "
+        "it (ruff, mypy, pyright, flake8): its findings are shown, not the build's errors",
+    )
 
 
 _DESCRIPTIONS: dict[str, tuple[type[_Args], str]] = {
@@ -206,7 +210,8 @@ def describe_range(part: LineRange) -> str:
     return f"[lines {part.first}-{part.last}{of}{cut}]\n"
 
 
-Snapshotter = Callable[[], Awaitable[DiagnosticsSnapshot | None]]
+#: The feed's current snapshot; called with a tool name, that tool run once on request.
+Snapshotter = Callable[..., Awaitable[DiagnosticsSnapshot | None]]
 #: Called with a file tool's ``path`` before the tool touches it (see :class:`ToolBox`).
 BeforeFile = Callable[[str], Awaitable[None]]
 
@@ -366,7 +371,11 @@ class ToolBox:
                     )
                 return ToolOutcome(True, "\n".join(names) or "(empty)", observed=True)
             case DiagnosticsArgs():
-                snap = await self._diagnostics() if self._diagnostics is not None else None
+                snap = None
+                if self._diagnostics is not None:
+                    snap = await (
+                        self._diagnostics(args.tool) if args.tool else self._diagnostics()
+                    )
                 if snap is None:
                     return ToolOutcome(
                         False, "no diagnostics feed is configured for this run; use `run`"

@@ -41,6 +41,7 @@ from driveros.intel._feed_run import (
     FeedRunner,
     check_warning,
     one_line,
+    sandbox_contains,
 )
 from driveros.intel._imports import ImportGraph
 from driveros.intel._jobs import JobLimiter, default_limiter
@@ -72,13 +73,6 @@ _USAGE_ERROR = re.compile(
 
 OnBuild = Callable[[BuildPlan], Awaitable[None]]
 """Told the detected build whenever it is (re)detected (a run emits it as an event)."""
-
-
-def sandbox_contains(sandbox: Sandbox) -> bool:
-    """Whether the sandbox contains what it runs (an OS sandbox or a container with the
-    network off), so the project's tests may run by default. The one place that asks."""
-    # the Sandbox protocol's ``contained`` (docs/sandbox.md); a tier without it is not
-    return bool(getattr(sandbox, "contained", False))
 
 
 class DiagnosticsFeed(FeedRunner):
@@ -121,6 +115,7 @@ class DiagnosticsFeed(FeedRunner):
         self._focus = tuple(focus)
         self._contained = sandbox_contains(sandbox)
         self._build = BuildPlan()
+        self._inputs: tuple[tuple[str, ...], dict[str, str]] = ((), {})
         self._custom = frozenset(c.name for c in self._config.checks)
         self._verdicts: dict[str, tuple[bool, str]] = {}
         self._index = FileIndex(sandbox, exclude=self._config.exclude)
@@ -167,6 +162,20 @@ class DiagnosticsFeed(FeedRunner):
     def build(self) -> BuildPlan:
         """The detected build: checks, what the project declares, what does not run and why."""
         return self._build
+
+    async def run_tool(self, name: str) -> DiagnosticsSnapshot:
+        """Run one linter or type checker the project does not use (``ruff``, ``mypy``,
+        ``pyright``, ``flake8``) once, on request: its findings are only shown, never part of
+        the feed's snapshots (so never a ``--fix`` target or a stuck signal)."""
+        async with self._lock:
+            if self._plan_signature is None:  # no snapshot yet: detect first
+                hashes = await self._index.refresh(changed=[])
+                await self._refresh_plan(sorted(hashes), hashes)
+            files, texts = self._inputs
+            config = self._config.model_copy(update={"tools": (name,), "tests": "off"})
+            build = detect_build(files, texts, self._probe, config, cache=self._cache_dir)
+            spec = next((c for c in build.checks if c.name == name), None)
+            return await self.on_request(name, spec)
 
     async def snapshot(
         self, *, changed: Sequence[str] = (), full: bool = False
@@ -262,19 +271,11 @@ class DiagnosticsFeed(FeedRunner):
         )
         changed = build != self._build
         self._build, self._plan = build, build.checks
+        self._inputs = (tuple(files), texts)
         self._plan_signature = signature
         _log.debug("diagnostics plan: %s", [c.name for c in self._plan])
         if changed and self._on_build is not None:
             await self._on_build(build)
-
-    async def _workflows(self) -> list[str]:
-        """CI workflow files (the scan leaves dot-directories out)."""
-        try:
-            entries = await self._sandbox.list_dir(".github/workflows")
-        except SandboxError:
-            return []
-        names = sorted(e.name for e in entries if e.name.endswith((".yml", ".yaml")))
-        return [f".github/workflows/{n}" for n in names[:20]]
 
     async def _check(
         self, spec: CheckSpec, hashes: Mapping[str, str], *, full: bool

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from driveros._errors import SandboxError
-from driveros.diagnostics import DiagnosticItem
+from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot, fingerprint
 from driveros.intel._config import CheckSpec, IntelConfig
 from driveros.intel._parse_common import PathContext, columns_in_code_points, make_item
 from driveros.intel._parsers import COLUMN_UNITS, parse_output
@@ -38,6 +38,13 @@ CheckApproval = Callable[[CheckSpec, str], Awaitable[tuple[bool, str]]]
 ``(allowed, reason)``. The agent passes its run's approval policy."""
 
 
+def sandbox_contains(sandbox: Sandbox) -> bool:
+    """Whether the sandbox contains what it runs (an OS sandbox or a container with the
+    network off), so the project's tests may run by default. The one place that asks."""
+    # the Sandbox protocol's ``contained`` (docs/sandbox.md); a tier without it is not
+    return bool(getattr(sandbox, "contained", False))
+
+
 class FeedRunner:
     """The state :class:`~driveros.intel.DiagnosticsFeed` sets up, and running one command."""
 
@@ -50,6 +57,34 @@ class FeedRunner:
     _cache: dict[str, OrderedDict[str, CheckResult]]
     _latest: dict[str, CheckResult]
     _probe: Probe
+
+    async def _workflows(self) -> list[str]:
+        """CI workflow files (the scan leaves dot-directories out)."""
+        try:
+            entries = await self._sandbox.list_dir(".github/workflows")
+        except SandboxError:
+            return []
+        names = sorted(e.name for e in entries if e.name.endswith((".yml", ".yaml")))
+        return [f".github/workflows/{n}" for n in names[:20]]
+
+    async def on_request(self, name: str, spec: CheckSpec | None) -> DiagnosticsSnapshot:
+        """A snapshot of one check run on request (``spec`` None: it cannot run here)."""
+        if spec is None:
+            raw = f"[{name}] not available: not installed in the sandbox, or not a Python project"
+            return DiagnosticsSnapshot(fingerprint=fingerprint((), ()), raw=raw)
+        res = await self._execute(spec, spec.command)
+        parsed = parse_output(
+            spec.parser, res.stdout, res.stderr, self._context(spec), source=spec.label
+        )
+        items = tuple(await self._code_point_columns(spec, parsed.items))
+        raw = raw_section(spec, res, parsed.unparsed)
+        note = f"[{name}] run on request: the project does not use it; not a build error"
+        return DiagnosticsSnapshot(
+            fingerprint=fingerprint(items, (name,)),
+            items=items,
+            checks=(name,),
+            raw="\n".join(x for x in (note, raw) if x),
+        )
 
     def _context(self, spec: CheckSpec) -> PathContext:
         roots = (*self._probe.roots, str(self._sandbox.workspace))
