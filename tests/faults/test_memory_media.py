@@ -55,10 +55,7 @@ def tmpfs(tmp_path: Path) -> Iterator[Path]:
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in ("DRIVEROS_MEMORY_PATH", "MNEME_EMBED_MODEL", "OLLAMA_HOST", "OPENAI_API_KEY"):
         monkeypatch.delenv(var, raising=False)
-    # The workspace (the working directory) does not hold the databases: one inside an
-    # untrusted workspace is refused before any medium is touched (docs/memory.md).
-    (tmp_path / "ws").mkdir()
-    monkeypatch.chdir(tmp_path / "ws")
+    monkeypatch.chdir(tmp_path)
 
 
 async def _seed(db: Path) -> None:

@@ -123,11 +123,11 @@ def test_repo_memory_cli_reads_only_the_users_store(
     assert main(["memory", "list", *ws]) == 0
     out, err = capsys.readouterr()
     assert out == "" and "ignored" in err and "nothing remembered yet" in err
-    # Named explicitly, it is still not memory (list) ...
-    assert main(["memory", "list", "--path", str(cloned / ".agent-memory.db"), *ws]) == 1
+    # Named explicitly, the user sees it (the CLI shows facts to the user, never to a model).
+    assert main(["memory", "list", "--path", str(cloned / ".agent-memory.db"), *ws]) == 0
     out, err = capsys.readouterr()
-    assert out == "" and "is not read" in err and "Traceback" not in err
-    # ... but it can be exported as data, and an import is labelled as one.
+    assert HOSTILE in out and "Traceback" not in err
+    # It can be exported as data, and an import is labelled as one.
     export = tmp_path / "facts.json"
     code = main(["memory", "export", "--path", ".agent-memory.db", "-o", str(export), *ws])
     assert code == 0

@@ -79,8 +79,8 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         "--path",
         type=Path,
         default=default,
-        help="the database file (default: DRIVEROS_MEMORY_PATH, else this repository's file in "
-        "the state directory)",
+        help="the database file, used as named (default: DRIVEROS_MEMORY_PATH, else this "
+        "repository's file in the state directory)",
     )
     parser.add_argument(
         "--format",
@@ -181,9 +181,9 @@ async def run(args: argparse.Namespace) -> int:
         raise UsageError(f"driveros memory: error: choose an action: {', '.join(ACTIONS)}")
     workspace = (args.workspace or Path.cwd()).resolve()
     env = await asyncio.to_thread(load_environment, cwd=workspace)
-    # export and doctor read a file the user named as data, never as memory for a model.
-    inspect = args.path is not None and args.action in ("export", "doctor")
-    placement = await place_store(workspace, env, path=args.path, inspect=inspect)
+    # A file named with --path is the user's choice, shown to the user (never to a model):
+    # used as named. DRIVEROS_MEMORY_PATH (configuration) gets the workspace checks.
+    placement = await place_store(workspace, env, path=args.path, inspect=args.path is not None)
     for notice in placement.notices:
         sys.stderr.write(f"driveros memory: {notice}\n")
     path = placement.path
