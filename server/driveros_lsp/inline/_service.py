@@ -24,10 +24,19 @@ from pygls.uris import to_fs_path
 from driveros_lsp.inline._accepted import AcceptanceCounts
 from driveros_lsp.inline._cache import SuggestionCache
 from driveros_lsp.inline._context import ChunkIndex, OtherFile, build_request
+from driveros_lsp.inline._next_edit import (
+    EditHistory,
+    NextEdit,
+    model_suggestion,
+    rename_suggestion,
+)
 from driveros_lsp.inline._post import clean
 from driveros_lsp.protocol import CMD_INLINE_ACCEPTED
 
 if TYPE_CHECKING:
+    from pygls.workspace import TextDocument
+
+    from driveros.llm import Provider
     from driveros.llm.fim import FimProvider, FimRequest
     from driveros_lsp._server import DriverosLanguageServer
     from driveros_lsp._settings import InlineCompletionSettings, Settings
@@ -45,18 +54,29 @@ def _is_trusted(root: Path) -> bool:
         return False
 
 
-def _load_provider(root: Path, settings: Settings, inline: InlineCompletionSettings) -> FimProvider:
+def _load_provider(
+    root: Path, settings: Settings, inline: InlineCompletionSettings
+) -> tuple[FimProvider, Provider | None]:
     """The FIM provider the settings name, configured as the agent's is (the user's config,
-    a trusted workspace's .env, the environment). Blocking."""
+    a trusted workspace's .env, the environment), and with ``nextEdit`` on the chat provider
+    of the same endpoint. Blocking."""
     from driveros.config import load_environment
-    from driveros.llm.fim import fim_from_env
+    from driveros.llm.fim import ChatFim, fim_from_env
     from driveros.runs import pick_provider
 
     env = load_environment(cwd=root, trusted=_is_trusted(root))
     for warning in env.warnings:
         logger.warning("%s", warning)
     name = pick_provider(env, inline.provider or settings.provider)
-    return fim_from_env(name, env, model=inline.model, api=inline.api)
+    fim = fim_from_env(name, env, model=inline.model, api=inline.api)
+    chat: Provider | None = None
+    if isinstance(fim, ChatFim):
+        chat = fim.chat
+    elif inline.next_edit:
+        chat_fim = fim_from_env(name, env, model=inline.model, api="chat")
+        assert isinstance(chat_fim, ChatFim)
+        chat = chat_fim.chat
+    return fim, chat
 
 
 class InlineService:
@@ -67,6 +87,8 @@ class InlineService:
         self._generation: dict[str, int] = {}
         self._inflight: dict[str, asyncio.Task[str]] = {}
         self._provider: FimProvider | None = None
+        self._chat: Provider | None = None
+        self.history = EditHistory()
         self._provider_key: tuple[Any, ...] | None = None
         self._provider_lock = asyncio.Lock()
         self._told: str | None = None
@@ -96,6 +118,12 @@ class InlineService:
         offset = doc.offset_at_position(params.position)
         prefix, suffix = text[:offset], text[offset:]
         self._observe()
+        self.history.observe(uri, text)
+        if inline.next_edit:
+            lines = text.split("\n")
+            guess = rename_suggestion(self.history, uri, lines, params.position.line)
+            if guess is not None and guess.confidence >= inline.next_edit_confidence:
+                return self._next_edit_answer(doc, lines, guess)
         reused = self.cache.reuse(uri, prefix, suffix)
         if reused is not None:
             return self._answer(params.position, reused, "reuse")
@@ -128,6 +156,8 @@ class InlineService:
             self.cache.put(key, raw)
         completion = clean(raw, prefix=prefix, suffix=suffix)
         if not completion:
+            if inline.next_edit and self._chat is not None:
+                return await self._model_next_edit(doc, params.position.line, path, inline)
             return None
         self.cache.shown(uri, prefix, suffix, completion)
         return self._answer(params.position, completion, f"{provider.name}/{provider.model}")
@@ -146,6 +176,48 @@ class InlineService:
             insert_text=text, range=lsp.Range(start=pos, end=pos), command=command
         )
         return lsp.InlineCompletionList(items=[item])
+
+    def _next_edit_answer(
+        self, doc: TextDocument, lines: list[str], edit: NextEdit
+    ) -> lsp.InlineCompletionList:
+        base = sum(len(line) + 1 for line in lines[: edit.line])
+        start = doc.client_position_at_offset(base + edit.start)
+        end = doc.client_position_at_offset(base + edit.end)
+        model = f"next-edit/{edit.source}"
+        if self.counts.shown(model):
+            self._flush_soon()
+        command = lsp.Command(
+            title="driveros: suggestion accepted",
+            command=CMD_INLINE_ACCEPTED,
+            arguments=[{"model": model, "chars": len(edit.new_text), "nextEdit": True}],
+        )
+        item = lsp.InlineCompletionItem(
+            insert_text=edit.new_text,
+            range=lsp.Range(start=start, end=end),
+            filter_text=lines[edit.line][edit.start : edit.end],
+            command=command,
+        )
+        return lsp.InlineCompletionList(items=[item])
+
+    async def _model_next_edit(
+        self, doc: TextDocument, cursor_line: int, path: str, inline: InlineCompletionSettings
+    ) -> lsp.InlineCompletionList | None:
+        chat = self._chat
+        if chat is None:
+            return None
+        text = doc.source
+        lines = text.split("\n")
+        self.model_requests += 1
+        try:
+            edit = await model_suggestion(chat, self.history, lines, cursor_line, path)
+        except Exception as exc:  # a provider failure: no suggestion
+            self._tell(f"driveros: next-edit suggestion failed: {exc}")
+            return None
+        if edit is None or edit.confidence < inline.next_edit_confidence:
+            return None
+        if doc.source != text:
+            return None  # the user typed on meanwhile
+        return self._next_edit_answer(doc, lines, edit)
 
     def accepted(self, arguments: list[Any]) -> None:
         """``driveros.inlineCompletion.accepted``: count it for the item's model."""
@@ -210,16 +282,28 @@ class InlineService:
         from driveros import DriverosError
 
         where = root or Path.cwd()
-        key = (where, settings.provider, inline.provider, inline.model, inline.api)
+        key = (
+            where,
+            settings.provider,
+            inline.provider,
+            inline.model,
+            inline.api,
+            inline.next_edit,
+        )
         async with self._provider_lock:
             if key == self._provider_key:
                 return self._provider
             old, self._provider = self._provider, None
+            old_chat, self._chat = self._chat, None
             if old is not None:
                 await old.aclose()
+            if old_chat is not None and old_chat is not getattr(old, "chat", None):
+                await old_chat.aclose()
             self._provider_key = key
             try:
-                self._provider = await asyncio.to_thread(_load_provider, where, settings, inline)
+                self._provider, self._chat = await asyncio.to_thread(
+                    _load_provider, where, settings, inline
+                )
             except DriverosError as exc:
                 self._tell(f"driveros: inline completions are off: {exc}")
                 return None
@@ -274,6 +358,9 @@ class InlineService:
         for task in list(self._inflight.values()):
             task.cancel()
         self._inflight.clear()
+        if self._chat is not None and self._chat is not getattr(self._provider, "chat", None):
+            await self._chat.aclose()
+        self._chat = None
         if self._provider is not None:
             await self._provider.aclose()
             self._provider = None
