@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from driveros._finish import thread_to_the_end
 from driveros.review._errors import ReviewError
+from driveros.review._hiding import drop_hide_layer, hide_layer_path, plant_hidden
 from driveros.review._layout import Layout, layout_from_json, layout_to_json
-from driveros.review._snapshot import let_go, remount
-from driveros.state import Kept, kept_leases, kept_lock
+from driveros.review._overlay import VIEW_STRATEGIES, is_mounted, mount_overlay, view_driver
+from driveros.state import Kept, kept_leases, kept_lock, unmount_under
 
 if TYPE_CHECKING:
     from driveros.review._scratch import ScratchWorkspace
@@ -35,6 +37,45 @@ class KeptScratch:
     manifest: dict[str, Any]
     #: When it was kept (seconds since the epoch).
     kept_at: float
+
+
+async def remount(lay: Layout) -> str | None:
+    """Mount a kept overlay view again when it is not (after a reboot, or in a new process);
+    None, or why not. The hide layer is made anew from ``lay.hidden`` (the old one, on a
+    tmpfs, is gone after a reboot), registered in the copy's lease with its new place."""
+    if lay.strategy not in VIEW_STRATEGIES or lay.lower is None:
+        return None
+    if lay.strategy != view_driver()[0]:
+        return f"a {lay.strategy} view cannot be mounted by this process"
+    if await is_mounted(lay.work):
+        return None
+    if lay.hide_layer is not None or lay.hidden:
+        await drop_hide_layer(lay)
+        lease = lay.lease
+        if lease is not None:
+            lay.hide_layer = await thread_to_the_end(hide_layer_path, lease.id)
+            made = [str(lay.hide_layer)] if lay.hide_layer else []
+            kept = lease.record.kept
+            again = {} if kept is None else {"kept": {**kept.model_dump(), "volatile": made}}
+            await lease.update(
+                paths=[lease.record.paths[0], *made],
+                detail={**lease.record.detail, "layout": layout_to_json(lay)},
+                **again,
+            )
+        planted = await thread_to_the_end(plant_hidden, lay, lay.lower, list(lay.hidden))
+        if lease is not None:
+            await lease.update(detail={**lease.record.detail, "layout": layout_to_json(lay)})
+        log.debug("driveros: hide layer of %s made again (%d paths)", lay.root, len(planted))
+    return await mount_overlay(
+        lay.lower, lay.upper, lay.overlay_work, lay.work, lay.strategy, lay.hide_layer
+    )
+
+
+async def let_go(lay: Layout) -> None:
+    """Unmount a kept view and remove its hide layer (made again by :func:`remount`); the
+    upper layer and the bookkeeping stay."""
+    await unmount_under(lay.root)
+    await drop_hide_layer(lay)
 
 
 async def keep_layout(lay: Layout, manifest: Mapping[str, Any]) -> None:
