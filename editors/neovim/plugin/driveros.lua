@@ -22,6 +22,7 @@ vim.api.nvim_create_autocmd('LspAttach', {
     local client = vim.lsp.get_client_by_id(args.data.client_id)
     if client and client.name == 'driveros' then
       require('driveros.attach').on_attach(client, args.buf)
+      require('driveros.inline').attach(client, args.buf)
     end
   end,
 })
