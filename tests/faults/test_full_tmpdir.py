@@ -21,7 +21,10 @@ from tests.cli.conftest import DRIVEROS, cli_environ
 from tests.cli.conftest import calc_repo as calc_repo  # the fixtures
 from tests.cli.conftest import git_repo as git_repo
 from tests.review._repo import make_repo
-from tests.server.test_flow import FIX_TURNS
+from tests.server._lsp import editor_session
+from tests.server.conftest import model_env
+from tests.server.test_flow import FIX_TURNS, SETTINGS
+from tests.server.test_run_end import _start_until_ended
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root (CI)")
 
@@ -124,4 +127,20 @@ async def test_cli_run_with_a_full_tmpdir_says_so(
     assert "Traceback" not in err
     for fallback in (*_fallbacks(tmp_path), git_repo):
         assert [n for n in os.listdir(fallback) if n.startswith("driveros-")] == []
+    assert sorted(os.listdir(full_tmp)) == ["filler"]
+
+
+async def test_editor_run_with_a_full_tmpdir_ends_setup_error_and_says_so(
+    git_repo: Path, full_tmp: Path
+) -> None:
+    async with (
+        ScriptedModelServer(FIX_TURNS) as model,
+        editor_session(
+            git_repo, env={**model_env(model), "TMPDIR": str(full_tmp)}, settings=SETTINGS
+        ) as ed,
+    ):
+        run_id, _, result, errors = await _start_until_ended(ed, "fix add")
+    assert result["outcome"] == "setup_error" and result["exit_code"] == 1
+    assert f"{full_tmp} ($TMPDIR) is full" in (result["error"] or "")
+    assert any(run_id in m and "is full" in m for m in errors), errors
     assert sorted(os.listdir(full_tmp)) == ["filler"]
