@@ -22,9 +22,13 @@ FS = {"fs": {"readTextFile": True, "writeTextFile": True}}
 
 
 async def _open(
-    schema: Schema, server: ScriptedModelServer, repo: Path, caps: dict[str, Any] | None = None
+    schema: Schema,
+    server: ScriptedModelServer,
+    repo: Path,
+    caps: dict[str, Any] | None = None,
+    args: tuple[str, ...] = (),
 ) -> tuple[AcpClient, str]:
-    client = await start_agent(schema, env=acp_environ(server), cwd=repo)
+    client = await start_agent(schema, env=acp_environ(server), cwd=repo, args=args)
     init = await client.request(
         "initialize",
         {"protocolVersion": 1, "clientCapabilities": caps if caps is not None else FS},
@@ -60,10 +64,12 @@ def _recording_writes(writes: list[dict[str, Any]]) -> Any:
 
 
 def _diffs(client: AcpClient) -> list[dict[str, Any]]:
+    """The proposal's diffs: one per changed file, shown by the review after the run (the
+    run's own edit calls also show what each did to the private copy, as pending)."""
     return [
         c
         for u in client.updates
-        if u["sessionUpdate"] in ("tool_call", "tool_call_update")
+        if u["sessionUpdate"] == "tool_call" and "action" in (u.get("rawInput") or {})
         for c in u.get("content") or []
         if c["type"] == "diff"
     ]
@@ -202,7 +208,8 @@ async def test_a_command_outside_the_allowlist_asks_and_a_denial_keeps_it_from_r
 ) -> None:
     run = ToolCallSpec("run", {"command": "touch made-by-agent"})
     async with ScriptedModelServer([Turn(tool_calls=[run]), Turn(text="ok")]) as server:
-        client, session = await _open(acp_schema, server, calc_repo)
+        # with the network on the sandbox is open, not contained: commands ask
+        client, session = await _open(acp_schema, server, calc_repo, args=("--network",))
         client.handlers["session/request_permission"] = _answer("reject_once")
         result = await client.request("session/prompt", _prompt(session, "touch a file"))
         assert await client.close() == 0
@@ -631,7 +638,8 @@ async def test_titles_show_what_the_model_wrote_not_what_it_makes_a_screen_show(
         Turn(text="ok"),
     ]
     async with ScriptedModelServer(turns) as server:
-        client, session = await _open(acp_schema, server, calc_repo)
+        # with the network on the sandbox is open, not contained: commands ask
+        client, session = await _open(acp_schema, server, calc_repo, args=("--network",))
         client.handlers["session/request_permission"] = _answer("reject_once")
         await client.request("session/prompt", _prompt(session, "go"))
         assert await client.close() == 0
