@@ -42,9 +42,11 @@ class Feed:
 
 async def feed_cache(sandbox: Sandbox, stack: contextlib.AsyncExitStack) -> str | None:
     """A cache directory for the feed's tools that goes with the run (registered in the
-    state directory, so a killed run's is collected later). None for a container, whose
-    own temp directory goes with it."""
-    if sandbox.tier != "local":
+    state directory, so a killed run's is collected later), or None: the feed's default in
+    the sandbox's own temp directory, which goes with it. Every tier's commands run in a
+    sandbox that sees only its own temp directory (a container's; the local tier's private
+    TMPDIR, removed by ``aclose()`` and by the watchdog), so it is always None now."""
+    if sandbox.tier in ("local", "docker"):
         return None
     from driveros.state import Lease, new_lease_id, remove_paths
 
