@@ -22,6 +22,7 @@ import {
 } from "vscode-languageclient/node";
 
 import { answerMessageRequest } from "./approval";
+import { registerInlineCompletion } from "./inline";
 import { approvalDetail } from "./traceModel";
 import { type TraceEvent, isProposalParams, isTraceParams } from "./events";
 import {
@@ -131,6 +132,7 @@ export class DriverosClient implements vscode.Disposable {
     };
     const client = new LanguageClient("driveros", "DriverOS", serverOptions, clientOptions);
     client.registerFeature(new TraceCapability());
+    registerInlineCompletion(client);
     this.client = client;
     this.runDisposables.push(
       // approval questions as a modal (any other message request as usual)

@@ -23,6 +23,10 @@ export const CLIENT_ONLY_SECTIONS: readonly string[] = ["server", "trace"];
 export const RESTRICTED_SETTINGS: readonly string[] = [
   "approval",
   "approvalTimeoutS",
+  "inlineCompletion.api",
+  "inlineCompletion.enabled",
+  "inlineCompletion.model",
+  "inlineCompletion.provider",
   "maxCostUsd",
   "memory",
   "model",
@@ -77,7 +81,20 @@ function property(schema: JsonObject): JsonObject {
   return out;
 }
 
-/** The package.json configuration properties for a server settings schema. */
+/** The model a `$ref` (`#/$defs/Name`) names, or undefined. */
+function referenced(schema: JsonObject, sub: JsonObject): JsonObject | undefined {
+  const ref = sub["$ref"];
+  const defs = schema["$defs"];
+  if (typeof ref !== "string" || !ref.startsWith("#/$defs/") || !isObject(defs)) {
+    return undefined;
+  }
+  const target = defs[ref.slice("#/$defs/".length)];
+  return isObject(target) ? target : undefined;
+}
+
+/** The package.json configuration properties for a server settings schema. A nested settings
+ * object (`inlineCompletion`) becomes one dotted setting per field
+ * (`driveros.inlineCompletion.enabled`): VS Code hands them back as the nested object. */
 export function configurationProperties(schema: JsonObject): JsonObject {
   const props = schema["properties"];
   if (!isObject(props)) {
@@ -89,6 +106,18 @@ export function configurationProperties(schema: JsonObject): JsonObject {
     const sub = props[name];
     if (!isObject(sub)) {
       throw new Error(`settings schema property ${name} is not an object`);
+    }
+    const nested = referenced(schema, sub);
+    const fields = nested?.["properties"];
+    if (nested !== undefined && isObject(fields)) {
+      for (const field of Object.keys(fields).sort()) {
+        const inner = fields[field];
+        if (!isObject(inner)) {
+          throw new Error(`settings schema property ${name}.${field} is not an object`);
+        }
+        out[`${SETTINGS_SECTION}.${name}.${field}`] = property(inner);
+      }
+      continue;
     }
     out[`${SETTINGS_SECTION}.${name}`] = property(sub);
   }
