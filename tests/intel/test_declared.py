@@ -18,6 +18,7 @@ from driveros.intel._imports import ImportGraph, parse_imports
 from driveros.intel._parse_tests import (
     parse_flake8,
     parse_gotest,
+    parse_jest,
     parse_reformat,
     parse_tap,
     parse_unittest,
@@ -303,3 +304,26 @@ async def test_a_tool_the_project_does_not_use_runs_only_on_request(
     assert [(i.path, i.code) for i in asked.items] == [("m.py", "F401")]
     assert asked.raw.startswith("[ruff] run on request: the project does not use it")
     assert again.fingerprint == build.fingerprint  # the request changed nothing
+
+
+def test_parse_jest_json_and_the_jest_plan() -> None:
+    out = (DATA / "jest_sum.json").read_text()
+    (item,) = parse_jest(out, "FAIL __tests__/sum.test.js\n", WS, source="jest").items
+    assert (item.path, item.line, item.code) == ("__tests__/sum.test.js", 5, "test-failure")
+    assert item.message.startswith("__tests__/sum.test.js::sum > adds 1 + 2: Error: expect(")
+    texts = {"package.json": '{"scripts": {"test": "jest --runInBand"}}'}
+    probe = Probe(found={"node_modules/.bin/jest": "x", "node": "/usr/bin/node"})
+    build = detect_build(["package.json", "sum.js"], texts, probe, IntelConfig(), cache="/c")
+    assert build.checks == ()  # not contained: the tests do not run
+    assert build.notes == (
+        "jest (package.json scripts.test): tests not run: the sandbox cannot contain them "
+        "(no OS sandbox here)",
+    )
+    build = detect_build(
+        ["package.json", "sum.js"], texts, probe, IntelConfig(), cache="/c", contained=True
+    )
+    (check,) = build.checks
+    assert (
+        check.command == "./node_modules/.bin/jest --ci --json --testLocationInResults --runInBand"
+    )
+    assert (check.parser, check.origin) == ("jest", "package.json scripts.test")

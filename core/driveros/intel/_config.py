@@ -41,6 +41,7 @@ ParserName = Literal[
     "stubtest",
     "gotest",
     "tap",
+    "jest",
 ]
 
 #: What a check is for: the project's tests, a linter, a type checker, a formatter's check,

@@ -244,6 +244,76 @@ def _tap_detail(block: list[str]) -> str:
     return _tap_field(block, "error") or _tap_field(block, "message")
 
 
+_JS_FRAME = re.compile(r"\(?(?:file://)?(?P<path>/[^\s:()]+):(?P<line>\d+):\d+\)?")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def parse_jest(stdout: str, stderr: str, ctx: PathContext, *, source: str = "jest") -> ParseResult:
+    """``jest --json --testLocationInResults`` (stdout; stderr is the human report): each
+    failed test at the first frame of its failure in its own file, else its location."""
+    result = ParseResult()
+    data = None
+    text = stdout.strip()
+    start = text.find("{")
+    if start >= 0:
+        try:
+            data = json.loads(text[start:])
+        except ValueError:
+            data = None
+    if not isinstance(data, dict):
+        for raw in lines_of(stdout, stderr):
+            result.keep(raw)
+        return result
+    for suite in data.get("testResults") or []:
+        if not isinstance(suite, dict):
+            continue
+        path = ctx.normalize(str(suite.get("name") or "")) or "."
+        failed = [
+            a
+            for a in suite.get("assertionResults") or []
+            if isinstance(a, dict) and a.get("status") == "failed"
+        ]
+        if not failed and suite.get("status") == "failed":
+            message = _ANSI.sub("", str(suite.get("message") or "")).strip()
+            first = next((ln.strip() for ln in message.splitlines() if ln.strip()), "failed")
+            result.items.append(
+                make_item(
+                    path=path,
+                    severity="error",
+                    code="test-error",
+                    source=source,
+                    message=f"{path}: {first}",
+                )
+            )
+        for test in failed:
+            name = " > ".join([*map(str, test.get("ancestorTitles") or []), str(test.get("title"))])
+            messages = [_ANSI.sub("", str(m)) for m in test.get("failureMessages") or []]
+            line = 0
+            for frame in _JS_FRAME.finditer("\n".join(messages)):
+                if ctx.normalize(frame.group("path")) == path:
+                    line = int(frame.group("line"))
+                    break
+            location = test.get("location")
+            if not line and isinstance(location, dict):
+                line = int(location.get("line") or 0)
+            detail = " ".join(
+                ln.strip()
+                for ln in (messages[0].splitlines() if messages else [])[:4]
+                if ln.strip() and not ln.strip().startswith("at ")
+            )
+            result.items.append(
+                make_item(
+                    path=path,
+                    line=line,
+                    severity="error",
+                    code="test-failure",
+                    source=source,
+                    message=f"{path}::{name}: {detail}" if detail else f"{path}::{name}",
+                )
+            )
+    return result
+
+
 _FLAKE8 = re.compile(
     r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) (?P<msg>.*)$"
 )

@@ -19,6 +19,7 @@ from driveros.intel._parse_python import (
 from driveros.intel._parse_tests import (
     parse_flake8,
     parse_gotest,
+    parse_jest,
     parse_reformat,
     parse_stubtest,
     parse_tap,
@@ -62,6 +63,7 @@ def get_parser(name: ParserName) -> Parser:
         "stubtest": parse_stubtest,
         "gotest": parse_gotest,
         "tap": parse_tap,
+        "jest": parse_jest,
     }
     return parsers[name]
 

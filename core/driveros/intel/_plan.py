@@ -407,6 +407,7 @@ def _native_tests(
         "vitest": (node_bin(probe, ".", "vitest"), f"run --reporter=tap {args}"),
         "node-test": (probe.first("node"), f"--test --test-reporter=tap {args}"),
     }
+    commands["jest"] = (node_bin(probe, ".", "jest"), f"--ci --json --testLocationInResults {args}")
     exe, argv = commands.get(node.tool, (None, ""))
     if exe is None:
         plan.notes.append(f"{node.tool} ({node.origin}): no runner or parser here; not run")
@@ -415,7 +416,7 @@ def _native_tests(
         CheckSpec(
             name=node.tool,
             command=f"{exe} {argv}".rstrip(),
-            parser="tap",
+            parser="jest" if node.tool == "jest" else "tap",
             triggers=(),
             timeout=budget,
             kind="test",
