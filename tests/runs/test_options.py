@@ -23,7 +23,14 @@ def test_the_editor_settings_are_the_run_options_plus_the_editors_own() -> None:
         assert schema[wire]["default"] == info.default
         assert LspSettings.model_fields[name].metadata == info.metadata, name
     own = set(LspSettings.model_fields) - set(RunOptions.model_fields)
-    assert own == {"approval", "approval_timeout_s", "council", "max_concurrent_runs"}
+    assert own == {
+        "approval",
+        "approval_timeout_s",
+        "council",
+        "max_concurrent_runs",
+        "publish_diagnostics",
+        "inline_completion",
+    }
 
 
 def test_every_front_end_starts_from_the_same_limits() -> None:
