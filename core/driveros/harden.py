@@ -11,6 +11,8 @@ from __future__ import annotations
 import ctypes
 import sys
 
+__all__ = ["dumpable", "not_dumpable"]
+
 _PR_SET_DUMPABLE = 4
 _PR_GET_DUMPABLE = 3
 

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from driveros._harden import not_dumpable
+from driveros.harden import not_dumpable
 
 if TYPE_CHECKING:
     from driveros_lsp._server import RunnerFactory

@@ -34,7 +34,7 @@ FRONTS = {
 
 
 def test_not_dumpable_turns_dumpable_off() -> None:
-    code = "from driveros._harden import not_dumpable as n, dumpable as d; print(d(), n(), d())"
+    code = "from driveros.harden import not_dumpable as n, dumpable as d; print(d(), n(), d())"
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

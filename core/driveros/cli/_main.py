@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from driveros._errors import DriverosError, ProviderError
-from driveros._harden import not_dumpable
 from driveros.cli._fail import CLOSED_STREAMS, fail, final_exit, requested_format
 from driveros.cli._parser import ArgumentParser, UsageError
+from driveros.harden import not_dumpable
 
 #: name -> (module, one-line help). Order is the order shown in --help.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {

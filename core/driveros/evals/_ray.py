@@ -111,7 +111,7 @@ def _unpack_suite(data: Mapping[str, Any], archive: bytes, dest: Path) -> Suite:
 
 def run_case_on_worker(job_json: str, archive: bytes) -> str:
     """The Ray task body: unpack the suite, run one case, return an :class:`_Outcome`."""
-    from driveros._harden import not_dumpable
+    from driveros.harden import not_dumpable
     from driveros.config import load_environment
 
     not_dumpable()  # the worker holds the keys the job's runtime env carries
