@@ -72,6 +72,8 @@ class RunStarted(_Event):
     scratch: str = ""
     #: Why an overlay was asked for and not used (review runs; "" otherwise).
     scratch_fallback: str = ""
+    #: The instruction files in the model's context, ``source:path`` (docs/extending.md).
+    instructions: list[str] = Field(default_factory=list)
 
 
 class TurnStarted(_Event):

@@ -39,6 +39,7 @@ from driveros.config import Environment
 from driveros.diagnostics import DiagnosticItem
 from driveros.llm import Message, Provider
 from driveros.runs._buffers import ReadBuffer, buffer_hook
+from driveros.runs._conventions import with_instructions
 from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
 from driveros.runs._sandbox import SandboxStart, make_sandbox, open_sandbox, run_tier
@@ -121,10 +122,11 @@ class _Drive:
             closer = getattr(memory, "aclose", None)
             if closer is not None:
                 stack.push_async_callback(closer)
+        own = (config or AgentConfig()).model_copy(update=_config_update(spec))
         self.agent = Agent(
             provider,
             sandbox,
-            config=(config or AgentConfig()).model_copy(update=_config_update(spec)),
+            config=await with_instructions(spec, env, sink, own),
             approval=policy,
             extra_detectors=feed.detectors,
             diagnostics=feed.feed,

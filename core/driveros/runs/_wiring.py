@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from driveros._errors import DriverosError
 from driveros._tmp import temp_root
@@ -25,8 +26,12 @@ from driveros.agent import (
 from driveros.config import Environment
 from driveros.diagnostics import targets_fixed
 from driveros.llm import Provider
+from driveros.runs._conventions import agents_md_checks
 from driveros.runs._options import RunSpec
 from driveros.sandbox import Sandbox
+
+if TYPE_CHECKING:
+    from driveros.intel import WorkspaceConfig
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +86,7 @@ async def diagnostics_feed(
     found = intel.WorkspaceConfig()
     if spec.workspace_trusted:
         found = await asyncio.to_thread(intel.read_workspace_config, spec.workspace)
+        found = await _with_agents_md_checks(found, spec)
     elif await asyncio.to_thread(intel.has_workspace_config, spec.workspace):
         log.warning(
             "%s: the workspace's diagnostics configuration is not used: the workspace is not "
@@ -133,6 +139,25 @@ async def diagnostics_feed(
         detectors=[intel.BuildDiagnosticsDetector(targets=spec.targets)],
         judge=targets_fixed,
     )
+
+
+async def _with_agents_md_checks(found: WorkspaceConfig, spec: RunSpec) -> WorkspaceConfig:
+    """A trusted workspace's configuration plus its AGENTS.md "checks" as custom checks
+    (docs/extending.md); a check of the same name in the configuration wins."""
+    from driveros.intel import CheckSpec
+
+    listed = await asyncio.to_thread(agents_md_checks, spec.workspace)
+    if not listed:
+        return found
+    config = found.config
+    names = {c.name for c in config.checks}
+    extra = tuple(
+        CheckSpec(name=name, command=command, parser=parser, origin="AGENTS.md:checks")
+        for name, command, parser in listed
+        if name not in names
+    )
+    config = config.model_copy(update={"checks": (*config.checks, *extra)})
+    return found.model_copy(update={"config": config})
 
 
 async def open_memory(

@@ -1,0 +1,56 @@
+"""What a run takes from the user's and the repository's conventions (driveros.conventions):
+the instruction files in the system prompt, and a trusted workspace's AGENTS.md "checks"."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from driveros._paths import user_config_dir
+from driveros.agent import AgentConfig, EventSink, RunStarted
+from driveros.config import Environment
+from driveros.conventions import Instructions, checks_section, load_instructions
+from driveros.runs._options import RunSpec
+
+#: The parser of a check whose command starts with one of these words; others use "gnu".
+_PARSERS = {"pytest": "pytest", "mypy": "mypy", "pyright": "pyright", "tsc": "tsc"}
+
+
+def user_dir(env: Environment) -> Path:
+    """The user's driveros config directory (``$XDG_CONFIG_HOME/driveros``)."""
+    return user_config_dir(env.process_env or None)
+
+
+async def with_instructions(
+    spec: RunSpec, env: Environment, sink: EventSink, config: AgentConfig
+) -> AgentConfig:
+    """``config`` with the run's instruction files after its system prompt, listed in the
+    ``run_started`` event. Text only: they change nothing else of the run."""
+    found: Instructions = await asyncio.to_thread(
+        load_instructions,
+        spec.workspace,
+        user_dir=user_dir(env),
+        task=spec.task,
+        paths=[t.path for t in spec.targets],
+    )
+    if not found.files:
+        return config
+    sink.extra_fields.setdefault(RunStarted, {})["instructions"] = found.listing()
+    return config.model_copy(
+        update={"system_prompt": f"{config.system_prompt}\n\n{found.prompt()}"}
+    )
+
+
+def agents_md_checks(workspace: Path) -> list[tuple[str, str, str]]:
+    """A trusted workspace's AGENTS.md "checks" commands: (name, command, parser) each. The
+    caller makes them custom checks of the feed, each command approved like a ``run`` call."""
+    found = load_instructions(workspace, user_dir=None)
+    checks: list[tuple[str, str, str]] = []
+    for file in found.files:
+        if file.path != "AGENTS.md":
+            continue
+        for index, command in enumerate(checks_section(file.text), start=1):
+            words = command.replace("python -m ", "").split()
+            parser = _PARSERS.get(words[0], "gnu") if words else "gnu"
+            checks.append((f"agents-md-{index}", command, parser))
+    return checks
