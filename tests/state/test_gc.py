@@ -182,6 +182,24 @@ async def test_gc_stops_a_dead_owners_mount_helper_before_removing(tmp_path: Pat
     assert not root.exists()
 
 
+async def test_gc_never_stops_a_helper_for_a_path_it_does_not_own(tmp_path: Path) -> None:
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    helper = tmp_path / "bin" / "mount"
+    helper.parent.mkdir()
+    helper.write_text("#!/bin/sh\nwhile :; do sleep 0.05; done\n")
+    helper.chmod(0o755)
+    proc = subprocess.Popen([str(helper), f"upperdir={precious}/upper"])
+    try:
+        await _dead_lease("cache", [precious])
+        await collect_garbage()
+        assert proc.poll() is None  # a record naming someone else's path stops nothing
+    finally:
+        proc.kill()
+        proc.wait()
+    assert precious.is_dir()
+
+
 async def test_gc_busy_when_another_process_collects(tmp_path: Path) -> None:
     import fcntl
 

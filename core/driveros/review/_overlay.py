@@ -25,6 +25,7 @@ import shutil
 import stat
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from driveros._finish import thread_to_the_end
 from driveros.state import mounts_under
@@ -196,14 +197,10 @@ def _with_parent() -> tuple[str, ...]:
     return (setpriv, "--pdeathsig", "KILL", "--") if setpriv else ()
 
 
-def _mount_syscall(opts: str, merged: Path) -> tuple[int, str]:
-    """``mount -t overlay overlay -o opts merged`` as one mount(2) call; (0, "") or (errno,
-    the error). Blocking."""
-    data = opts.encode("utf-8", "surrogateescape")
-    if len(data) >= 4096:  # the kernel reads one page of options
-        return 1, "the overlay's mount options are longer than a page"
-    libc = ctypes.CDLL(None, use_errno=True)
-    fn = libc.mount
+@functools.cache
+def _libc_mount() -> Any:
+    """libc's mount(2), typed (looked up once per process)."""
+    fn = ctypes.CDLL(None, use_errno=True).mount
     fn.argtypes = [
         ctypes.c_char_p,
         ctypes.c_char_p,
@@ -212,6 +209,16 @@ def _mount_syscall(opts: str, merged: Path) -> tuple[int, str]:
         ctypes.c_char_p,
     ]
     fn.restype = ctypes.c_int
+    return fn
+
+
+def _mount_syscall(opts: str, merged: Path) -> tuple[int, str]:
+    """``mount -t overlay overlay -o opts merged`` as one mount(2) call; (0, "") or (errno,
+    the error). Blocking."""
+    data = opts.encode("utf-8", "surrogateescape")
+    if len(data) >= 4096:  # the kernel reads one page of options
+        return 1, "the overlay's mount options are longer than a page"
+    fn = _libc_mount()
     if fn(b"overlay", os.fsencode(merged), b"overlay", 0, data) == 0:
         return 0, ""
     code = ctypes.get_errno() or 1

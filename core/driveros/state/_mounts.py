@@ -103,11 +103,30 @@ def _proc_text(pid: str, name: str) -> bytes:
         return b""
 
 
+def _owned(path: str) -> bool:
+    name = Path(path).name
+    return name.startswith("driveros-") and ".." not in Path(path).parts
+
+
+def _names(arg: bytes, path: bytes) -> bool:
+    """Whether ``arg`` (a command-line argument) names ``path`` or something below it (the
+    path ends there, or at a ``/``, ``,`` or ``:`` as in mount options)."""
+    start = arg.find(path)
+    while start >= 0:
+        end = start + len(path)
+        if end == len(arg) or arg[end : end + 1] in (b"/", b",", b":"):
+            return True
+        start = arg.find(path, start + 1)
+    return False
+
+
 def mount_helpers(paths: Sequence[str]) -> list[tuple[int, bool]]:
     """Live mount helpers (:data:`MOUNT_HELPERS`) whose command line names one of ``paths``,
     each with whether it is a ``fuse-overlayfs`` serving a mount that exists (a view's
     daemon: unmounting ends it). Blocking (reads /proc)."""
-    wanted = [os.fsencode(p) for p in paths if p]
+    # Only paths a lease may own (``driveros-*``, absolute): a record naming "/" must not
+    # make every mount helper on the machine a target.
+    wanted = [os.fsencode(p) for p in paths if p.startswith("/") and _owned(p)]
     if not wanted:
         return []
     me = str(os.getpid())
@@ -121,7 +140,7 @@ def mount_helpers(paths: Sequence[str]) -> list[tuple[int, bool]]:
             if comm not in MOUNT_HELPERS:
                 continue
             argv = _proc_text(pid, "cmdline").split(b"\0")
-            if not any(w in arg for arg in argv for w in wanted):
+            if not any(_names(arg, w) for arg in argv for w in wanted):
                 continue
             stat = _proc_text(pid, "stat")
             if b") Z" in stat:
