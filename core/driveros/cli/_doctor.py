@@ -4,8 +4,8 @@ Read-only: it changes nothing, starts no model request and runs nothing the work
 (its ``.driveros.toml`` and ``.env`` are parsed at most, never executed). Every check is
 ``ok``, ``warning`` (something optional is unavailable) or ``missing`` (a default
 ``driveros agent`` run cannot work), with a one-line fix. Exit 0 when nothing is missing,
-1 otherwise. Sections: scratch copies, sandbox tiers, provider, workspace, state directory
-(docs/cli.md, "``driveros doctor``").
+1 otherwise. Sections: scratch copies, sandbox tiers, provider, workspace, detected build,
+state directory (docs/cli.md, "``driveros doctor``").
 """
 
 from __future__ import annotations
