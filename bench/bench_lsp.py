@@ -14,7 +14,8 @@
 
 ``python bench/bench_lsp.py --server CMD...`` measures another server command instead of
 ``driveros-lsp --stdio`` (e.g. tests/server/_watchdog_server.py to find slow callbacks);
-``python bench/bench_lsp.py --wrap-only`` runs part 3 alone.
+``python bench/bench_lsp.py --wrap-only`` runs part 3 alone, ``--start-only`` part 1 alone
+(interleaved, median of ``BENCH_LSP_STARTS`` starts each, default 9).
 """
 
 from __future__ import annotations
@@ -190,22 +191,31 @@ def _line(name: str, values: list[float]) -> str:
     return f"  {name:<34} p50 {_pct(values, 0.5):7.2f} ms   p99 {_pct(values, 0.99):7.2f} ms"
 
 
+async def _start_bench(ours: list[str], bare: list[str], root: Path) -> None:
+    """1. spawn -> initialize answered, the two servers interleaved."""
+    import os
+
+    starts = int(os.environ.get("BENCH_LSP_STARTS", STARTS))
+    times: dict[str, list[float]] = {"bare": [], "driveros": []}
+    for _ in range(starts):
+        for name, argv in (("bare", bare), ("driveros", ours)):
+            async with _session(argv, root) as (_, _, elapsed):
+                times[name].append(elapsed)
+    bare_start, our_start = (statistics.median(times[k]) for k in ("bare", "driveros"))
+    print(f"startup to initialize (median of {starts}):")
+    print(f"  bare pygls   {bare_start * 1000:7.1f} ms")
+    print(f"  driveros-lsp {our_start * 1000:7.1f} ms   ratio {our_start / bare_start:.2f}")
+
+
 async def _bench(root: Path, bare_script: Path) -> None:
     ours = [sys.executable, "-m", "driveros_lsp", "--stdio"]
     if len(sys.argv) > 1 and sys.argv[1] == "--server":  # profile another server command
         ours = sys.argv[2:]
     bare = [sys.executable, str(bare_script)]
 
-    # 1. startup to initialize
-    times: dict[str, list[float]] = {"bare": [], "driveros": []}
-    for _ in range(STARTS):
-        for name, argv in (("bare", bare), ("driveros", ours)):
-            async with _session(argv, root) as (_, _, elapsed):
-                times[name].append(elapsed)
-    bare_start, our_start = (statistics.median(times[k]) for k in ("bare", "driveros"))
-    print(f"startup to initialize (median of {STARTS}):")
-    print(f"  bare pygls   {bare_start * 1000:7.1f} ms")
-    print(f"  driveros-lsp {our_start * 1000:7.1f} ms   ratio {our_start / bare_start:.2f}")
+    await _start_bench(ours, bare, root)
+    if "--start-only" in sys.argv:
+        return
 
     # 2. codeAction latency
     async with _session(bare, root) as (client, _, _):
@@ -366,7 +376,8 @@ def main() -> None:
         script.write_text(BARE_SERVER)
         if "--wrap-only" not in sys.argv:
             asyncio.run(_bench(root, script))
-        asyncio.run(_wrap_bench(root, script))
+        if "--start-only" not in sys.argv:
+            asyncio.run(_wrap_bench(root, script))
 
 
 if __name__ == "__main__":

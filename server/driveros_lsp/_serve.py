@@ -10,6 +10,7 @@ then the process exits anyway (what is left is collected by the next start).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import signal
@@ -64,8 +65,6 @@ async def run_process(main: Coroutine[Any, Any, None]) -> None:
     Collects what ended driveros processes left behind (logged), and turns the stop signals
     into the same cleanup as a client that went away, bounded by :data:`CLEANUP_DEADLINE_S`.
     """
-    from driveros.state import startup_gc
-
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(main)
     stopped: list[signal.Signals] = []
@@ -79,7 +78,7 @@ async def run_process(main: Coroutine[Any, Any, None]) -> None:
     _Deadline.enabled = True
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop, sig)
-    gc = asyncio.ensure_future(startup_gc())
+    gc = asyncio.ensure_future(_collect_garbage())
     try:
         await task
     except asyncio.CancelledError:
@@ -91,6 +90,17 @@ async def run_process(main: Coroutine[Any, Any, None]) -> None:
         if not gc.done():
             gc.cancel()
         await asyncio.gather(gc, return_exceptions=True)
+
+
+#: Seconds the start-up garbage collection waits: a client sends ``initialize`` at once, and
+#: its answer should not share the CPU with importing driveros.state (and pydantic).
+GC_AFTER_S = 1.0
+
+
+async def _collect_garbage() -> None:
+    await asyncio.sleep(GC_AFTER_S)
+    state = await asyncio.to_thread(importlib.import_module, "driveros.state")
+    await state.startup_gc()
 
 
 async def serve(server: DriverosLanguageServer, reader: Any, writer: Any) -> None:

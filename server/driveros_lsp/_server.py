@@ -15,14 +15,14 @@ from pygls.lsp.server import LanguageServer
 
 from driveros import __version__
 from driveros_lsp._editor import ClientTraits
-from driveros_lsp._hub import RunHub
-from driveros_lsp._runs import RunManager, Runs
 from driveros_lsp._trust import WorkspaceTrust
 from driveros_lsp._wire import DriverosProtocol
 from driveros_lsp.protocol import SERVER_NAME
 
 if TYPE_CHECKING:
+    from driveros_lsp._hub import RunHub
     from driveros_lsp._runner import Runner
+    from driveros_lsp._runs import RunManager, Runs
     from driveros_lsp._settings import Settings
 
     RunnerFactory = Callable[[], Runner]
@@ -57,13 +57,32 @@ class DriverosLanguageServer(LanguageServer):
         #: The "approval ask needs message actions" warning was shown (once per session).
         self.ask_warned = False
         self.trust = WorkspaceTrust(self)
-        # the one owner of every run and of its review state
-        manager = RunManager(runner_factory or _default_runner_factory, prepare=self.trust.prepare)
-        #: The run manager as the feature modules see it.
-        self.runs: Runs = manager
-        #: What the editor sees of runs; it observes the manager.
-        self.hub = RunHub(self, manager)
-        manager.observe(self.hub)
+        self._runner_factory = runner_factory or _default_runner_factory
+        self._manager: RunManager | None = None
+        self._hub: RunHub | None = None
+
+    @property
+    def runs(self) -> Runs:
+        """The run manager (the one owner of every run and of its review state) as the feature
+        modules see it."""
+        return self._run_owners()[0]
+
+    @property
+    def hub(self) -> RunHub:
+        """What the editor sees of runs; it observes the manager."""
+        return self._run_owners()[1]
+
+    def _run_owners(self) -> tuple[RunManager, RunHub]:
+        # made on first use, not before ``initialize`` is answered: they import the run stack
+        if self._manager is None or self._hub is None:
+            from driveros_lsp._hub import RunHub
+            from driveros_lsp._runs import RunManager
+
+            manager = RunManager(self._runner_factory, prepare=self.trust.prepare)
+            hub = RunHub(self, manager)
+            manager.observe(hub)
+            self._manager, self._hub = manager, hub
+        return self._manager, self._hub
 
     @property
     def settings(self) -> Settings:

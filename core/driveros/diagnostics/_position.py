@@ -12,9 +12,10 @@ Columns count code points (characters). A tool or an editor counting in another 
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from driveros.diagnostics._item import DiagnosticItem
+if TYPE_CHECKING:
+    from driveros.diagnostics._item import DiagnosticItem
 
 ColumnUnit = Literal["utf-8", "utf-16", "utf-32"]
 """What a column counts: UTF-8 bytes, UTF-16 code units, or code points (``utf-32``)."""

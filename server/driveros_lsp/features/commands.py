@@ -22,9 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from driveros_lsp._approval import EditorAsker, effective_approval
 from driveros_lsp._editor import document_lines
-from driveros_lsp._runs import Run, RunError, new_run_id
 from driveros_lsp.features.documents import relative_path, snapshot
 from driveros_lsp.protocol import (
     CMD_AGENT_CANCEL,
@@ -34,23 +32,20 @@ from driveros_lsp.protocol import (
     CMD_REVIEW_ACCEPT,
     CMD_REVIEW_REJECT,
 )
-from driveros_lsp.protocol_models import (
-    AcceptResult,
-    ListResult,
-    RunStateResult,
-    StartResult,
-    run_summary,
-)
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from driveros.diagnostics import DiagnosticItem, Severity
     from driveros_lsp._params import Diagnostic, RunRef, StartParams
+    from driveros_lsp._runs import Run
     from driveros_lsp._server import DriverosLanguageServer
     from driveros_lsp._text import Lines, PositionCodec, SomeLines
 
 logger = logging.getLogger(__name__)
+
+# The run stack (_runs, _approval, protocol_models) is imported by the handlers, on the first
+# command: nothing of it is needed before ``initialize`` is answered.
 
 #: LSP 3.17 ``RequestFailed``: the request was valid but could not be carried out.
 REQUEST_FAILED = -32803
@@ -187,7 +182,10 @@ async def _launch(
     targets: list[dict[str, Any]],
     title: str,
 ) -> dict[str, Any]:
+    from driveros_lsp._approval import EditorAsker, effective_approval
     from driveros_lsp._runner import RunRequest
+    from driveros_lsp._runs import RunError, new_run_id
+    from driveros_lsp.protocol_models import StartResult
 
     settings = await server.current_settings()
     overlays = snapshot(server, root)
@@ -210,6 +208,8 @@ async def _launch(
 
 
 def _proposed(server: DriverosLanguageServer, ref: RunRef, paths: list[str] | None) -> Run:
+    from driveros_lsp._runs import RunError
+
     try:
         run = server.runs.get(ref.run_id)
     except RunError as exc:
@@ -268,6 +268,8 @@ def setup(server: DriverosLanguageServer) -> None:
     @command(server, CMD_AGENT_CANCEL)
     async def cancel(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import RunRef, parse
+        from driveros_lsp._runs import RunError
+        from driveros_lsp.protocol_models import RunStateResult
 
         p = parse(CMD_AGENT_CANCEL, RunRef, args)
         try:
@@ -280,6 +282,7 @@ def setup(server: DriverosLanguageServer) -> None:
     @command(server, CMD_AGENT_LIST)
     def list_runs(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import ListParams, parse
+        from driveros_lsp.protocol_models import ListResult, run_summary
 
         parse(CMD_AGENT_LIST, ListParams, args)
         return ListResult(runs=[run_summary(r) for r in server.runs.runs()]).wire()
@@ -287,6 +290,7 @@ def setup(server: DriverosLanguageServer) -> None:
     @command(server, CMD_REVIEW_ACCEPT)
     async def accept(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import AcceptParams, parse
+        from driveros_lsp.protocol_models import AcceptResult
 
         p = parse(CMD_REVIEW_ACCEPT, AcceptParams, args)
         run = _proposed(server, p, p.paths)
@@ -301,6 +305,7 @@ def setup(server: DriverosLanguageServer) -> None:
     @command(server, CMD_REVIEW_REJECT)
     async def reject(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import RejectParams, parse
+        from driveros_lsp.protocol_models import RunStateResult
 
         p = parse(CMD_REVIEW_REJECT, RejectParams, args)
         run = _proposed(server, p, p.paths)
@@ -311,6 +316,8 @@ def setup(server: DriverosLanguageServer) -> None:
 
     @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(params: lsp.WorkDoneProgressCancelParams) -> None:
+        from driveros_lsp._runs import RunError
+
         run_id = server.hub.cancel_progress(str(params.token))
         if run_id is None:
             return

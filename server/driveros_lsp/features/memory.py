@@ -17,7 +17,6 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from driveros_lsp.features.commands import RequestFailed, command
 from driveros_lsp.protocol import CMD_MEMORY_FORGET, CMD_MEMORY_RECALL
-from driveros_lsp.protocol_models import Fact, ForgetResult, RecallResult
 
 if TYPE_CHECKING:
     from driveros.memory import MemoryStore
@@ -51,6 +50,7 @@ def setup(server: DriverosLanguageServer) -> None:
     @command(server, CMD_MEMORY_RECALL)
     async def recall(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros_lsp._params import RecallParams, parse
+        from driveros_lsp.protocol_models import Fact, RecallResult
 
         p = parse(CMD_MEMORY_RECALL, RecallParams, args)
         store = await _open(server)
@@ -64,6 +64,7 @@ def setup(server: DriverosLanguageServer) -> None:
     async def forget(ls: Any, *args: Any) -> dict[str, Any]:
         from driveros import MemoryStoreError
         from driveros_lsp._params import ForgetParams, parse
+        from driveros_lsp.protocol_models import Fact, ForgetResult
 
         p = parse(CMD_MEMORY_FORGET, ForgetParams, args)
         store = await _open(server)
