@@ -327,3 +327,17 @@ def test_parse_jest_json_and_the_jest_plan() -> None:
         check.command == "./node_modules/.bin/jest --ci --json --testLocationInResults --runInBand"
     )
     assert (check.parser, check.origin) == ("jest", "package.json scripts.test")
+
+
+def test_a_declared_prettier_check_reports_would_reformat_warnings() -> None:
+    texts = {"package.json": '{"scripts": {"lint": "prettier --check src"}}'}
+    probe = Probe(found={"node_modules/.bin/prettier": "x"})
+    build = detect_build(["package.json", "src/a.js"], texts, probe, IntelConfig(), cache="/c")
+    (check,) = build.checks
+    assert (check.command, check.parser) == ("./node_modules/.bin/prettier --check src", "reformat")
+    out = (
+        "Checking formatting...\n[warn] src/a.js\n"
+        "[warn] Code style issues found in the above file.\n"
+    )
+    (item,) = parse_reformat(out, "", WS, source="prettier").items
+    assert (item.path, item.severity, item.code) == ("src/a.js", "warning", "would-reformat")

@@ -346,7 +346,7 @@ def parse_flake8(
     return result
 
 
-_REFORMAT = re.compile(r"^(?:would reformat|\[warn\])\s+(?P<path>\S.*?)\s*$")
+_REFORMAT = re.compile(r"^(?:would reformat:?|\[warn\])\s+(?P<path>\S.*?)\s*$", re.IGNORECASE)
 _REFORMAT_NOISE = re.compile(
     r"^(All done!.*|Oh no!.*|\d+ files? (would be|left).*|Checking formatting\.\.\.|"
     r"\[warn\] Code style issues.*|All matched files use Prettier code style!)$"

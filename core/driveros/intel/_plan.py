@@ -394,6 +394,18 @@ def _native_tests(
             )
         else:
             plan.notes.append(f"go test ({origin}): tests not run: {why}")
+    prettier = first(declared, "prettier")
+    exe = node_bin(probe, ".", "prettier") if prettier is not None else None
+    if prettier is not None and prettier.command and exe is not None:
+        plan.checks.append(
+            CheckSpec(
+                name="prettier",
+                command=f"{exe} {_args(prettier, '--check .')}",
+                parser="reformat",
+                kind="format",
+                origin=prettier.origin,
+            )
+        )
     node = first(declared, "tape", "node-test", "mocha", "vitest", "jest")
     if node is None or not node.origin.startswith("package.json"):
         return
