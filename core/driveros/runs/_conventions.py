@@ -4,13 +4,17 @@ the instruction files in the system prompt, and a trusted workspace's AGENTS.md 
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
 from driveros._paths import user_config_dir
 from driveros.agent import AgentConfig, EventSink, RunStarted
 from driveros.config import Environment
 from driveros.conventions import Instructions, checks_section, load_instructions
+from driveros.hooks import HookSet, load_hooks
 from driveros.runs._options import RunSpec
+
+log = logging.getLogger(__name__)
 
 #: The parser of a check whose command starts with one of these words; others use "gnu".
 _PARSERS = {"pytest": "pytest", "mypy": "mypy", "pyright": "pyright", "tsc": "tsc"}
@@ -54,3 +58,14 @@ def agents_md_checks(workspace: Path) -> list[tuple[str, str, str]]:
             parser = _PARSERS.get(words[0], "gnu") if words else "gnu"
             checks.append((f"agents-md-{index}", command, parser))
     return checks
+
+
+async def run_hooks(spec: RunSpec, env: Environment) -> HookSet:
+    """The user's hooks and, in a trusted workspace, the workspace's; each notice (a file
+    ignored or broken) is logged."""
+    found = await asyncio.to_thread(
+        load_hooks, spec.workspace, user_dir=user_dir(env), trusted=spec.workspace_trusted
+    )
+    for notice in found.notices:
+        log.warning("hooks: %s", notice)
+    return found

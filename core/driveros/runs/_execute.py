@@ -37,9 +37,10 @@ from driveros.agent import (
 )
 from driveros.config import Environment
 from driveros.diagnostics import DiagnosticItem
+from driveros.hooks import HookSet, gate, watching
 from driveros.llm import Message, Provider
 from driveros.runs._buffers import ReadBuffer, buffer_hook
-from driveros.runs._conventions import with_instructions
+from driveros.runs._conventions import run_hooks, with_instructions
 from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
 from driveros.runs._sandbox import SandboxStart, make_sandbox, open_sandbox, run_tier
@@ -93,8 +94,9 @@ async def _sink(spec: RunSpec, env: Environment, on_event: OnEvent | None) -> Ev
 class _Drive:
     """The agent over an open provider and sandbox, with the feed and memory of the spec."""
 
-    def __init__(self) -> None:
+    def __init__(self, hooks: HookSet | None = None) -> None:
         self.agent: Agent | None = None
+        self.hooks = hooks
 
     async def __call__(
         self,
@@ -112,6 +114,8 @@ class _Drive:
         before_file: Callable[[str], Awaitable[None]] | None = None,
         tools_ready: Callable[[], Awaitable[None]] | None = None,
     ) -> AgentRun:
+        if self.hooks is not None:  # the user's pre_tool hooks before any decision
+            policy = gate(policy, self.hooks, run_id=sink.run_id)
         feed = (
             await diagnostics_feed(spec, sandbox, policy, sink, await feed_cache(sandbox, stack))
             if spec.diagnostics
@@ -205,7 +209,8 @@ async def execute_run(
     # Reading every .env of the workspace (for the redactor) is a walk of the whole tree:
     # it runs while the scratch copy is made, and nothing is emitted before it is done.
     kick = _Kick()
-    making_sink = asyncio.ensure_future(_sink(spec, env, kick.watching(on_event)))
+    hooks = await run_hooks(spec, env)
+    making_sink = asyncio.ensure_future(_sink(spec, env, kick.watching(watching(on_event, hooks))))
     try:
         return await _execute(
             spec,
@@ -219,6 +224,7 @@ async def execute_run(
             config=config,
             extra_tools=extra_tools,
             buffers=buffers,
+            hooks=hooks,
         )
     finally:
         if not making_sink.done():
@@ -262,6 +268,7 @@ async def _execute(
     config: AgentConfig | None,
     extra_tools: Sequence[ExtraTool],
     buffers: ReadBuffer | None,
+    hooks: HookSet,
 ) -> RunReport:
     if spec.overlays and not spec.review:
         exc = ConfigError("overlays need a review run (review=True)")
@@ -271,7 +278,7 @@ async def _execute(
     except ConfigError as exc:
         return await _fail(spec, await making_sink, exc)
     owns_scratch = False
-    drive = _Drive()
+    drive = _Drive(hooks)
     sink: EventSink | None = None
     try:
         async with contextlib.AsyncExitStack() as stack:
