@@ -17,6 +17,11 @@ from driveros._tmp import temp_root
 from driveros.review import ScratchWorkspace
 from driveros.state import list_leases
 from driveros.testing import ScriptedModelServer
+from tests.acp._client import Schema, start_agent
+from tests.acp.conftest import acp_environ
+from tests.acp.conftest import acp_schema as acp_schema  # the fixtures
+from tests.acp.conftest import acp_sdk as acp_sdk
+from tests.acp.test_acp_stdio import FS, _prompt
 from tests.cli.conftest import DRIVEROS, cli_environ
 from tests.cli.conftest import calc_repo as calc_repo  # the fixtures
 from tests.cli.conftest import git_repo as git_repo
@@ -143,4 +148,22 @@ async def test_editor_run_with_a_full_tmpdir_ends_setup_error_and_says_so(
     assert result["outcome"] == "setup_error" and result["exit_code"] == 1
     assert f"{full_tmp} ($TMPDIR) is full" in (result["error"] or "")
     assert any(run_id in m and "is full" in m for m in errors), errors
+    assert sorted(os.listdir(full_tmp)) == ["filler"]
+
+
+async def test_acp_prompt_with_a_full_tmpdir_says_so(
+    acp_schema: Schema, calc_repo: Path, full_tmp: Path
+) -> None:
+    async with ScriptedModelServer(FIX_TURNS) as model:
+        env = {**acp_environ(model), "TMPDIR": str(full_tmp)}
+        client = await start_agent(acp_schema, env=env, cwd=calc_repo)
+        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": FS})
+        new = await client.request("session/new", {"cwd": str(calc_repo), "mcpServers": []})
+        result = await asyncio.wait_for(
+            client.request("session/prompt", _prompt(new["sessionId"], "fix add")), 60
+        )
+        assert await client.close() == 0
+    assert client.errors == []
+    assert result == {"stopReason": "end_turn"}
+    assert "setup_error" in client.text() and f"{full_tmp} ($TMPDIR) is full" in client.text()
     assert sorted(os.listdir(full_tmp)) == ["filler"]
