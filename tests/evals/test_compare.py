@@ -8,20 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.evals.test_runner import _run
 
-from driveros.evals import CaseResult, EvalRun, compare_runs, render_comparison_text
+from driveros.evals import EvalRun, compare_runs, render_comparison_text
 from driveros.evals._report import DifferentSuitesError
-
-
-def _run(suite: str, passed: dict[str, bool]) -> EvalRun:
-    return EvalRun(
-        suite=suite,
-        mode="replay",
-        cases=tuple(
-            CaseResult(suite=suite, case_id=k, outcome="answered" if v else "stuck", passed=v)
-            for k, v in passed.items()
-        ),
-    )
 
 
 def test_a_case_run_only_once_is_listed_never_a_regression() -> None:
