@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from driveros.diagnostics import render_snapshot
-from driveros.intel import DiagnosticsFeed, IntelConfig, PathContext
+from driveros.intel import DiagnosticsFeed, IntelConfig, PathContext, task_paths
 from driveros.intel._declared import DeclaredCheck, declared_build
 from driveros.intel._detect import detect_build
 from driveros.intel._imports import ImportGraph, parse_imports
@@ -341,3 +341,8 @@ def test_a_declared_prettier_check_reports_would_reformat_warnings() -> None:
     )
     (item,) = parse_reformat(out, "", WS, source="prettier").items
     assert (item.path, item.severity, item.code) == ("src/a.js", "warning", "would-reformat")
+
+
+def test_task_paths_are_the_files_a_task_names() -> None:
+    text = "Fix tests/test_more.py (see ./more_itertools/more.py), not /etc/x.py nor ../a.py"
+    assert task_paths(text) == ["tests/test_more.py", "more_itertools/more.py"]

@@ -30,6 +30,7 @@ from driveros.intel._feed_run import CheckApproval
 from driveros.intel._jobs import JobLimiter, default_limiter
 from driveros.intel._parse_common import ParseResult, PathContext
 from driveros.intel._parsers import get_parser, parse_output
+from driveros.intel._plan import task_paths
 from driveros.intel._results import CheckRun
 
 __all__ = [
@@ -55,4 +56,5 @@ __all__ = [
     "parse_output",
     "read_declared_build",
     "read_workspace_config",
+    "task_paths",
 ]

@@ -45,6 +45,16 @@ def is_test_file(path: str) -> bool:
     )
 
 
+_PATH_WORD = re.compile(r"[\w./-]+\.(?:py|js|ts|go|rs|mjs|cjs|tsx)\b")
+
+
+def task_paths(text: str) -> list[str]:
+    """Workspace-relative file paths a task's text names (``fix tests/test_x.py``): the feed's
+    ``focus``, whose test files still run when the whole suite is over its budget."""
+    found = (m.group(0).removeprefix("./") for m in _PATH_WORD.finditer(text[:20_000]))
+    return list(dict.fromkeys(p for p in found if not p.startswith("/") and ".." not in p))
+
+
 def _args(check: DeclaredCheck | None, default: str = ".") -> str:
     if check is None or not check.args:
         return default

@@ -127,8 +127,8 @@ async def diagnostics_feed(
         sandbox,
         config=found.config,
         on_build=on_build,
-        # past the test budget, the tests of the files the task's targets name still run
-        focus=[t.path for t in spec.targets],
+        # past the test budget, the tests of the files the task and its targets name still run
+        focus=[*(t.path for t in spec.targets), *intel.task_paths(spec.task)],
         approve=approve,
         config_problem=found.problem,
         config_origin=found.origin or ".driveros.toml",
