@@ -346,3 +346,13 @@ def test_a_declared_prettier_check_reports_would_reformat_warnings() -> None:
 def test_task_paths_are_the_files_a_task_names() -> None:
     text = "Fix tests/test_more.py (see ./more_itertools/more.py), not /etc/x.py nor ../a.py"
     assert task_paths(text) == ["tests/test_more.py", "more_itertools/more.py"]
+
+
+def test_parse_unittest_reads_the_older_test_header_too() -> None:
+    # Python before 3.11 names the class only: "test_x (tests.test_a.T)"
+    new = (DATA / "unittest_more_itertools.txt").read_text()
+    old = new.replace(
+        "(tests.test_more.ChunkedTests.test_strict_being_true)", "(tests.test_more.ChunkedTests)"
+    )
+    assert old != new
+    assert parse_unittest("", old, WS).items == parse_unittest("", new, WS).items

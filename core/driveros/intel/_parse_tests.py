@@ -95,9 +95,12 @@ def parse_unittest(
             i += 1
         while block and (not block[-1].strip() or _RULE.match(block[-1].strip())):
             block.pop()
-        path, line, message, code = _unittest_item(
-            head.group("kind"), head.group("id"), block, ctx, source
-        )
+        dotted, name = head.group("id"), head.group("name")
+        if name not in ("setUpClass", "tearDownClass", "setUpModule", "tearDownModule") and (
+            dotted.rsplit(".", 1)[-1] != name
+        ):
+            dotted = f"{dotted}.{name}"  # Python before 3.11: "test_x (pkg.mod.Class)"
+        path, line, message, code = _unittest_item(head.group("kind"), dotted, block, ctx, source)
         result.items.append(
             make_item(
                 path=path, line=line, severity="error", code=code, source=source, message=message
