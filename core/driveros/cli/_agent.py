@@ -32,6 +32,7 @@ from driveros.agent import (
     Result,
     approval_policy,
 )
+from driveros.cli._command import command_task
 from driveros.cli._fail import CLOSED_STREAMS, fail, hold_exit_status
 from driveros.cli._options import (
     add_limits,
@@ -55,6 +56,14 @@ T = TypeVar("T")
 def configure(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--task", metavar="TEXT|-", help="what the agent should do; '-' reads it from stdin")
+    add(
+        "--command",
+        dest="custom_command",
+        nargs="+",
+        metavar=("NAME", "ARGS"),
+        help="run a custom command (~/.config/driveros/commands/NAME.md, or a trusted "
+        "workspace's .driveros/commands/): its text with $ARGUMENTS and $1… filled is the task",
+    )
     add(
         "--fix",
         nargs="*",
@@ -222,10 +231,12 @@ class _Stdout:
 
 def _check_usage(args: argparse.Namespace) -> None:
     """Flags that mean nothing alone are usage errors, never silently ignored."""
-    if args.task is None and args.fix is None:
+    if args.task is None and args.fix is None and args.custom_command is None:
         raise UsageError(
             "driveros agent: error: --task is required (use '-' to read stdin), or --fix"
         )
+    if args.custom_command is not None and args.task is not None:
+        raise UsageError("driveros agent: error: --command and --task cannot be combined")
     if not args.review:
         for flag, given in (("--council", args.council), ("--review-action", args.review_action)):
             if given:
@@ -262,6 +273,8 @@ def run(args: argparse.Namespace) -> int:
         env = load_environment(
             cwd=args.workspace.expanduser(), trusted=True if args.trust else None
         )
+        if args.custom_command is not None:
+            task = command_task(args, env)
     except UsageError as exc:
         return fail(str(exc), fmt)
     except ConfigError as exc:
