@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from driveros.diagnostics import render_snapshot
-from driveros.intel import DiagnosticsFeed, IntelConfig, PathContext, task_paths
+from driveros.intel import (
+    BuildPlan,
+    CheckSpec,
+    DiagnosticsFeed,
+    IntelConfig,
+    PathContext,
+    task_paths,
+)
 from driveros.intel._declared import DeclaredCheck, declared_build
 from driveros.intel._detect import detect_build
 from driveros.intel._imports import ImportGraph, parse_imports
@@ -356,3 +363,20 @@ def test_parse_unittest_reads_the_older_test_header_too() -> None:
     )
     assert old != new
     assert parse_unittest("", old, WS).items == parse_unittest("", new, WS).items
+
+
+async def test_the_build_is_told_once_with_the_checks_that_failed_to_run(
+    open_project: OpenProject,
+) -> None:
+    told: list[tuple[list[str], tuple[str, ...]]] = []
+
+    async def on_build(build: BuildPlan, failed: tuple[str, ...]) -> None:
+        told.append(([c.name for c in build.checks], failed))
+
+    broken = CheckSpec(name="broken", command="no-such-tool-anywhere --check", parser="raw")
+    config = IntelConfig(auto=False, checks=(broken,))
+    async with open_project({"a.py": "x = 1\n"}) as sandbox:
+        feed = DiagnosticsFeed(sandbox, config=config, on_build=on_build)
+        await feed.snapshot()
+        await feed.snapshot()  # the same build: not told again
+    assert told == [(["broken"], ("check broken could not run (exit 127)",))]

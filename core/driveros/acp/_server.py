@@ -18,6 +18,7 @@ from driveros._errors import DriverosError
 from driveros._paths import user_home
 from driveros._unicode import printable
 from driveros.acp import _store as store
+from driveros.acp._commands import Announcer, expand_prompt
 from driveros.acp._edits import EditGate, deliver_edits, feedback_prompt, proposed
 from driveros.acp._modes import APPROVE, MODE_IDS, ModeId, mode_state
 from driveros.acp._permission import AcpAsker
@@ -106,6 +107,13 @@ class DriverosAgent:
         self._fs_write = False
         self._sessions: dict[str, Session] = {}
         self._input_closed = False
+        self._commands = Announcer()
+
+    def _loader(self, root: Path) -> Environment:
+        """The configuration of a workspace (the injected loader in tests)."""
+        if self.settings.environment is not None:
+            return self.settings.environment(root)
+        return load_environment(cwd=root)
 
     # -- connection ----------------------------------------------------------------------
 
@@ -183,6 +191,9 @@ class DriverosAgent:
         )
         self._sessions[session.id] = session
         await self._keep(session)
+        self._commands.announce(
+            root, self._loader, lambda u: self.conn.session_update(session_id=session.id, update=u)
+        )
         return schema.NewSessionResponse(session_id=session.id, modes=mode_state(session.mode))
 
     async def _keep(self, session: Session) -> None:
@@ -392,7 +403,9 @@ class DriverosAgent:
                 )
             )
             return "end_turn"
-        task = feedback_prompt(session.feedback) + text
+        task = feedback_prompt(session.feedback) + await expand_prompt(
+            text, session.cwd, self._loader
+        )
         session.feedback = []
         plan = RunPlan(stream.emit)
         await plan.started()
@@ -444,8 +457,7 @@ class DriverosAgent:
         self, session: Session, task: str, overlays: dict[str, str], stream: UpdateStream
     ) -> RunReport:
         s = self.settings
-        loader = s.environment or (lambda root: load_environment(cwd=root))
-        env = await asyncio.to_thread(loader, session.cwd)
+        env = await asyncio.to_thread(self._loader, session.cwd)
         for warning in env.warnings:
             log.warning("%s", warning)
         # the run options are the flags' (driveros.runs.RunOptions, the fields of the same

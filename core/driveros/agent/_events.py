@@ -149,6 +149,9 @@ class Build(_Event):
     checks: list[BuildCheck] = Field(default_factory=list)
     #: One line per declared check that does not run here, and why.
     not_run: list[str] = Field(default_factory=list)
+    #: One line per check that failed to run in the first snapshot of this build (it could
+    #: not start, timed out, was refused, or failed inside driveros).
+    failed: list[str] = Field(default_factory=list)
 
 
 class MemoryEvent(_Event):

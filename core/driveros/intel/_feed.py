@@ -71,8 +71,12 @@ _USAGE_ERROR = re.compile(
 )
 
 
-OnBuild = Callable[[BuildPlan], Awaitable[None]]
-"""Told the detected build whenever it is (re)detected (a run emits it as an event)."""
+OnBuild = Callable[[BuildPlan, tuple[str, ...]], Awaitable[None]]
+"""Told the detected build and, one line each, the checks that failed to run, after the first
+snapshot that runs a (re)detected plan (a run emits it as an event)."""
+
+#: Items saying a check itself did not do its job (not a finding about the code).
+_FAILED_CODES = frozenset({"check-failed", "check-refused", "timeout", "over-budget"})
 
 
 class DiagnosticsFeed(FeedRunner):
@@ -112,6 +116,7 @@ class DiagnosticsFeed(FeedRunner):
         self._config_origin = config_origin
         self._approve = approve
         self._on_build = on_build
+        self._build_news = False
         self._focus = tuple(focus)
         self._contained = sandbox_contains(sandbox)
         self._build = BuildPlan()
@@ -210,7 +215,12 @@ class DiagnosticsFeed(FeedRunner):
             async with self._limiter.slot(), asyncio.TaskGroup() as tg:
                 for spec in self._plan:
                     tg.create_task(one(spec))
-            return self._assemble(outcomes)
+            snap = self._assemble(outcomes)
+            if self._build_news and self._on_build is not None:
+                self._build_news = False
+                failed = tuple(i.message for i in snap.items if i.code in _FAILED_CODES)
+                await self._on_build(self._build, failed)
+            return snap
 
     def _assemble(
         self, outcomes: Mapping[str, tuple[CheckResult, CheckRun]]
@@ -274,8 +284,8 @@ class DiagnosticsFeed(FeedRunner):
         self._inputs = (tuple(files), texts)
         self._plan_signature = signature
         _log.debug("diagnostics plan: %s", [c.name for c in self._plan])
-        if changed and self._on_build is not None:
-            await self._on_build(build)
+        # told once the snapshot that runs the new plan is done (what could not run included)
+        self._build_news = self._build_news or changed
 
     async def _check(
         self, spec: CheckSpec, hashes: Mapping[str, str], *, full: bool

@@ -115,13 +115,13 @@ async def diagnostics_feed(
         )
         return decision.allowed, decision.reason
 
-    async def on_build(build: intel.BuildPlan) -> None:
+    async def on_build(build: intel.BuildPlan, failed: tuple[str, ...]) -> None:
         # the detected build, with where each check came from (docs/events.md)
         checks = [
             BuildCheck(name=c.name, kind=c.kind, origin=c.origin, command=c.command)
             for c in build.checks
         ]
-        await sink.emit(Build, checks=checks, not_run=list(build.notes))
+        await sink.emit(Build, checks=checks, not_run=list(build.notes), failed=list(failed))
 
     feed = intel.DiagnosticsFeed(
         sandbox,
