@@ -132,12 +132,18 @@ async def _bench(root: Path) -> None:
                 peak = max(peak, _tree_rss_mb(pid))
             wall = time.perf_counter() - t0
             await _discard_proposals(client)
+            # the same server idle again: how much the machine's other work moved the baseline
+            after = await _latencies(client, root, PROBES)
     print(f"textDocument/codeAction latency, one server, {RUNS} runs with the feed on:")
     print(_line("idle", idle))
     print(_line(f"{RUNS} runs at once", busy))
+    print(_line("idle again, after the runs", after))
     ratio = _pct(busy, 0.99) / _pct(idle, 0.99)
+    ratio50 = _pct(busy, 0.5) / _pct(idle, 0.5)
     print(f"  p99 ratio busy/idle {ratio:.2f}   (goal <= 3; probes {len(busy)})")
+    print(f"  p50 ratio busy/idle {ratio50:.2f}")
     print(f"  max {max(busy):.1f} ms; all runs done in {wall:.1f} s; peak RSS {peak:.0f} MB")
+    print(f"  load average {os.getloadavg()[0]:.1f} (other work on the machine skews both sides)")
 
 
 def main() -> None:

@@ -3,6 +3,12 @@
 Runs stream model output, parse it, redact and number events, drive tools: CPU work that
 would otherwise queue in front of the editor's requests. The LSP loop only speaks the
 protocol; each run's coroutine is a task on this second loop. Started with the first run.
+
+Both threads share the interpreter lock: every system call of the LSP loop (reading a
+request, writing its answer) gives it up and waits to get it back from a busy agent thread,
+up to the switch interval each time. Once the agent loop starts, the interval is
+:data:`SWITCH_INTERVAL_S` instead of Python's 5 ms, so an editor request waits for runs
+that work in the background by at most that much per call.
 """
 
 from __future__ import annotations
@@ -11,11 +17,15 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import sys
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 logger = logging.getLogger(__name__)
+
+#: The interpreter's switch interval while agent runs share the process with the LSP loop.
+SWITCH_INTERVAL_S = 0.0005
 
 
 class AgentLoop:
@@ -29,6 +39,7 @@ class AgentLoop:
     def _ensure(self) -> asyncio.AbstractEventLoop:
         with self._lock:
             if self._loop is None:
+                sys.setswitchinterval(min(SWITCH_INTERVAL_S, sys.getswitchinterval()))
                 ready = threading.Event()
                 loop = asyncio.new_event_loop()
 

@@ -14,7 +14,12 @@ from typing import Literal
 from driveros._errors import SandboxError
 from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot, fingerprint
 from driveros.intel._config import CheckSpec, IntelConfig
-from driveros.intel._parse_common import PathContext, columns_in_code_points, make_item
+from driveros.intel._parse_common import (
+    ParseResult,
+    PathContext,
+    columns_in_code_points,
+    make_item,
+)
 from driveros.intel._parsers import COLUMN_UNITS, parse_output
 from driveros.intel._probe import Probe
 from driveros.intel._results import CheckResult, CheckRun, raw_section, spec_digest
@@ -73,9 +78,7 @@ class FeedRunner:
             raw = f"[{name}] not available: not installed in the sandbox, or not a Python project"
             return DiagnosticsSnapshot(fingerprint=fingerprint((), ()), raw=raw)
         res = await self._execute(spec, spec.command)
-        parsed = parse_output(
-            spec.parser, res.stdout, res.stderr, self._context(spec), source=spec.label
-        )
+        parsed = await self._parse(spec, res)
         items = tuple(await self._code_point_columns(spec, parsed.items))
         raw = raw_section(spec, res, parsed.unparsed)
         note = f"[{name}] run on request: the project does not use it; not a build error"
@@ -84,6 +87,14 @@ class FeedRunner:
             items=items,
             checks=(name,),
             raw="\n".join(x for x in (note, raw) if x),
+        )
+
+    async def _parse(self, spec: CheckSpec, res: RunResult) -> ParseResult:
+        """The check's output parsed in a worker thread: a big output (a whole test suite's
+        report) never holds up the loop that drives the runs."""
+        ctx = self._context(spec)
+        return await asyncio.to_thread(
+            parse_output, spec.parser, res.stdout, res.stderr, ctx, source=spec.label
         )
 
     def _context(self, spec: CheckSpec) -> PathContext:
@@ -182,9 +193,7 @@ class FeedRunner:
             )
             self._latest[spec.name] = result  # never cached: the next snapshot retries
             return result, run
-        parsed = parse_output(
-            spec.parser, res.stdout, res.stderr, self._context(spec), source=spec.label
-        )
+        parsed = await self._parse(spec, res)
         items = list(keep) + await self._code_point_columns(spec, parsed.items)
         if res.exit_code in (126, 127) or (res.exit_code == -1 and not parsed.items):
             items.append(
