@@ -314,7 +314,7 @@ async def test_a_tool_the_project_does_not_use_runs_only_on_request(
 
 
 def test_parse_jest_json_and_the_jest_plan() -> None:
-    out = (DATA / "jest_sum.json").read_text()
+    out = (DATA / "jest_sum.out").read_text()
     (item,) = parse_jest(out, "FAIL __tests__/sum.test.js\n", WS, source="jest").items
     assert (item.path, item.line, item.code) == ("__tests__/sum.test.js", 5, "test-failure")
     assert item.message.startswith("__tests__/sum.test.js::sum > adds 1 + 2: Error: expect(")
