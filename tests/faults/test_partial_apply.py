@@ -226,3 +226,23 @@ async def test_acp_disk_write_of_a_rename_is_all_or_nothing(
     assert line.startswith("- y.txt: could not be written (not applied: could not remove z.txt")
     assert line.endswith("every file was restored; nothing was written)")
     assert _hidden_left(user_tree) == []
+
+
+def test_a_rollback_that_cannot_restore_names_the_files_left_written(tmp_path: Path) -> None:
+    """Putting an original back fails (here: what was kept aside is gone): that file is
+    reported as left written, never as restored; the others are restored."""
+    from driveros.review._apply import Step, _place, _roll_back, _stage
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (root / name).write_text(f"user's {name}\n")
+    steps = [Step(n, root / n, f"agent's {n}\n".encode()) for n in ("a.txt", "b.txt")]
+    for step in steps:
+        _stage(root, step)
+        _place(step)
+    assert steps[0].aside is not None
+    steps[0].aside.unlink()  # the original of a.txt can no longer be put back
+    assert _roll_back(steps) == ["a.txt"]
+    assert (root / "a.txt").read_text() == "agent's a.txt\n"  # what the report says
+    assert (root / "b.txt").read_text() == "user's b.txt\n"
