@@ -201,6 +201,25 @@ class TurnFinished(_Event):
     usage: Usage = Field(default_factory=Usage)
 
 
+class CheckpointInfo(_Printable):
+    """One checkpoint of a review run: the scratch copy after ``turn`` (numbered from 1)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    checkpoint: int
+    turn: int
+    files: list[str] = Field(default_factory=list)
+
+
+class Checkpoint(_Event):
+    """A turn changed the run's scratch copy; ``files`` are the paths it changed."""
+
+    type: Literal["checkpoint"] = "checkpoint"
+    turn: int
+    checkpoint: int
+    files: list[str] = Field(default_factory=list)
+
+
 class Compaction(_Event):
     """The conversation neared the context budget and was compacted before ``turn``.
 
@@ -248,6 +267,8 @@ class Result(_Event):
     #: Whether the diagnostics the task targeted are gone (None when none were targeted).
     targets_fixed: bool | None = None
     stuck_detector: str | None = None
+    #: A review run's checkpoints, oldest first (empty when no turn changed the copy).
+    checkpoints: list[CheckpointInfo] = Field(default_factory=list)
 
 
 Event = Annotated[
@@ -264,6 +285,7 @@ Event = Annotated[
     | Stuck
     | Edit
     | TurnFinished
+    | Checkpoint
     | Compaction
     | Proposal
     | Result,
@@ -284,6 +306,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "stuck",
     "edit",
     "turn_finished",
+    "checkpoint",
     "compaction",
     "proposal",
     "result",

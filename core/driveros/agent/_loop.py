@@ -94,8 +94,12 @@ class Agent:
         extra_tools: Sequence[ExtraTool] = (),
         before_file: BeforeFile | None = None,
         tools_ready: Callable[[], Awaitable[None]] | None = None,
+        checkpoint: Callable[[int, list[str]], Awaitable[ev.CheckpointInfo | None]] | None = None,
     ) -> None:
         self.provider = provider
+        #: Records the scratch copy after a turn that ran tools (a review run's checkpoints).
+        self._checkpoint = checkpoint
+        self.checkpoints: list[ev.CheckpointInfo] = []
         self.sandbox = sandbox
         self.config = config or AgentConfig()
         self.approval = approval or approval_policy("policy", workspace=sandbox.workspace)
@@ -185,6 +189,7 @@ class Agent:
             error=self.sink.redactor.text(finish.error) if finish.error else None,
             targets_fixed=finish.targets_fixed,
             stuck_detector=finish.detector,
+            checkpoints=list(self.checkpoints),
         )
 
     async def _loop(self, task: str, state: RunState) -> Finish:
@@ -213,6 +218,7 @@ class Agent:
                 return await self._answer(task, response.text(), state)
             observation = await self._act(turn, response, calls, state)
             await self._turn_finished(turn, started, response.usage)
+            await self._record_checkpoint(turn, [c.name for c in calls])
             if state.blocked_streak >= self.config.refusal_turns:
                 return Finish(
                     "refused",
@@ -234,6 +240,14 @@ class Agent:
     async def _turn_finished(self, turn: int, started: float, usage: Usage) -> None:
         duration = (time.perf_counter() - started) * 1000
         await self.sink.emit(ev.TurnFinished, turn=turn, duration_ms=duration, usage=usage)
+
+    async def _record_checkpoint(self, turn: int, tools: list[str]) -> None:
+        if self._checkpoint is None:
+            return
+        cp = await self._checkpoint(turn, tools)
+        if cp is not None:
+            self.checkpoints.append(cp)
+            await self.sink.emit(ev.Checkpoint, **cp.model_dump())
 
     def _check_cost(self, state: RunState) -> None:
         """End the run before a turn that would pass ``max_cost_usd``: the next turn is

@@ -10,6 +10,7 @@ Approval policies (which tool calls may run at all) live in :mod:`driveros.appro
 """
 
 from driveros._errors import GitError, GitNotFoundError
+from driveros.review._checkpoints import CheckpointRecord, Checkpoints, checkpoints_of
 from driveros.review._diff import combined_patch, render_changes, unified_diff
 from driveros.review._environments import ENVIRONMENT_DIRS
 from driveros.review._errors import (
@@ -45,6 +46,8 @@ __all__ = [
     "STRATEGY_VAR",
     "ApplyResult",
     "ChangeAction",
+    "CheckpointRecord",
+    "Checkpoints",
     "Conflict",
     "ConflictError",
     "ContainerGit",
@@ -59,6 +62,7 @@ __all__ = [
     "ScratchClosedError",
     "ScratchWorkspace",
     "UnknownPathError",
+    "checkpoints_of",
     "combined_patch",
     "overlay_refusal",
     "path_problem",

@@ -172,8 +172,8 @@ def _rel(lay: Layout, path: str) -> str:
     return path[len(lay.prefix) :] if lay.prefix and path.startswith(lay.prefix) else path
 
 
-async def compute_changes(lay: Layout) -> list[FileChange]:
-    """Every difference between the copy now and the baseline, sorted by path."""
+async def stage_all(lay: Layout) -> None:
+    """Record the copy as it is now in the private index (a view: only its upper layer)."""
     if lay.strategy in VIEW_STRATEGIES:
         await _add_overlay_changes(lay)
     else:
@@ -184,6 +184,11 @@ async def compute_changes(lay: Layout) -> list[FileChange]:
             work_tree=lay.work,
             scratch=True,
         )
+
+
+async def compute_changes(lay: Layout) -> list[FileChange]:
+    """Every difference between the copy now and the baseline, sorted by path."""
+    await stage_all(lay)
     _, raw, _ = await run_git(
         [
             "diff-index",
@@ -200,6 +205,12 @@ async def compute_changes(lay: Layout) -> list[FileChange]:
         work_tree=lay.work,
         scratch=True,
     )
+    return await changes_from_raw(lay, raw)
+
+
+async def changes_from_raw(lay: Layout, raw: bytes) -> list[FileChange]:
+    """The changes a ``--raw -z --no-renames --no-abbrev`` diff of the private repository
+    lists (``diff-index`` or ``diff-tree``), sorted by path."""
     entries = _parse_raw(raw)
     # Renames: a deleted and a created file with identical content, paired in path order.
     created = {e.new_sha: e for e in entries if e.status == "A" and e.new_sha}

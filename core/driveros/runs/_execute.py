@@ -23,6 +23,7 @@ from driveros.agent import (
     AgentRun,
     ApprovalPolicy,
     Asker,
+    CheckpointInfo,
     Event,
     EventSink,
     ExtraTool,
@@ -40,7 +41,7 @@ from driveros.diagnostics import DiagnosticItem
 from driveros.hooks import HookSet, gate, watching
 from driveros.llm import Message, Provider
 from driveros.runs._buffers import ReadBuffer, buffer_hook
-from driveros.runs._conventions import run_hooks, with_instructions
+from driveros.runs._conventions import run_hooks, traced, with_instructions
 from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
 from driveros.runs._sandbox import SandboxStart, make_sandbox, open_sandbox, run_tier
@@ -97,6 +98,19 @@ class _Drive:
     def __init__(self, hooks: HookSet | None = None) -> None:
         self.agent: Agent | None = None
         self.hooks = hooks
+        #: A review run's copy: a checkpoint after every turn that changed it.
+        self.scratch: ScratchWorkspace | None = None
+
+    async def checkpoint(self, turn: int, tools: list[str]) -> CheckpointInfo | None:
+        from driveros.review import checkpoints_of
+
+        assert self.scratch is not None
+        cp = await checkpoints_of(self.scratch).record(turn, tools)
+        return (
+            None
+            if cp is None
+            else CheckpointInfo(**cp.model_dump(include={"checkpoint", "turn", "files"}))
+        )
 
     async def __call__(
         self,
@@ -141,6 +155,7 @@ class _Drive:
             extra_tools=extra_tools,
             before_file=before_file,
             tools_ready=tools_ready,
+            checkpoint=self.checkpoint if self.scratch is not None else None,
         )
         return await self.agent.run(spec.task, history=history, emit_result=False)
 
@@ -210,6 +225,7 @@ async def execute_run(
     # it runs while the scratch copy is made, and nothing is emitted before it is done.
     kick = _Kick()
     hooks = await run_hooks(spec, env)
+    on_event = await traced(spec, env, on_event)
     making_sink = asyncio.ensure_future(_sink(spec, env, kick.watching(watching(on_event, hooks))))
     try:
         return await _execute(
@@ -303,6 +319,7 @@ async def _execute(
                     kick.pending.append(scratch.start_baseline)
                 sink = await making_sink
                 root = scratch.path
+                drive.scratch = scratch
                 started: dict[str, object] = {"scratch": scratch.strategy}
                 if scratch.fallback_reason:
                     started["scratch_fallback"] = scratch.fallback_reason
