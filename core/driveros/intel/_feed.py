@@ -472,11 +472,13 @@ class DiagnosticsFeed(FeedRunner):
         """The whole suite exceeded its budget: collect only, plus the test files the task
         names (``focus``), and say so."""
         assert spec.budget_command is not None
-        res = await self._execute(spec, spec.budget_command)
+        # the budget was the whole suite's; collecting and the named files get the usual time
+        usual = spec.model_copy(update={"timeout": self._config.timeout})
+        res = await self._execute(usual, spec.budget_command)
         result, run = await self._record(spec, key, relevant, res, keep=(), files=())
         focus = [p for p in self._focus if is_test_file(p) and p in relevant]
         if focus:
-            more = await self._execute(spec, f"{spec.command} {shlex.join(focus)}")
+            more = await self._execute(usual, f"{spec.command} {shlex.join(focus)}")
             result, run = await self._record(
                 spec, key, relevant, more, keep=result.items, files=tuple(focus)
             )
