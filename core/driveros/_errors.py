@@ -55,6 +55,7 @@
     │   └── WrongKindError         a file expected and a directory found, or the reverse
     ├── StructuredOutputError      a council reply lacked the JSON object asked for
     └── ToolError                  a tool was called wrongly (bad arguments); shown to the model
+        └── LanguageServerError    a language server is missing, refused, failed or ended
 
 The classes are defined here when several packages raise or catch them, otherwise in the
 package that raises them (``driveros.sandbox``, ``driveros.review``, ``driveros.council``,

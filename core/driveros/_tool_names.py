@@ -8,12 +8,16 @@ from here.
 
 from __future__ import annotations
 
+#: The language-server tools that only observe (``rename`` edits).
+SEMANTIC_READ_TOOLS = ("definition", "references", "hover", "symbols")
 #: The tool whose ``command`` argument is a shell command.
 RUN_TOOL = "run"
 #: Tools that only observe: every policy allows them.
-READ_ONLY_TOOLS: frozenset[str] = frozenset({"read_file", "list_files", "search", "diagnostics"})
+READ_ONLY_TOOLS: frozenset[str] = frozenset(
+    {"read_file", "list_files", "search", "diagnostics", *SEMANTIC_READ_TOOLS}
+)
 #: Tools that edit files inside the fenced (scratch) workspace.
-EDIT_TOOLS: frozenset[str] = frozenset({"write_file", "edit_file"})
+EDIT_TOOLS: frozenset[str] = frozenset({"write_file", "edit_file", "rename"})
 #: Every built-in tool, in the order the model is shown them.
 TOOL_NAMES: tuple[str, ...] = (
     RUN_TOOL,
@@ -23,4 +27,6 @@ TOOL_NAMES: tuple[str, ...] = (
     "search",
     "list_files",
     "diagnostics",
+    *SEMANTIC_READ_TOOLS,
+    "rename",
 )

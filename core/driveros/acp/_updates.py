@@ -50,7 +50,24 @@ _KINDS: dict[str, schema.ToolKind] = {
     "write_file": "edit",
     "edit_file": "edit",
     "run": "execute",
+    "definition": "search",
+    "references": "search",
+    "symbols": "search",
+    "hover": "read",
+    "rename": "edit",
 }
+#: The language-server tools: titled by the symbol they ask about; the places their answer
+#: names (``path:line:column: ...`` lines) become the update's locations.
+_SEMANTIC_TITLES = {
+    "definition": "definition of",
+    "references": "references to",
+    "hover": "hover",
+    "rename": "rename",
+    "symbols": "symbols",
+}
+_PLACE = re.compile(r"^([^\s:][^:\n]*):(\d+)(?::\d+)?: ", re.MULTILINE)
+#: Places listed as locations of one result at most.
+MAX_RESULT_LOCATIONS = 50
 
 
 #: The model's edit tools: on the run's private copy, so pending until the user decides.
@@ -107,14 +124,35 @@ def tool_title(name: str, arguments: dict[str, Any]) -> str:
     """A one-line title: the tool and what it acts on, shown as it is
     (:func:`driveros.approval.display_command`: no bidi override or control character from
     the model reorders or hides part of it), and marked when cut."""
+    symbol = arguments.get("symbol")
+    if name in _SEMANTIC_TITLES and isinstance(symbol, str) and symbol:
+        arguments = {"path": f"{_SEMANTIC_TITLES[name]} {symbol}"}
+        name = ""
     for key in ("command", "path", "pattern", "query"):
         value = arguments.get(key)
         if isinstance(value, str) and value:
             shown = display_command(_SPACES.sub(" ", value.strip(" ")))
             if len(shown) > TITLE_LIMIT:
                 shown = shown[: TITLE_LIMIT - 1] + "…"
-            return f"{display_command(name)}: {shown}"
+            return f"{display_command(name)}: {shown}" if name else shown
     return display_command(name)
+
+
+def result_locations(
+    workspace: Path, name: str, output: str
+) -> list[schema.ToolCallLocation] | None:
+    """The workspace places a semantic tool's answer names (None: not such a tool)."""
+    if name not in _SEMANTIC_TITLES:
+        return None
+    found: list[schema.ToolCallLocation] = []
+    for match in _PLACE.finditer(output):
+        rel = posixpath.normpath(match.group(1))
+        if rel.startswith(("/", "..")) or "\x00" in rel:
+            continue
+        found.append(schema.ToolCallLocation(path=str(workspace / rel), line=int(match.group(2))))
+        if len(found) >= MAX_RESULT_LOCATIONS:
+            break
+    return found or None
 
 
 def locations(workspace: Path, arguments: dict[str, Any]) -> list[schema.ToolCallLocation] | None:
@@ -251,6 +289,7 @@ class UpdateStream:
                         session_update="tool_call_update",
                         tool_call_id=call_id,
                         status="completed" if event.ok else "failed",
+                        locations=result_locations(self._workspace, event.name, event.output),
                         content=[
                             schema.ContentToolCallContent(type="content", content=text_block(shown))
                         ]

@@ -37,6 +37,7 @@ from driveros.sandbox import (
     SandboxError,
     SearchMatch,
 )
+from driveros.semantic import SEMANTIC_TOOLS, SemanticTools, call_semantic
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,7 @@ class DiagnosticsArgs(_Args):
     )
 
 
-_DESCRIPTIONS: dict[str, tuple[type[_Args], str]] = {
+_DESCRIPTIONS: dict[str, tuple[type[BaseModel], str]] = {
     "run": (RunArgs, "Run a shell command in the workspace and return its exit code and output."),
     "read_file": (ReadFileArgs, "Read a text file (optionally a range of lines)."),
     "write_file": (WriteFileArgs, "Create or overwrite a file with the given content."),
@@ -102,7 +103,9 @@ _DESCRIPTIONS: dict[str, tuple[type[_Args], str]] = {
     "search": (SearchArgs, "Search file contents with a regular expression."),
     "list_files": (ListFilesArgs, "List the entries of a folder."),
     "diagnostics": (DiagnosticsArgs, "The project's current build/lint/test diagnostics."),
+    **SEMANTIC_TOOLS,
 }
+_SEMANTIC_ARGS = tuple(model for model, _ in SEMANTIC_TOOLS.values())
 
 
 #: Runs one call of an :class:`ExtraTool`: (ok, output). Exceptions become error results.
@@ -241,6 +244,12 @@ class ToolBox:
         self._diagnostics = diagnostics
         self._limit = output_limit
         self._timeout = default_timeout
+        #: The run's language servers, started on the first semantic tool call.
+        self.semantic = SemanticTools(sandbox)
+
+    async def aclose(self) -> None:
+        """End the language servers (the sandbox's close ends them too)."""
+        await self.semantic.aclose()
 
     async def call(self, name: str, arguments: dict[str, Any], raw: str | None) -> ToolOutcome:
         started = time.perf_counter()
@@ -250,6 +259,7 @@ class ToolBox:
             except DriverosError as exc:
                 return ToolOutcome(False, f"error: the workspace is not ready: {exc}")
         outcome = await self._dispatch(name, arguments, raw)
+        self.semantic.touched(path for path, _ in outcome.edits)
         outcome.output, outcome.truncated = clip(outcome.output, self._limit)
         outcome.duration_ms = (time.perf_counter() - started) * 1000
         return outcome
@@ -299,15 +309,20 @@ class ToolBox:
         except (OSError, UnicodeDecodeError) as exc:
             return ToolOutcome(False, f"error: {exc}")
 
-    async def _execute(self, args: _Args) -> ToolOutcome:
+    async def _execute(self, args: BaseModel) -> ToolOutcome:
         sb = self._sandbox
         if self._before_file is not None and isinstance(
-            args, ReadFileArgs | WriteFileArgs | EditFileArgs
+            args, ReadFileArgs | WriteFileArgs | EditFileArgs | _SEMANTIC_ARGS
         ):
             try:
-                await self._before_file(args.path)
+                if isinstance(path := getattr(args, "path", None), str):
+                    await self._before_file(path)
             except (DriverosError, OSError) as exc:
                 log.info("before %s: %s", args.path, exc)
+        if isinstance(args, _SEMANTIC_ARGS):
+            found = await call_semantic(self.semantic, args)
+            edits = [(path, "modify") for path in found.edits]
+            return ToolOutcome(True, found.text, observed=not edits, edits=edits)
         match args:
             case RunArgs():
                 res = await sb.run(args.command, timeout=args.timeout or self._timeout)

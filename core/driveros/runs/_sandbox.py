@@ -11,6 +11,7 @@ from driveros.agent import Tier
 from driveros.config import Environment
 from driveros.runs._options import RunSpec
 from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
+from driveros.semantic import server_mounts
 from driveros.state import state_dir
 
 if TYPE_CHECKING:
@@ -96,6 +97,10 @@ def local_mounts(
         read_only += [scratch.workspace / name for name in scratch.environments]
         if not spec.untrusted:
             read_only += [Path(p) for p in scratch.git_mounts]
+    # The language servers driveros installed (docs/cli.md, "Semantic tools"), unless inside
+    # something the sandbox must not show (driveros's own checkout as the user's tree).
+    servers = server_mounts(env.process_env)
+    read_only += [p for p in servers if not any(p.is_relative_to(h) for h in hidden)]
     return read_only, hidden
 
 

@@ -82,6 +82,18 @@ class BackgroundProcess:
 
     async def read(self, *, wait: float = 0.0) -> ProcessOutput:
         """Output since the last read; with ``wait``, block up to that long for something new."""
+        out, err, dropped = await self.read_raw(wait=wait)
+        return ProcessOutput(
+            stdout=out.decode("utf-8", "replace"),
+            stderr=err.decode("utf-8", "replace"),
+            running=self.running,
+            exit_code=self._exit_code,
+            dropped=dropped,
+        )
+
+    async def read_raw(self, *, wait: float = 0.0) -> tuple[bytes, bytes, int]:
+        """Like :meth:`read`, undecoded (a framed protocol counts bytes, and a multi-byte
+        character may straddle two reads): ``(stdout, stderr, bytes dropped)``."""
         if wait > 0 and not self._out.data and not self._err.data and self.running:
             self._changed.clear()
             with contextlib.suppress(TimeoutError):
@@ -89,13 +101,7 @@ class BackgroundProcess:
                     await self._changed.wait()
         out, dropped_out = self._out.take()
         err, dropped_err = self._err.take()
-        return ProcessOutput(
-            stdout=out.decode("utf-8", "replace"),
-            stderr=err.decode("utf-8", "replace"),
-            running=self.running,
-            exit_code=self._exit_code,
-            dropped=dropped_out + dropped_err,
-        )
+        return out, err, dropped_out + dropped_err
 
     async def wait(self, timeout: float | None = None) -> int | None:
         """The exit code once the process ended; None if ``timeout`` passed first."""

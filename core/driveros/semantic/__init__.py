@@ -1,0 +1,36 @@
+"""Semantic tools backed by language servers running in the run's sandbox.
+
+``SemanticTools(sandbox)`` answers ``definition``, ``references``, ``hover``, ``symbols`` and
+``rename`` with exactly what the language server for the file answers; see docs/cli.md,
+"Semantic tools", and docs/security.md, "Language servers".
+"""
+
+from __future__ import annotations
+
+from driveros.semantic._args import SEMANTIC_TOOLS, call_semantic
+from driveros.semantic._client import LanguageServerError, LspClient
+from driveros.semantic._registry import (
+    DEFAULT_SERVERS,
+    ServerSpec,
+    doctor_rows,
+    load_user_servers,
+    merge_servers,
+    server_mounts,
+)
+from driveros.semantic._semantic import SemanticResult, SemanticTools, hover_text
+
+__all__ = [
+    "DEFAULT_SERVERS",
+    "SEMANTIC_TOOLS",
+    "LanguageServerError",
+    "LspClient",
+    "SemanticResult",
+    "SemanticTools",
+    "ServerSpec",
+    "call_semantic",
+    "doctor_rows",
+    "hover_text",
+    "load_user_servers",
+    "merge_servers",
+    "server_mounts",
+]
