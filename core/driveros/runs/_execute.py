@@ -41,7 +41,7 @@ from driveros.diagnostics import DiagnosticItem
 from driveros.hooks import HookSet, gate, watching
 from driveros.llm import Message, Provider
 from driveros.runs._buffers import ReadBuffer, buffer_hook
-from driveros.runs._conventions import run_hooks, with_instructions
+from driveros.runs._conventions import run_hooks, traced, with_instructions
 from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
 from driveros.runs._sandbox import SandboxStart, make_sandbox, open_sandbox, run_tier
@@ -225,6 +225,7 @@ async def execute_run(
     # it runs while the scratch copy is made, and nothing is emitted before it is done.
     kick = _Kick()
     hooks = await run_hooks(spec, env)
+    on_event = await traced(spec, env, on_event)
     making_sink = asyncio.ensure_future(_sink(spec, env, kick.watching(watching(on_event, hooks))))
     try:
         return await _execute(
