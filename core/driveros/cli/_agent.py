@@ -150,6 +150,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "a command (docs/acp.md)",
     )
     add(
+        "--otel",
+        action="store_true",
+        help="export the run's spans over OpenTelemetry (OTLP/HTTP to OTEL_EXPORTER_OTLP_"
+        "ENDPOINT, default localhost:4318; the variable alone turns it on); needs "
+        "driveros[otel]",
+    )
+    add(
         "--allow-secret-file",
         action="append",
         default=[],
@@ -326,6 +333,7 @@ def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
             diagnostics=_diagnostics_enabled(env) or args.fix is not None,
             allow_secret_files=args.allow_secret_file,
             workspace_trusted=env.workspace_trusted,
+            otel=args.otel,
         )
     except ValidationError as exc:
         raise invalid_run_settings(exc) from exc

@@ -7,8 +7,9 @@ import asyncio
 import logging
 from pathlib import Path
 
+from driveros._errors import ConfigError
 from driveros._paths import user_config_dir
-from driveros.agent import AgentConfig, EventSink, RunStarted
+from driveros.agent import AgentConfig, EventSink, OnEvent, RunStarted
 from driveros.config import Environment
 from driveros.conventions import Instructions, checks_section, load_instructions
 from driveros.hooks import HookSet, load_hooks
@@ -69,3 +70,21 @@ async def run_hooks(spec: RunSpec, env: Environment) -> HookSet:
     for notice in found.notices:
         log.warning("hooks: %s", notice)
     return found
+
+
+async def traced(spec: RunSpec, env: Environment, on_event: OnEvent) -> OnEvent:
+    """``on_event``, exporting the run's spans when ``spec.otel`` or the real environment's
+    ``OTEL_*`` variables ask for it (driveros.otel imports the SDK only then). Without the
+    ``driveros[otel]`` extra the run goes on untraced, with a warning."""
+    from driveros.otel import otel_wanted
+
+    environ = env.process_env
+    if not otel_wanted(environ, flag=spec.otel):
+        return on_event
+    from driveros.otel import with_otel
+
+    try:
+        return await with_otel(on_event, environ)
+    except ConfigError as exc:
+        log.warning("%s", exc)
+        return on_event

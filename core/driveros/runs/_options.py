@@ -121,3 +121,6 @@ class RunSpec(RunOptions):
     #: The user trusts this workspace (``driveros trust``, ``--trust``): its own diagnostics
     #: checks are read from ``workspace`` at start and run through ``approve`` (docs/security.md).
     workspace_trusted: bool = False
+    #: Export the run's spans over OpenTelemetry (``--otel``); the standard ``OTEL_*``
+    #: variables turn it on too (docs/extending.md).
+    otel: bool = False
