@@ -36,4 +36,5 @@ stage "end-to-end in VS Code (code-server + headless Chromium)"
 DRIVEROS_CODE_SERVER="$(bash scripts/install-code-server.sh)"
 export DRIVEROS_CODE_SERVER
 node out/test/e2e/run.js
+node out/test/e2e/inline.js
 stage "done"
