@@ -110,6 +110,25 @@ async def test_stall_silence_of_an_attempt_that_then_failed_counts_against_the_r
     assert len(srv.requests) == 2  # the third (healthy) answer is never asked for
 
 
+async def test_generate_stall_after_retries_names_the_attempts() -> None:
+    """``generate()`` has only the read timeout (an answer comes when the model is done): a
+    silent provider is retried under the normal rules, and the error says how many attempts
+    waited in vain."""
+    async with _openai([Fault(delay=5.0, body=b"{}")], timeout=0.3, retry=FAST) as (
+        srv,
+        provider,
+    ):
+        with pytest.raises(llm.StallError) as err:
+            await provider.generate(REQ)
+    assert str(err.value) == "no response from openai for 0.3 s (each of 3 attempts)"
+    assert (err.value.phase, err.value.context["attempts"], err.value.retryable) == (
+        "read",
+        3,
+        False,
+    )
+    assert len(srv.requests) == 3
+
+
 async def test_stall_mid_stream_after_output_is_never_retried() -> None:
     faults = [Fault(kind="hang", body=FIRST_EVENT), ok_stream()]
     async with _openai(faults, idle_timeout=0.3, retry=FAST) as (srv, provider):

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from driveros._errors import OverloadedError, ProviderError, RateLimitError
+from driveros._errors import OverloadedError, ProviderError, RateLimitError, StallError
 
 _log = logging.getLogger("driveros.llm.retry")
 
@@ -57,7 +57,9 @@ class RetryPolicy(BaseModel):
         return backoff * (1.0 - self.jitter * random.random())
 
     async def call(self, fn: Callable[[], Awaitable[T]]) -> T:
-        """Await ``fn()``; on a retryable :class:`ProviderError` wait and try again."""
+        """Await ``fn()``; on a retryable :class:`ProviderError` wait and try again.
+
+        A stall that ends the retries says how many attempts waited in vain."""
         attempt = 0
         while True:
             try:
@@ -66,6 +68,11 @@ class RetryPolicy(BaseModel):
                 attempt += 1
                 delay = self.delay_for(attempt, exc)
                 if delay is None:
+                    if isinstance(exc, StallError) and attempt > 1:
+                        raise StallError(
+                            f"{exc.message} (each of {attempt} attempts)",
+                            **{**exc.context, "attempts": attempt, "retryable": False},
+                        ) from exc
                     raise
                 _log.info("retrying after %.2fs (attempt %d): %s", delay, attempt, exc)
                 await asyncio.sleep(delay)
