@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from driveros.cli._doctor_servers import language_server_checks
+
 Status = Literal["ok", "warning", "missing"]
 Add = Callable[[str, str, Status, str, str | None], None]
 
@@ -47,4 +49,5 @@ async def build_section(add: Add, workspace: Path) -> dict[str, Any]:
         command = " ".join([check.tool, *(shlex.quote(a) for a in check.args)])
         where = check.origin if check.command else f"{check.origin} (configured)"
         add("build", check.tool, "ok", f"{_KINDS[check.kind]}: {command}, from {where}", None)
+    facts["language_servers"] = await language_server_checks(add)
     return facts
