@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None, *, runner_factory: RunnerFactory | None 
         _usage_error("--tcp-token-file and --tcp-no-token go with --tcp")
     fds = None
     if args.tcp is None:
-        from driveros_lsp._stdio import claim_stdio
+        from driveros.stdio import claim_stdio
 
         fds = claim_stdio()  # before anything else can write to stdout
     logging.basicConfig(

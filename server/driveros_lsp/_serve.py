@@ -19,11 +19,12 @@ import threading
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from driveros_lsp._stdio import ProtocolFds, open_pipes
+from driveros_lsp._stdio import open_pipes
 from driveros_lsp._wire import read_messages
 from driveros_lsp.features.lifecycle import stop_everything
 
 if TYPE_CHECKING:
+    from driveros.stdio import ProtocolFds
     from driveros_lsp._server import DriverosLanguageServer
 
 logger = logging.getLogger(__name__)

@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from driveros.stdio import claim_stdio
 from driveros_lsp import create_server
 from driveros_lsp._serve import serve_stdio
-from driveros_lsp._stdio import claim_stdio
 
 
 def install(limit: float, report: Callable[[str], None]) -> None:

@@ -25,7 +25,7 @@ def test_building_the_server_imports_nothing_initialize_does_not_need() -> None:
     script = (
         "import sys\n"
         # what driveros_lsp.__main__ imports before it serves stdio
-        "from driveros_lsp._stdio import claim_stdio\n"
+        "from driveros.stdio import claim_stdio\n"
         "from driveros_lsp._app import create_server\n"
         "from driveros_lsp._serve import run_process, serve_stdio\n"
         "from driveros_lsp._tcp import serve_tcp\n"

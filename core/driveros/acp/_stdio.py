@@ -1,4 +1,5 @@
-"""Serving ACP on stdin/stdout, with stdout reserved for the protocol."""
+"""Serving ACP on stdin/stdout, with stdin/stdout claimed for the protocol (driveros.stdio, as
+driveros-lsp does)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
-import sys
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
@@ -16,6 +15,7 @@ from acp import RequestError, run_agent
 
 from driveros._unicode import printable
 from driveros.acp._server import DriverosAgent, Settings
+from driveros.stdio import claim_stdio, open_protocol_streams
 
 log = logging.getLogger(__name__)
 
@@ -24,59 +24,6 @@ LINE_LIMIT = 50 * 1024 * 1024
 #: How long requests still being handled at the end of stdin may take to answer (a canceled
 #: prompt stops its tools and closes its sandbox first).
 EOF_GRACE_S = 30.0
-
-
-def _reserve_stdout() -> int:
-    """A private descriptor for the protocol; file descriptor 1 (and ``sys.stdout``) now
-    point at stderr, so nothing else (a library's print, a child process) can write into
-    the protocol stream."""
-    sys.stdout.flush()
-    protocol = os.dup(1)
-    os.dup2(2, 1)
-    os.set_inheritable(protocol, False)
-    return protocol
-
-
-class _FileTransport(asyncio.WriteTransport):
-    """Writes to a descriptor that is not a pipe (a regular file): plain blocking writes,
-    which a file never holds up for long."""
-
-    def __init__(self, fd: int) -> None:
-        super().__init__()
-        self._fd = fd
-        self._closing = False
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        view = memoryview(bytes(data))
-        while view:
-            view = view[os.write(self._fd, view) :]
-
-    def is_closing(self) -> bool:
-        return self._closing
-
-    def close(self) -> None:
-        self._closing = True
-
-    def can_write_eof(self) -> bool:
-        return False
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-
-def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader) -> None:
-    """stdin that is not a pipe (a regular file): read it in a thread."""
-
-    def pump() -> None:
-        try:
-            while chunk := os.read(0, 1 << 16):
-                loop.call_soon_threadsafe(reader.feed_data, chunk)
-        except OSError:
-            pass
-        finally:
-            loop.call_soon_threadsafe(reader.feed_eof)
-
-    threading.Thread(target=pump, name="acp-stdin", daemon=True).start()
 
 
 class OneLineErrors(logging.Filter):
@@ -283,21 +230,7 @@ class GuardedTransport:
 async def serve(settings: Settings | None = None) -> None:
     """Serve one client on stdin/stdout until it closes stdin."""
     threading.excepthook = _thread_failure
-    protocol = _reserve_stdout()
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    except ValueError:  # not a pipe, socket or character device
-        _feed_from_thread(loop, reader)
-    out = os.fdopen(protocol, "wb", buffering=0)
-    transport: asyncio.WriteTransport
-    flow = asyncio.streams.FlowControlMixin()
-    try:
-        transport, _ = await loop.connect_write_pipe(lambda: flow, out)
-    except ValueError:
-        transport = _FileTransport(protocol)
-    writer = asyncio.StreamWriter(transport, flow, None, loop)
+    reader, writer = await open_protocol_streams(claim_stdio(), limit=LINE_LIMIT)
     try:
         # The SDK routes only the methods the agent has (no list/fork/resume here); its Agent
         # protocol lists every optional one, hence the cast.
@@ -305,5 +238,4 @@ async def serve(settings: Settings | None = None) -> None:
         guarded = GuardedTransport(reader, writer, on_eof=agent.input_closed)
         await run_agent(cast(Any, agent), guarded)
     finally:
-        transport.close()
-        out.close()
+        writer.close()

@@ -17,8 +17,8 @@ from driveros_lsp.wrap._inner import InnerServer
 from driveros_lsp.wrap._proxy import Wrapper
 
 if TYPE_CHECKING:
+    from driveros.stdio import ProtocolFds
     from driveros_lsp._server import DriverosLanguageServer
-    from driveros_lsp._stdio import ProtocolFds
 
 __all__ = ["InnerServer", "Wrapper", "serve_wrapped"]
 
