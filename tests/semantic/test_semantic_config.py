@@ -42,12 +42,11 @@ async def test_semantic_a_user_server_answers_for_its_files(tmp_path: Path) -> N
     program("basedpyright")
     (tmp_path / "driveros").mkdir()
     (tmp_path / "driveros/language-servers.toml").write_text(USER)
-    servers = merge_servers(load_user_servers({"XDG_CONFIG_HOME": str(tmp_path)}))
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.py").write_text("def f():\n    return 1\n\n\nf()\n")
     async with LocalSandbox(ws, read_only=server_mounts()) as sandbox:
-        tools = SemanticTools(sandbox, servers=servers)
+        tools = SemanticTools(sandbox, environ={"XDG_CONFIG_HOME": str(tmp_path)})
         got = await tools.references("a.py", 5, 1, None)
         assert places(got.text) == [("a.py", 1, 5), ("a.py", 5, 1)]
         assert list(tools.sessions) == ["mypyls"]

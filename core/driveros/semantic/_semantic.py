@@ -21,9 +21,10 @@ from driveros.semantic._client import LanguageServerError
 from driveros.semantic._edits import apply_workspace_edit
 from driveros.semantic._positions import line_of, uri_path
 from driveros.semantic._registry import (
-    DEFAULT_SERVERS,
     ServerSpec,
     host_candidates,
+    load_user_servers,
+    merge_servers,
     server_for,
 )
 from driveros.semantic._session import ServerSession
@@ -59,13 +60,14 @@ class SemanticTools:
         self,
         sandbox: Sandbox,
         *,
-        servers: Sequence[ServerSpec] = DEFAULT_SERVERS,
+        servers: Sequence[ServerSpec] | None = None,
         environ: Mapping[str, str] | None = None,
         ready_bound: float = 60.0,
         request_timeout: float = 60.0,
     ) -> None:
         self._sandbox = sandbox
-        self._servers = tuple(servers)
+        #: None: the defaults and the user's own, read on first use.
+        self._servers = tuple(servers) if servers is not None else None
         self._environ = environ
         self._ready_bound = ready_bound
         self._timeout = request_timeout
@@ -115,11 +117,18 @@ class SemanticTools:
             self._sessions[spec.name] = session
             return session
 
-    def _spec(self, path: str) -> ServerSpec:
-        spec = server_for(self._servers, path)
+    async def _configured(self) -> tuple[ServerSpec, ...]:
+        if self._servers is None:
+            users = await asyncio.to_thread(load_user_servers, self._environ)
+            self._servers = merge_servers(users)
+        return self._servers
+
+    async def _spec(self, path: str) -> ServerSpec:
+        servers = await self._configured()
+        spec = server_for(servers, path)
         if spec is None:
             ext = PurePosixPath(path).suffix or path
-            known = ", ".join(f"{s.name} ({' '.join(s.filetypes)})" for s in self._servers)
+            known = ", ".join(f"{s.name} ({' '.join(s.filetypes)})" for s in servers)
             raise LanguageServerError(
                 f"no language server is configured for {ext} files; configured: {known}"
             )
@@ -161,7 +170,7 @@ class SemanticTools:
 
     async def _languages(self) -> list[ServerSpec]:
         files = await self._workspace_files()
-        return [s for s in self._servers if any(s.serves(f) for f in files)]
+        return [s for s in await self._configured() if any(s.serves(f) for f in files)]
 
     # -- positions ---------------------------------------------------------------------
 
@@ -177,7 +186,7 @@ class SemanticTools:
             raise LanguageServerError("give path, line and column, or symbol")
         else:
             label = f"{path}:{line}:{column}"
-        session = await self._ready(self._spec(path))
+        session = await self._ready(await self._spec(path))
         text = await session.sync(self._sandbox, path)
         if symbol is None:
             word = _word_at(line_of(text, line - 1), column - 1)
@@ -186,7 +195,7 @@ class SemanticTools:
 
     async def _resolve(self, symbol: str, path: str | None) -> Candidate:
         if path is not None:
-            session = await self._ready(self._spec(path))
+            session = await self._ready(await self._spec(path))
             text = await session.sync(self._sandbox, path)
             found = await self._request(
                 session, "textDocument/documentSymbol", {"textDocument": {"uri": session.uri(path)}}
@@ -308,7 +317,7 @@ class SemanticTools:
 
     async def symbols(self, query: str | None, path: str | None) -> SemanticResult:
         if path is not None:
-            session = await self._ready(self._spec(path))
+            session = await self._ready(await self._spec(path))
             text = await session.sync(self._sandbox, path)
             found = await self._request(
                 session, "textDocument/documentSymbol", {"textDocument": {"uri": session.uri(path)}}
