@@ -46,6 +46,7 @@ from driveros.cli._options import (
 from driveros.cli._output import TraceWriter, result_json, summary_line
 from driveros.cli._output_review import council_gate, finish_review, review_prompt_check
 from driveros.cli._parser import UsageError
+from driveros.cli._resume import add_resume_flags, prepare_resume, resume
 from driveros.config import Environment, load_environment
 from driveros.diagnostics import DiagnosticItem, format_items
 from driveros.runs import RunReport, RunSpec, current_errors, execute_run, new_run_id
@@ -132,10 +133,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add(
         "--review-action",
-        choices=("prompt", "commit", "discard", "keep"),
+        choices=("prompt", "commit", "discard", "keep", "hold"),
         default=None,
-        help="with --review: what happens to the changes (default prompt: ask on /dev/tty)",
+        help="with --review: what happens to the changes (default prompt: ask on /dev/tty; "
+        "hold: keep the run for `driveros runs`)",
     )
+    add_resume_flags(add)
     add(
         "--council",
         action="store_true",
@@ -275,6 +278,7 @@ def _read_task(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     fmt = args.format
     try:
+        prepare_resume(args)
         _check_usage(args)
         task = _read_task(args)
         env = load_environment(
@@ -404,15 +408,18 @@ async def _execute(
     it and stopped after it."""
     from driveros.mcptools import configured_mcp_servers, open_mcp_tools
 
+    spec, args.resumed = await resume(args, spec)
     servers = await asyncio.to_thread(configured_mcp_servers, args.mcp_config)
     if not servers:
-        return await execute_run(spec, env=env, on_event=on_event)
+        return await execute_run(spec, env=env, on_event=on_event, **args.resumed.run)
 
     def report(problem: str) -> None:
         _err(f"driveros: warning: {printable(problem)}")
 
     async with open_mcp_tools(servers, report=report, cwd=str(spec.workspace)) as tools:
-        return await execute_run(spec, env=env, on_event=on_event, extra_tools=tools)
+        return await execute_run(
+            spec, env=env, on_event=on_event, extra_tools=tools, **args.resumed.run
+        )
 
 
 async def _review(
@@ -433,7 +440,16 @@ async def _review(
             _err("driveros: the council rejected the change: discarding it")
             action, refused = "discard", True
     try:
-        error = await _cancellable(finish_review(report, task=task, action=action))
+        resumed = args.resumed
+        error = await _cancellable(
+            finish_review(
+                report,
+                task=task,
+                action=action,
+                prior_turns=resumed.prior_turns,
+                parent=resumed.parent,
+            )
+        )
     except asyncio.CancelledError:
         error = "review: canceled; changes discarded"
         _err(f"driveros: {error}")

@@ -35,6 +35,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "council": ("driveros.cli._council", "adversarial review by several models"),
     "commit-msg": ("driveros.cli._commit_msg", "write a commit message for the staged diff"),
     "issue-bot": ("driveros.cli._issue_bot", "propose a patch for an issue"),
+    "runs": ("driveros.cli._runs", "list, diff, apply, revert or discard held runs"),
     "gc": ("driveros.cli._gc", "remove what ended driveros processes left behind"),
     "trust": ("driveros.cli._trust", "trust a workspace, list or revoke trusted workspaces"),
     "doctor": ("driveros.cli._doctor", "check this machine and workspace, and how to fix them"),

@@ -71,8 +71,43 @@ def commit_message(task: str, answer: str, run_id: str) -> str:
     )
 
 
-async def finish_review(report: RunReport, *, task: str, action: str) -> str | None:
-    """Show the proposed changes and carry out ``action`` (prompt|commit|discard|keep).
+async def _hold(report: RunReport, *, task: str, prior_turns: int, parent: str | None) -> None:
+    from driveros.review import checkpoints_of, render_changes
+    from driveros.runs import hold_run
+
+    scratch = report.scratch
+    assert scratch is not None
+    if report.changes:
+        sys.stderr.write(render_changes(report.changes, color=sys.stderr.isatty()))
+    result = report.result
+    await hold_run(
+        scratch,
+        run_id=result.run_id,
+        task=task,
+        history=report.history,
+        turns=prior_turns + result.turns,
+        answer=result.answer,
+        outcome=result.outcome,
+        parent=parent,
+    )
+    count = len(checkpoints_of(scratch).records)
+    sys.stderr.write(
+        f"driveros: review: held as run {result.run_id} ({count} checkpoints, "
+        f"{files(len(report.changes))}); see `driveros runs show {result.run_id}`\n"
+    )
+
+
+async def finish_review(
+    report: RunReport,
+    *,
+    task: str,
+    action: str,
+    prior_turns: int = 0,
+    parent: str | None = None,
+) -> str | None:
+    """Show the proposed changes and carry out ``action`` (prompt|commit|discard|keep|hold;
+    ``hold`` keeps the run for ``driveros runs``: ``prior_turns`` are the turns of the run it
+    resumed, ``parent`` the run it was forked from).
 
     A canceled run, or one that did not end with an answer, is discarded unless the user is
     asked (``prompt``). The scratch copy is always closed. Returns why the action failed (a
@@ -86,6 +121,9 @@ async def finish_review(report: RunReport, *, task: str, action: str) -> str | N
         from driveros.review import render_changes
 
         changes = report.changes
+        if action == "hold" and result.outcome != "canceled":
+            await _hold(report, task=task, prior_turns=prior_turns, parent=parent)
+            return None
         if not changes:
             sys.stderr.write("driveros: review: no changes\n")
             return None

@@ -112,6 +112,22 @@ def _write_file(root: Path, rel: str, data: bytes, mode: str | None) -> None:
     target.chmod(0o755 if mode == "100755" else 0o644)
 
 
+def _restore(root: Path, changes: Sequence[FileChange], blobs: dict[str, bytes]) -> None:
+    """Make ``root`` hold the "after" side of ``changes``. Blocking: run in a thread."""
+    for c in changes:
+        gone = [c.path] if c.action == "delete" else []
+        if c.action == "rename" and c.old_path is not None:
+            gone.append(c.old_path)
+        for p in gone:
+            target = root / p
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            elif target.is_symlink() or target.exists():
+                target.unlink()
+        if c.after_sha is not None:
+            _write_file(root, c.path, blobs[c.after_sha], c.mode)
+
+
 _OF: weakref.WeakKeyDictionary[ScratchWorkspace, Checkpoints] = weakref.WeakKeyDictionary()
 
 
@@ -136,6 +152,8 @@ class Checkpoints:
         self._scratch = scratch
         self._records = list(records)
         self._lock = asyncio.Lock()
+        #: Added to the turn numbers recorded: a resumed run's turns continue the held run's.
+        self.turn_offset = 0
 
     @classmethod
     def from_manifest(cls, scratch: ScratchWorkspace, manifest: dict[str, Any]) -> Checkpoints:
@@ -144,6 +162,10 @@ class Checkpoints:
 
     def to_manifest(self) -> list[dict[str, Any]]:
         return [c.model_dump() for c in self._records]
+
+    def manifest_entry(self) -> dict[str, Any]:
+        """What a kept copy's manifest holds of them (read back by :func:`checkpoints_of`)."""
+        return {MANIFEST_KEY: self.to_manifest()}
 
     @property
     def records(self) -> list[CheckpointRecord]:
@@ -190,7 +212,7 @@ class Checkpoints:
             files = sorted(_rel(lay, p) for p in split_z(out))
             cp = CheckpointRecord(
                 checkpoint=len(self._records) + 1,
-                turn=turn,
+                turn=turn + self.turn_offset,
                 tree=tree,
                 files=files,
                 tools=list(tools),
@@ -251,6 +273,15 @@ class Checkpoints:
             ) from exc
         return ApplyResult(applied=written)
 
+    async def write_into(self, root: Path, *, through: int) -> list[str]:
+        """Write the changes up to checkpoint ``through`` into another copy of the same
+        workspace at ``root`` (a fork's scratch copy); the paths written or removed."""
+        lay = self._lay
+        selected = await self.changes(through=through)
+        blobs = await _blobs(lay, [c.after_sha for c in selected if c.after_sha])
+        await asyncio.to_thread(_restore, root, selected, blobs)
+        return sorted({p for c in selected for p in c.paths})
+
     async def revert(self, to: int) -> list[str]:
         """Make the copy what it was at checkpoint ``to`` (0: the baseline) and drop the
         checkpoints after it; the paths that changed back. The user's files are untouched."""
@@ -263,23 +294,7 @@ class Checkpoints:
             )
             back = await changes_from_raw(lay, raw)
             blobs = await _blobs(lay, [c.after_sha for c in back if c.after_sha])
-            root = lay.path
-
-            def restore() -> None:
-                for c in back:
-                    gone = [c.path] if c.action == "delete" else []
-                    if c.action == "rename" and c.old_path is not None:
-                        gone.append(c.old_path)
-                    for p in gone:
-                        target_path = root / p
-                        if target_path.is_dir() and not target_path.is_symlink():
-                            shutil.rmtree(target_path)
-                        elif target_path.is_symlink() or target_path.exists():
-                            target_path.unlink()
-                    if c.after_sha is not None:
-                        _write_file(root, c.path, blobs[c.after_sha], c.mode)
-
-            await finish_then_reraise(asyncio.to_thread(restore))
+            await finish_then_reraise(asyncio.to_thread(_restore, lay.path, back, blobs))
             paths = sorted({p for c in back for p in c.paths})
             # A file the run created and the revert removed leaves no trace in a view's
             # upper layer: the private index is told here.

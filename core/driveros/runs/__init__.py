@@ -29,12 +29,14 @@ if TYPE_CHECKING:
         new_run_id,
         run_in,
     )
+    from driveros.runs._held import HeldRun, fork_held, held_runs, hold_run, open_held, take_held
     from driveros.runs._provider import make_provider, pick_provider
     from driveros.runs._sandbox import DOCKER_GIT_DIR, DOCKER_WORKSPACE, docker_git, run_tier
 
 __all__ = [
     "DOCKER_GIT_DIR",
     "DOCKER_WORKSPACE",
+    "HeldRun",
     "ReadBuffer",
     "RunOptions",
     "RunReport",
@@ -42,11 +44,16 @@ __all__ = [
     "current_errors",
     "docker_git",
     "execute_run",
+    "fork_held",
+    "held_runs",
+    "hold_run",
     "make_provider",
     "new_run_id",
+    "open_held",
     "pick_provider",
     "run_in",
     "run_tier",
+    "take_held",
 ]
 
 _LAZY = {
@@ -56,6 +63,12 @@ _LAZY = {
     "execute_run": "_execute",
     "new_run_id": "_execute",
     "run_in": "_execute",
+    "HeldRun": "_held",
+    "fork_held": "_held",
+    "held_runs": "_held",
+    "take_held": "_held",
+    "hold_run": "_held",
+    "open_held": "_held",
     "make_provider": "_provider",
     "pick_provider": "_provider",
     "DOCKER_GIT_DIR": "_sandbox",
