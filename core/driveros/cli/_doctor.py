@@ -84,7 +84,7 @@ async def run(args: argparse.Namespace) -> int:
     git = await _workspace(report, workspace) if is_dir else {}
     git.setdefault("lower", None)
     await _scratch(report, git)
-    await _sandbox(report)
+    await _sandbox(report, Path(report.workspace))
     if is_dir:
         await _provider(report, workspace, trusted=git["trusted"])
         report.facts["build"] = await build_section(report.add, workspace)
@@ -325,10 +325,11 @@ def _docker_info() -> tuple[dict[str, Any] | None, bool | None, str | None]:
         client.close()
 
 
-async def _sandbox(report: Report) -> None:
+async def _sandbox(report: Report, workspace: Path) -> None:
     from driveros.sandbox import DEFAULT_IMAGE, probe_local_sandbox
 
-    local = await asyncio.to_thread(probe_local_sandbox, os.environ.get("PATH"))
+    path = os.environ.get("PATH")
+    local = await asyncio.to_thread(lambda: probe_local_sandbox(path, exclude=[workspace]))
     detail, fix = (local.describe(), None) if local.ok else (local.cause, local.fix)
     report.add("sandbox", "local sandbox", "ok" if local.ok else "missing", detail, fix)
     started = time.monotonic()

@@ -100,12 +100,25 @@ class Probe:
         return f"{self.cause}: {self.fix}"
 
 
-def find_bwrap(path: str | None = None) -> str | None:
-    """bubblewrap's path: on ``path`` (absolute entries only), else in the system directories."""
+def find_bwrap(path: str | None = None, *, exclude: Iterable[Path] = ()) -> str | None:
+    """bubblewrap's path: on ``path`` (absolute entries only), else in the system directories.
+
+    Never one inside ``exclude`` (the workspace, the directories the sandbox may write, the
+    user's real tree under a view), by its PATH entry or its resolved file: a repository's
+    ``.venv/bin/bwrap`` on the user's activated PATH would otherwise run on the host.
+    """
+    roots = [Path(os.path.realpath(root)) for root in exclude]
+
+    def planted(candidate: str) -> bool:
+        real = Path(os.path.realpath(candidate))
+        return any(_within(real, root) for root in roots)
+
     dirs = [d for d in (path or "").split(os.pathsep) if d.startswith("/")]
     for directory in [*dirs, *BWRAP_DIRS]:
+        if planted(directory):
+            continue
         found = shutil.which("bwrap", path=directory)
-        if found:
+        if found and not planted(found):
             return found
     return None
 
@@ -149,11 +162,11 @@ def probe(bwrap: str | None) -> Probe:
     return Probe(ok=True, bwrap=bwrap, version=version or "bubblewrap")
 
 
-def probe_local_sandbox(path: str | None = None) -> Probe:
+def probe_local_sandbox(path: str | None = None, *, exclude: Iterable[Path] = ()) -> Probe:
     """Whether the local tier's sandbox works on this machine (``driveros doctor``): finds
-    bubblewrap (on ``path``, then the system directories) and tries it, once per process.
-    Blocking."""
-    return probe(find_bwrap(path))
+    bubblewrap (on ``path``, then the system directories; never inside ``exclude``, the
+    workspace) and tries it, once per process. Blocking."""
+    return probe(find_bwrap(path, exclude=exclude))
 
 
 def namespace_args(*, network: bool) -> list[str]:

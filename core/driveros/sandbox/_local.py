@@ -161,9 +161,11 @@ class LocalSandbox(SandboxBase):
     async def _start_host(self, home: Path, tmp: Path, user_home: str | None) -> None:
         """Start the sandbox; a failure is kept and raised by every command (fail closed)."""
         path = self._env.get("PATH")
+        # Never a bubblewrap the sandboxed side could have planted (it would run on the host).
+        planted = [self.workspace, home, tmp, *self._writable, *self._hidden]
         try:
             layout, bwrap = await asyncio.to_thread(
-                lambda: (self._layout(home, tmp, user_home), find_bwrap(path))
+                lambda: (self._layout(home, tmp, user_home), find_bwrap(path, exclude=planted))
             )
             failed: LocalSandboxUnavailableError | None = None
             if bwrap is not None and sys.platform.startswith("linux"):

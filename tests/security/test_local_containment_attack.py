@@ -1,0 +1,72 @@
+"""Issue 27 seen by an attacker: variations of the rows a hostile repository or model tries.
+
+- A workspace's own ``bwrap`` (``.venv/bin/bwrap`` in a repository whose venv the user
+  activated) is never what driveros runs to make the sandbox: it would run on the host.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from driveros.sandbox import LocalSandbox
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
+from tests._scripted import calc_repo as calc_repo  # the fixture
+from tests.cli.conftest import DRIVEROS, cli_environ, run_cli
+
+
+def _plant_bwrap(ws: Path, outside: Path) -> Path:
+    """A repository's ``.venv/bin/bwrap`` that leaves a mark outside, then does the real job
+    (so nothing but the mark tells that it ran)."""
+    bin_dir = ws / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (ws / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    fake = bin_dir / "bwrap"
+    fake.write_text(f'#!/bin/sh\ntouch {outside}/planted_bwrap_ran\nexec /usr/bin/bwrap "$@"\n')
+    fake.chmod(0o755)
+    return bin_dir
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    path = tmp_path / "outside"
+    path.mkdir()
+    return path
+
+
+async def test_planted_bwrap_on_the_path_never_runs(tmp_path: Path, outside: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    bin_dir = _plant_bwrap(ws, outside)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    async with LocalSandbox(ws, base_env=env) as box:
+        res = await box.run("echo inside")
+    assert res.stdout == "inside\n"  # the system's bubblewrap made the sandbox
+    assert sorted(p.name for p in outside.iterdir()) == []
+
+
+async def test_planted_bwrap_never_runs_through_the_cli(calc_repo: Path, outside: Path) -> None:
+    """The repository ships it, the user's venv is active, the model only asks for
+    diagnostics under ``--approve never``; ``driveros doctor`` does not run it either."""
+    bin_dir = _plant_bwrap(calc_repo, outside)
+    turns = [Turn(tool_calls=[ToolCallSpec("diagnostics", {})]), Turn(text="ok")]
+    async with ScriptedModelServer(turns) as server:
+        path = f"{bin_dir}:{cli_environ(server)['PATH']}"
+        res = await run_cli(
+            "--task", "t", "--format", "ndjson", "--approve", "never",
+            server=server, cwd=calc_repo,
+            extra_env={"PATH": path, "VIRTUAL_ENV": str(bin_dir.parent)},
+        )  # fmt: skip
+    assert res.code in (0, 2), res.stderr
+    results = [e for e in res.lines() if e["type"] == "tool_result"]
+    assert len(results) == 1 and json.dumps(results[0])  # the feed answered
+    env = cli_environ(None) | {"PATH": path}
+    doctor = subprocess.run(
+        [str(DRIVEROS), "doctor", "--workspace", str(calc_repo)],
+        env=env, cwd=calc_repo, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert "local sandbox" in doctor.stdout, doctor.stderr
+    assert sorted(p.name for p in outside.iterdir()) == []
