@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar
 
 from driveros._finish import thread_to_the_end
 from driveros.review._errors import ReviewError
@@ -22,17 +22,18 @@ from driveros.review._layout import Layout, layout_from_json, layout_to_json
 from driveros.review._overlay import VIEW_STRATEGIES, is_mounted, mount_overlay, view_driver
 from driveros.state import Kept, kept_leases, kept_lock, unmount_under
 
-if TYPE_CHECKING:
-    from driveros.review._scratch import ScratchWorkspace
-
 log = logging.getLogger(__name__)
+
+#: The reopened copy's type (``ScratchWorkspace``; this module does not import it, which
+#: imports this one).
+S = TypeVar("S")
 
 
 @dataclass(frozen=True)
-class KeptScratch:
+class KeptScratch(Generic[S]):
     """A scratch copy kept past its process (see :meth:`ScratchWorkspace.keep`), reopened."""
 
-    scratch: ScratchWorkspace
+    scratch: S
     #: The caller's manifest, as given to :meth:`ScratchWorkspace.keep`.
     manifest: dict[str, Any]
     #: When it was kept (seconds since the epoch).

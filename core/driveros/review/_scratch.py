@@ -437,11 +437,11 @@ class ScratchWorkspace:
         self._kept = True
 
     @classmethod
-    async def reopen_kept(cls, *, workspace: Path | None = None) -> list[KeptScratch]:
+    async def reopen_kept(cls, *, workspace: Path | None = None) -> list[KeptScratch[Self]]:
         """The kept scratch copies (of ``workspace`` when given) in the state directory, oldest
         first, each reopened and now owned by this process. Copies whose files are gone are
         dropped (and their registration removed)."""
-        found: list[KeptScratch] = []
+        found: list[KeptScratch[Self]] = []
         for layout, kept in await reopen_layouts(workspace):
             scratch = cls(layout)
             scratch._kept = True
