@@ -70,3 +70,45 @@ async def test_planted_bwrap_never_runs_through_the_cli(calc_repo: Path, outside
     )  # fmt: skip
     assert "local sandbox" in doctor.stdout, doctor.stderr
     assert sorted(p.name for p in outside.iterdir()) == []
+
+
+LEAK_CONFTEST = """
+import pathlib
+here = pathlib.Path(__file__).parent
+(here / "conftest_ran.txt").write_text("ran")
+try:
+    (here / "leaked.txt").write_text(pathlib.Path({secret!r}).read_text())
+except OSError as exc:
+    (here / "leaked.txt").write_text("refused: " + type(exc).__name__)
+"""
+
+
+@pytest.mark.parametrize("how", ["activated_path", "virtual_env"])
+async def test_planted_pyvenv_cfg_binds_nothing_outside(
+    calc_repo: Path, tmp_path: Path, how: str
+) -> None:
+    """A repository's ``.venv/pyvenv.cfg`` names any directory as the venv's base (``home``):
+    the sandbox must not bind it (here a private directory with no interpreter in it)."""
+    private = tmp_path / "private"
+    (private / "bin").mkdir(parents=True)
+    (private / "secret.txt").write_text("TOPSECRET-pyvenv\n")
+    venv = calc_repo / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {private}/bin\n")
+    (calc_repo / "conftest.py").write_text(LEAK_CONFTEST.format(secret=str(private / "secret.txt")))
+    turns = [Turn(tool_calls=[ToolCallSpec("diagnostics", {})]), Turn(text="ok")]
+    async with ScriptedModelServer(turns) as server:
+        path = cli_environ(server)["PATH"]
+        extra = (
+            {"PATH": f"{venv}/bin:{path}"}
+            if how == "activated_path"
+            else {"VIRTUAL_ENV": str(venv)}
+        )
+        res = await run_cli(
+            "--task", "t", "--format", "ndjson", "--approve", "never",
+            server=server, cwd=calc_repo, extra_env=extra,
+        )  # fmt: skip
+    assert res.code in (0, 2), res.stderr
+    assert (calc_repo / "conftest_ran.txt").read_text() == "ran"  # the tests ran
+    assert "TOPSECRET" not in (calc_repo / "leaked.txt").read_text()
+    assert "TOPSECRET" not in res.stdout + res.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -202,8 +203,16 @@ def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+#: The interpreter a venv's ``home`` must hold for its prefix to be bound.
+_INTERPRETER_NAMES = ("python3", "python")
+
+
 def _venv_base(venv: Path) -> Path | None:
-    """The interpreter prefix a virtual environment was made from (``home`` in pyvenv.cfg)."""
+    """The interpreter prefix a virtual environment was made from (``home`` in pyvenv.cfg).
+
+    The file may be a repository's (a workspace ``.venv`` on the activated PATH): its
+    ``home`` counts only when it holds an executable interpreter, so it cannot name any
+    directory of the user's to be bound (docs/sandbox.md, "The local boundary")."""
     try:
         text = (venv / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -211,8 +220,25 @@ def _venv_base(venv: Path) -> Path | None:
     for line in text.splitlines():
         key, _, value = line.partition("=")
         if key.strip() == "home" and value.strip().startswith("/"):
-            return Path(value.strip()).parent
+            home = Path(os.path.normpath(value.strip()))
+            for name in _INTERPRETER_NAMES:
+                exe = home / name
+                if exe.is_file() and os.access(exe, os.X_OK):
+                    return home.parent
+            return None
     return None
+
+
+def _other_homes(home: Path | None) -> list[Path]:
+    """Every other account's home directory (not ``home``, this account's or ``/``): never
+    bound. This account's own secrets are kept out by :data:`HOME_SECRETS`."""
+    try:
+        entries = pwd.getpwall()
+        own = {Path(os.path.normpath(pwd.getpwuid(os.getuid()).pw_dir)), Path("/"), home}
+    except (KeyError, OSError):  # pragma: no cover - no passwd database
+        return []
+    homes = {Path(os.path.normpath(e.pw_dir)) for e in entries if e.pw_dir.startswith("/")}
+    return sorted(h for h in homes if h not in own)
 
 
 def toolchain_dirs(env: Mapping[str, str], *, home: Path | None) -> list[Path]:
@@ -249,10 +275,12 @@ def allowed_toolchains(
 ) -> list[Path]:
     """The ``candidates`` that may be bound read-only: existing directories outside the
     workspace and the system directories, never the user's home itself or one of its
-    parents, nothing holding or inside a secret directory or a ``hidden`` path."""
+    parents, nothing holding or inside a secret directory, a ``hidden`` path or another
+    account's home."""
     secrets = [home / rel for rel in HOME_SECRETS] if home is not None else []
     blocked = [*secrets, *hidden, Path("/run"), Path("/var/run"), Path("/proc")]
     system = [Path(d) for d in SYSTEM_DIRS]
+    others = _other_homes(home)
     chosen: list[Path] = []
     for candidate in candidates:
         path = Path(os.path.normpath(candidate))
@@ -261,6 +289,8 @@ def allowed_toolchains(
         ):
             continue
         if any(_within(path, s) for s in system) or _within(path, workspace):
+            continue
+        if any(_within(path, o) or _within(o, path) for o in others):
             continue
         if any(_within(path, b) or _within(b, path) for b in blocked):
             continue
