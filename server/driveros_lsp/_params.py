@@ -72,6 +72,14 @@ class StartParams(_Params):
     range: Range | None = None
 
 
+class CommandParams(_Params):
+    """``driveros.agent.command``: no ``name`` lists the commands; a name starts one."""
+
+    name: Text | None = Field(default=None, min_length=1, max_length=200)
+    #: ``$ARGUMENTS`` as typed (split on whitespace for ``$1``…), or the arguments one by one.
+    arguments: Text | list[Text] = Field(default="")
+
+
 class FixParams(_Params):
     uri: str
     diagnostics: list[Diagnostic] = Field(default_factory=list, max_length=MAX_DIAGNOSTICS)

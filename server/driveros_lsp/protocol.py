@@ -15,6 +15,7 @@ CMD_AGENT_START: Final = "driveros.agent.start"
 CMD_AGENT_FIX: Final = "driveros.agent.fix"
 CMD_AGENT_CANCEL: Final = "driveros.agent.cancel"
 CMD_AGENT_LIST: Final = "driveros.agent.list"
+CMD_AGENT_COMMAND: Final = "driveros.agent.command"
 CMD_REVIEW_ACCEPT: Final = "driveros.review.accept"
 CMD_REVIEW_REJECT: Final = "driveros.review.reject"
 CMD_MEMORY_RECALL: Final = "driveros.memory.recall"
@@ -26,6 +27,7 @@ COMMANDS: Final[tuple[str, ...]] = (
     CMD_AGENT_FIX,
     CMD_AGENT_CANCEL,
     CMD_AGENT_LIST,
+    CMD_AGENT_COMMAND,
     CMD_REVIEW_ACCEPT,
     CMD_REVIEW_REJECT,
     CMD_MEMORY_RECALL,

@@ -31,6 +31,7 @@ from driveros_lsp._runner import RunResult, RunUsage
 from driveros_lsp._runs import Run, RunState
 from driveros_lsp.protocol import (
     CMD_AGENT_CANCEL,
+    CMD_AGENT_COMMAND,
     CMD_AGENT_FIX,
     CMD_AGENT_LIST,
     CMD_AGENT_START,
@@ -51,9 +52,11 @@ __all__ = [
     "COMMAND_RESULTS",
     "NOTIFICATION_PARAMS",
     "AcceptResult",
+    "CommandResult",
     "CouncilError",
     "CouncilIssue",
     "CouncilVerdict",
+    "CustomCommandInfo",
     "Fact",
     "ForgetResult",
     "ListResult",
@@ -208,6 +211,23 @@ def proposal_file(change: FileChangeLike, *, root: Path, conflicts: Iterable[str
 # -- command results ---------------------------------------------------------------------
 
 
+class CustomCommandInfo(Payload):
+    """One custom command a ``driveros.agent.command`` list offers (docs/extending.md)."""
+
+    name: str
+    description: str
+    argument_hint: str
+    #: ``user`` (~/.config/driveros/commands) or ``workspace`` (a trusted .driveros/commands).
+    source: Literal["user", "workspace"]
+
+
+class CommandResult(Payload):
+    """``driveros.agent.command``: the started run's id, or (no name given) the commands."""
+
+    run_id: str | None
+    commands: list[CustomCommandInfo]
+
+
 class StartResult(Payload):
     """``driveros.agent.start`` / ``driveros.agent.fix``: answered at once."""
 
@@ -311,6 +331,7 @@ COMMAND_RESULTS: dict[str, type[Payload]] = {
     CMD_AGENT_FIX: StartResult,
     CMD_AGENT_CANCEL: RunStateResult,
     CMD_AGENT_LIST: ListResult,
+    CMD_AGENT_COMMAND: CommandResult,
     CMD_REVIEW_ACCEPT: AcceptResult,
     CMD_REVIEW_REJECT: RunStateResult,
     CMD_MEMORY_RECALL: RecallResult,

@@ -3,10 +3,11 @@
 import * as vscode from "vscode";
 
 import type { DriverosClient } from "./client";
-import type { StartResult } from "./events";
+import type { CommandResult, StartResult } from "./events";
 import { firstLine, formatTokens } from "./format";
 import {
   CMD_AGENT_CANCEL,
+  CMD_AGENT_COMMAND,
   CMD_AGENT_FIX,
   CMD_AGENT_LIST,
   CMD_AGENT_START,
@@ -77,6 +78,35 @@ async function startRun(ctx: CommandContext, command: string, arg: object, task:
   ctx.store.started(result.runId, task);
   ctx.log.info(`[${result.runId}] started: ${task}`);
   await showTrace(ctx, result.runId);
+}
+
+/** A custom command (docs/extending.md): picked from the server's list, arguments typed. */
+async function runCustomCommand(ctx: CommandContext): Promise<void> {
+  const listed = await ctx.client.execute<CommandResult>(CMD_AGENT_COMMAND, {});
+  const commands = listed?.commands ?? [];
+  if (commands.length === 0) {
+    void vscode.window.showInformationMessage(
+      "DriverOS: no custom commands: add NAME.md to ~/.config/driveros/commands/ (or a trusted workspace's .driveros/commands/).",
+    );
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(
+    commands.map((c) => ({ label: `/${c.name}`, description: c.description, detail: [c.argumentHint, c.source].filter((s) => s !== "").join(" · "), command: c })),
+    { title: "DriverOS: Run Custom Command", placeHolder: "Which command?", matchOnDescription: true },
+  );
+  if (picked === undefined) {
+    return;
+  }
+  const args = await vscode.window.showInputBox({
+    title: `DriverOS: /${picked.command.name}`,
+    prompt: picked.command.argumentHint !== "" ? `Arguments: ${picked.command.argumentHint}` : "Arguments (may be empty)",
+    ignoreFocusOut: true,
+  });
+  if (args === undefined) {
+    return;
+  }
+  const task = `/${picked.command.name} ${args}`.trim();
+  await startRun(ctx, CMD_AGENT_COMMAND, { name: picked.command.name, arguments: args }, task);
 }
 
 /** Focus the trace view and reveal a run (default: the newest) with its turns expanded. */
@@ -193,6 +223,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       }
       await startRun(ctx, CMD_AGENT_START, arg, task);
     }),
+    reg("driveros.runCommand", () => runCustomCommand(ctx)),
     reg("driveros.fixAtCursor", () => fixDiagnostics(ctx, true)),
     reg("driveros.fixFile", () => fixDiagnostics(ctx, false)),
     reg("driveros.cancelRun", async (arg: RunArg) => {

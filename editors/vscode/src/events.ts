@@ -145,6 +145,20 @@ export interface StartResult {
   runId: string;
 }
 
+/** One custom command the server offers (driveros.agent.command without a name). */
+export interface CustomCommandInfo {
+  name: string;
+  description: string;
+  argumentHint: string;
+  source: "user" | "workspace";
+}
+
+/** driveros.agent.command: the started run, or (no name given) the commands. */
+export interface CommandResult {
+  runId: string | null;
+  commands: CustomCommandInfo[];
+}
+
 export function isTraceParams(value: unknown): value is TraceParams {
   if (typeof value !== "object" || value === null) {
     return false;

@@ -11,6 +11,7 @@ export const CMD_AGENT_START = "driveros.agent.start";
 export const CMD_AGENT_FIX = "driveros.agent.fix";
 export const CMD_AGENT_CANCEL = "driveros.agent.cancel";
 export const CMD_AGENT_LIST = "driveros.agent.list";
+export const CMD_AGENT_COMMAND = "driveros.agent.command";
 export const CMD_REVIEW_ACCEPT = "driveros.review.accept";
 export const CMD_REVIEW_REJECT = "driveros.review.reject";
 export const CMD_MEMORY_RECALL = "driveros.memory.recall";
@@ -22,6 +23,7 @@ export const COMMANDS: readonly string[] = [
   CMD_AGENT_FIX,
   CMD_AGENT_CANCEL,
   CMD_AGENT_LIST,
+  CMD_AGENT_COMMAND,
   CMD_REVIEW_ACCEPT,
   CMD_REVIEW_REJECT,
   CMD_MEMORY_RECALL,

@@ -26,6 +26,7 @@ from driveros_lsp._editor import document_lines
 from driveros_lsp.features.documents import relative_path, snapshot
 from driveros_lsp.protocol import (
     CMD_AGENT_CANCEL,
+    CMD_AGENT_COMMAND,
     CMD_AGENT_FIX,
     CMD_AGENT_LIST,
     CMD_AGENT_START,
@@ -36,11 +37,13 @@ from driveros_lsp.protocol import (
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from driveros.conventions import Commands
     from driveros.diagnostics import DiagnosticItem, Severity
     from driveros_lsp._params import Diagnostic, RunRef, StartParams
     from driveros_lsp._runs import Run
     from driveros_lsp._server import DriverosLanguageServer
     from driveros_lsp._text import Lines, PositionCodec, SomeLines
+    from driveros_lsp.protocol_models import CustomCommandInfo
 
 logger = logging.getLogger(__name__)
 
@@ -224,6 +227,34 @@ def _proposed(server: DriverosLanguageServer, ref: RunRef, paths: list[str] | No
     return run
 
 
+async def _custom_commands(server: DriverosLanguageServer, root: Path) -> Commands:
+    """The user's commands and, when the workspace is trusted, its own (docs/extending.md)."""
+    from driveros._paths import user_config_dir
+    from driveros.conventions import load_commands
+
+    trusted = await server.trust.resolve(root)
+    found = await asyncio.to_thread(
+        load_commands, root, user_dir=user_config_dir(), trusted=trusted
+    )
+    for notice in found.notices:
+        logger.warning("custom commands: %s", notice)
+    return found
+
+
+def _command_infos(found: Commands) -> list[CustomCommandInfo]:
+    from driveros_lsp.protocol_models import CustomCommandInfo
+
+    return [
+        CustomCommandInfo(
+            name=c.name,
+            description=c.meta.description,
+            argument_hint=c.meta.argument_hint,
+            source=c.source,
+        )
+        for c in sorted(found.commands.values(), key=lambda c: c.name)
+    ]
+
+
 def setup(server: DriverosLanguageServer) -> None:
     @command(server, CMD_AGENT_START)
     async def start(ls: Any, *args: Any) -> dict[str, Any]:
@@ -264,6 +295,29 @@ def setup(server: DriverosLanguageServer) -> None:
         else:
             task = f"Fix this problem in {rel}:\n{listing}"
         return await _launch(server, root, task, targets, _fix_title(rel, items, p.all))
+
+    @command(server, CMD_AGENT_COMMAND)
+    async def custom_command(ls: Any, *args: Any) -> dict[str, Any]:
+        from driveros_lsp._params import CommandParams, parse
+        from driveros_lsp.protocol_models import CommandResult
+
+        p = parse(CMD_AGENT_COMMAND, CommandParams, args)
+        root = _root(server)
+        found = await _custom_commands(server, root)
+        if p.name is None:
+            return CommandResult(run_id=None, commands=_command_infos(found)).wire()
+        from driveros import ConfigError
+
+        try:
+            chosen = found.get(p.name)
+        except ConfigError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
+        task = chosen.task(p.arguments)
+        if not task:
+            raise JsonRpcInvalidParams(f"custom command {chosen.name!r} has an empty body")
+        shown = p.arguments if isinstance(p.arguments, str) else " ".join(p.arguments)
+        started = await _launch(server, root, task, [], f"/{chosen.name} {shown}".strip())
+        return CommandResult(run_id=started["runId"], commands=[]).wire()
 
     @command(server, CMD_AGENT_CANCEL)
     async def cancel(ls: Any, *args: Any) -> dict[str, Any]:

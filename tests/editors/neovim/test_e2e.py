@@ -138,3 +138,33 @@ def test_neovim_fix_review_undo_and_cancel(tmp_path: Path, scripted_model: str) 
         "canceled",
         "rejected",
     ]
+
+
+@pytest.mark.e2e
+def test_neovim_custom_command_by_name_and_from_the_picker(
+    tmp_path: Path, scripted_model: str
+) -> None:
+    repo = _repo(tmp_path / "repo")
+    # run_nvim's XDG_CONFIG_HOME is next to the repository: the user's commands live there
+    commands = tmp_path / "repo.nvim-home" / ".xdg-config" / "driveros" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "explain.md").write_text(
+        "---\ndescription: Explain a file\n---\nExplain $1, $2: $ARGUMENTS\n"
+    )
+    lsp = str(Path(sys.executable).with_name("driveros-lsp"))
+    out = run_nvim(
+        "custom_command.lua",
+        cwd=repo,
+        env={
+            "DRIVEROS_LSP": lsp,
+            "OPENAI_API_KEY": "test-key",
+            "OPENAI_BASE_URL": scripted_model,
+            "OPENAI_MODEL": "scripted-model",
+        },
+        timeout=120,
+    )
+    assert "error" not in out, json.dumps([out.get("error"), out.get("notes")], indent=1)
+    assert out["first_task"] == "/explain calc.py briefly"
+    assert out["picked_from"] == ["/explain  Explain a file"]
+    assert out["input_prompt"] == "/explain: "
+    assert out["second_task"] == "/explain util.py"

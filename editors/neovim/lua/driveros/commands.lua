@@ -43,6 +43,53 @@ function M.run(task)
   end
 end
 
+---Run a custom command (docs/extending.md): `name` with `args` as typed; an empty name
+---picks one of the server's list with vim.ui.select, then asks for its arguments.
+---@param name string
+---@param args string
+function M.custom(name, args)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local function go(cmd, text)
+    local task = vim.trim('/' .. cmd .. ' ' .. (text or ''))
+    server.exec(protocol.CMD_AGENT_COMMAND, { name = cmd, arguments = text or '' }, function(err, result)
+      if not err and result and type(result.runId) == 'string' then
+        started(result.runId, task)
+      end
+    end, bufnr)
+  end
+  if name ~= '' then
+    go(name, args)
+    return
+  end
+  server.exec(protocol.CMD_AGENT_COMMAND, {}, function(err, result)
+    if err or not result then
+      return
+    end
+    local items = result.commands or {}
+    if #items == 0 then
+      vim.notify('DriverOS: no custom commands: add NAME.md to ~/.config/driveros/commands/',
+        vim.log.levels.WARN)
+      return
+    end
+    vim.ui.select(items, {
+      prompt = 'DriverOS command',
+      format_item = function(c)
+        return '/' .. c.name .. (c.description ~= '' and ('  ' .. c.description) or '')
+      end,
+    }, function(choice)
+      if not choice then
+        return
+      end
+      local hint = choice.argumentHint ~= '' and (' ' .. choice.argumentHint) or ''
+      vim.ui.input({ prompt = '/' .. choice.name .. hint .. ': ' }, function(text)
+        if text then
+          go(choice.name, text)
+        end
+      end)
+    end)
+  end, bufnr)
+end
+
 ---Ask the agent to fix the diagnostics under the cursor (all in the buffer with `all`).
 ---@param all boolean
 function M.fix(all)
@@ -177,8 +224,10 @@ function M.dispatch(opts)
     M.trace(rest)
   elseif sub == 'runs' then
     M.runs()
+  elseif sub and vim.startswith(sub, '/') then
+    M.custom(sub:sub(2), rest)
   else
-    vim.notify('DriverOS: usage: :DriverOS {' .. table.concat(SUBCOMMANDS, '|') .. '} [args]',
+    vim.notify('DriverOS: usage: :DriverOS {' .. table.concat(SUBCOMMANDS, '|') .. '|/NAME} [args]',
       vim.log.levels.ERROR)
   end
 end

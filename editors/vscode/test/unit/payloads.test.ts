@@ -66,6 +66,8 @@ function shapes(schema: Schema): Record<string, Set<string>> {
     CouncilIssue: properties(schema, "CouncilIssue"),
     StartResult: properties(schema, defName(schema.commands["driveros.agent.start"]?.$ref ?? "")),
     RunSummary: properties(schema, "RunSummary"),
+    CommandResult: properties(schema, defName(schema.commands["driveros.agent.command"]?.$ref ?? "")),
+    CustomCommandInfo: properties(schema, "CustomCommandInfo"),
   };
 }
 

@@ -119,6 +119,10 @@ export const state = {
   messages: [] as string[],
   /** Answers window.show*Message calls (gets every argument); default: dismissed. */
   messageAnswer: undefined as ((args: unknown[]) => unknown) | undefined,
+  /** Answers window.showQuickPick (gets the items); default: dismissed. */
+  quickPickAnswer: undefined as ((items: unknown[]) => unknown) | undefined,
+  /** Answers window.showInputBox (gets the options); default: dismissed. */
+  inputAnswer: undefined as ((options: unknown) => string | undefined) | undefined,
 };
 
 /** A WorkspaceConfiguration over `state.configuration` ({"driveros.model": …} keys). */
@@ -181,6 +185,8 @@ export const window = {
     state.messages.push(message);
     return state.messageAnswer?.([message, ...rest]);
   },
+  showQuickPick: async (items: unknown[]): Promise<unknown> => state.quickPickAnswer?.(items),
+  showInputBox: async (options: unknown): Promise<string | undefined> => state.inputAnswer?.(options),
   showWarningMessage: async (message: string, ...rest: unknown[]): Promise<unknown> => {
     state.messages.push(message);
     return state.messageAnswer?.([message, ...rest]);
