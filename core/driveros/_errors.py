@@ -36,7 +36,7 @@
     │   └── UnknownPathError       a review action named a path that is not proposed
     ├── RunError                   an editor's run command does not fit (unknown id, wrong state)
     ├── SandboxError               every sandbox refusal or failure (see driveros.sandbox)
-    │   ├── CommandTimeoutError    a command timed out (APIs without a RunResult)
+    │   ├── CommandTimeoutError    a command timed out (APIs without a CommandResult)
     │   ├── ConcurrentChangeError  the file changed between read and write; retry
     │   ├── EditError              ``edit``: ``old`` not found, or found more than once
     │   ├── FileTooLargeError      a file read exceeded the allowed size

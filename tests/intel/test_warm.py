@@ -23,7 +23,7 @@ import pytest
 from driveros.diagnostics import DiagnosticsSnapshot
 from driveros.intel import DiagnosticsFeed, IntelConfig
 from driveros.intel._warm import UNAVAILABLE, interpreter_of, warm_parts
-from driveros.sandbox import DockerSandbox, LocalSandbox, RunResult
+from driveros.sandbox import CommandResult, DockerSandbox, LocalSandbox
 from tests.intel import _projects as P
 from tests.intel.conftest import require_docker_image
 
@@ -114,7 +114,7 @@ def _masked(text: str) -> str:
     return re.sub(r"in \d+\.\d+s", "in Ns", text)
 
 
-def _same(a: RunResult, b: RunResult) -> None:
+def _same(a: CommandResult, b: CommandResult) -> None:
     assert (a.exit_code, _masked(a.stdout), _masked(a.stderr)) == (
         b.exit_code,
         _masked(b.stdout),

@@ -57,7 +57,7 @@ from driveros.intel._results import (
 )
 from driveros.intel._scan import FileIndex, glob_match
 from driveros.intel._warm import WarmPytest
-from driveros.sandbox import RunResult, Sandbox
+from driveros.sandbox import CommandResult, Sandbox
 
 _log = logging.getLogger(__name__)
 
@@ -366,7 +366,7 @@ class DiagnosticsFeed(FeedRunner):
 
     async def _run_pytest(
         self, spec: CheckSpec, extra: str, *, warm: bool, wait: bool = True
-    ) -> RunResult:
+    ) -> CommandResult:
         """``spec.command`` plus ``extra`` in the warm process when there is one serving,
         else (or when it could not serve this run) cold."""
         if warm:

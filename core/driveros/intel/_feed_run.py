@@ -23,7 +23,7 @@ from driveros.intel._parse_common import (
 from driveros.intel._parsers import COLUMN_UNITS, parse_output
 from driveros.intel._probe import Probe
 from driveros.intel._results import CheckResult, CheckRun, raw_section, spec_digest
-from driveros.sandbox import RunResult, Sandbox
+from driveros.sandbox import CommandResult, Sandbox
 
 #: Checks run niced: they are background work, and an editor's requests (served by the same
 #: machine, often the same process tree) must not queue behind twenty pytest/mypy batches.
@@ -89,7 +89,7 @@ class FeedRunner:
             raw="\n".join(x for x in (note, raw) if x),
         )
 
-    async def _parse(self, spec: CheckSpec, res: RunResult) -> ParseResult:
+    async def _parse(self, spec: CheckSpec, res: CommandResult) -> ParseResult:
         """The check's output parsed in a worker thread: a big output (a whole test suite's
         report) never holds up the loop that drives the runs."""
         ctx = self._context(spec)
@@ -122,7 +122,7 @@ class FeedRunner:
         res = await self._execute(spec, spec.files_command.replace("{files}", args))
         return await self._record(spec, key, relevant, res, keep=kept, files=tuple(present))
 
-    async def _execute(self, spec: CheckSpec, command: str) -> RunResult:
+    async def _execute(self, spec: CheckSpec, command: str) -> CommandResult:
         timeout = spec.timeout or self._config.timeout
         command = command.replace("{cache}", self._cache_dir)
         refusal = await self._refusal(spec, command)
@@ -133,11 +133,11 @@ class FeedRunner:
             async with asyncio.timeout(timeout + 30):
                 return await self._sandbox.run(BACKGROUND + command, cwd=spec.cwd, timeout=timeout)
         except TimeoutError:
-            return RunResult(
+            return CommandResult(
                 stdout="", stderr="", exit_code=-1, duration_ms=timeout * 1000, timed_out=True
             )
         except SandboxError as exc:
-            return RunResult(
+            return CommandResult(
                 stdout="", stderr=f"could not run: {exc}", exit_code=-1, duration_ms=0.0
             )
 
@@ -160,7 +160,7 @@ class FeedRunner:
         spec: CheckSpec,
         key: str,
         relevant: dict[str, str],
-        res: RunResult,
+        res: CommandResult,
         *,
         keep: tuple[DiagnosticItem, ...],
         files: tuple[str, ...],

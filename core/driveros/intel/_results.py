@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from driveros.diagnostics import DiagnosticItem
 from driveros.intel._config import CheckSpec
-from driveros.sandbox import RunResult
+from driveros.sandbox import CommandResult
 
 #: Unparsed output kept per check (the rest is counted, not silently dropped).
 _RAW_CAP = 4000
@@ -58,7 +58,7 @@ def touched_paths(before: Mapping[str, str], after: Mapping[str, str]) -> set[st
     return {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
 
 
-def raw_section(spec: CheckSpec, res: RunResult, unparsed: Sequence[str]) -> str:
+def raw_section(spec: CheckSpec, res: CommandResult, unparsed: Sequence[str]) -> str:
     notes = []
     if res.stdout_truncated or res.stderr_truncated:
         notes.append("output was truncated at the sandbox's cap; diagnostics may be incomplete")

@@ -15,6 +15,7 @@ from driveros.sandbox._local import LocalSandbox
 from driveros.sandbox._processes import BackgroundProcess, ProcessOutput
 from driveros.sandbox._protocol import (
     DEFAULT_OUTPUT_CAP,
+    CommandResult,
     CommandTimeoutError,
     ConcurrentChangeError,
     DirEntry,
@@ -29,7 +30,6 @@ from driveros.sandbox._protocol import (
     PathEscapeError,
     PolicyError,
     ProcessNotFoundError,
-    RunResult,
     RuntimeMissingError,
     Sandbox,
     SandboxClosedError,
@@ -50,6 +50,7 @@ __all__ = [
     "MAX_FALLBACK_FILE",
     "MAX_RANGE_BYTES",
     "BackgroundProcess",
+    "CommandResult",
     "CommandTimeoutError",
     "ConcurrentChangeError",
     "DirEntry",
@@ -67,7 +68,6 @@ __all__ = [
     "PolicyError",
     "ProcessNotFoundError",
     "ProcessOutput",
-    "RunResult",
     "RuntimeMissingError",
     "Sandbox",
     "SandboxClosedError",

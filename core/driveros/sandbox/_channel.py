@@ -19,7 +19,7 @@ from typing import Protocol
 from driveros.sandbox._contained import ContainedHost, ContainedProcess
 from driveros.sandbox._hostproc import TIMEOUT_EXIT, shell_exit_code, spawn_error
 from driveros.sandbox._output import CappedBuffer
-from driveros.sandbox._protocol import RunResult
+from driveros.sandbox._protocol import CommandResult
 from driveros.sandbox._watchdog import Watchdog, kill_group
 
 STDOUT = 1
@@ -176,7 +176,7 @@ async def stop_gracefully(channel: Channel, grace: float) -> int:
 
 async def run_on_channel(
     channel: Channel, *, stdin: bytes | None, timeout: float | None, cap: int
-) -> RunResult:
+) -> CommandResult:
     """Feed ``stdin``, collect capped output until the channel ends; kill it on timeout.
 
     The channel is closed (its group killed) when this returns or raises.
@@ -212,7 +212,7 @@ async def run_on_channel(
         feeder.cancel()
         await asyncio.gather(feeder, return_exceptions=True)
         await channel.aclose()
-    return RunResult(
+    return CommandResult(
         stdout=out.text(),
         stderr=err.text(),
         exit_code=TIMEOUT_EXIT if timed_out else code,

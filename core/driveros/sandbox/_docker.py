@@ -37,8 +37,8 @@ from driveros.sandbox._files import DEFAULT_MAX_READ
 from driveros.sandbox._paths import is_git_name
 from driveros.sandbox._protocol import (
     DEFAULT_OUTPUT_CAP,
+    CommandResult,
     PolicyError,
-    RunResult,
     RuntimeMissingError,
 )
 
@@ -376,7 +376,7 @@ class DockerSandbox(SandboxBase):
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         stdin: bytes | None = None,
-    ) -> RunResult:
+    ) -> CommandResult:
         """Run ``command`` with ``/bin/sh -c`` as an exec in the sandbox container."""
         self._check_open()
         check_command(command)

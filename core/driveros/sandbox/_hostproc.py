@@ -11,7 +11,7 @@ from pathlib import Path
 from driveros._errors import SandboxError
 from driveros.sandbox._contained import ContainedHost, ContainedProcess
 from driveros.sandbox._output import CappedBuffer, pump
-from driveros.sandbox._protocol import RunResult
+from driveros.sandbox._protocol import CommandResult
 from driveros.sandbox._watchdog import Watchdog, kill_group
 
 #: How long output may keep flowing after the command's shell exited (background writers).
@@ -50,7 +50,7 @@ async def run_host_command(
     cap: int,
     watchdog: Watchdog,
     host: ContainedHost | None = None,
-) -> RunResult:
+) -> CommandResult:
     """Run ``argv`` in a new session; the whole group is gone when this returns or raises.
 
     Background processes the command left behind are killed when it finishes (long-lived
@@ -126,7 +126,7 @@ async def run_host_command(
         await asyncio.gather(*readers, *([feeder] if feeder else []), return_exceptions=True)
         done()
     assert proc.returncode is not None
-    return RunResult(
+    return CommandResult(
         stdout=out.text(),
         stderr=err.text(),
         exit_code=TIMEOUT_EXIT if timed_out else shell_exit_code(proc.returncode),

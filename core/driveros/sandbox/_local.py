@@ -38,8 +38,8 @@ from driveros.sandbox._files import DEFAULT_MAX_READ
 from driveros.sandbox._hostproc import run_host_command
 from driveros.sandbox._protocol import (
     DEFAULT_OUTPUT_CAP,
+    CommandResult,
     LocalSandboxUnavailableError,
-    RunResult,
 )
 
 #: The timeout applied when ``run()`` is given none.
@@ -253,7 +253,7 @@ class LocalSandbox(SandboxBase):
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         stdin: bytes | None = None,
-    ) -> RunResult:
+    ) -> CommandResult:
         """Run ``command`` with ``/bin/sh -c`` in the workspace directory ``cwd``.
 
         ``timeout`` defaults to ``default_timeout``; ``env`` adds to (and may override) the

@@ -40,7 +40,7 @@ class SandboxClosedError(SandboxError):
 
 
 class CommandTimeoutError(SandboxError):
-    """Raised only by APIs that cannot report a timeout in a RunResult."""
+    """Raised only by APIs that cannot report a timeout in a CommandResult."""
 
 
 class FileTooLargeError(SandboxError):
@@ -87,7 +87,7 @@ class ProcessNotFoundError(SandboxError):
     """No process with that id was started by this sandbox's process host."""
 
 
-class RunResult(BaseModel):
+class CommandResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     stdout: str
@@ -194,7 +194,7 @@ class Sandbox(Protocol):
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         stdin: bytes | None = None,
-    ) -> RunResult: ...
+    ) -> CommandResult: ...
 
     async def read_file(self, path: str) -> str: ...
 

@@ -28,8 +28,8 @@ from driveros.sandbox._hostproc import TIMEOUT_EXIT
 from driveros.sandbox._output import CappedBuffer
 from driveros.sandbox._protocol import (
     DEFAULT_OUTPUT_CAP,
+    CommandResult,
     PolicyError,
-    RunResult,
     SandboxClosedError,
 )
 
@@ -134,7 +134,7 @@ class ShellSession:
         timeout: float | None = None,
         stdin: bytes | None = None,
         env: Mapping[str, str] | None = None,
-    ) -> RunResult:
+    ) -> CommandResult:
         """Run ``command`` in the session; ``env`` is exported and persists like ``export``."""
         check_command(command)
         async with self._lock:
@@ -148,7 +148,7 @@ class ShellSession:
         timeout: float | None,
         stdin: bytes | None,
         env: Mapping[str, str] | None,
-    ) -> RunResult:
+    ) -> CommandResult:
         started = time.monotonic()
         token = secrets.token_hex(12).encode()
         out = _Framer(b"__DRV_" + token + b" ", self.output_cap)
@@ -201,8 +201,8 @@ class ShellSession:
 
     def _result(
         self, out: _Framer, err: _Framer, code: int, started: float, timed_out: bool, note: str
-    ) -> RunResult:
-        return RunResult(
+    ) -> CommandResult:
+        return CommandResult(
             stdout=out.sink.text(),
             stderr=err.sink.text() + note,
             exit_code=code,
