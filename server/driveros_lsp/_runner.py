@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -265,10 +265,13 @@ class AgentRunner:
         """The proposals kept by earlier servers for ``workspace``, reopened (oldest first)."""
         from pathlib import Path
 
-        from driveros.review import ScratchWorkspace
+        from driveros.review import reopen_kept_where
+
+        def proposal(manifest: Mapping[str, Any]) -> bool:  # not a run held by the CLI
+            return manifest.get("kind") != "run"
 
         restored: list[RestoredRun] = []
-        for kept in await ScratchWorkspace.reopen_kept(workspace=Path(workspace)):
+        for kept in await reopen_kept_where(proposal, workspace=Path(workspace)):
             scratch, manifest = kept.scratch, kept.manifest
             changes = await scratch.changes()
             release, keep = _scratch_handles(scratch)

@@ -36,6 +36,7 @@ from driveros.review._overlay import (
     scratch_strategies,
 )
 from driveros.review._plan import PlannedFile, path_problem, plan_file, read_text
+from driveros.review._reopen import reopen_kept_where
 from driveros.review._scratch import ContainerGit, ScratchWorkspace
 from driveros.review._user_repo import DEFAULT_EXCLUDES
 
@@ -70,6 +71,7 @@ __all__ = [
     "read_text",
     "rebase_text",
     "render_changes",
+    "reopen_kept_where",
     "scratch_strategies",
     "unified_diff",
 ]

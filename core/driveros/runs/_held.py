@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 
 from driveros._errors import ConfigError
 from driveros.llm import Message
-from driveros.review import Checkpoints, ScratchWorkspace, checkpoints_of
+from driveros.review import Checkpoints, ScratchWorkspace, checkpoints_of, reopen_kept_where
 
 _HISTORY: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 KIND = "run"
@@ -110,14 +110,16 @@ def _held(scratch: ScratchWorkspace, manifest: dict[str, Any]) -> HeldRun:
     )
 
 
+def is_held_run(manifest: Mapping[str, Any]) -> bool:
+    """Whether a kept copy's manifest is a held run's (not an editor's kept proposal)."""
+    return manifest.get("kind") == KIND
+
+
 async def held_runs(workspace: Path | None = None) -> list[HeldRun]:
     """Every held run (of ``workspace`` when given), oldest first, reopened by this process.
-    Kept copies that are not runs (an editor's kept proposal) are let go of untouched."""
+    Other kept copies (an editor's kept proposals) are not touched."""
     found: list[HeldRun] = []
-    for kept in await ScratchWorkspace.reopen_kept(workspace=workspace):
-        if kept.manifest.get("kind") != KIND:
-            await kept.scratch.aclose()
-            continue
+    for kept in await reopen_kept_where(is_held_run, workspace=workspace):
         found.append(_held(kept.scratch, kept.manifest))
     return sorted(found, key=lambda r: r.held_at)
 
