@@ -63,7 +63,9 @@ def test_doctor_text_and_json_with_a_key(tmp_path: Path) -> None:
     report = as_json(doctor(ws, "--format", "json", ANTHROPIC_API_KEY=SECRET))
     assert report["ok"] is True
     assert report["error"] is None
-    assert set(report["facts"]) == {"scratch", "sandbox", "provider", "workspace", "build", "state"}
+    assert set(report["facts"]) == {
+        *("scratch", "sandbox", "provider", "workspace", "build", "conventions", "state")
+    }
     assert report["facts"]["provider"]["name"] == "anthropic"
     assert report["facts"]["provider"]["key_var"] == "ANTHROPIC_API_KEY"
     assert report["facts"]["provider"]["source"] == "environment"

@@ -24,12 +24,13 @@ from pydantic import BaseModel, Field
 from driveros._errors import DriverosError
 from driveros._git import run_git
 from driveros.cli._doctor_build import build_section
+from driveros.cli._doctor_conventions import conventions_section
 from driveros.cli._fail import stderr_line, stdout_line
 
 Status = Literal["ok", "warning", "missing"]
 #: Seconds one probe (the Docker daemon, git) may take before it counts as failed.
 PROBE_TIMEOUT_S = 5.0
-_SECTIONS = ("scratch", "sandbox", "provider", "workspace", "build", "state")
+_SECTIONS = ("scratch", "sandbox", "provider", "workspace", "build", "conventions", "state")
 
 
 class Check(BaseModel):
@@ -88,6 +89,9 @@ async def run(args: argparse.Namespace) -> int:
     if is_dir:
         await _provider(report, workspace, trusted=git["trusted"])
         report.facts["build"] = await build_section(report.add, workspace)
+        report.facts["conventions"] = await conventions_section(
+            report.add, workspace, trusted=git["trusted"]
+        )
     await _state(report)
     report.ok = not any(c.status == "missing" for c in report.checks)
     report.exit_code = 0 if report.ok else 1
@@ -108,6 +112,7 @@ def _print_text(report: Report) -> None:
         "provider": "provider",
         "workspace": f"workspace {report.workspace}",
         "build": "detected build",
+        "conventions": "instructions, commands, hooks, tracing",
         "state": "state directory",
     }
     lines: list[str] = []
