@@ -12,9 +12,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from driveros._errors import GitError, SandboxError
-from driveros._finish import both, thread_to_the_end
+from driveros._finish import thread_to_the_end
 from driveros._git import pinned_environment, repository_pins
 from driveros._tmp import temp_root
+from driveros._together import both
 from driveros.sandbox._base import SandboxBase
 from driveros.sandbox._bwrap import (
     HOME_SECRETS,
