@@ -81,7 +81,10 @@ class SemanticTools:
 
     def touched(self, paths: Iterable[str]) -> None:
         """Files an edit tool changed: given to the servers before their next answer."""
+        paths = list(paths)
         self._dirty.update(paths)
+        if self._files is not None:  # a new file may bring a language the workspace lacked
+            self._files = sorted(set(self._files).union(paths))
 
     @property
     def sessions(self) -> dict[str, ServerSession]:
