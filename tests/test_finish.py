@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from driveros._finish import all_of, both, finish_then_reraise, thread_to_the_end
+from driveros._finish import finish_then_reraise, thread_to_the_end
+from driveros._together import all_of, both
 
 
 async def test_a_canceled_caller_waits_for_the_work_then_is_canceled() -> None:

@@ -9,11 +9,10 @@ left half-removed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-U = TypeVar("U")
 
 
 async def finish_then_reraise(work: Coroutine[Any, Any, T]) -> T:
@@ -37,20 +36,3 @@ async def thread_to_the_end(fn: Callable[..., T], /, *args: Any, **kwargs: Any) 
     ``to_thread`` raises at once while its thread goes on writing, say into a scratch copy its
     caller is already removing.)"""
     return await finish_then_reraise(asyncio.to_thread(fn, *args, **kwargs))
-
-
-async def all_of(*work: Awaitable[Any]) -> list[Any]:
-    """The results of ``work``, run side by side. Every one finishes (or is canceled with the
-    caller) before an error is raised, so no cleanup races one still running; the first error,
-    in the order given, is raised as itself."""
-    done = await asyncio.gather(*work, return_exceptions=True)
-    for result in done:
-        if isinstance(result, BaseException):
-            raise result
-    return done
-
-
-async def both(first: Awaitable[T], second: Awaitable[U]) -> tuple[T, U]:
-    """:func:`all_of` for two, typed."""
-    a, b = await all_of(first, second)
-    return a, b

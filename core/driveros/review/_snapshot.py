@@ -18,9 +18,10 @@ import stat
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
-from driveros._finish import both, finish_then_reraise, thread_to_the_end
+from driveros._finish import finish_then_reraise, thread_to_the_end
 from driveros._git import GitResult, run_git, split_z, yielding_cpu
 from driveros._tmp import temp_root
+from driveros._together import both
 from driveros.review._environments import (
     ENVIRONMENT_DIRS,
     exclude_lines,

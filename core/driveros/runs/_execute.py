@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from driveros._errors import ConfigError, DriverosError
-from driveros._finish import all_of
+from driveros._together import all_of
 from driveros.agent import (
     EXIT_CODES,
     Agent,
@@ -45,7 +45,7 @@ from driveros.runs._conventions import run_hooks, traced, with_instructions
 from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
 from driveros.runs._sandbox import SandboxStart, make_sandbox, open_sandbox, run_tier
-from driveros.runs._wiring import Feed, diagnostics_feed, feed_cache, open_memory
+from driveros.runs._wiring import FeedParts, diagnostics_feed, feed_cache, open_memory
 from driveros.sandbox import Sandbox, dotenv_assignments
 
 if TYPE_CHECKING:
@@ -92,12 +92,37 @@ async def _sink(spec: RunSpec, env: Environment, on_event: OnEvent | None) -> Ev
     return EventSink(spec.run_id or new_run_id(), on_event, redactor)
 
 
-class _Drive:
-    """The agent over an open provider and sandbox, with the feed and memory of the spec."""
+@dataclass(frozen=True)
+class RunContext:
+    """What a caller of :func:`execute_run` brings to one run besides its spec (each optional):
+    one parameter object from there down to the agent."""
 
-    def __init__(self, hooks: HookSet | None = None) -> None:
+    history: Sequence[Message] | None = None
+    scratch: ScratchWorkspace | None = None
+    approval: ApprovalPolicy | None = None
+    asker: Asker | None = None
+    config: AgentConfig | None = None
+    extra_tools: Sequence[ExtraTool] = ()
+    buffers: ReadBuffer | None = None
+    hooks: HookSet | None = None
+
+
+@dataclass(frozen=True)
+class _ToolGates:
+    """What every tool call waits for: the run's start (sandbox, baseline) and, per file, the
+    editor's buffer adopted into the scratch copy."""
+
+    ready: Callable[[], Awaitable[None]] | None = None
+    before_file: Callable[[str], Awaitable[None]] | None = None
+
+
+class _WiredAgent:
+    """The agent over an open provider and sandbox, wired to the spec's diagnostics feed and
+    memory and to the context's history, tools, hooks and checkpoints."""
+
+    def __init__(self, context: RunContext) -> None:
+        self.context = context
         self.agent: Agent | None = None
-        self.hooks = hooks
         #: A review run's copy: a checkpoint after every turn that changed it.
         self.scratch: ScratchWorkspace | None = None
 
@@ -112,7 +137,7 @@ class _Drive:
             else CheckpointInfo(**cp.model_dump(include={"checkpoint", "turn", "files"}))
         )
 
-    async def __call__(
+    async def run(
         self,
         spec: RunSpec,
         *,
@@ -122,42 +147,39 @@ class _Drive:
         env: Environment,
         sink: EventSink,
         stack: contextlib.AsyncExitStack,
-        history: Sequence[Message] | None,
-        config: AgentConfig | None,
-        extra_tools: Sequence[ExtraTool],
-        before_file: Callable[[str], Awaitable[None]] | None = None,
-        tools_ready: Callable[[], Awaitable[None]] | None = None,
+        gates: _ToolGates,
     ) -> AgentRun:
-        if self.hooks is not None:  # the user's pre_tool hooks before any decision
-            policy = gate(policy, self.hooks, run_id=sink.run_id)
+        context = self.context
+        if context.hooks is not None:  # the user's pre_tool hooks before any decision
+            policy = gate(policy, context.hooks, run_id=sink.run_id)
         feed = (
             await diagnostics_feed(spec, sandbox, policy, sink, await feed_cache(sandbox, stack))
             if spec.diagnostics
-            else Feed()
+            else FeedParts()
         )
         memory = await open_memory(spec, env, provider, sink)
         if memory is not None:
             closer = getattr(memory, "aclose", None)
             if closer is not None:
                 stack.push_async_callback(closer)
-        own = (config or AgentConfig()).model_copy(update=_config_update(spec))
+        own = (context.config or AgentConfig()).model_copy(update=_config_update(spec))
         self.agent = Agent(
             provider,
             sandbox,
             config=await with_instructions(spec, env, sink, own),
             approval=policy,
             extra_detectors=feed.detectors,
-            diagnostics=feed.feed,
+            diagnostics=feed.source,
             targets_judge=feed.judge,
             memory=memory,
             targets=spec.targets,
             sink=sink,
-            extra_tools=extra_tools,
-            before_file=before_file,
-            tools_ready=tools_ready,
+            extra_tools=context.extra_tools,
+            before_file=gates.before_file,
+            tools_ready=gates.ready,
             checkpoint=self.checkpoint if self.scratch is not None else None,
         )
-        return await self.agent.run(spec.task, history=history, emit_result=False)
+        return await self.agent.run(spec.task, history=context.history, emit_result=False)
 
     async def canceled(self, sink: EventSink) -> None:
         """The ``canceled`` result, with what the run had done so far."""
@@ -223,31 +245,30 @@ async def execute_run(
     """
     # Reading every .env of the workspace (for the redactor) is a walk of the whole tree:
     # it runs while the scratch copy is made, and nothing is emitted before it is done.
-    kick = _Kick()
+    after_first_request = _AfterFirstRequest()
     hooks = await run_hooks(spec, env)
     on_event = await traced(spec, env, on_event)
-    making_sink = asyncio.ensure_future(_sink(spec, env, kick.watching(watching(on_event, hooks))))
+    sink_ready = asyncio.ensure_future(
+        _sink(spec, env, after_first_request.watching(watching(on_event, hooks)))
+    )
+    context = RunContext(
+        history=history,
+        scratch=scratch,
+        approval=approval,
+        asker=asker,
+        config=config,
+        extra_tools=extra_tools,
+        buffers=buffers,
+        hooks=hooks,
+    )
     try:
-        return await _execute(
-            spec,
-            making_sink,
-            kick,
-            env=env,
-            history=history,
-            scratch=scratch,
-            approval=approval,
-            asker=asker,
-            config=config,
-            extra_tools=extra_tools,
-            buffers=buffers,
-            hooks=hooks,
-        )
+        return await _execute(spec, context, env, sink_ready, after_first_request)
     finally:
-        if not making_sink.done():
-            making_sink.cancel()  # only on an error outside the run's own handling
+        if not sink_ready.done():
+            sink_ready.cancel()  # only on an error outside the run's own handling
 
 
-class _Kick:
+class _AfterFirstRequest:
     """Starts a run's background work (a review run's deferred baseline, a local sandbox)
     once its first model request is on its way (the run's first ``turn_started``, a moment
     after): it then never competes with the start of the run, and it is done long before a
@@ -273,28 +294,21 @@ class _Kick:
 
 async def _execute(
     spec: RunSpec,
-    making_sink: asyncio.Future[EventSink],
-    kick: _Kick,
-    *,
+    context: RunContext,
     env: Environment,
-    history: Sequence[Message] | None,
-    scratch: ScratchWorkspace | None,
-    approval: ApprovalPolicy | None,
-    asker: Asker | None,
-    config: AgentConfig | None,
-    extra_tools: Sequence[ExtraTool],
-    buffers: ReadBuffer | None,
-    hooks: HookSet,
+    sink_ready: asyncio.Future[EventSink],
+    after_first_request: _AfterFirstRequest,
 ) -> RunReport:
+    scratch = context.scratch
     if spec.overlays and not spec.review:
         exc = ConfigError("overlays need a review run (review=True)")
-        return await _fail(spec, await making_sink, exc)
+        return await _fail(spec, await sink_ready, exc)
     try:
         provider = make_provider(spec, env)
     except ConfigError as exc:
-        return await _fail(spec, await making_sink, exc)
+        return await _fail(spec, await sink_ready, exc)
     owns_scratch = False
-    drive = _Drive(hooks)
+    wired = _WiredAgent(context)
     sink: EventSink | None = None
     try:
         async with contextlib.AsyncExitStack() as stack:
@@ -316,10 +330,10 @@ async def _execute(
                         defer_baseline=True,
                     )
                     owns_scratch = True
-                    kick.pending.append(scratch.start_baseline)
-                sink = await making_sink
+                    after_first_request.pending.append(scratch.start_baseline)
+                sink = await sink_ready
                 root = scratch.path
-                drive.scratch = scratch
+                wired.scratch = scratch
                 started: dict[str, object] = {"scratch": scratch.strategy}
                 if scratch.fallback_reason:
                     started["scratch_fallback"] = scratch.fallback_reason
@@ -327,25 +341,34 @@ async def _execute(
                     started["left_out"] = list(scratch.left_out)
                 sink.extra_fields[RunStarted] = started
             else:
-                sink = await making_sink
-            sandbox, seen_as = make_sandbox(spec, root, env, scratch)
+                sink = await sink_ready
+            sandbox, workspace_in_sandbox = make_sandbox(spec, root, env, scratch)
             stack.push_async_callback(sandbox.aclose)
             # A container starts at once (it takes a while); a local sandbox once the first
             # request is on its way. The tools wait for either.
             at_once = spec.sandbox == "docker"
             starting = SandboxStart(sandbox, now=at_once)
             if not at_once:
-                kick.pending.append(starting.start)
+                after_first_request.pending.append(starting.start)
             stack.push_async_callback(starting.aclose)
-            policy = approval or approval_policy(
+            policy = context.approval or approval_policy(
                 spec.approve,
-                workspace=seen_as,
+                workspace=workspace_in_sandbox,
                 tier=run_tier(spec),
-                asker=asker,
+                asker=context.asker,
                 timeout=spec.ask_timeout_s,
             )
+            buffers = context.buffers
+            gates = _ToolGates(
+                ready=_all_ready(
+                    starting.wait, scratch.baseline_recorded if scratch is not None else None
+                ),
+                before_file=buffer_hook(scratch, buffers, known=spec.overlays)
+                if buffers is not None and scratch is not None
+                else None,
+            )
             run = await starting.racing(
-                drive(
+                wired.run(
                     spec,
                     provider=provider,
                     sandbox=sandbox,
@@ -353,15 +376,7 @@ async def _execute(
                     env=env,
                     sink=sink,
                     stack=stack,
-                    history=history,
-                    config=config,
-                    extra_tools=extra_tools,
-                    before_file=buffer_hook(scratch, buffers, known=spec.overlays)
-                    if buffers is not None and scratch is not None
-                    else None,
-                    tools_ready=_all_ready(
-                        starting.wait, scratch.baseline_recorded if scratch is not None else None
-                    ),
+                    gates=gates,
                 )
             )
         changes: list[FileChange] = []
@@ -377,13 +392,13 @@ async def _execute(
             await scratch.aclose()
         # Canceled before the walk ended: the result still goes out, masked as always.
         if sink is None:
-            sink = await asyncio.shield(making_sink)
-        await drive.canceled(sink)
+            sink = await asyncio.shield(sink_ready)
+        await wired.canceled(sink)
         raise
     except DriverosError as exc:  # setup: scratch copy, sandbox, runtime, review
         if owns_scratch and scratch is not None:
             await scratch.aclose()
-        return await _fail(spec, sink if sink is not None else await making_sink, exc)
+        return await _fail(spec, sink if sink is not None else await sink_ready, exc)
 
 
 async def run_in(
@@ -402,10 +417,10 @@ async def run_in(
     raise (the caller owns the setup). Cancelling emits a ``canceled`` result and re-raises.
     """
     sink = await _sink(spec, env, on_event)
-    drive = _Drive()
+    wired = _WiredAgent(RunContext())
     try:
         async with contextlib.AsyncExitStack() as stack:
-            run = await drive(
+            run = await wired.run(
                 spec,
                 provider=provider,
                 sandbox=sandbox,
@@ -413,12 +428,10 @@ async def run_in(
                 env=env,
                 sink=sink,
                 stack=stack,
-                history=None,
-                config=None,
-                extra_tools=(),
+                gates=_ToolGates(),
             )
     except asyncio.CancelledError:
-        await drive.canceled(sink)
+        await wired.canceled(sink)
         raise
     return RunReport(result=await _finish(sink, run), history=run.history)
 
@@ -433,14 +446,14 @@ async def current_errors(
     # Its events go nowhere: no redactor to build (that reads every .env in the workspace).
     sink = EventSink(new_run_id())
     async with contextlib.AsyncExitStack() as stack:
-        sandbox, seen_as = await open_sandbox(spec, spec.workspace, env)
+        sandbox, workspace_in_sandbox = await open_sandbox(spec, spec.workspace, env)
         stack.push_async_callback(sandbox.aclose)
-        policy = approval_policy(spec.approve, workspace=seen_as, tier=run_tier(spec))
+        policy = approval_policy(spec.approve, workspace=workspace_in_sandbox, tier=run_tier(spec))
         found = await diagnostics_feed(
             spec, sandbox, policy, sink, await feed_cache(sandbox, stack)
         )
-        assert found.feed is not None
-        snapshot = await found.feed.snapshot()
+        assert found.source is not None
+        snapshot = await found.source.snapshot()
     wanted = [p.strip("/") for p in paths if p.strip("/") not in ("", ".")]
 
     def inside(path: str) -> bool:

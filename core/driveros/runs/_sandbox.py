@@ -108,13 +108,13 @@ async def open_sandbox(
     spec: RunSpec, root: Path, env: Environment, scratch: ScratchWorkspace | None = None
 ) -> tuple[Sandbox, str]:
     """The started sandbox over ``root`` and the workspace root as its commands see it."""
-    box, seen_as = make_sandbox(spec, root, env, scratch)
+    box, workspace_in_sandbox = make_sandbox(spec, root, env, scratch)
     try:
         await box.start()
     except BaseException:
         await box.aclose()
         raise
-    return box, seen_as
+    return box, workspace_in_sandbox
 
 
 class SandboxStart:

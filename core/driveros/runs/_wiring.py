@@ -37,10 +37,11 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Feed:
-    """The diagnostics feed of a run, its stuck detector and target matching (or nothing)."""
+class FeedParts:
+    """What the diagnostics feed gives a run: the source of its snapshots, its stuck detector
+    and target matching (all empty when the run has no feed)."""
 
-    feed: DiagnosticsSource | None = None
+    source: DiagnosticsSource | None = None
     detectors: list[StuckDetector] = field(default_factory=list)
     judge: TargetsJudge | None = None
 
@@ -73,7 +74,7 @@ async def diagnostics_feed(
     approval: ApprovalPolicy,
     sink: EventSink,
     cache_dir: str | None = None,
-) -> Feed:
+) -> FeedParts:
     """The build-diagnostics feed, its stuck detector and target matching (driveros.intel).
 
     The workspace's own checks come only from a trusted workspace, read now from the user's
@@ -134,8 +135,8 @@ async def diagnostics_feed(
         config_origin=found.origin or ".driveros.toml",
         cache_dir=cache_dir,
     )
-    return Feed(
-        feed=feed,
+    return FeedParts(
+        source=feed,
         detectors=[intel.BuildDiagnosticsDetector(targets=spec.targets)],
         judge=targets_fixed,
     )
