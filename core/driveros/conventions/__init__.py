@@ -7,6 +7,10 @@ fallbacks) and custom commands (``NAME.md`` prompt templates). See docs/extendin
     task = commands.get("review").task(["src/app.py"])
 """
 
+from collections.abc import Mapping
+from pathlib import Path
+
+from driveros._paths import user_config_dir
 from driveros.conventions._commands import (
     CommandMeta,
     Commands,
@@ -23,6 +27,13 @@ from driveros.conventions._instructions import (
     named_dirs,
 )
 
+
+def user_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's driveros config directory, where their AGENTS.md, ``commands/`` and
+    ``hooks.toml`` live (``$XDG_CONFIG_HOME/driveros``, ``~/.config/driveros``)."""
+    return user_config_dir(environ)
+
+
 __all__ = [
     "INSTRUCTIONS_CAP",
     "CommandMeta",
@@ -35,4 +46,5 @@ __all__ = [
     "load_instructions",
     "named_dirs",
     "parse_command",
+    "user_dir",
 ]

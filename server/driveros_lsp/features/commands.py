@@ -229,13 +229,10 @@ def _proposed(server: DriverosLanguageServer, ref: RunRef, paths: list[str] | No
 
 async def _custom_commands(server: DriverosLanguageServer, root: Path) -> Commands:
     """The user's commands and, when the workspace is trusted, its own (docs/extending.md)."""
-    from driveros._paths import user_config_dir
-    from driveros.conventions import load_commands
+    from driveros.conventions import load_commands, user_dir
 
     trusted = await server.trust.resolve(root)
-    found = await asyncio.to_thread(
-        load_commands, root, user_dir=user_config_dir(), trusted=trusted
-    )
+    found = await asyncio.to_thread(load_commands, root, user_dir=user_dir(), trusted=trusted)
     for notice in found.notices:
         logger.warning("custom commands: %s", notice)
     return found
