@@ -91,3 +91,21 @@ async def test_run_trusted_agents_md_checks_run_through_approval(calc_repo: Path
         assert not (calc_repo / "agents_check_ran.txt").exists()
     finally:
         await scratch.aclose()
+
+
+async def test_run_compaction_keeps_the_instructions_as_instructions(calc_repo: Path) -> None:
+    from tests.agent.test_compaction import SUMMARY, _long_run, _notes
+
+    _notes(calc_repo)
+    (calc_repo / "AGENTS.md").write_text("Rule: keep add() pure.\n")
+    out = await run_scripted(
+        _long_run(Turn(text=SUMMARY)), calc_repo, wire="openai", max_context_tokens=3000
+    )
+    assert out.of("compaction"), out.types
+    assert len(out.server.requests) >= 5
+    for request in out.server.requests:
+        messages = request["messages"]
+        assert messages[0]["role"] == "system"
+        assert "Rule: keep add() pure." in str(messages[0]["content"])
+        # never restated as the user's (or the summary's) words
+        assert all("keep add() pure" not in str(m["content"]) for m in messages[1:])
