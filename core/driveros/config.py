@@ -149,6 +149,13 @@ class Environment(BaseModel):
         """A raw variable, for the few settings that have no typed field yet."""
         return self.raw.get(name, default)
 
+    @property
+    def diagnostics_on(self) -> bool:
+        """Whether runs may use the build-diagnostics feed: ``DRIVEROS_DIAGNOSTICS=off`` (or
+        0/false/no) turns it off for every front end (CLI, language server, ACP)."""
+        value = (self.raw.get("DRIVEROS_DIAGNOSTICS") or "on").strip().lower()
+        return value not in ("0", "off", "false", "no")
+
 
 def user_env_file(environ: Mapping[str, str] | None = None) -> Path:
     """The user's provider settings file (``.env`` syntax)."""

@@ -227,6 +227,8 @@ class AgentRunner:
             targets=list(request.targets),
             run_id=request.run_id,
             workspace_trusted=env.workspace_trusted,
+            # DRIVEROS_DIAGNOSTICS=off holds for every front end
+            diagnostics=s.diagnostics and env.diagnostics_on,
         )
 
         async def deliver(event: Event) -> None:
@@ -265,7 +267,7 @@ class AgentRunner:
         """The proposals kept by earlier servers for ``workspace``, reopened (oldest first)."""
         from pathlib import Path
 
-        from driveros.review import reopen_kept_where
+        from driveros.review import checkpoints_of, reopen_kept_where
 
         def proposal(manifest: Mapping[str, Any]) -> bool:  # not a run held by the CLI
             return manifest.get("kind") != "run"
@@ -273,6 +275,7 @@ class AgentRunner:
         restored: list[RestoredRun] = []
         for kept in await reopen_kept_where(proposal, workspace=Path(workspace)):
             scratch, manifest = kept.scratch, kept.manifest
+            checkpoints_of(scratch, manifest)  # the proposal's checkpoints go on
             changes = await scratch.changes()
             release, keep = _scratch_handles(scratch)
             result = RunResult(
@@ -309,7 +312,9 @@ def _scratch_handles(scratch: Any) -> tuple[Release | None, Keep | None]:
         await scratch.discard()
 
     async def keep(manifest: dict[str, Any]) -> None:
-        await scratch.keep(manifest)
+        from driveros.review import checkpoints_of
+
+        await scratch.keep({**manifest, **checkpoints_of(scratch).manifest_entry()})
 
     return release, keep
 

@@ -469,7 +469,7 @@ class DriverosAgent:
             ask_timeout_s=s.ask_timeout_s,
             review=True,
             overlays=overlays,
-            diagnostics=s.diagnostics and _diagnostics_on(env),
+            diagnostics=s.diagnostics and env.diagnostics_on,
             workspace_trusted=env.workspace_trusted,
         )
         asker = AcpAsker(
@@ -533,9 +533,3 @@ def _mcp_configs(servers: list[Any]) -> list[McpServerConfig]:
                 )
             )
     return found
-
-
-def _diagnostics_on(env: Environment) -> bool:
-    """``DRIVEROS_DIAGNOSTICS=off`` (or 0/false/no) turns the build-diagnostics feed off."""
-    value = (env.get("DRIVEROS_DIAGNOSTICS") or "on").strip().lower()
-    return value not in ("0", "off", "false", "no")

@@ -168,12 +168,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _diagnostics_enabled(env: Environment) -> bool:
-    """``DRIVEROS_DIAGNOSTICS=off`` (or 0/false/no) turns the build-diagnostics feed off."""
-    value = (env.get("DRIVEROS_DIAGNOSTICS") or "on").strip().lower()
-    return value not in ("0", "off", "false", "no")
-
-
 #: Signals that cancel a run like Ctrl-C: the result is still printed, exit code 7.
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
@@ -334,7 +328,7 @@ def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
             approve=args.approve,
             review=args.review,
             # --fix is judged by the feed: it stays on for such a run
-            diagnostics=_diagnostics_enabled(env) or args.fix is not None,
+            diagnostics=env.diagnostics_on or args.fix is not None,
             allow_secret_files=args.allow_secret_file,
             workspace_trusted=env.workspace_trusted,
             otel=args.otel,
