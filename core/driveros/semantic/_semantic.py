@@ -147,12 +147,15 @@ class SemanticTools:
                     await session.forget(rel)
                 self._dirty.discard(rel)
         if not session.has_open():  # some servers (tsserver) answer nothing before one is open
-            first = next((f for f in await self._workspace_files() if spec.serves(f)), None)
-            if first is not None:
-                await session.sync(self._sandbox, first)
+            for first in [f for f in await self._workspace_files() if spec.serves(f)][:20]:
+                try:
+                    await session.sync(self._sandbox, first)
+                except SandboxError:  # gone since the listing, or not text
+                    continue
                 # Opening the first file is what starts some servers' project loading
                 # (tsserver): its diagnostics for that file mean the project is loaded.
                 await session.published(first, min(self._ready_bound, PUBLISH_WAIT))
+                break
         return session
 
     async def _request(self, session: ServerSession, method: str, params: Any) -> Any:
