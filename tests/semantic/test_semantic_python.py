@@ -186,6 +186,22 @@ async def test_semantic_a_crashed_server_is_restarted_by_the_next_call(py: Setup
     assert py.tools.sessions["basedpyright"] is not old
 
 
+async def test_semantic_a_server_dying_mid_request_is_the_calls_error(py: Setup) -> None:
+    await py.tools.hover("main.py", 4, 7, None)
+    session = py.tools.sessions["basedpyright"]
+    each = 'for p in /proc/[0-9]*; do grep -qa "[l]angserver" "$p/cmdline" 2>/dev/null && '
+    stopped = await py.sandbox.run(each + 'kill -STOP "${p#/proc/}"; done; true')
+    assert stopped.exit_code == 0
+    task = asyncio.ensure_future(py.tools.references("main.py", 4, 7, None))
+    while not session.client._pending:  # asked; the stopped server cannot answer
+        await asyncio.sleep(0.01)
+    await py.sandbox.run(each + 'kill -9 "${p#/proc/}"; done; true')
+    with pytest.raises(LanguageServerError, match=r"basedpyright ended \(exit code"):
+        await task
+    again = await py.tools.references("main.py", 4, 7, None)  # restarted
+    assert len(places(again.text)) == 4
+
+
 async def test_semantic_missing_server_says_what_to_install(tmp_path: Path) -> None:
     root = make_project(tmp_path / "ws")
     missing = ServerSpec(
