@@ -80,3 +80,23 @@ async def test_acp_lists_and_runs_the_users_and_a_trusted_workspaces_commands(
         assert await client.close() == 0
         assert client.errors == []
         assert "Ship v1 today now." in str(server.requests[0]["messages"][1]["content"])
+
+
+async def test_acp_a_loaded_session_gets_the_commands_too(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    commands = _config_dir() / "commands"
+    commands.mkdir(parents=True)
+    (commands / "explain.md").write_text("Explain $1.\n")
+    async with ScriptedModelServer([Turn(text="ok")]) as server:
+        client, session = await _session(acp_schema, server, calc_repo)
+        await _announced(client)
+        assert await client.close() == 0
+        client = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)
+        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        await client.request(
+            "session/load", {"sessionId": session, "cwd": str(calc_repo), "mcpServers": []}
+        )
+        assert [c["name"] for c in await _announced(client)] == ["explain"]
+        assert await client.close() == 0
+        assert client.errors == []

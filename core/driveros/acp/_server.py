@@ -242,6 +242,11 @@ class DriverosAgent:
             )
         for update in list(session.updates):
             await self.conn.session_update(session_id=session.id, update=update)
+        self._commands.announce(
+            session.cwd,
+            self._loader,
+            lambda u: self.conn.session_update(session_id=session.id, update=u),
+        )
         return schema.LoadSessionResponse(modes=mode_state(session.mode))
 
     async def set_session_mode(
