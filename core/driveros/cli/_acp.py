@@ -12,6 +12,7 @@ from pathlib import Path
 from driveros.cli._options import (
     add_limits,
     add_provider,
+    add_run_options,
     chosen_provider,
     invalid_run_settings,
     positive_seconds,
@@ -22,10 +23,7 @@ from driveros.config import ASK_TIMEOUT_S
 def configure(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add_provider(parser)
-    add("--sandbox", choices=("local", "docker"), default="local", help="where tools run")
-    add("--runtime", choices=("runc", "runsc"), default="runc", help="docker runtime")
-    add("--network", action="store_true", help="allow network inside the docker sandbox")
-    add("--untrusted", action="store_true", help="treat the workspace as hostile")
+    add_run_options(parser, "sandbox", "runtime", "network", "untrusted")
     add(
         "--mode",
         choices=("ask", "auto", "read-only"),

@@ -37,6 +37,7 @@ from driveros.cli._fail import CLOSED_STREAMS, fail, hold_exit_status
 from driveros.cli._options import (
     add_limits,
     add_provider,
+    add_run_options,
     chosen_provider,
     invalid_run_settings,
     positive_dollars,
@@ -81,22 +82,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_provider(parser)
     add("--workspace", type=Path, default=Path(), metavar="DIR", help="default: .")
-    add("--sandbox", choices=("local", "docker"), default="local", help="where tools run")
-    add("--runtime", choices=("runc", "runsc"), default="runc", help="docker runtime")
-    add("--untrusted", action="store_true", help="treat the workspace as hostile")
+    add_run_options(parser, "sandbox", "runtime", "untrusted")
     add(
         "--trust",
         action="store_true",
         help="trust the workspace for this run only (its .env and custom checks; see "
         "`driveros trust`)",
     )
-    add("--network", action="store_true", help="allow network inside the docker sandbox")
-    add(
-        "--memory",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="long-term memory: recall before, store after a verified answer",
-    )
+    add_run_options(parser, "network", "memory")
     add_limits(parser)
     add(
         "--max-context",

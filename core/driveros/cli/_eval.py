@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from driveros._errors import ConfigError
 from driveros.cli._options import (
     add_provider,
+    add_run_options,
     chosen_provider,
     non_negative_int,
     positive_dollars,
@@ -65,13 +66,7 @@ def configure(parser: ArgumentParser) -> None:
         metavar="ADDR",
         help="with --executor ray: 'auto' (the running cluster) or ADDR; default: a local cluster",
     )
-    run.add_argument(
-        "--sandbox",
-        choices=("local", "docker"),
-        default="local",
-        help="the sandbox tier of every case (on the machine that runs it)",
-    )
-    run.add_argument("--runtime", choices=("runc", "runsc"), default="runc")
+    add_run_options(run, "sandbox", "runtime")  # every case's tier, where the case runs
     run.add_argument(
         "--max-cost",
         type=positive_dollars,

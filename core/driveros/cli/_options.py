@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 from driveros._errors import ConfigError
 from driveros.config import MAX_ITERATIONS, MAX_WALL_S, PROVIDER_ORDER
@@ -132,6 +132,32 @@ def add_limits(parser: argparse.ArgumentParser) -> None:
         help="model turns",
     )
     add("--max-wall", type=positive_seconds, default=MAX_WALL_S, metavar="SECONDS", help="run time")
+
+
+def add_run_options(parser: argparse.ArgumentParser, *names: str) -> None:
+    """The flags of the run options ``names`` (fields of ``driveros.runs.RunOptions``), made
+    from their declaration: ``--sandbox`` for ``sandbox``, choices from the field's
+    ``Literal``, the default and the help from the field. A ``bool`` that is off by default is
+    a switch (``--network``); one in :data:`NEGATABLE` also takes ``--no-NAME``."""
+    from driveros.runs import RunOptions
+
+    for name in names:
+        field = RunOptions.model_fields[name]
+        flag = "--" + name.replace("_", "-")
+        description = field.description or ""
+        help_text = description[:1].lower() + description[1:].rstrip(".")
+        choices = get_args(field.annotation)
+        if field.annotation is bool:
+            action: Any = argparse.BooleanOptionalAction if name in NEGATABLE else "store_true"
+            parser.add_argument(flag, action=action, default=field.default, help=help_text)
+        elif choices and all(isinstance(c, str) for c in choices):
+            parser.add_argument(flag, choices=choices, default=field.default, help=help_text)
+        else:
+            raise TypeError(f"no flag shape for the run option {name!r} ({field.annotation})")
+
+
+#: Run options whose flag also has a ``--no-`` form.
+NEGATABLE = frozenset({"memory"})
 
 
 def invalid_run_settings(exc: ValidationError) -> ConfigError:
