@@ -12,6 +12,7 @@ from driveros_lsp.features import (
     configuration,
     documents,
     inline,
+    iterate,
     lifecycle,
     memory,
 )
@@ -29,6 +30,7 @@ def create_server(*, runner_factory: RunnerFactory | None = None) -> DriverosLan
         documents.setup,
         code_actions.setup,
         commands.setup,
+        iterate.setup,
         memory.setup,
         inline.setup,
         _workspace_diagnostics.setup,

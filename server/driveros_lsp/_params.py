@@ -100,6 +100,18 @@ class RejectParams(RunRef):
     feedback: Text | None = None
 
 
+class FollowUpParams(RunRef):
+    task: Text = Field(min_length=1)
+
+
+class AgentAcceptParams(RunRef):
+    through: int | None = Field(default=None, ge=0)
+
+
+class RevertParams(RunRef):
+    to: int = Field(ge=0)
+
+
 class ListParams(_Params):
     pass
 

@@ -16,6 +16,9 @@ CMD_AGENT_FIX: Final = "driveros.agent.fix"
 CMD_AGENT_CANCEL: Final = "driveros.agent.cancel"
 CMD_AGENT_LIST: Final = "driveros.agent.list"
 CMD_AGENT_COMMAND: Final = "driveros.agent.command"
+CMD_AGENT_FOLLOW_UP: Final = "driveros.agent.followUp"
+CMD_AGENT_ACCEPT: Final = "driveros.agent.accept"
+CMD_AGENT_REVERT: Final = "driveros.agent.revert"
 CMD_REVIEW_ACCEPT: Final = "driveros.review.accept"
 CMD_REVIEW_REJECT: Final = "driveros.review.reject"
 CMD_MEMORY_RECALL: Final = "driveros.memory.recall"
@@ -28,6 +31,9 @@ COMMANDS: Final[tuple[str, ...]] = (
     CMD_AGENT_CANCEL,
     CMD_AGENT_LIST,
     CMD_AGENT_COMMAND,
+    CMD_AGENT_FOLLOW_UP,
+    CMD_AGENT_ACCEPT,
+    CMD_AGENT_REVERT,
     CMD_REVIEW_ACCEPT,
     CMD_REVIEW_REJECT,
     CMD_MEMORY_RECALL,

@@ -30,10 +30,13 @@ from pydantic.json_schema import models_json_schema
 from driveros_lsp._runner import RunResult, RunUsage
 from driveros_lsp._runs import Run, RunState
 from driveros_lsp.protocol import (
+    CMD_AGENT_ACCEPT,
     CMD_AGENT_CANCEL,
     CMD_AGENT_COMMAND,
     CMD_AGENT_FIX,
+    CMD_AGENT_FOLLOW_UP,
     CMD_AGENT_LIST,
+    CMD_AGENT_REVERT,
     CMD_AGENT_START,
     CMD_MEMORY_FORGET,
     CMD_MEMORY_RECALL,
@@ -332,6 +335,9 @@ COMMAND_RESULTS: dict[str, type[Payload]] = {
     CMD_AGENT_CANCEL: RunStateResult,
     CMD_AGENT_LIST: ListResult,
     CMD_AGENT_COMMAND: CommandResult,
+    CMD_AGENT_FOLLOW_UP: RunStateResult,
+    CMD_AGENT_ACCEPT: AcceptResult,
+    CMD_AGENT_REVERT: RunStateResult,
     CMD_REVIEW_ACCEPT: AcceptResult,
     CMD_REVIEW_REJECT: RunStateResult,
     CMD_MEMORY_RECALL: RecallResult,

@@ -12,6 +12,9 @@ export const CMD_AGENT_FIX = "driveros.agent.fix";
 export const CMD_AGENT_CANCEL = "driveros.agent.cancel";
 export const CMD_AGENT_LIST = "driveros.agent.list";
 export const CMD_AGENT_COMMAND = "driveros.agent.command";
+export const CMD_AGENT_FOLLOW_UP = "driveros.agent.followUp";
+export const CMD_AGENT_ACCEPT = "driveros.agent.accept";
+export const CMD_AGENT_REVERT = "driveros.agent.revert";
 export const CMD_REVIEW_ACCEPT = "driveros.review.accept";
 export const CMD_REVIEW_REJECT = "driveros.review.reject";
 export const CMD_MEMORY_RECALL = "driveros.memory.recall";
@@ -24,6 +27,9 @@ export const COMMANDS: readonly string[] = [
   CMD_AGENT_CANCEL,
   CMD_AGENT_LIST,
   CMD_AGENT_COMMAND,
+  CMD_AGENT_FOLLOW_UP,
+  CMD_AGENT_ACCEPT,
+  CMD_AGENT_REVERT,
   CMD_REVIEW_ACCEPT,
   CMD_REVIEW_REJECT,
   CMD_MEMORY_RECALL,

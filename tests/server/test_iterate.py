@@ -1,0 +1,80 @@
+"""Iterating on a run from the editor (pygls client over stdio, the real agent, a scripted
+model): checkpoints in the trace, accept through a checkpoint, revert to one, follow up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from driveros.testing import ToolCallSpec, Turn
+from driveros_lsp import protocol
+from tests.server._lsp import editor_session
+from tests.server.conftest import model_env
+from tests.server.test_flow import wait_state
+
+SETTINGS = {"provider": "openai", "model": "scripted-model"}
+THREE_TURNS = [
+    Turn(tool_calls=[ToolCallSpec("write_file", {"path": "plan.txt", "content": "plan\n"})]),
+    Turn(tool_calls=[ToolCallSpec("run", {"command": "sed -i 's/a - b/a + b/' calc.py"})]),
+    Turn(tool_calls=[ToolCallSpec("write_file", {"path": "extra.txt", "content": "more\n"})]),
+    Turn(text="Done in three turns."),
+]
+
+
+def _checkpoints(ed: object, run_id: str) -> list[tuple[int, int, list[str]]]:
+    events = ed.events(run_id, "checkpoint")  # type: ignore[attr-defined]
+    return [(e["turn"], e["checkpoint"], e["files"]) for e in events]
+
+
+async def test_accept_through_two_takes_the_first_two_turns_shell_edit_included(
+    workspace: Path, scripted_model
+) -> None:
+    async with (
+        scripted_model(THREE_TURNS) as model,
+        editor_session(workspace, profile="neovim", env=model_env(model), settings=SETTINGS) as ed,
+    ):
+        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "three steps"}))["runId"]
+        await wait_state(ed, run_id, "proposed")
+        assert _checkpoints(ed, run_id) == [
+            (1, 1, ["plan.txt"]),
+            (2, 2, ["calc.py"]),
+            (3, 3, ["extra.txt"]),
+        ]
+        answer = await ed.command(protocol.CMD_AGENT_ACCEPT, {"runId": run_id, "through": 2})
+        assert sorted(answer["applying"]) == ["calc.py", "plan.txt"]
+        await wait_state(ed, run_id, "accepted")
+    assert (workspace / "plan.txt").read_text() == "plan\n"
+    assert "a + b" in (workspace / "calc.py").read_text()
+    assert not (workspace / "extra.txt").exists()
+
+
+async def test_revert_then_follow_up_sees_the_conversation_and_the_reverted_state(
+    workspace: Path, scripted_model
+) -> None:
+    follow = [
+        Turn(tool_calls=[ToolCallSpec("list_files", {})]),
+        Turn(tool_calls=[ToolCallSpec("write_file", {"path": "four.txt", "content": "4\n"})]),
+        Turn(text="Followed up."),
+    ]
+    async with (
+        scripted_model(THREE_TURNS + follow) as model,
+        editor_session(workspace, profile="neovim", env=model_env(model), settings=SETTINGS) as ed,
+    ):
+        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "three steps"}))["runId"]
+        await wait_state(ed, run_id, "proposed")
+        state = await ed.command(protocol.CMD_AGENT_REVERT, {"runId": run_id, "to": 1})
+        assert state == {"runId": run_id, "state": "proposed"}
+        assert [f["path"] for f in ed.last_proposal(run_id)["files"]] == ["plan.txt"]
+        asked = len(model.requests)
+        state = await ed.command(
+            protocol.CMD_AGENT_FOLLOW_UP, {"runId": run_id, "task": "now a fourth file"}
+        )
+        assert state["state"] == "running"
+        await wait_state(ed, run_id, "proposed")
+        first, second = model.requests[asked], model.requests[asked + 1]
+        assert "three steps" in str(first) and "now a fourth file" in str(first)
+        listing = str(second["messages"][-1])  # the list_files result after the follow-up
+        assert "plan.txt" in listing and "extra.txt" not in listing  # the reverted state
+        paths = sorted(f["path"] for f in ed.last_proposal(run_id)["files"])
+        assert paths == ["four.txt", "plan.txt"]
+        assert [c[1] for c in _checkpoints(ed, run_id)][-1] == 2  # numbering after the revert
+    assert not (workspace / "plan.txt").exists()  # nothing reached the files before accept
