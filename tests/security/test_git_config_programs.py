@@ -20,7 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from driveros._git import is_program_key, run_git
+from driveros._git import run_git
+from driveros._git_pins import is_program_key
 from driveros.agent import ToolResult
 from driveros.approval import ApprovalRequest, PolicyApproval, Tier, classify_command
 from driveros.config import load_environment

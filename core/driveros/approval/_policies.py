@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 from driveros._errors import GitError
-from driveros._git import is_program_key, planted_programs
+from driveros._git import planted_programs
+from driveros._git_pins import is_program_key
 from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS, RUN_TOOL
 from driveros.approval._shell import classify_command, command_reach
 from driveros.approval._types import (

@@ -20,7 +20,7 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from driveros._git import NEUTRAL_VALUES
+from driveros._git_pins import NEUTRAL_VALUES
 from driveros.config import KEY_VARS, is_secret_name
 from driveros.sandbox._protocol import PolicyError
 
