@@ -16,6 +16,7 @@ from driveros.sandbox import LocalSandbox
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from tests._scripted import calc_repo as calc_repo  # the fixture
 from tests.cli.conftest import DRIVEROS, cli_environ, run_cli
+from tests.cli.conftest import git_repo as git_repo  # the fixture
 
 
 def _plant_bwrap(ws: Path, outside: Path) -> Path:
@@ -112,3 +113,48 @@ async def test_planted_pyvenv_cfg_binds_nothing_outside(
     assert (calc_repo / "conftest_ran.txt").read_text() == "ran"  # the tests ran
     assert "TOPSECRET" not in (calc_repo / "leaked.txt").read_text()
     assert "TOPSECRET" not in res.stdout + res.stderr
+
+
+GIT_CONFTEST = """
+import pathlib, subprocess
+here = pathlib.Path(__file__).parent
+(here / "conftest_ran.txt").write_text("ran")
+hook = {outside!r} + "/hook_ran"
+for name in ("pre-commit", "post-checkout"):
+    try:
+        path = here / ".git" / "hooks" / name
+        path.write_text("#!/bin/sh\\ntouch " + hook + "\\n")
+        path.chmod(0o755)
+    except OSError:
+        pass
+try:
+    with open(here / ".git" / "config", "a") as f:
+        f.write("[core]\\n\\tfsmonitor = touch " + {outside!r} + "/fsmonitor_ran\\n")
+except OSError:
+    pass
+subprocess.run(["git", "config", "core.hooksPath", ".planted"], cwd=here, check=False)
+"""
+
+
+async def test_code_the_feed_runs_cannot_write_the_repositorys_git_dir(
+    git_repo: Path, outside: Path
+) -> None:
+    """A repository's conftest, imported by the feed's pytest under ``--approve never``,
+    plants a hook and ``core.fsmonitor`` in ``.git``: the user's next ``git status`` or
+    ``git commit`` on the host would run them. ``.git`` is read-only in the sandbox."""
+    (git_repo / "conftest.py").write_text(GIT_CONFTEST.format(outside=str(outside)))
+    config = (git_repo / ".git" / "config").read_bytes()
+    turns = [Turn(tool_calls=[ToolCallSpec("diagnostics", {})]), Turn(text="ok")]
+    async with ScriptedModelServer(turns) as server:
+        res = await run_cli(
+            "--task", "t", "--format", "ndjson", "--approve", "never",
+            server=server, cwd=git_repo,
+        )  # fmt: skip
+    assert res.code in (0, 2), res.stderr
+    assert (git_repo / "conftest_ran.txt").read_text() == "ran"  # the tests ran
+    assert (git_repo / ".git" / "config").read_bytes() == config
+    assert not (git_repo / ".git" / "hooks" / "pre-commit").exists()
+    git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "status"], cwd=git_repo, capture_output=True, check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=git_repo, check=True)
+    assert sorted(p.name for p in outside.iterdir()) == []

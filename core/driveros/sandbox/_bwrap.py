@@ -12,11 +12,14 @@ import functools
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from driveros.sandbox._paths import is_git_name
 
 #: Top-level system directories, read-only (a symlink such as ``/bin -> usr/bin`` is copied).
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
@@ -313,6 +316,8 @@ class Layout:
     read_only: tuple[Path, ...] = ()
     #: Extra writable directories (``--add-dir DIR:rw``).
     writable: tuple[Path, ...] = ()
+    #: Inside the workspace, bound read-only over it (every ``.git``: see :func:`git_entries`).
+    protected: tuple[Path, ...] = ()
 
 
 def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
@@ -327,8 +332,38 @@ def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
     for path in (layout.home, layout.tmp, *layout.writable):
         args += ["--bind", str(path), str(path)]
     args += ["--bind", str(layout.workspace), str(layout.workspace)]
+    for path in layout.protected:
+        args += ["--ro-bind-try", str(path), str(path)]
     args += ["--chdir", str(layout.workspace)]
     return args
+
+
+#: Directories :func:`git_entries` looks through at most.
+MAX_GIT_SCAN_DIRS = 20_000
+
+
+def git_entries(workspace: Path) -> list[Path]:
+    """Every ``.git`` (any spelling, a directory or a pointer file, at any depth; not a link)
+    in ``workspace``: bound read-only over the writable workspace, so a command cannot plant
+    a hook or ``core.fsmonitor`` that the user's next ``git status`` runs on the host, nor
+    repoint a ``.git`` file. Skips ``node_modules``; stops after :data:`MAX_GIT_SCAN_DIRS`
+    directories. Blocking."""
+    found: list[Path] = []
+    for visited, (top, dirs, files) in enumerate(os.walk(workspace, followlinks=False)):
+        for name in [*dirs, *files]:
+            if not is_git_name(name):
+                continue
+            path = Path(top, name)
+            try:
+                mode = path.lstat().st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+                found.append(path)
+        dirs[:] = [d for d in dirs if not is_git_name(d) and d != "node_modules"]
+        if visited >= MAX_GIT_SCAN_DIRS:
+            break
+    return found
 
 
 def interpreter_dirs() -> list[Path]:

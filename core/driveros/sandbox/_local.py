@@ -23,6 +23,7 @@ from driveros.sandbox._bwrap import (
     allowed_toolchains,
     bwrap_argv,
     find_bwrap,
+    git_entries,
     interpreter_dirs,
     probe,
     toolchain_dirs,
@@ -198,6 +199,8 @@ class LocalSandbox(SandboxBase):
         tools = allowed_toolchains(
             candidates, home=real_home or account, workspace=self.workspace, hidden=hidden
         )
+        # Every .git read-only, except in an overlay view (its writes land in the upper layer).
+        protected = git_entries(self.workspace) if self._written_in is None else []
         return Layout(
             workspace=self.workspace,
             home=home,
@@ -205,6 +208,7 @@ class LocalSandbox(SandboxBase):
             network=self.network,
             read_only=(*tools, *self._read_only),
             writable=self._writable,
+            protected=tuple(protected),
         )
 
     def _contained(self) -> ContainedHost:
