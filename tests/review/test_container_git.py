@@ -46,7 +46,7 @@ async def test_container_git_none_for_plain_copy_and_subdirectory(
     async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
         if scratch.strategy == "overlay":
             assert scratch.container_git(git_at="/g", work_tree="/workspace") is None
-            assert scratch.git_mounts == {}
+            assert scratch.git_dir is None
     async with await ScratchWorkspace.create(
         repo / "src", base_dir=scratch_base, strategy="worktree"
     ) as scratch:

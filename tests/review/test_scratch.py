@@ -44,12 +44,10 @@ async def test_scratch_worktree_equals_user_working_tree(
         assert tree(scratch.path) == expected
         if scratch_strategy == "worktree":
             assert (scratch.path / ".git").is_file()  # a real worktree to run git in
-            assert scratch.git_mounts == {
-                str((repo / ".git").resolve()): str((repo / ".git").resolve())
-            }
+            assert scratch.git_dir == (repo / ".git").resolve()
         else:
             assert (scratch.path / ".git").is_dir()  # the user's, read through the view
-            assert scratch.git_mounts == {}
+            assert scratch.git_dir is None
             assert git(scratch.path, "status", "--porcelain") == status_before
         assert await scratch.changes() == []
         # Ignored files are never part of a proposal, whether the agent sees them or not.
@@ -103,7 +101,7 @@ async def test_scratch_plain_copy_honours_gitignore(
     copied = [".gitignore", "data.bin", "main.py", "pkg/.gitignore", "pkg/keep.tmp", "pkg/mod.py"]
     async with await ScratchWorkspace.create(ws, base_dir=scratch_base) as scratch:
         assert not scratch.is_worktree
-        assert scratch.git_mounts == {}
+        assert scratch.git_dir is None
         if scratch_strategy == "overlay":
             assert scratch.strategy == "overlay"  # a plain directory gets a view too
             # What a copy leaves out is hidden; the environment is seen, not copied.

@@ -201,17 +201,12 @@ class ScratchWorkspace:
         return tuple(self._lay.environments)
 
     @property
-    def git_mounts(self) -> dict[str, str]:
-        """Host paths a container needs, at the same paths, for git to work in the copy.
-
-        A worktree's ``.git`` file points into the user's git directory; mounting it read-only
-        at the same path makes ``git status/diff/log`` work inside a container. The docker
-        tier refuses mount targets under ``/tmp``, so prefer :meth:`container_git` (a fixed
-        container path plus ``GIT_DIR``/``GIT_WORK_TREE``). Empty for a plain copy. The git
-        directory may hold credentials (remote URLs): do not mount it for untrusted runs.
-        """
-        common = self._lay.git_common
-        return {} if common is None else {str(common): str(common)}
+    def git_dir(self) -> Path | None:
+        """The user's git directory a worktree's ``.git`` file points into (None for a view
+        or a copy): the local tier binds it read-only at the same path so that git works in
+        the copy; a container uses :meth:`container_git`. It may hold credentials (remote
+        URLs): never for untrusted runs."""
+        return self._lay.git_common
 
     def container_git(self, *, git_at: str, work_tree: str) -> ContainerGit | None:
         """How a container sees this worktree's repository, or None when it cannot.

@@ -95,8 +95,8 @@ def local_mounts(
     if scratch is not None:
         hidden.append(scratch.workspace)
         read_only += [scratch.workspace / name for name in scratch.environments]
-        if not spec.untrusted:
-            read_only += [Path(p) for p in scratch.git_mounts]
+        if not spec.untrusted and scratch.git_dir is not None:
+            read_only.append(scratch.git_dir)
     # The language servers driveros installed (docs/cli.md, "Semantic tools"), unless inside
     # something the sandbox must not show (driveros's own checkout as the user's tree).
     servers = server_mounts(env.process_env)
