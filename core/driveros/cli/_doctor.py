@@ -25,6 +25,7 @@ from driveros._errors import DriverosError
 from driveros._git import run_git
 from driveros.cli._doctor_build import build_section
 from driveros.cli._doctor_conventions import conventions_section
+from driveros.cli._doctor_provider import provider_section
 from driveros.cli._fail import stderr_line, stdout_line
 
 Status = Literal["ok", "warning", "missing"]
@@ -87,7 +88,9 @@ async def run(args: argparse.Namespace) -> int:
     await _scratch(report, git)
     await _sandbox(report, Path(report.workspace))
     if is_dir:
-        await _provider(report, workspace, trusted=git["trusted"])
+        report.facts["provider"] = await provider_section(
+            report.add, workspace, trusted=git["trusted"]
+        )
         report.facts["build"] = await build_section(report.add, workspace)
         report.facts["conventions"] = await conventions_section(
             report.add, workspace, trusted=git["trusted"]
@@ -381,78 +384,6 @@ async def _sandbox(report: Report, workspace: Path) -> None:
         report.add(
             "sandbox", "image", "warning", f"{DEFAULT_IMAGE} is not built", "make sandbox-image"
         )
-
-
-# -- provider ----------------------------------------------------------------------------------
-
-
-def _default_model(name: str) -> str:
-    from driveros.llm import anthropic, openaicompat
-
-    if name == "anthropic":
-        return anthropic.DEFAULT_MODEL
-    return openaicompat.DEFAULT_MODELS.get(name, "?")
-
-
-async def _provider(report: Report, workspace: Path, *, trusted: bool | None) -> None:
-    from driveros.config import KEY_VARS, MODEL_VARS, load_environment, source_label
-    from driveros.runs import pick_provider
-
-    try:
-        env = await asyncio.to_thread(load_environment, cwd=workspace, trusted=trusted)
-    except (DriverosError, OSError) as exc:
-        report.add("provider", "config", "missing", f"cannot read the configuration: {exc}")
-        report.facts["provider"] = {"name": None}
-        return
-    for warning in env.warnings:
-        report.add("provider", "config", "warning", warning)
-    try:
-        name = pick_provider(env, None)
-    except DriverosError as exc:
-        report.add(
-            "provider",
-            "provider",
-            "missing",
-            str(exc),
-            "export ANTHROPIC_API_KEY=… (or another key) or put it in "
-            "~/.config/driveros/env (docs/cli.md, Configuration)",
-        )
-        report.facts["provider"] = {
-            "name": None,
-            "configured": [],
-        }
-        return
-    settings = env.provider(name)
-    name = settings.name
-    model = settings.model or _default_model(name)
-    model_from = MODEL_VARS[name] if settings.model else "the provider's default"
-    key_var = KEY_VARS[name]
-    source = settings.key_source or settings.url_source
-    where = source_label(source, workspace=workspace) if source else "nowhere"
-    report.add("provider", "provider", "ok", f"{name} (configured in {where})")
-    report.add("provider", "model", "ok", f"{model} (from {model_from})")
-    if key_var is not None:
-        # The variable's name only: never its value or any part of it.
-        report.add("provider", "key", "ok", f"{key_var} is set")
-    if settings.endpoint_conflict:
-        report.add(
-            "provider",
-            "endpoint",
-            "missing",
-            settings.endpoint_conflict,
-            "set the key and its endpoint in the same place",
-        )
-    configured = [n for n in KEY_VARS if env.provider(n).configured]
-    report.facts["provider"] = {
-        "name": name,
-        "model": model,
-        "model_from": model_from,
-        "source": source,
-        "key_var": key_var,
-        "key_present": settings.api_key is not None,
-        "configured": configured,
-        "workspace_env_read": env.workspace_trusted,
-    }
 
 
 # -- state directory ---------------------------------------------------------------------------
