@@ -15,7 +15,6 @@ source (:data:`EXTRA_SOURCES`).
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import shlex
@@ -25,13 +24,23 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from driveros.intel._declared_files import (
+    MAX_LINES,
+    ini_sections,
+    make_targets,
+    nox_commands,
+    npm_scripts,
+    tox_envs,
+    tox_selected,
+    workflow_runs,
+)
+
 Kind = Literal["test", "lint", "types", "format"]
 
 #: Makefile targets and package.json scripts that hold a project's checks.
 _TARGETS = ("test", "tests", "check", "lint", "typecheck", "type-check", "types", "coverage")
 _MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
 _MAX_DEPTH = 3  # make/npm/tox indirections followed
-_MAX_LINES = 2000
 
 
 class DeclaredCheck(BaseModel):
@@ -177,13 +186,13 @@ class _Reader:
 
     def __init__(self, texts: Mapping[str, str]) -> None:
         self._texts = texts
-        self._make = _make_targets(next((texts[m] for m in _MAKEFILES if m in texts), ""))
-        self._scripts = _npm_scripts(texts.get("package.json", ""))
-        self._tox = _tox_envs(texts.get("tox.ini", ""))
+        self._make = make_targets(next((texts[m] for m in _MAKEFILES if m in texts), ""))
+        self._scripts = npm_scripts(texts.get("package.json", ""))
+        self._tox = tox_envs(texts.get("tox.ini", ""))
 
     def lines(self, lines: Sequence[str], origin: str, depth: int = 0) -> list[DeclaredCheck]:
         out: list[DeclaredCheck] = []
-        for line in lines[:_MAX_LINES]:
+        for line in lines[:MAX_LINES]:
             for argv in _segments(line):
                 out.extend(self._command(argv, origin, depth))
         return out
@@ -214,7 +223,7 @@ class _Reader:
                 line = self._scripts[script]
                 return self.lines([line], f"package.json scripts.{script}", depth + 1)
         if head == "tox":
-            envs = _tox_selected(rest)
+            envs = tox_selected(rest)
             return [
                 c
                 for env in envs or ["testenv"]
@@ -230,139 +239,19 @@ class _Reader:
                 out += self.lines(self._make[name], f"Makefile:{name}")
         for env, commands in self._tox.items():
             out += self.lines(commands, f"tox.ini [{env}]")
-        out += self.lines(_nox_commands(self._texts.get("noxfile.py", "")), "noxfile.py")
+        out += self.lines(nox_commands(self._texts.get("noxfile.py", "")), "noxfile.py")
         for name in _TARGETS:
             if name in self._scripts:
                 out += self.lines([self._scripts[name]], f"package.json scripts.{name}")
         for path, text in sorted(self._texts.items()):
             if path.startswith(".github/workflows/") and path.endswith((".yml", ".yaml")):
-                out += self.lines(_workflow_runs(text), path)
+                out += self.lines(workflow_runs(text), path)
             elif path == ".gitlab-ci.yml":
-                out += self.lines(_workflow_runs(text, key="-"), path)
+                out += self.lines(workflow_runs(text, key="-"), path)
         out += _pre_commit(self._texts.get(".pre-commit-config.yaml", ""))
         for origin, lines in (*EXTRA_SOURCES, *extra):
             out += self.lines(list(lines), origin)
         return out
-
-
-def _make_targets(text: str) -> dict[str, list[str]]:
-    """Makefile target → its recipe lines (tab-indented, continuations joined)."""
-    targets: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    pending = ""
-    for raw in text.splitlines()[:_MAX_LINES]:
-        if raw.startswith("\t") and current is not None:
-            line = pending + raw.strip()
-            if line.endswith("\\"):
-                pending = line[:-1] + " "
-                continue
-            pending = ""
-            current.append(line)
-            continue
-        m = re.match(r"^([A-Za-z0-9_.\-/ ]+?)\s*::?(?!=)(.*)$", raw)
-        if m is None:
-            if raw.strip() and not raw.startswith("#"):
-                current = None
-            continue
-        current = []
-        for name in m.group(1).split():
-            targets.setdefault(name, current)
-        deps = m.group(2).split(";", 1)
-        if len(deps) == 2 and deps[1].strip():
-            current.append(deps[1].strip())
-    return targets
-
-
-def _npm_scripts(text: str) -> dict[str, str]:
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except ValueError:
-        return {}
-    scripts = data.get("scripts") if isinstance(data, dict) else None
-    if not isinstance(scripts, dict):
-        return {}
-    out = {k: v for k, v in scripts.items() if isinstance(k, str) and isinstance(v, str)}
-    if "no test specified" in out.get("test", ""):
-        del out["test"]  # npm init's placeholder
-    return out
-
-
-def _ini_sections(text: str) -> dict[str, dict[str, str]]:
-    """A forgiving INI reader: section → key → value (continuation lines joined by newline)."""
-    sections: dict[str, dict[str, str]] = {}
-    section: dict[str, str] | None = None
-    key: str | None = None
-    for raw in text.splitlines()[:_MAX_LINES]:
-        if not raw.strip() or raw.lstrip().startswith(("#", ";")):
-            continue
-        m = re.match(r"^\[([^\]]+)\]\s*$", raw)
-        if m is not None:
-            section = sections.setdefault(m.group(1).strip(), {})
-            key = None
-            continue
-        if section is None:
-            continue
-        if raw[:1].isspace() and key is not None:
-            section[key] += "\n" + raw.strip()
-            continue
-        kv = re.match(r"^([^=:]+?)\s*[=:]\s*(.*)$", raw)
-        if kv is not None:
-            key = kv.group(1).strip()
-            section[key] = kv.group(2).strip()
-    return sections
-
-
-def _tox_envs(text: str) -> dict[str, list[str]]:
-    envs: dict[str, list[str]] = {}
-    for name, values in _ini_sections(text).items():
-        if name == "testenv" or name.startswith("testenv:"):
-            commands = values.get("commands", "")
-            lines = [ln.rstrip("\\").strip() for ln in commands.splitlines() if ln.strip()]
-            envs[name] = lines
-    return envs
-
-
-def _tox_selected(args: Sequence[str]) -> list[str]:
-    for i, a in enumerate(args):
-        if a == "-e" and i + 1 < len(args):
-            return [f"testenv:{e}" for e in args[i + 1].split(",")]
-        if a.startswith("-e") and len(a) > 2:
-            return [f"testenv:{e}" for e in a[2:].split(",")]
-    return []
-
-
-def _nox_commands(text: str) -> list[str]:
-    """``session.run("pytest", "-x")`` calls as command lines (string literals only)."""
-    lines = []
-    for call in re.finditer(r"session\.run\(([^)]*)\)", text[:200_000]):
-        words = re.findall(r"""(?:^|,)\s*(['"])(.*?)\1""", call.group(1))
-        if words:
-            lines.append(shlex.join(w for _q, w in words))
-    return lines
-
-
-def _workflow_runs(text: str, key: str = "run:") -> list[str]:
-    """Shell lines of CI steps: ``run: cmd`` and ``run: |`` blocks (GitHub), script items."""
-    lines: list[str] = []
-    block_indent: int | None = None
-    for raw in text.splitlines()[:_MAX_LINES]:
-        stripped = raw.strip()
-        indent = len(raw) - len(raw.lstrip())
-        if block_indent is not None:
-            if stripped and indent > block_indent:
-                lines.append(stripped)
-                continue
-            block_indent = None
-        m = re.match(r"^-?\s*run:\s*(.*)$", stripped) if key == "run:" else None
-        if m is not None:
-            value = m.group(1).strip()
-            if value in ("|", ">", "|-", ">-", "|+"):
-                block_indent = indent
-            elif value:
-                lines.append(value.strip("'\""))
-        elif key == "-" and stripped.startswith("- ") and indent >= 4:
-            lines.append(stripped[2:].strip("'\""))
-    return lines
 
 
 _PRE_COMMIT_HOOKS: dict[str, tuple[str, Kind]] = {
@@ -399,8 +288,8 @@ def _configured(files: Sequence[str], texts: Mapping[str, str]) -> list[Declared
     names = set(files)
     out: list[DeclaredCheck] = []
     pyproject = texts.get("pyproject.toml", "")
-    cfg = _ini_sections(texts.get("setup.cfg", ""))
-    tox = _ini_sections(texts.get("tox.ini", ""))
+    cfg = ini_sections(texts.get("setup.cfg", ""))
+    tox = ini_sections(texts.get("tox.ini", ""))
 
     def add(tool: str, kind: Kind, origin: str) -> None:
         out.append(DeclaredCheck(tool=tool, kind=kind, origin=origin, command=False))
