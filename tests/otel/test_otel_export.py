@@ -25,11 +25,13 @@ from tests.agent.conftest import SECRET, run_scripted
 
 class _Receiver(BaseHTTPRequestHandler):
     bodies: list[bytes]
+    paths: list[str]
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(length)
-        if self.path == "/v1/traces":
+        type(self).paths.append(self.path)
+        if self.path in ("/v1/traces", "/custom/traces"):
             type(self).bodies.append(body)
         out = ExportTraceServiceResponse().SerializeToString()
         self.send_response(200)
@@ -45,7 +47,7 @@ class _Receiver(BaseHTTPRequestHandler):
 @pytest.fixture
 def receiver() -> Iterator[tuple[str, list[bytes]]]:
     bodies: list[bytes] = []
-    handler = type("Handler", (_Receiver,), {"bodies": bodies})
+    handler = type("Handler", (_Receiver,), {"bodies": bodies, "paths": []})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -142,3 +144,21 @@ def test_otel_sdk_is_not_imported_when_off() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_otel_from_the_cli_with_the_traces_endpoint_variable(
+    calc_repo: Path, receiver: tuple[str, list[bytes]]
+) -> None:
+    from driveros.testing import ScriptedModelServer
+    from tests.cli.conftest import run_cli
+
+    endpoint, bodies = receiver
+    async with ScriptedModelServer([Turn(text="done")]) as server:
+        run = await run_cli(
+            "--task", "say done", "--otel", "--format", "json",
+            server=server, cwd=calc_repo,
+            extra_env={"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{endpoint}/custom/traces"},
+        )  # fmt: skip
+    assert run.code in (0, 2), run.stderr
+    names = [s.name for s in _spans(bodies)]
+    assert "invoke_agent driveros" in names and "chat scripted" in names

@@ -64,6 +64,8 @@ class Settings:
     diagnostics: bool = True
     #: MCP servers every session gets (``--mcp-config``), before the client's own.
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    #: Export each prompt's run over OpenTelemetry (``--otel``; OTEL_* turn it on too).
+    otel: bool = False
     #: Loads the configuration of a workspace (tests inject one).
     environment: Callable[[Path], Environment] | None = None
 
@@ -476,6 +478,7 @@ class DriverosAgent:
             overlays=overlays,
             diagnostics=s.diagnostics and env.diagnostics_on,
             workspace_trusted=env.workspace_trusted,
+            otel=s.otel,
         )
         asker = AcpAsker(
             lambda call, options: self.conn.request_permission(

@@ -39,6 +39,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "client's own; default: ~/.config/driveros/mcp.json when it exists)",
     )
     add(
+        "--otel",
+        action="store_true",
+        help="export each prompt's run as OpenTelemetry spans (as `driveros agent --otel`)",
+    )
+    add(
         "--ask-timeout",
         type=positive_seconds,
         default=ASK_TIMEOUT_S,
@@ -82,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         max_wall_s=args.max_wall,
         ask_timeout_s=args.ask_timeout,
         mcp_servers=tuple(mcp),
+        otel=args.otel,
     )
     from pydantic import ValidationError
 
