@@ -35,7 +35,6 @@ TOO_MANY_PARAMETERS = {
 TOO_LONG = {
     "core/driveros/acp/_server.py",
     "core/driveros/agent/_loop.py",
-    "core/driveros/cli/_agent.py",
     "core/driveros/intel/_warm_server.py",
     "core/driveros/review/_snapshot.py",
     "server/driveros_lsp/_runs.py",

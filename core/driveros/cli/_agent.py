@@ -34,6 +34,7 @@ from driveros.agent import (
 )
 from driveros.cli._command import command_task
 from driveros.cli._fail import CLOSED_STREAMS, fail, hold_exit_status
+from driveros.cli._fix import fix_paths, fix_task
 from driveros.cli._options import (
     add_limits,
     add_provider,
@@ -49,7 +50,6 @@ from driveros.cli._output_review import council_gate, finish_review, review_prom
 from driveros.cli._parser import UsageError
 from driveros.cli._resume import add_resume_flags, prepare_resume, resume
 from driveros.config import Environment, load_environment
-from driveros.diagnostics import DiagnosticItem, format_items
 from driveros.runs import RunReport, RunSpec, current_errors, execute_run, new_run_id
 
 T = TypeVar("T")
@@ -339,7 +339,7 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         review_prompt_check()
     out = _Stdout()
     if args.fix is not None:
-        paths = _fix_paths(args.fix, spec.workspace)
+        paths = fix_paths(args.fix, spec.workspace)
         found = await _cancellable(current_errors(spec, env, paths=paths))
         targets, checks, elsewhere = found
         if not targets:
@@ -446,34 +446,6 @@ async def _review(
     if refused:
         return _amend(result, "refused", "the council rejected the change; it was discarded")
     return result
-
-
-def _fix_paths(given: list[str], root: Path) -> list[str]:
-    """``--fix`` PATHs (relative to the current directory, or absolute) as workspace-relative
-    paths; one outside the workspace is a usage error."""
-    paths = []
-    for raw in given:
-        shown = printable(raw)
-        try:
-            full = (Path.cwd() / raw).resolve() if not Path(raw).is_absolute() else Path(raw)
-            rel = full.resolve().relative_to(root)
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise UsageError(
-                f"driveros agent: error: --fix {shown}: not inside the workspace {root}"
-            ) from exc
-        paths.append(rel.as_posix())
-    return paths
-
-
-def fix_task(task: str, targets: list[DiagnosticItem]) -> str:
-    """The task of a ``--fix`` run: the user's text (or a default) and the targets."""
-    listing = format_items(targets, prefix="- ")
-    if not task:
-        return (
-            f"Fix the {count(len(targets), 'error')} the build reports now, without breaking "
-            f"anything else:\n{listing}"
-        )
-    return f"{task.rstrip()}\n\nThe build reports these errors now; fix them:\n{listing}"
 
 
 def _nothing_to_fix(
