@@ -6,7 +6,7 @@ local runs = require('driveros.runs')
 
 local M = {}
 
-local SUBCOMMANDS = { 'run', 'fix', 'cancel', 'review', 'trace', 'runs' }
+local SUBCOMMANDS = { 'run', 'fix', 'cancel', 'review', 'trace', 'runs', 'followup', 'accept', 'revert' }
 
 ---@param run_id string
 ---@param task string
@@ -224,6 +224,8 @@ function M.dispatch(opts)
     M.trace(rest)
   elseif sub == 'runs' then
     M.runs()
+  elseif sub == 'followup' or sub == 'accept' or sub == 'revert' then
+    require('driveros.iterate')[sub](rest)
   elseif sub and vim.startswith(sub, '/') then
     M.custom(sub:sub(2), rest)
   else

@@ -113,6 +113,13 @@ local function add_event(view, ev)
     block = { lines = { ('  ◇ memory %s (%d) %s'):format(ev.action, ev.count or 0, ev.detail or '') }, hl = 'Comment' }
   elseif t == 'turn_finished' then
     block = { lines = { ('  … turn %d: %d ms, %s'):format(ev.turn or 0, math.floor(ev.duration_ms or 0), tokens(ev.usage)) }, hl = 'Comment' }
+  elseif t == 'checkpoint' then
+    local files = table.concat(ev.files or {}, ', ')
+    block = {
+      lines = { ('  ◆ checkpoint %d (turn %d): %s — :DriverOS accept %d · :DriverOS revert %d'):format(
+        ev.checkpoint or 0, ev.turn or 0, files, ev.checkpoint or 0, ev.checkpoint or 0) },
+      hl = 'DiffText',
+    }
   elseif t == 'proposal' then
     local n = #(ev.files or {})
     local lines = { ('» proposal: %d file%s — :DriverOS review'):format(n, n == 1 and '' or 's') }

@@ -1,0 +1,71 @@
+-- Iterating on a run in a real Neovim: a three-turn run (one turn a sed through `run`) shows
+-- its checkpoints in the trace; :DriverOS revert 2 drops the third; :DriverOS followup adds a
+-- turn; :DriverOS accept 2 writes exactly the first two turns' changes.
+local H = dofile(vim.env.DRIVEROS_TEST_LUA .. '/helpers.lua')
+local root = vim.fn.getcwd()
+local out = { steps = {} }
+
+require('driveros').setup({
+  cmd = { vim.env.DRIVEROS_LSP, '--stdio' },
+  settings = { provider = 'openai', approval = 'policy' },
+  trace = { auto_open = false },
+  review = { auto_open = false },
+})
+vim.lsp.enable('driveros')
+vim.cmd('edit ' .. vim.fn.fnameescape(root .. '/calc.py'))
+local buf = vim.api.nvim_get_current_buf()
+H.wait(20000, function()
+  local c = require('driveros.server').client(buf)
+  return c ~= nil and c.initialized
+end, 'the driveros client to initialize')
+
+local runs = require('driveros.runs')
+local function proposal_paths(run_id)
+  local run = runs.by_id[run_id]
+  local paths = {}
+  for _, f in ipairs((run and run.proposal) or {}) do
+    table.insert(paths, f.path)
+  end
+  table.sort(paths)
+  return paths
+end
+
+vim.cmd('DriverOS run three steps')
+H.wait(10000, function()
+  return #runs.order > 0
+end, 'the run to start')
+local run_id = runs.order[1]
+H.wait(60000, function()
+  local run = runs.by_id[run_id]
+  return run and run.status == 'finished' and run.proposal ~= nil
+end, 'the first proposal')
+table.insert(out.steps, 'proposed')
+local trace = require('driveros.trace')
+trace.open(run_id)
+trace.flush(run_id)
+out.checkpoint_lines = vim.tbl_filter(function(l)
+  return l:find('◆ checkpoint', 1, true) ~= nil
+end, vim.api.nvim_buf_get_lines(trace.buffer(run_id), 0, -1, false))
+
+vim.cmd('DriverOS revert 2')
+H.wait(20000, function()
+  return #proposal_paths(run_id) == 2
+end, 'the reverted proposal')
+out.after_revert = proposal_paths(run_id)
+
+vim.cmd('DriverOS followup and a fourth file')
+H.wait(60000, function()
+  local p = proposal_paths(run_id)
+  return #p == 3
+end, 'the follow-up proposal')
+out.after_followup = proposal_paths(run_id)
+
+vim.cmd('DriverOS accept 2')
+H.wait(20000, function()
+  local b = vim.fn.bufnr(root .. '/plan.txt')
+  return b ~= -1 and vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_lines(b, 0, 1, false)[1] == 'plan'
+end, 'the accepted edit in the buffers')
+vim.cmd('silent! wall')
+out.calc = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+out.four_on_disk = vim.fn.filereadable(root .. '/four.txt') == 1
+H.finish(out)
