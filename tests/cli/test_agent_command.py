@@ -68,3 +68,24 @@ async def test_cli_command_and_task_together_is_a_usage_error(calc_repo: Path) -
     run = await run_cli("--command", "x", "--task", "y", server=None, cwd=calc_repo)
     assert run.code == 1
     assert "--command and --task" in run.stderr
+
+
+async def test_cli_command_front_matter_approve_applies_unless_a_flag_says_otherwise(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    from driveros.testing import ToolCallSpec
+
+    env = _user_command(tmp_path, "look", "---\napprove: never\n---\nLook at $1\n")
+    _user_command(tmp_path, "free", "Look at $1\n")
+    touch = Turn(tool_calls=[ToolCallSpec("run", {"command": "touch ran.txt"})])
+    decisions = {}
+    for name in ("look", "free"):
+        async with ScriptedModelServer([touch, Turn(text="looked")]) as server:
+            run = await run_cli(
+                "--command", name, "calc.py", "--format", "ndjson",
+                "--review", "--review-action", "discard",
+                server=server, cwd=calc_repo, extra_env=env,
+            )  # fmt: skip
+        decisions[name] = [e["decision"] for e in run.lines() if e["type"] == "approval"]
+    # on a contained scratch copy the default policy runs it; the command's `never` does not
+    assert decisions == {"look": ["blocked"], "free": ["allowed"]}
