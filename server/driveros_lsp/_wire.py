@@ -212,6 +212,16 @@ class DriverosProtocol(LanguageServerProtocol):
         # called for every JSON object of a message, innermost first: leave them all plain
         return data
 
+    def _check_handler_result(self, future: Any) -> None:
+        # pygls 2.1 keeps the future of every notification's handler in _request_futures under
+        # a fresh uuid and never removes it: ~2 KB per keystroke (didChange) for the server's
+        # life. A notification's future is done here; forget it.
+        super()._check_handler_result(future)
+        for key, pending in list(self._request_futures.items()):
+            if pending is future:
+                del self._request_futures[key]
+                break
+
     def handle_message(self, message: Any) -> None:
         if not isinstance(message, dict):
             logger.warning(
