@@ -11,7 +11,7 @@ from tests.cli.test_doctor import as_json, check, doctor
 def test_doctor_lists_instructions_commands_hooks_and_tracing(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / ".driveros" / "commands").mkdir(parents=True)
-    (ws / "AGENTS.md").write_text("# Agents\n")
+    (ws / "AGENTS.md").write_text("# Agents\n## Checks\n- `pytest -q`\n")
     (ws / ".driveros" / "commands" / "ship.md").write_text("Ship it\n")
     marker = tmp_path / "hook_ran"
     (ws / ".driveros" / "hooks.toml").write_text(
@@ -27,6 +27,8 @@ def test_doctor_lists_instructions_commands_hooks_and_tracing(tmp_path: Path) ->
     instructions = check(report, "conventions", "instructions")["detail"]
     assert instructions.startswith("user:") and "repository:AGENTS.md" in instructions
     assert check(report, "conventions", "commands")["detail"] == "/explain (user)"
+    detail = check(report, "conventions", "agents-md checks")["detail"]
+    assert detail == "pytest -q (ignored: not trusted)"
     assert check(report, "conventions", "hooks")["detail"] == "pre_tool: true (user)"
     notice = check(report, "conventions", "notice")
     assert notice["status"] == "warning" and "not trusted" in notice["detail"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from driveros._paths import user_config_dir
-from driveros.conventions import load_commands, load_instructions
+from driveros.conventions import checks_section, load_commands, load_instructions
 from driveros.hooks import load_hooks
 from driveros.otel import otel_wanted, traces_endpoint
 
@@ -44,6 +44,11 @@ async def conventions_section(add: Add, workspace: Path, *, trusted: bool) -> di
         ".github/copilot-instructions.md) at the root or in the user's config directory",
         None,
     )
+    root = next((f for f in found.files if f.path == "AGENTS.md"), None)
+    checks = checks_section(root.text) if root is not None else []
+    if checks:
+        how = "custom checks, each approved like run" if trusted else "ignored: not trusted"
+        add("conventions", "agents-md checks", "ok", f"{'; '.join(checks)} ({how})", None)
     commands = await asyncio.to_thread(load_commands, workspace, user_dir=user, trusted=trusted)
     names = [f"/{c.name} ({c.source})" for c in commands.commands.values()]
     add("conventions", "commands", "ok", ", ".join(sorted(names)) or "none", None)
@@ -67,6 +72,7 @@ async def conventions_section(add: Add, workspace: Path, *, trusted: bool) -> di
         add("conventions", "opentelemetry", "ok", where, None)
     return {
         "instructions": listing,
+        "agents_md_checks": checks,
         "commands": sorted(c.name for c in commands.commands.values()),
         "hooks": [h.model_dump(mode="json") for h in hooks.hooks],
         "otel": {"on": wanted, "installed": installed},
