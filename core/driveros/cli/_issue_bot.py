@@ -40,6 +40,7 @@ async def _run(args: argparse.Namespace, text: str | None) -> int:
     from driveros.cli._common import open_corpus
     from driveros.config import load_environment
     from driveros.dogfood import fetch_github_issue, parse_markdown_issue, run_issue_bot
+    from driveros.runs import RunOptions
     from driveros.state import startup_gc
 
     await startup_gc()  # what killed driveros processes left, as every entry point does
@@ -68,9 +69,7 @@ async def _run(args: argparse.Namespace, text: str | None) -> int:
         out_dir=args.out,
         env=env,
         on_event=on_event,
-        provider=provider,
-        model=model,
-        max_iterations=args.max_iterations,
+        options=RunOptions(provider=provider, model=model, max_iterations=args.max_iterations),
         approve=args.approve,
         corpus=None if args.no_record else await open_corpus(env, args.corpus),
     )

@@ -16,10 +16,10 @@ from driveros._errors import ConfigError, DriverosError
 from driveros._safe_open import anchor
 from driveros._unicode import terminal_safe
 from driveros.agent import ApproveMode, Event
-from driveros.config import MAX_ITERATIONS, Environment
+from driveros.config import Environment
 from driveros.evals import Corpus, CorpusRecord
 from driveros.review import combined_patch
-from driveros.runs import RunSpec, execute_run
+from driveros.runs import RunOptions, execute_run
 
 log = logging.getLogger(__name__)
 
@@ -118,20 +118,15 @@ async def run_issue_bot(
     out_dir: Path,
     env: Environment,
     on_event: Callable[[Event], Awaitable[None]],
-    provider: str | None = None,
-    model: str | None = None,
-    max_iterations: int = MAX_ITERATIONS,
+    options: RunOptions | None = None,
     approve: ApproveMode = "policy",
     corpus: Corpus | None = None,
 ) -> IssueBotResult:
-    spec = RunSpec(
+    spec = (options or RunOptions()).spec(
         task=TASK.format(issue=issue.markdown()),
         workspace=workspace,
-        provider=provider,
-        model=model,
         review=True,
         approve=approve,
-        max_iterations=max_iterations,
     )
     report = await execute_run(spec, env=env, on_event=on_event)
     try:
@@ -152,8 +147,8 @@ async def run_issue_bot(
                     kind="issue-bot",
                     input=issue.markdown(),
                     output=patch or summary,
-                    model=model or "",
-                    provider=provider or "",
+                    model=spec.model or "",
+                    provider=spec.provider or "",
                     meta={"outcome": result.outcome, "files": files, "source": issue.source},
                 )
             )
