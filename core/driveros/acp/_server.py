@@ -18,6 +18,7 @@ from driveros._errors import DriverosError
 from driveros._paths import user_home
 from driveros._unicode import printable
 from driveros.acp import _store as store
+from driveros.acp._checkpoints import checkpoints_text, is_checkpoints_command
 from driveros.acp._commands import Announcer, expand_prompt
 from driveros.acp._edits import EditGate, deliver_edits, feedback_prompt, proposed
 from driveros.acp._modes import APPROVE, MODE_IDS, ModeId, mode_state
@@ -27,7 +28,7 @@ from driveros.acp._reads import inside as _inside
 from driveros.acp._reads import overlay_path as _overlay_path
 from driveros.acp._reads import read_problem, relative
 from driveros.acp._updates import Update, UpdateStream, text_block
-from driveros.agent import EXIT_CODES
+from driveros.agent import EXIT_CODES, CheckpointInfo
 from driveros.config import (
     ASK_TIMEOUT_S,
     MAX_ITERATIONS,
@@ -77,6 +78,8 @@ class Session:
     mode: ModeId
     #: The model conversation so far (passed back to the next run).
     history: list[Message] = field(default_factory=list)
+    #: The last prompt's checkpoints (``/checkpoints``).
+    checkpoints: list[CheckpointInfo] = field(default_factory=list)
     #: Every update sent to the client (replayed by session/load).
     updates: list[Update] = field(default_factory=list)
     #: What the model must hear at the next prompt (rejected or unwritten edits).
@@ -410,6 +413,12 @@ class DriverosAgent:
                 )
             )
             return "end_turn"
+        if is_checkpoints_command(text):
+            reply = text_block(checkpoints_text(session.checkpoints))
+            await stream.emit(
+                schema.AgentMessageChunk(session_update="agent_message_chunk", content=reply)
+            )
+            return "end_turn"
         task = feedback_prompt(session.feedback) + await expand_prompt(
             text, session.cwd, self._loader
         )
@@ -423,6 +432,7 @@ class DriverosAgent:
             await stream.fail_open_calls("cancelled")
             raise
         result = report.result
+        session.checkpoints = list(result.checkpoints)
         await stream.close()
         try:
             reviewing = report.scratch is not None and result.outcome != "canceled"
