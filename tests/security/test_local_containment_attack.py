@@ -158,3 +158,42 @@ async def test_code_the_feed_runs_cannot_write_the_repositorys_git_dir(
     subprocess.run([*git, "status"], cwd=git_repo, capture_output=True, check=True)
     subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=git_repo, check=True)
     assert sorted(p.name for p in outside.iterdir()) == []
+
+
+HOOKS_TOML = '[[hooks]]\nevent = "run_start"\ncommand = "touch {outside}/hook_ran"\n'
+HOOK_CONFTEST = """
+import pathlib
+here = pathlib.Path(__file__).parent
+(here / "conftest_ran.txt").write_text("ran")
+try:
+    (here / ".driveros").mkdir(exist_ok=True)
+    (here / ".driveros" / "hooks.toml").write_text({toml!r})
+except OSError:
+    pass
+"""
+
+
+@pytest.mark.parametrize("how", ["write_file", "conftest"])
+async def test_a_run_cannot_plant_the_hooks_the_next_run_runs_on_the_host(
+    calc_repo: Path, outside: Path, how: str
+) -> None:
+    """In a trusted workspace ``.driveros/hooks.toml`` runs as the user, outside the
+    sandbox: neither the model's file tools nor code in the sandbox may write it."""
+    toml = HOOKS_TOML.format(outside=outside)
+    if how == "write_file":
+        plant = ToolCallSpec("write_file", {"path": ".driveros/hooks.toml", "content": toml})
+    else:
+        content = HOOK_CONFTEST.format(toml=toml)
+        plant = ToolCallSpec("write_file", {"path": "conftest.py", "content": content})
+    turns = [Turn(tool_calls=[plant]), Turn(tool_calls=[ToolCallSpec("diagnostics", {})])]
+    for run_turns in ([*turns, Turn(text="ok")], [Turn(text="second run")]):
+        async with ScriptedModelServer(run_turns) as server:
+            res = await run_cli(
+                "--task", "t", "--format", "ndjson", "--approve", "policy", "--trust",
+                server=server, cwd=calc_repo,
+            )  # fmt: skip
+        assert res.code in (0, 2), res.stderr
+    if how == "conftest":
+        assert (calc_repo / "conftest_ran.txt").read_text() == "ran"
+    assert not (calc_repo / ".driveros" / "hooks.toml").exists()
+    assert sorted(p.name for p in outside.iterdir()) == []

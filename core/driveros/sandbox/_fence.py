@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from driveros._errors import SandboxError
-from driveros.sandbox._paths import is_git_name
+from driveros.sandbox._paths import is_git_name, is_host_run_file
 from driveros.sandbox._protocol import (
     ConcurrentChangeError,
     NotFoundError,
@@ -301,11 +301,17 @@ class Fence:
         dir_fd: int, name: str, parts: tuple[str, ...]
     ) -> os.stat_result | None:
         """The existing file a write would replace (None when new); refuse unsafe targets."""
+        shown = _show(parts)
+        if is_host_run_file(parts):
+            raise PolicyError(
+                f"{shown!r} holds hooks that run as the user outside the sandbox; only the "
+                "user writes it",
+                path=shown,
+            )
         try:
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except FileNotFoundError:
             return None
-        shown = _show(parts)
         if st.S_ISLNK(info.st_mode):
             raise PathEscapeError(
                 f"{shown!r} is a symlink; writing through symlinks is refused", path=shown

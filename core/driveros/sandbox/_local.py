@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import pwd
 import secrets
@@ -22,10 +23,12 @@ from driveros.sandbox._bwrap import (
     Layout,
     allowed_toolchains,
     bwrap_argv,
+    driveros_dir,
     find_bwrap,
     git_entries,
     interpreter_dirs,
     probe,
+    refuse_planted_hooks,
     toolchain_dirs,
 )
 from driveros.sandbox._channel import LocalChannel
@@ -43,6 +46,8 @@ from driveros.sandbox._protocol import (
     CommandResult,
     LocalSandboxUnavailableError,
 )
+
+log = logging.getLogger(__name__)
 
 #: The timeout applied when ``run()`` is given none.
 DEFAULT_TIMEOUT = 600.0
@@ -110,6 +115,8 @@ class LocalSandbox(SandboxBase):
         self._writable = tuple(Path(p) for p in writable)
         self._hidden = tuple(Path(p) for p in hidden)
         self._host: ContainedHost | None = None
+        #: The workspace had no ``.driveros`` to bind read-only (see refuse_planted_hooks).
+        self._unguarded_hooks = False
         self._host_error: SandboxError | None = None
 
     def _environment(self, dotenv: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -201,6 +208,9 @@ class LocalSandbox(SandboxBase):
         )
         # Every .git read-only, except in an overlay view (its writes land in the upper layer).
         protected = git_entries(self.workspace) if self._written_in is None else []
+        driveros = driveros_dir(self.workspace)
+        self._unguarded_hooks = not driveros and self._written_in is None
+        protected += driveros
         return Layout(
             workspace=self.workspace,
             home=home,
@@ -311,6 +321,14 @@ class LocalSandbox(SandboxBase):
         await self._close_children()
         if self._host is not None:
             await self._host.aclose()
+            if self._unguarded_hooks:
+                aside = await asyncio.to_thread(refuse_planted_hooks, self.workspace)
+                if aside is not None:
+                    log.warning(
+                        "a command made .driveros/hooks.toml (hooks run outside the sandbox): "
+                        "moved to %s, not used",
+                        aside,
+                    )
         await self._strip_setid()
         await self._watchdog.aclose()
         if self._scratch is not None:

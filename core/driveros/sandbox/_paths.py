@@ -75,6 +75,19 @@ def is_git_name(name: str) -> bool:
     return cleaned in (".git", "git~1")
 
 
+#: Where a trusted workspace keeps what driveros runs as the user, outside the sandbox.
+STATE_DIR_NAME = ".driveros"
+HOOKS_FILE_NAME = "hooks.toml"
+
+
+def is_host_run_file(parts: tuple[str, ...]) -> bool:
+    """Whether the workspace path ``parts`` is a trusted workspace's hooks file
+    (``.driveros/hooks.toml``, any case): its commands run on the host, so neither the
+    model's file tools nor sandboxed commands write it (docs/security.md)."""
+    folded = tuple(p.casefold() for p in parts)
+    return folded == (STATE_DIR_NAME, HOOKS_FILE_NAME)
+
+
 def is_safe_name(name: str) -> bool:
     """Whether a name read from disk can be shown to callers and given back as a path."""
     if _has_control(name):
