@@ -174,8 +174,11 @@ async def _overhead(root: Path) -> None:
                 await editor.complete(f"    m{i}")
             rss_1k = _rss_mib(pid)
             cpu_1k, wall_1k = _cpu_s(pid), time.perf_counter()
+            marks: list[str] = []
             for i in range(1000, TOTAL):
                 await editor.complete(f"    m{i}")
+                if (i + 1) % 2500 == 0:
+                    marks.append(f"{i + 1:,}: {_rss_mib(pid):.1f}")
             rss_n = _rss_mib(pid)
             n = TOTAL - 1000
             cpu_ms = (_cpu_s(pid) - cpu_1k) * 1000 / n
@@ -186,7 +189,8 @@ async def _overhead(root: Path) -> None:
             )
             print(
                 f"server RSS after 1,000 completions {rss_1k:.1f} MiB, after {TOTAL:,} "
-                f"{rss_n:.1f} MiB ({len(model.received) - before} model requests; goal: flat)"
+                f"{rss_n:.1f} MiB ({len(model.received) - before} model requests; goal: flat); "
+                f"MiB along the way: {', '.join(marks)}"
             )
         finally:
             await direct.aclose()
@@ -225,7 +229,8 @@ async def _main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-inline-") as tmp:
         root = Path(tmp)
         (root / "area.py").write_text(HEAD + "    " + TAIL)
-        await _burst(root)
+        if os.environ.get("BENCH_INLINE_PART") != "overhead":
+            await _burst(root)
         await _overhead(root)
 
 
