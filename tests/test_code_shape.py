@@ -28,7 +28,6 @@ TOO_MANY_PARAMETERS = {
     "core/driveros/runs/_execute.py::execute_run",
     "core/driveros/sandbox/_docker.py::DockerSandbox.__init__",
     "core/driveros/sandbox/_local.py::LocalSandbox.__init__",
-    "server/driveros_lsp/_edits.py::plan_edit",
 }
 #: Modules over MAX_LINES today.
 TOO_LONG = {

@@ -95,7 +95,6 @@ def plan_edit(
     annotate: bool,
     rationale: str,
     rebase: Rebase,
-    read: Callable[[Path], str | None] = _read,
 ) -> EditPlan:
     """Build the edit for ``changes`` (only ``paths`` when given). Blocking: reads files.
 
@@ -117,7 +116,7 @@ def plan_edit(
             versions[rel] = doc.version
             return doc.text
         versions[rel] = None
-        return read(root / rel)
+        return _read(root / rel)
 
     for change in changes:
         rel = str(change.path)
