@@ -6,10 +6,13 @@ import type { DriverosClient } from "./client";
 import type { CommandResult, StartResult } from "./events";
 import { firstLine, formatTokens } from "./format";
 import {
+  CMD_AGENT_ACCEPT,
   CMD_AGENT_CANCEL,
   CMD_AGENT_COMMAND,
   CMD_AGENT_FIX,
+  CMD_AGENT_FOLLOW_UP,
   CMD_AGENT_LIST,
+  CMD_AGENT_REVERT,
   CMD_AGENT_START,
   CMD_REVIEW_ACCEPT,
   CMD_REVIEW_REJECT,
@@ -287,6 +290,35 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       const picked = ctx.store.all().length === 1 && items.length === 1 ? items[0] : await vscode.window.showQuickPick(items, { title: firstLine(run.task, 60) || run.id });
       if (picked !== undefined) {
         await vscode.commands.executeCommand(picked.id, run.id);
+      }
+    }),
+    reg("driveros.acceptThrough", async (arg: TraceNode | undefined) => {
+      if (arg?.runId !== undefined && arg.checkpoint !== undefined) {
+        // The narrowed proposal comes back as an annotated edit (the Refactor Preview).
+        await ctx.client.execute<unknown>(CMD_AGENT_ACCEPT, { runId: arg.runId, through: arg.checkpoint });
+        await refreshRuns(ctx);
+      }
+    }),
+    reg("driveros.revertTo", async (arg: TraceNode | undefined) => {
+      if (arg?.runId !== undefined && arg.checkpoint !== undefined) {
+        await ctx.client.execute<unknown>(CMD_AGENT_REVERT, { runId: arg.runId, to: arg.checkpoint });
+        await refreshRuns(ctx);
+      }
+    }),
+    reg("driveros.followUp", async (arg: RunArg) => {
+      const id = runIdOf(arg);
+      const run = id !== undefined ? ctx.store.get(id) : await pickRun(ctx.store.pendingProposals(), "Follow up on which run?", "no proposal is waiting for review.");
+      if (run === undefined) {
+        return;
+      }
+      const task = await vscode.window.showInputBox({
+        title: "DriverOS: Follow Up",
+        prompt: "The next instruction: the agent continues this run with its conversation and its changes so far.",
+        ignoreFocusOut: true,
+      });
+      if (task !== undefined && task.trim() !== "") {
+        await ctx.client.execute<unknown>(CMD_AGENT_FOLLOW_UP, { runId: run.id, task });
+        await refreshRuns(ctx);
       }
     }),
     reg("driveros.showLog", () => ctx.log.show()),

@@ -72,6 +72,9 @@ export interface TraceEvent {
   detector?: string;
   evidence?: string[];
   path?: string;
+  /** checkpoint: its number in the run, and the paths its turn changed. */
+  checkpoint?: number;
+  files?: string[];
   usage?: Usage;
   outcome?: string;
   exit_code?: number;

@@ -25,6 +25,7 @@ export type NodeIcon =
   | "stuck"
   | "feedback"
   | "edit"
+  | "checkpoint"
   | "proposal"
   | "file"
   | "line";
@@ -43,6 +44,8 @@ export interface TraceNode {
   contextValue?: string;
   runId?: string;
   path?: string;
+  /** A checkpoint node's number ("Accept through here", "Revert to here"). */
+  checkpoint?: number;
 }
 
 const OUTPUT_LINES = 40;
@@ -131,6 +134,20 @@ function eventNode(id: string, e: TraceEvent): TraceNode {
       };
     case "edit":
       return { id, label: `${e.action ?? "modify"} ${e.path ?? ""}`, icon: "edit", children: [] };
+    case "checkpoint": {
+      const files = e.files ?? [];
+      return {
+        id,
+        label: `checkpoint ${e.checkpoint ?? "?"}`,
+        description: files.join(", "),
+        tooltip: files.join("\n"),
+        icon: "checkpoint",
+        contextValue: "checkpoint",
+        runId: e.run_id,
+        checkpoint: e.checkpoint,
+        children: [],
+      };
+    }
     case "feedback":
       return { id, label: "your feedback", description: firstLine(e.text), tooltip: e.text, icon: "feedback", children: [] };
     case "memory":

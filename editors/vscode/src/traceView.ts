@@ -23,6 +23,7 @@ const ICONS: Record<NodeIcon, [string, string?]> = {
   stuck: ["debug-pause", "list.warningForeground"],
   feedback: ["feedback"],
   edit: ["edit"],
+  checkpoint: ["milestone"],
   proposal: ["git-pull-request"],
   file: ["file"],
   line: [""],

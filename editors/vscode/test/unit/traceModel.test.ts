@@ -135,3 +135,22 @@ test("test_trace_tree_shows_what_a_run_cost_and_unknown_never_as_zero", () => {
   assert.ok(unknown !== undefined);
   assert.equal(outline(runNode(unknown), 0, 0)[0], "local model [answered · 200 tok · cost unknown · 20 ms]");
 });
+
+test("test_trace_checkpoint_nodes_carry_the_run_and_number_for_accept_and_revert", () => {
+  const store = new RunStore();
+  store.apply("k", { type: "run_started", run_id: "k", task: "three steps" });
+  store.apply("k", { type: "turn_started", run_id: "k", turn: 1 });
+  store.apply("k", { type: "checkpoint", run_id: "k", turn: 1, checkpoint: 1, files: ["plan.txt"] });
+  store.apply("k", { type: "turn_started", run_id: "k", turn: 2 });
+  store.apply("k", { type: "checkpoint", run_id: "k", turn: 2, checkpoint: 2, files: ["calc.py", "util.py"] });
+  const run = store.get("k");
+  assert.ok(run !== undefined);
+  const nodes = runNode(run).children.flatMap((turn) => turn.children);
+  assert.deepEqual(
+    nodes.map((n) => [n.label, n.description, n.contextValue, n.runId, n.checkpoint, n.icon]),
+    [
+      ["checkpoint 1", "plan.txt", "checkpoint", "k", 1, "checkpoint"],
+      ["checkpoint 2", "calc.py, util.py", "checkpoint", "k", 2, "checkpoint"],
+    ],
+  );
+});
