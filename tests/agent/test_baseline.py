@@ -7,7 +7,7 @@ from pathlib import Path
 from tests.agent.conftest import sandbox_env
 
 from driveros import intel
-from driveros.agent import Agent, StuckVerdict, TurnObservation
+from driveros.agent import Agent, AgentWiring, StuckVerdict, TurnObservation
 from driveros.diagnostics import DiagnosticsSnapshot
 from driveros.llm import openaicompat
 from driveros.sandbox import LocalSandbox
@@ -45,7 +45,9 @@ async def test_first_edit_hands_the_baseline_to_detectors(tmp_path: Path) -> Non
     ):
         provider = openaicompat.openai("m", base_url=server.openai_base_url, api_key="k")
         agent = Agent(
-            provider, sandbox, diagnostics=intel.DiagnosticsFeed(sandbox), detectors=[probe]
+            provider,
+            sandbox,
+            wiring=AgentWiring(diagnostics=intel.DiagnosticsFeed(sandbox), detectors=[probe]),
         )
         try:
             await agent.run("touch ok.py")

@@ -65,6 +65,7 @@ from driveros.agent._stuck import (
     default_detectors,
 )
 from driveros.agent._tools import ExtraTool, ExtraToolCall, tool_specs
+from driveros.agent._wiring import AgentWiring
 
 __all__ = [
     "EVENT_TYPES",
@@ -74,6 +75,7 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "AgentRun",
+    "AgentWiring",
     "Approval",
     "ApprovalPolicy",
     "ApprovalRequest",

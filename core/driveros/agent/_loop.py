@@ -11,7 +11,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 from driveros._errors import ConfigError, ProviderError
@@ -28,9 +28,6 @@ from driveros.agent._context import (
 )
 from driveros.agent._diagnostics import DiagnosticsTracker
 from driveros.agent._hooks import (
-    DiagnosticsSource,
-    MemoryHook,
-    StuckDetector,
     ToolObservation,
     TurnObservation,
 )
@@ -44,13 +41,13 @@ from driveros.agent._state import (
     AgentRun,
     Finish,
     RunState,
-    TargetsJudge,
     result_fields,
 )
 from driveros.agent._stuck import default_detectors
 from driveros.agent._think import stream_turn
-from driveros.agent._tools import BeforeFile, ExtraTool, ToolBox, tool_specs
-from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot, render_delta, targets_fixed
+from driveros.agent._tools import ToolBox, tool_specs
+from driveros.agent._wiring import AgentWiring
+from driveros.diagnostics import DiagnosticsSnapshot, render_delta, targets_fixed
 from driveros.llm import (
     Message,
     Provider,
@@ -81,21 +78,12 @@ class Agent:
         *,
         config: AgentConfig | None = None,
         approval: ApprovalPolicy | None = None,
-        detectors: Sequence[StuckDetector] | None = None,
-        extra_detectors: Sequence[StuckDetector] = (),
-        diagnostics: DiagnosticsSource | None = None,
-        memory: MemoryHook | None = None,
-        secrets: Sequence[str] = (),
-        targets: Sequence[DiagnosticItem] = (),
-        targets_judge: TargetsJudge | None = None,
-        run_id: str | None = None,
         on_event: OnEvent | None = None,
-        sink: EventSink | None = None,
-        extra_tools: Sequence[ExtraTool] = (),
-        before_file: BeforeFile | None = None,
-        tools_ready: Callable[[], Awaitable[None]] | None = None,
-        checkpoint: Callable[[int, list[str]], Awaitable[ev.CheckpointInfo | None]] | None = None,
+        wiring: AgentWiring | None = None,
     ) -> None:
+        w = wiring or AgentWiring()
+        detectors, extra_tools, diagnostics = w.detectors, w.extra_tools, w.diagnostics
+        checkpoint = w.checkpoint
         self.provider = provider
         #: Records the scratch copy after a turn that ran tools (a review run's checkpoints).
         self._checkpoint = checkpoint
@@ -105,12 +93,14 @@ class Agent:
         self.approval = approval or approval_policy("policy", workspace=sandbox.workspace)
         self.detectors = [
             *(default_detectors() if detectors is None else detectors),
-            *extra_detectors,
+            *w.extra_detectors,
         ]
-        self.memory = memory
-        self.targets = list(targets)
-        self._judge = targets_judge or targets_fixed
-        self.sink = sink or EventSink(run_id or uuid.uuid4().hex[:12], on_event, Redactor(secrets))
+        self.memory = w.memory
+        self.targets = list(w.targets)
+        self._judge = w.targets_judge or targets_fixed
+        self.sink = w.sink or EventSink(
+            w.run_id or uuid.uuid4().hex[:12], on_event, Redactor(w.secrets)
+        )
         #: The result a canceled run ended with (set before the cancellation propagates).
         self.partial_result: ev.Result | None = None
         self._tracker = DiagnosticsTracker(diagnostics) if diagnostics is not None else None
@@ -125,8 +115,8 @@ class Agent:
             output_limit=self.config.output_limit,
             default_timeout=self.config.tool_timeout_s,
             extra=extra_tools,
-            before_file=before_file,
-            ready=tools_ready,
+            before_file=w.before_file,
+            ready=w.tools_ready,
         )
 
     @property
