@@ -215,3 +215,18 @@ async def test_inline_disabled_asks_nothing(workspace: Path) -> None:
         ed.open("add.py")
         assert await _complete(ed, "add.py") == []
     assert not model.received
+
+
+async def test_inline_chat_fallback_sends_infill_prompt(workspace: Path) -> None:
+    (workspace / "add.py").write_text(SOURCE)
+    settings = {"provider": "openai", "inlineCompletion": {"api": "chat", "debounceMs": 0}}
+    async with (
+        ScriptedModelServer([Turn(text="```python\nreturn a + b\n```")]) as model,
+        editor_session(workspace, env=model_env(model), settings=settings) as editor,
+    ):
+        editor.open("add.py")
+        (item,) = await _complete(editor, "add.py")
+    assert item.insert_text == "return a + b"
+    (received,) = model.received
+    assert received.path == "/v1/chat/completions"
+    assert "def add(a, b):\n    <|CURSOR|>\n" in received.body["messages"][-1]["content"]

@@ -254,6 +254,10 @@ class InlineService:
             else:
                 seen[uri] = old
         self._versions = seen
+        # closed documents: nothing of them is kept
+        self.history.forget(set(seen))
+        for uri in [u for u in self._generation if u not in seen and u not in self._inflight]:
+            del self._generation[uri]
 
     def _others(self, uri: str, root: Path | None) -> list[OtherFile]:
         from driveros_lsp.features.documents import relative_path
