@@ -15,7 +15,9 @@
 ``python bench/bench_lsp.py --server CMD...`` measures another server command instead of
 ``driveros-lsp --stdio`` (e.g. tests/server/_watchdog_server.py to find slow callbacks);
 ``python bench/bench_lsp.py --wrap-only`` runs part 3 alone, ``--start-only`` part 1 alone
-(interleaved, median of ``BENCH_LSP_STARTS`` starts each, default 9).
+(interleaved, median of ``BENCH_LSP_STARTS`` starts each, default 9). ``--inline-only`` runs
+the inline completion rows of bench/bench_inline.py (overhead per completion, keystroke burst,
+RSS over 10,000 completions).
 """
 
 from __future__ import annotations
@@ -368,6 +370,13 @@ async def _wrap_bench(root: Path, bare_script: Path) -> None:
 
 
 def main() -> None:
+    if "--inline-only" in sys.argv:
+        try:
+            from bench import bench_inline
+        except ImportError:  # run as a script: bench/ is the first path entry
+            import bench_inline  # type: ignore[no-redef]
+        bench_inline.main()
+        return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"
         root.mkdir()
