@@ -208,7 +208,7 @@ class AgentRunner:
         await asyncio.to_thread(_warm_imports, request.settings.memory)
         from driveros.agent import Event
         from driveros.config import load_environment
-        from driveros.runs import execute_run, pick_provider
+        from driveros.runs import RunContext, execute_run, pick_provider
 
         root = Path(request.workspace)
         env = await asyncio.to_thread(load_environment, cwd=root, trusted=request.trusted)
@@ -239,9 +239,7 @@ class AgentRunner:
             spec,
             env=env,
             on_event=deliver,
-            history=history,
-            scratch=scratch,
-            asker=request.asker,
+            context=RunContext(history=history, scratch=scratch, asker=request.asker),
         )
         release, keep = _scratch_handles(report.scratch)
         council = None

@@ -15,7 +15,7 @@ from tests._scripted import calc_repo as calc_repo  # the fixture, for these tes
 from driveros.agent import Event
 from driveros.config import load_environment
 from driveros.llm import Message
-from driveros.runs import RunReport, RunSpec, execute_run
+from driveros.runs import RunContext, RunReport, RunSpec, execute_run
 from driveros.testing import ScriptedModelServer, Turn
 
 SECRET = "sk-live-abcdefghijklmnop1234"
@@ -73,7 +73,6 @@ async def run_scripted(
             RunSpec(task=spec.pop("task", "fix the failing test"), workspace=workspace, **spec),
             env=env,
             on_event=on_event,
-            history=history,
-            config=config,
+            context=RunContext(history=history, config=config),
         )
     return Outcome(report, events, server)

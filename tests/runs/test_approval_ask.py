@@ -13,7 +13,7 @@ from tests.sandbox.conftest import daemon_runtimes, require_docker
 from driveros.agent import Event
 from driveros.approval import Answer, Question
 from driveros.config import load_environment
-from driveros.runs import RunSpec, execute_run
+from driveros.runs import RunContext, RunSpec, execute_run
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 from .conftest import environ_for, run_scripted
@@ -87,7 +87,9 @@ async def test_ask_cancelling_the_run_while_asking_is_a_denial(probe_repo: Path)
     async with ScriptedModelServer([Turn(tool_calls=[RUN_PROBE]), Turn(text="x")]) as server:
         env = load_environment(cwd=probe_repo, environ=environ_for(server, "openai"))
         spec = RunSpec(task="t", workspace=probe_repo, approve="ask", diagnostics=False)
-        task = asyncio.create_task(execute_run(spec, env=env, on_event=on_event, asker=asker))
+        task = asyncio.create_task(
+            execute_run(spec, env=env, on_event=on_event, context=RunContext(asker=asker))
+        )
         await asker.asked.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -108,7 +110,9 @@ async def _run(turns: list[Turn], repo: Path, **kw: Any) -> dict[str, Any]:
     async with ScriptedModelServer(turns) as server:
         env = load_environment(cwd=repo, environ=environ_for(server, "openai"))
         spec = RunSpec(task="t", workspace=repo, diagnostics=False, **{"approve": "ask", **kw})
-        report = await execute_run(spec, env=env, on_event=on_event, asker=asker)
+        report = await execute_run(
+            spec, env=env, on_event=on_event, context=RunContext(asker=asker)
+        )
         requests = list(server.requests)
     if report.scratch is not None:
         await report.scratch.aclose()

@@ -40,7 +40,7 @@ from driveros.config import (
 )
 from driveros.llm import Message
 from driveros.mcptools import McpServerConfig, open_mcp_tools
-from driveros.runs import RunOptions, RunReport, execute_run
+from driveros.runs import RunContext, RunOptions, RunReport, execute_run
 from driveros.trust import broad_root
 
 log = logging.getLogger(__name__)
@@ -514,12 +514,14 @@ class DriverosAgent:
                     spec,
                     env=env,
                     on_event=stream.on_event,
-                    history=session.history or None,
-                    asker=asker,
-                    extra_tools=tools,
-                    buffers=(lambda rel: self._read_buffer(session, rel))
-                    if self._fs_read
-                    else None,
+                    context=RunContext(
+                        history=session.history or None,
+                        asker=asker,
+                        extra_tools=tools,
+                        buffers=(lambda rel: self._read_buffer(session, rel))
+                        if self._fs_read
+                        else None,
+                    ),
                 )
         finally:
             session.rejecting_commands = asker.rejecting

@@ -50,7 +50,14 @@ from driveros.cli._output_review import council_gate, finish_review, review_prom
 from driveros.cli._parser import UsageError
 from driveros.cli._resume import add_resume_flags, prepare_resume, resume
 from driveros.config import Environment, load_environment
-from driveros.runs import RunReport, RunSpec, current_errors, execute_run, new_run_id
+from driveros.runs import (
+    RunContext,
+    RunReport,
+    RunSpec,
+    current_errors,
+    execute_run,
+    new_run_id,
+)
 
 T = TypeVar("T")
 
@@ -398,14 +405,19 @@ async def _execute(
     spec, args.resumed = await resume(args, spec)
     servers = await asyncio.to_thread(configured_mcp_servers, args.mcp_config)
     if not servers:
-        return await execute_run(spec, env=env, on_event=on_event, **args.resumed.run)
+        return await execute_run(
+            spec, env=env, on_event=on_event, context=RunContext(**args.resumed.run)
+        )
 
     def report(problem: str) -> None:
         _err(f"driveros: warning: {printable(problem)}")
 
     async with open_mcp_tools(servers, report=report, cwd=str(spec.workspace)) as tools:
         return await execute_run(
-            spec, env=env, on_event=on_event, extra_tools=tools, **args.resumed.run
+            spec,
+            env=env,
+            on_event=on_event,
+            context=RunContext(extra_tools=tools, **args.resumed.run),
         )
 
 

@@ -3,7 +3,7 @@
     servers = load_mcp_config(Path("mcp.json"))          # {"mcpServers": {...}}
     servers = configured_mcp_servers(None)                # ~/.config/driveros/mcp.json
     async with open_mcp_tools(servers, report=warn) as tools:
-        await execute_run(spec, env=env, on_event=..., extra_tools=tools)
+        await execute_run(spec, env=env, on_event=..., context=RunContext(extra_tools=tools))
 
 Tools are named ``SERVER__TOOL``; every call goes through the run's approval (docs/acp.md).
 """

@@ -1,7 +1,7 @@
 """Starting MCP servers for one run and offering their tools to the agent.
 
     async with open_mcp_tools(configs, report=print) as tools:
-        await execute_run(spec, env=env, on_event=..., extra_tools=tools)
+        await execute_run(spec, env=env, on_event=..., context=RunContext(extra_tools=tools))
 
 Each stdio server is started (an HTTP server, ``url``, is connected to with the streamable
 HTTP transport) with the official ``mcp`` SDK, initialized, and its tools are listed; each

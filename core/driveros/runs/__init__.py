@@ -23,6 +23,7 @@ from driveros.runs._options import RunOptions, RunSpec
 if TYPE_CHECKING:
     from driveros.runs._buffers import ReadBuffer
     from driveros.runs._execute import (
+        RunContext,
         RunReport,
         current_errors,
         execute_run,
@@ -38,6 +39,7 @@ __all__ = [
     "DOCKER_WORKSPACE",
     "HeldRun",
     "ReadBuffer",
+    "RunContext",
     "RunOptions",
     "RunReport",
     "RunSpec",
@@ -58,6 +60,7 @@ __all__ = [
 
 _LAZY = {
     "ReadBuffer": "_buffers",
+    "RunContext": "_execute",
     "RunReport": "_execute",
     "current_errors": "_execute",
     "execute_run": "_execute",

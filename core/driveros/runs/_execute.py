@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -98,13 +99,16 @@ class RunContext:
     """What a caller of :func:`execute_run` brings to one run besides its spec (each optional):
     one parameter object from there down to the agent."""
 
+    #: The conversation so far (resuming with feedback), without the system prompt.
     history: Sequence[Message] | None = None
+    #: A review run's scratch copy to continue (None: made from the spec).
     scratch: ScratchWorkspace | None = None
     approval: ApprovalPolicy | None = None
     asker: Asker | None = None
     config: AgentConfig | None = None
     extra_tools: Sequence[ExtraTool] = ()
     buffers: ReadBuffer | None = None
+    #: The user's hooks (execute_run reads them for the run's workspace).
     hooks: HookSet | None = None
 
 
@@ -222,29 +226,24 @@ async def execute_run(
     *,
     env: Environment,
     on_event: OnEvent,
-    history: Sequence[Message] | None = None,
-    scratch: ScratchWorkspace | None = None,
-    approval: ApprovalPolicy | None = None,
-    asker: Asker | None = None,
-    config: AgentConfig | None = None,
-    extra_tools: Sequence[ExtraTool] = (),
-    buffers: ReadBuffer | None = None,
+    context: RunContext | None = None,
 ) -> RunReport:
     """Run ``spec`` to one outcome. Setup problems end as a ``setup_error`` result.
 
     Builds the provider, the (scratch) workspace, the sandbox, the diagnostics feed and
-    memory from the spec. With ``spec.review`` the agent works on ``scratch`` (created from
+    memory from the spec. ``context`` is what the caller brings (:class:`RunContext`, every
+    field optional). With ``spec.review`` the agent works on ``context.scratch`` (created from
     ``spec.workspace`` with ``spec.overlays`` when None); the report carries the scratch copy
     and its changes, and the caller owns it from then on. Cancelling the task emits a
     ``canceled`` result after the tools are stopped and the sandbox is closed, then re-raises.
 
-    ``approval`` replaces the policy built from ``spec.approve``; ``asker`` is who
-    ``approve="ask"`` asks (default: the terminal). The policy is built per run, in the
-    run's tier (:func:`run_tier`). ``extra_tools`` (e.g. an MCP server's, opened by the
-    caller around the run) are offered next to the built-in tools, each call approved.
-    ``buffers`` (a review run only) reads the editor's text of a file: the first time the
-    agent reads, edits or writes a path, that text is adopted into the scratch copy
-    (:class:`ReadBuffer`).
+    ``context.approval`` replaces the policy built from ``spec.approve``; ``context.asker`` is
+    who ``approve="ask"`` asks (default: the terminal). The policy is built per run, in the
+    run's tier (:func:`run_tier`). ``context.history`` continues a conversation;
+    ``context.extra_tools`` (e.g. an MCP server's, opened by the caller around the run) are
+    offered next to the built-in tools, each call approved. ``context.buffers`` (a review run
+    only) reads the editor's text of a file: the first time the agent reads, edits or writes
+    a path, that text is adopted into the scratch copy (:class:`ReadBuffer`).
     """
     # Reading every .env of the workspace (for the redactor) is a walk of the whole tree:
     # it runs while the scratch copy is made, and nothing is emitted before it is done.
@@ -254,16 +253,7 @@ async def execute_run(
     sink_ready = asyncio.ensure_future(
         _sink(spec, env, after_first_request.watching(watching(on_event, hooks)))
     )
-    context = RunContext(
-        history=history,
-        scratch=scratch,
-        approval=approval,
-        asker=asker,
-        config=config,
-        extra_tools=extra_tools,
-        buffers=buffers,
-        hooks=hooks,
-    )
+    context = dataclasses.replace(context or RunContext(), hooks=hooks)
     try:
         return await _execute(spec, context, env, sink_ready, after_first_request)
     finally:
