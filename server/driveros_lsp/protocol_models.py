@@ -38,6 +38,7 @@ from driveros_lsp.protocol import (
     CMD_AGENT_LIST,
     CMD_AGENT_REVERT,
     CMD_AGENT_START,
+    CMD_INLINE_ACCEPTED,
     CMD_MEMORY_FORGET,
     CMD_MEMORY_RECALL,
     CMD_REVIEW_ACCEPT,
@@ -62,6 +63,7 @@ __all__ = [
     "CustomCommandInfo",
     "Fact",
     "ForgetResult",
+    "InlineAcceptedResult",
     "ListResult",
     "Payload",
     "ProposalFile",
@@ -237,6 +239,13 @@ class StartResult(Payload):
     run_id: str
 
 
+class InlineAcceptedResult(Payload):
+    """``driveros.inlineCompletion.accepted``: the acceptance was counted (in the state
+    directory only; docs/inline.md, "Acceptance")."""
+
+    counted: bool
+
+
 class RunStateResult(Payload):
     """``driveros.agent.cancel`` / ``driveros.review.reject``: the run's state after it."""
 
@@ -342,6 +351,7 @@ COMMAND_RESULTS: dict[str, type[Payload]] = {
     CMD_REVIEW_REJECT: RunStateResult,
     CMD_MEMORY_RECALL: RecallResult,
     CMD_MEMORY_FORGET: ForgetResult,
+    CMD_INLINE_ACCEPTED: InlineAcceptedResult,
 }
 
 

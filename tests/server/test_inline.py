@@ -193,11 +193,8 @@ async def test_inline_acceptance_is_counted_in_the_state_directory(
     ):
         editor.open("add.py")
         (item,) = await _complete(editor, "add.py")
-        await editor.client.workspace_execute_command_async(
-            lsp.ExecuteCommandParams(
-                command=item.command.command, arguments=list(item.command.arguments)
-            )
-        )
+        answer = await editor.command(item.command.command, *item.command.arguments)
+        assert answer == {"counted": True}
         path = private_state / "inline-acceptance.json"
         async with asyncio.timeout(10):
             while not path.exists():

@@ -42,5 +42,5 @@ def setup(server: DriverosLanguageServer) -> None:
             return None
 
     @server.command(CMD_INLINE_ACCEPTED)
-    def accepted(*args: Any) -> None:
-        service().accepted(list(args))
+    def accepted(*args: Any) -> dict[str, Any]:
+        return service().accepted(list(args))
