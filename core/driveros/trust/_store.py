@@ -15,6 +15,7 @@ import fcntl
 import json
 import logging
 import os
+import pwd
 import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -60,12 +61,44 @@ def real_path(path: str | os.PathLike[str], *, strict: bool = True) -> Path:
         raise TrustError(f"cannot resolve {os.fspath(path)!r}: {exc}", path=str(path)) from exc
 
 
+#: Top-level directories that hold the system's or many people's files, never one project.
+SHARED_ROOTS = frozenset(
+    [
+        *("/tmp", "/var", "/usr", "/etc", "/home", "/opt", "/srv", "/mnt", "/media", "/run"),  # noqa: S108
+        *("/proc", "/sys", "/dev", "/boot", "/lib", "/bin", "/sbin", "/snap", "/nix"),
+    ]
+)
+#: Accounts from this uid on are people (login.defs' UID_MIN), but for ``nobody``.
+_FIRST_PERSON_UID = 1000
+_NOBODY_UID = 65534
+
+
+def _people_homes() -> list[Path]:
+    try:
+        entries = pwd.getpwall()
+    except OSError:  # pragma: no cover - no passwd database
+        return []
+    people = [e for e in entries if _FIRST_PERSON_UID <= e.pw_uid != _NOBODY_UID]
+    return [Path(os.path.realpath(e.pw_dir)) for e in people if e.pw_dir.startswith("/")]
+
+
 def broad_root(target: Path, home: Path | None) -> str | None:
     """Why the resolved directory ``target`` is no project but a root holding many (the
-    filesystem root, the home directory ``home``, or a directory holding it), or None.
-    ``driveros trust`` refuses such a directory, and ``driveros acp`` a session there."""
+    filesystem root, a top-level system directory, the home directory ``home``, another
+    person's home, or a directory holding one), or None. ``driveros trust`` refuses such a
+    directory, and ``driveros acp`` a session there."""
     if target == Path(target.anchor):
         return "it is the filesystem root"
+    if str(target) in SHARED_ROOTS:
+        return "it is a system directory shared by many projects"
+    own = Path(os.path.realpath(home)) if home is not None else None
+    for other in _people_homes():
+        if other in (home, own) or other == Path("/"):
+            continue
+        if target == other:
+            return "it is another account's home directory"
+        if target in other.parents:
+            return "it holds other accounts' home directories"
     if home is None:
         return None
     real_home = Path(os.path.realpath(home))
