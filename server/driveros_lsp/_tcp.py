@@ -144,9 +144,10 @@ async def _first_message(reader: asyncio.StreamReader) -> dict[str, Any]:
         raise _Refused("too many header lines")
     if length is None or length > FIRST_MESSAGE_LIMIT:
         raise _Refused("no Content-Length" if length is None else "first message too large")
+    body = await reader.readexactly(length)
     try:
-        message = json.loads(await reader.readexactly(length))
-    except ValueError:
+        message = json.loads(body)
+    except (ValueError, RecursionError):  # RecursionError: nested past the parser's depth
         raise _Refused("first message is not JSON") from None
     if not isinstance(message, dict):
         raise _Refused("first message is not an object")
