@@ -60,3 +60,17 @@ def test_clean_stops_before_retyping_the_next_line() -> None:
 
 def test_clean_drops_the_rest_of_the_line_it_repeats() -> None:
     assert clean("foo(a, b) + 1", prefix="x = ", suffix=" + 1\n") == "foo(a, b)"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet="ab (\n\t\x00\x1b\x7f\u202e\u2066\u200b", max_size=30),
+    suffix=CODE,
+)
+def test_clean_drops_characters_that_hide_what_code_does(text: str, suffix: str) -> None:
+    out = clean(text, prefix="x = ", suffix=suffix)
+    assert not set(out) & {"\x00", "\x1b", "\x7f", "\u202e", "\u2066"}
+
+
+def test_clean_drops_a_bidi_override_from_the_model() -> None:
+    assert clean("is_admin\u202e = True", prefix="", suffix="\n") == "is_admin = True"

@@ -5,11 +5,16 @@ What the model wrote is hostile input like any other: it is only ever inserted a
 text after the cursor. :func:`clean` applies, in order: the current line's indentation is not
 repeated, a single line only where the cursor's line goes on, the completion stops before it
 re-types the next line of the suffix, brackets it opened are closed only when the rest of the
-file does not close them, and no tail of it repeats the start of the suffix.
+file does not close them, and no tail of it repeats the start of the suffix. Before all that,
+characters that would hide what the text does are dropped: C0 controls but tab and newline,
+DEL, and the bidirectional overrides and isolates of "Trojan Source" (CVE-2021-42574).
 """
 
 from __future__ import annotations
 
+import re
+
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = frozenset(")]}")
 #: Characters whose one-character overlap with the suffix is a duplicate (a lone letter is not).
@@ -77,7 +82,7 @@ def _cut_at_anchor(text: str, suffix: str) -> str:
 def clean(text: str, *, prefix: str, suffix: str) -> str:
     """``text`` (the model's completion at the cursor between ``prefix`` and ``suffix``),
     trimmed as the module says. May return ''."""
-    text = text.replace("\r\n", "\n")
+    text = _HIDDEN.sub("", text.replace("\r\n", "\n"))
     if not text:
         return ""
     line_prefix = prefix[prefix.rfind("\n") + 1 :]
