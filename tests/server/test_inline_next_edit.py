@@ -118,3 +118,9 @@ def test_next_edit_rename_needs_exactly_one_identifier_changed() -> None:
     history.observe("u", "x = foo + bar\ny = foo\n")
     history.observe("u", "x = baz + qux\ny = foo\n")
     assert rename_suggestion(history, "u", ["x = baz + qux", "y = foo", ""], 0) is None
+
+
+def test_next_edit_model_text_loses_bidi_overrides() -> None:
+    raw = '{"line": 1, "old": "a", "new": "b\u202e", "confidence": 0.9}'
+    edit = parse_model_edit(raw, ["a = 1"], 0)
+    assert edit is not None and edit.new_text == "b"

@@ -22,6 +22,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from driveros_lsp.inline._post import visible
+
 if TYPE_CHECKING:
     from driveros.llm import Provider
 
@@ -163,6 +165,7 @@ def parse_model_edit(raw: str, lines: list[str], cursor_line: int) -> NextEdit |
     line, old, new, confidence = (data.get(k) for k in ("line", "old", "new", "confidence"))
     if not (isinstance(line, int) and isinstance(old, str) and isinstance(new, str)):
         return None
+    new = visible(new)
     if not isinstance(confidence, int | float) or not old or old == new:
         return None
     index = line - 1

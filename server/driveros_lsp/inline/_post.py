@@ -23,6 +23,11 @@ _SHORT_DUPLICATES = frozenset(")]}\"'`;,:")
 _MIN_ANCHOR = 4
 
 
+def visible(text: str) -> str:
+    """``text`` without the characters that hide what code does (see the module)."""
+    return _HIDDEN.sub("", text)
+
+
 def _unclosed(text: str) -> list[str]:
     """The closers ``text`` still owes, innermost first (string contents are skipped)."""
     stack: list[str] = []
@@ -82,7 +87,7 @@ def _cut_at_anchor(text: str, suffix: str) -> str:
 def clean(text: str, *, prefix: str, suffix: str) -> str:
     """``text`` (the model's completion at the cursor between ``prefix`` and ``suffix``),
     trimmed as the module says. May return ''."""
-    text = _HIDDEN.sub("", text.replace("\r\n", "\n"))
+    text = visible(text.replace("\r\n", "\n"))
     if not text:
         return ""
     line_prefix = prefix[prefix.rfind("\n") + 1 :]
