@@ -32,6 +32,7 @@ from driveros.agent import (
     Result,
     approval_policy,
 )
+from driveros.cli._add_dirs import add_add_dir_flag, parse_add_dirs
 from driveros.cli._command import command_task
 from driveros.cli._fail import CLOSED_STREAMS, fail, hold_exit_status
 from driveros.cli._fix import fix_paths, fix_task
@@ -58,6 +59,7 @@ from driveros.runs import (
     execute_run,
     new_run_id,
 )
+from driveros.state import state_dir
 
 T = TypeVar("T")
 
@@ -139,6 +141,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "hold: keep the run for `driveros runs`)",
     )
     add_resume_flags(add)
+    add_add_dir_flag(add)
     add(
         "--council",
         action="store_true",
@@ -331,6 +334,7 @@ def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
             diagnostics=env.diagnostics_on or args.fix is not None,
             allow_secret_files=args.allow_secret_file,
             workspace_trusted=env.workspace_trusted,
+            add_dirs=parse_add_dirs(args, root, state_dir(env.process_env)),
             otel=args.otel,
         )
     except ValidationError as exc:

@@ -121,6 +121,9 @@ class RunSpec(RunOptions):
     #: The user trusts this workspace (``driveros trust``, ``--trust``): its own diagnostics
     #: checks are read from ``workspace`` at start and run through ``approve`` (docs/security.md).
     workspace_trusted: bool = False
+    #: Folders the run may read besides the workspace (``--add-dir``): mounted read-only in
+    #: the local sandbox at their own paths; never read as configuration.
+    add_dirs: list[Path] = Field(default_factory=list)
     #: Export the run's spans over OpenTelemetry (``--otel``); the standard ``OTEL_*``
     #: variables turn it on too (docs/extending.md).
     otel: bool = False

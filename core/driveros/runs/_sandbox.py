@@ -7,6 +7,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from driveros._errors import ConfigError
 from driveros.agent import Tier
 from driveros.config import Environment
 from driveros.runs._options import RunSpec
@@ -57,6 +58,8 @@ def make_sandbox(
     # A view's writes all land in its upper layer: the set-id sweep at close walks only that.
     written_in = scratch.written_layer if scratch is not None and scratch.path == root else None
     if spec.sandbox == "docker":
+        if spec.add_dirs:
+            raise ConfigError("--add-dir needs the local sandbox (--sandbox local)")
         mounts, git_env = docker_git(spec, scratch)
         box = DockerSandbox(
             root,
@@ -101,6 +104,7 @@ def local_mounts(
     # something the sandbox must not show (driveros's own checkout as the user's tree).
     servers = server_mounts(env.process_env)
     read_only += [p for p in servers if not any(p.is_relative_to(h) for h in hidden)]
+    read_only += [p for p in spec.add_dirs if not any(h.is_relative_to(p) for h in hidden)]
     return read_only, hidden
 
 
