@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from acp import PROTOCOL_VERSION, RequestError, schema
 from acp.interfaces import Client
+from pydantic import ConfigDict, Field
 
 from driveros import __version__
 from driveros._errors import DriverosError
@@ -31,11 +32,7 @@ from driveros.acp._updates import Update, UpdateStream, text_block
 from driveros.agent import EXIT_CODES, CheckpointInfo
 from driveros.config import (
     ASK_TIMEOUT_S,
-    MAX_ITERATIONS,
-    MAX_WALL_S,
-    ContainerRuntime,
     Environment,
-    SandboxKind,
     load_environment,
 )
 from driveros.llm import Message
@@ -48,27 +45,20 @@ log = logging.getLogger(__name__)
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 
 
-@dataclass(frozen=True)
-class Settings:
-    """What ``driveros acp`` was started with (its flags); each session runs with these."""
+class Settings(RunOptions):
+    """What ``driveros acp`` was started with (its flags); each session runs with these: the
+    run options (``driveros.runs.RunOptions``, their defaults and bounds) plus ACP's own."""
 
-    provider: str | None = None
-    model: str | None = None
-    sandbox: SandboxKind = "local"
-    runtime: ContainerRuntime = "runc"
-    network: bool = False
-    untrusted: bool = False
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
     mode: ModeId = "ask"
-    max_iterations: int = MAX_ITERATIONS
-    max_wall_s: float = MAX_WALL_S
-    ask_timeout_s: float = ASK_TIMEOUT_S
-    diagnostics: bool = True
+    ask_timeout_s: float = Field(default=ASK_TIMEOUT_S, gt=0)
     #: MCP servers every session gets (``--mcp-config``), before the client's own.
     mcp_servers: tuple[McpServerConfig, ...] = ()
     #: Export each prompt's run over OpenTelemetry (``--otel``; OTEL_* turn it on too).
     otel: bool = False
     #: Loads the configuration of a workspace (tests inject one).
-    environment: Callable[[Path], Environment] | None = None
+    environment: Callable[[Path], Environment] | None = Field(default=None, exclude=True)
 
 
 @dataclass
@@ -477,9 +467,8 @@ class DriverosAgent:
         env = await asyncio.to_thread(self._loader, session.cwd)
         for warning in env.warnings:
             log.warning("%s", warning)
-        # the run options are the flags' (driveros.runs.RunOptions, the fields of the same
-        # name); the rest is this session's
-        spec = RunOptions.of(s).spec(
+        # the settings are the run options (driveros.runs.RunOptions) plus ACP's own
+        spec = s.spec(
             task=task,
             workspace=session.cwd,
             approve=APPROVE[session.mode],

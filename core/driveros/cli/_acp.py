@@ -75,26 +75,23 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return fail(f"driveros: {exc}", None)
     provider, model = chosen_provider(args)
-    settings = Settings(
-        provider=provider,
-        model=model,
-        sandbox=args.sandbox,
-        runtime=args.runtime,
-        network=args.network,
-        untrusted=args.untrusted,
-        mode=args.mode,
-        max_iterations=args.max_iterations,
-        max_wall_s=args.max_wall,
-        ask_timeout_s=args.ask_timeout,
-        mcp_servers=tuple(mcp),
-        otel=args.otel,
-    )
     from pydantic import ValidationError
 
-    from driveros.runs import RunOptions
-
     try:  # the limits every front end shares (driveros.runs): refused here, not per prompt
-        RunOptions.of(settings)
+        settings = Settings(
+            provider=provider,
+            model=model,
+            sandbox=args.sandbox,
+            runtime=args.runtime,
+            network=args.network,
+            untrusted=args.untrusted,
+            mode=args.mode,
+            max_iterations=args.max_iterations,
+            max_wall_s=args.max_wall,
+            ask_timeout_s=args.ask_timeout,
+            mcp_servers=tuple(mcp),
+            otel=args.otel,
+        )
     except ValidationError as exc:
         return fail(f"driveros: {invalid_run_settings(exc)}", None)
     from driveros.state import startup_gc_meanwhile
