@@ -197,3 +197,47 @@ async def test_a_run_cannot_plant_the_hooks_the_next_run_runs_on_the_host(
         assert (calc_repo / "conftest_ran.txt").read_text() == "ran"
     assert not (calc_repo / ".driveros" / "hooks.toml").exists()
     assert sorted(p.name for p in outside.iterdir()) == []
+
+
+PTRACE_HOST = """
+import ctypes, os, pathlib
+libc = ctypes.CDLL(None, use_errno=True)
+me = {os.getpid(), os.getppid()}
+for proc in pathlib.Path("/proc").iterdir():
+    if not proc.name.isdigit() or int(proc.name) in me:
+        continue
+    cmdline = (proc / "cmdline").read_bytes()
+    if b"SCM_RIGHTS" not in cmdline or not (proc / "comm").read_text().startswith("python"):
+        continue
+    pid = int(proc.name)
+    attached = libc.ptrace(16, pid, 0, 0) == 0  # PTRACE_ATTACH
+    if attached:
+        os.waitpid(pid, 0)
+        libc.ptrace(17, pid, 0, 0)  # PTRACE_DETACH
+    seen = 0  # descriptors whose target it could read (the socket among them)
+    try:
+        names = os.listdir(proc / "fd")
+    except OSError:
+        names = []
+    for name in names:
+        try:
+            os.readlink(proc / "fd" / name)
+            seen += 1
+        except OSError:
+            pass
+    print(pid, "attached" if attached else "refused", seen)
+"""
+
+
+async def test_a_command_cannot_ptrace_the_sandboxs_process_host(tmp_path: Path) -> None:
+    """The in-sandbox host holds the socket driveros reads answers from: a command that
+    attached to it could forge exit codes or flood driveros. It is not dumpable."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "probe.py").write_text(PTRACE_HOST)
+    async with LocalSandbox(ws, base_env={"PATH": "/usr/bin:/bin"}) as box:
+        res = await box.run("python3 probe.py")
+    assert res.exit_code == 0, res
+    lines = res.stdout.split()
+    assert len(lines) == 3, res.stdout  # the host was found
+    assert lines[1:] == ["refused", "0"], res.stdout

@@ -37,6 +37,8 @@ _HOST_SOURCE = Path(__file__).with_name("_host_inner.py")
 _INTERPRETER = os.path.realpath(sys.executable)
 #: How long the sandbox may take to come up.
 START_TIMEOUT = 20.0
+#: The longest answer line the host sends (its answers are small JSON objects).
+MAX_ANSWER = 64 * 1024
 #: Exit code reported for a command whose host went away (killed with the sandbox).
 HOST_GONE = -signal.SIGKILL
 
@@ -187,8 +189,19 @@ class ContainedHost:
             return
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
+        if len(self._buffer) > MAX_ANSWER:  # no host answer is this long: not the host
+            log.warning("the local sandbox's host sent an oversized answer; closing it")
+            self._host_gone()
+            return
         for line in lines:
-            self._answer(json.loads(line))
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError):
+                message = None
+            if not isinstance(message, dict):
+                log.warning("the local sandbox's host sent an unreadable answer; ignored")
+                continue
+            self._answer(message)
 
     def _answer(self, message: dict[str, object]) -> None:
         if "ready" in message:

@@ -69,7 +69,20 @@ def _spawn(request: dict, fds: list[int]) -> subprocess.Popen:  # type: ignore[t
     )
 
 
+def _undumpable() -> None:
+    """PR_SET_DUMPABLE 0: the commands (same uid, same namespaces) cannot ptrace this host,
+    read its ``/proc/<pid>/fd`` or take its socket to forge answers. Commands it starts are
+    dumpable again after their exec."""
+    try:
+        import ctypes  # only here: it may be missing
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    except (ImportError, OSError, AttributeError):
+        pass
+
+
 def main() -> None:
+    _undumpable()
     sock = socket.socket(fileno=int(sys.argv[1]))
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
