@@ -1,0 +1,35 @@
+"""The semantic tools through the language server (`driveros-lsp`, an editor's run): the trace
+shows the call and its answer, and a rename is the run's proposal, exactly the server's
+edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.semantic._oracle import program
+from tests.semantic.test_semantic_run import TURNS, project, server_rename
+from tests.server._lsp import editor_session
+from tests.server.conftest import model_env
+from tests.server.test_flow import SETTINGS, wait_state
+
+from driveros.testing import ScriptedModelServer
+from driveros_lsp import protocol
+
+
+async def test_semantic_rename_in_an_editors_run_is_its_proposal(tmp_path: Path) -> None:
+    program("basedpyright")
+    root = project(tmp_path / "ws")
+    want = await server_rename(root)
+    async with ScriptedModelServer(TURNS) as model:
+        env = {**model_env(model), "DRIVEROS_STATE_DIR": str(tmp_path / "state")}
+        async with editor_session(root, profile="neovim", env=env, settings=SETTINGS) as ed:
+            run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "rename"}))["runId"]
+            await wait_state(ed, run_id, "proposed")
+            results = {e["name"]: e for e in ed.events(run_id, "tool_result")}
+            proposal = ed.last_proposal(run_id)
+            await ed.command(protocol.CMD_REVIEW_REJECT, {"runId": run_id})
+    assert results["rename"]["ok"], results["rename"]
+    assert results["references"]["output"].startswith("5 references to grand_total in 3 files")
+    assert proposal is not None
+    assert sorted(f["path"] for f in proposal["files"]) == sorted(want)
+    assert (root / "pkg/calc.py").read_text().startswith("def compute_total")
