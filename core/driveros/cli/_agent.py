@@ -21,7 +21,6 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from driveros._errors import ConfigError, DriverosError
-from driveros._plural import count
 from driveros._unicode import printable, terminal_safe
 from driveros.agent import (
     EXIT_CODES,
@@ -35,7 +34,7 @@ from driveros.agent import (
 from driveros.cli._add_dirs import add_add_dir_flag, parse_add_dirs
 from driveros.cli._command import command_task
 from driveros.cli._fail import CLOSED_STREAMS, fail, hold_exit_status
-from driveros.cli._fix import fix_paths, fix_task
+from driveros.cli._fix import fix_paths, fix_task, nothing_to_fix
 from driveros.cli._options import (
     add_limits,
     add_provider,
@@ -57,7 +56,6 @@ from driveros.runs import (
     RunSpec,
     current_errors,
     execute_run,
-    new_run_id,
 )
 from driveros.state import state_dir
 
@@ -354,7 +352,7 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         found = await _cancellable(current_errors(spec, env, paths=paths))
         targets, checks, elsewhere = found
         if not targets:
-            return _nothing_to_fix(args, out, paths, checks, elsewhere)
+            return nothing_to_fix(args.format, out.write, paths, checks, elsewhere)
         spec = spec.model_copy(update={"task": fix_task(task, targets), "targets": targets})
     trace = TraceWriter(sys.stderr) if args.format != "ndjson" else None
     results: list[Result] = []
@@ -462,40 +460,6 @@ async def _review(
     if refused:
         return _amend(result, "refused", "the council rejected the change; it was discarded")
     return result
-
-
-def _nothing_to_fix(
-    args: argparse.Namespace,
-    out: _Stdout,
-    paths: list[str],
-    checks: tuple[str, ...],
-    elsewhere: int,
-) -> int:
-    """No model is called: the build reports no error where ``--fix`` looked."""
-    where = ", ".join(printable(p) for p in paths) or "the workspace"
-    ran = ", ".join(checks) or "none apply here"
-    message = f"nothing to fix: no errors in {where} (checks: {ran})"
-    if elsewhere:
-        # A syntax error elsewhere can stop a checker (mypy) before it reaches these paths.
-        message += (
-            f"; the build reports {count(elsewhere, 'error')} elsewhere, which may hide "
-            "errors here: try --fix without paths"
-        )
-    _err(f"driveros: {message}")
-    result = Result(
-        run_id=new_run_id(),
-        outcome="answered",
-        exit_code=0,
-        answer=message,
-        verified=bool(checks),
-        targets_fixed=True,
-    )
-    hold_exit_status(0)
-    if args.format in ("json", "ndjson"):
-        out.write(result_json(result) + "\n")
-    else:
-        out.write(message + "\n" + summary_line(result) + "\n")
-    return 0
 
 
 def _amend(result: Result, outcome: str, error: str) -> Result:
