@@ -146,6 +146,13 @@ ANSWER = [Turn(text="hello")]
 AFTER_RESULT_TRIES = 3
 
 
+def _is_result(line: bytes) -> bool:
+    try:
+        return bool(json.loads(line).get("type") == "result")
+    except ValueError:
+        return False
+
+
 async def _signal_after_result(
     repo: Path, env: dict[str, str], sig: signal.Signals, fmt: str, *args: str
 ) -> tuple[int, int]:
@@ -158,12 +165,13 @@ async def _signal_after_result(
     async with asyncio.timeout(120):
         async for line in proc.stdout:
             last = line
-            if line.startswith(b'{"type":"result"') or line.startswith(b"SUMMARY"):
+            if line.startswith(b"SUMMARY") or _is_result(line):
                 with contextlib.suppress(ProcessLookupError):
                     proc.send_signal(sig)
                 break
         await proc.communicate()
     assert proc.returncode is not None
+    assert last.startswith(b"SUMMARY") or _is_result(last), last  # the signal was sent
     if last.startswith(b"SUMMARY"):
         code = int(last.split(b" exit=", 1)[1].split(b" ", 1)[0])
     else:
