@@ -88,7 +88,7 @@ class RunHub:
         if channel is not None:
             channel.push(event)
         if event.type == "diagnostics":
-            self.board.update(run.run_id, event, self._root())
+            self.board.update(run.run_id, event, self._root(run))
 
     def run_finished(self, run: Run) -> None:
         """The run's state is settled: its trace ends (the held ``result`` last), then the
@@ -131,7 +131,7 @@ class RunHub:
 
     # -- the proposal ------------------------------------------------------------------
     def proposal_payload(self, run: Run) -> dict[str, Any]:
-        root = self._root()
+        root = self._root(run)
         changes = run.outcome.changes if run.outcome is not None else ()
         files = [
             proposal_file(c, root=root, conflicts=run.conflicts)
@@ -189,7 +189,7 @@ class RunHub:
         them is a conflict and the edit is planned again without it."""
         assert run.outcome is not None
         traits = self._server.traits
-        root = self._root()
+        root = self._root(run)
         changes = [c for c in run.outcome.changes if str(c.path) in run.pending]
         drifted: dict[str, str] = {}
         while True:
@@ -244,7 +244,7 @@ class RunHub:
                 self._server.log(f"driveros run {run.run_id}: edit not applied ({reason})")
                 return
             drift = await asyncio.to_thread(
-                closed_file_drift, self._root(), plan.closed, after=True
+                closed_file_drift, self._root(run), plan.closed, after=True
             )
         finally:
             self._runs.unreserve(run, plan.included)
@@ -259,8 +259,11 @@ class RunHub:
             return None
         return token.removeprefix(PROGRESS_TOKEN_PREFIX).split("-", 1)[0]
 
-    def _root(self) -> Path:
-        return self._server.workspace_root()
+    def _root(self, run: Run) -> Path:
+        """The run's own folder (a multi-root workspace runs each fix in its file's folder)."""
+        return (
+            Path(run.request.workspace) if run.request.workspace else self._server.workspace_root()
+        )
 
     def spawn(self, coro: Any) -> None:
         """Run ``coro`` as a background task of the hub (canceled at server exit)."""

@@ -117,6 +117,20 @@ class DriverosLanguageServer(LanguageServer):
             self.log(f"driveros: workspace root {root} (from {origin})", lsp.MessageType.Info)
         return root
 
+    def folder_of(self, uri: str | None) -> Path:
+        """The workspace folder holding ``uri`` (the deepest, when folders nest); the
+        workspace root (:meth:`workspace_root`) when none does or ``uri`` is None."""
+        from pygls.uris import to_fs_path
+
+        path = to_fs_path(uri) if uri else None
+        if path:
+            target = Path(path)
+            folders = [Path(p) for f in self.workspace.folders.values() if (p := to_fs_path(f.uri))]
+            holding = [f for f in folders if target.is_relative_to(f)]
+            if holding:
+                return max(holding, key=lambda f: len(f.parts))
+        return self.workspace_root()
+
     def _find_root(self) -> tuple[Path, str]:
         from pygls.uris import to_fs_path
 

@@ -288,10 +288,12 @@ async def editor_session(
     root_uri: bool = True,
     workspace_folders: bool = True,
     capabilities: lsp.ClientCapabilities | None = None,
+    extra_folders: tuple[Path, ...] = (),
 ) -> Any:
     """Start ``driveros-lsp --stdio`` under ``profile``'s capabilities; shut it down after.
 
     ``root_uri``/``workspace_folders`` False: the client opens no folder (a single file).
+    ``extra_folders``: more workspace folders after ``root`` (a multi-root workspace).
     """
     client = make_test_lsp_client()
     _structure_code_action_items(client)
@@ -305,7 +307,12 @@ async def editor_session(
             capabilities=caps,
             root_uri=root.as_uri() if root_uri else None,
             workspace_folders=(
-                [lsp.WorkspaceFolder(uri=root.as_uri(), name="ws")] if workspace_folders else None
+                [
+                    lsp.WorkspaceFolder(uri=root.as_uri(), name="ws"),
+                    *(lsp.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in extra_folders),
+                ]
+                if workspace_folders
+                else None
             ),
             initialization_options=settings,
         )

@@ -78,3 +78,48 @@ async def test_revert_then_follow_up_sees_the_conversation_and_the_reverted_stat
         assert paths == ["four.txt", "plan.txt"]
         assert [c[1] for c in _checkpoints(ed, run_id)][-1] == 2  # numbering after the revert
     assert not (workspace / "plan.txt").exists()  # nothing reached the files before accept
+
+
+async def test_a_fix_runs_in_the_workspace_folder_that_holds_the_file(
+    workspace: Path, tmp_path: Path, scripted_model
+) -> None:
+    second = tmp_path / "second"
+    second.mkdir()
+    (second / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    fix = [
+        Turn(
+            tool_calls=[
+                ToolCallSpec(
+                    "edit_file",
+                    {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"},
+                )
+            ]
+        ),
+        Turn(text="fixed"),
+    ]
+    diagnostic = {
+        "range": {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 16}},
+        "message": "add subtracts",
+        "severity": 1,
+    }
+    async with (
+        scripted_model(fix) as model,
+        editor_session(
+            workspace,
+            profile="neovim",
+            env=model_env(model),
+            settings=SETTINGS,
+            extra_folders=(second,),
+        ) as ed,
+    ):
+        uri = (second / "calc.py").as_uri()
+        run_id = (
+            await ed.command(protocol.CMD_AGENT_FIX, {"uri": uri, "diagnostics": [diagnostic]})
+        )["runId"]
+        await wait_state(ed, run_id, "proposed")
+        [file] = ed.last_proposal(run_id)["files"]
+        assert (file["path"], file["uri"]) == ("calc.py", uri)
+        await ed.command(protocol.CMD_REVIEW_ACCEPT, {"runId": run_id})
+        await wait_state(ed, run_id, "accepted")
+    assert (second / "calc.py").read_text().endswith("a + b\n")
+    assert "a - b" in (workspace / "calc.py").read_text()  # the first folder is untouched

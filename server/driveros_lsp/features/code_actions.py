@@ -7,6 +7,7 @@ and per file when the run changed several files).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
@@ -88,15 +89,21 @@ def actions_for(
 
 def _review_actions(server: DriverosLanguageServer, uri: str) -> list[lsp.CodeAction]:
     try:
-        root = server.workspace_root()
+        root = server.folder_of(uri)
     except LookupError:
         return []
-    rel = relative_path(root, uri)
-    if rel is None:
+    if relative_path(root, uri) is None:
         return []
-    runs = [r for r in server.runs.runs() if r.state == "proposed" and rel in r.pending]
+
+    def rel_in(run: Run) -> str | None:  # each run proposes in its own folder
+        return relative_path(Path(run.request.workspace) if run.request.workspace else root, uri)
+
+    runs = [r for r in server.runs.runs() if r.state == "proposed" and rel_in(r) in r.pending]
     out: list[lsp.CodeAction] = []
     for run in runs:
+        rel = rel_in(run)
+        if rel is None:
+            continue
         suffix = f" (run {run.run_id})" if len(runs) > 1 else ""
         out.append(_review_action(ACTION_ACCEPT + suffix, CMD_REVIEW_ACCEPT, run, None))
         out.append(_review_action(ACTION_REJECT + suffix, CMD_REVIEW_REJECT, run, None))

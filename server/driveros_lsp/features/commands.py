@@ -112,9 +112,9 @@ def command(server: DriverosLanguageServer, name: str) -> Callable[[F], F]:
     return register
 
 
-def _root(server: DriverosLanguageServer) -> Path:
+def _root(server: DriverosLanguageServer, uri: str | None = None) -> Path:
     try:
-        return server.workspace_root()
+        return server.folder_of(uri)
     except LookupError as exc:
         raise RequestFailed(str(exc)) from exc
 
@@ -258,7 +258,7 @@ def setup(server: DriverosLanguageServer) -> None:
         from driveros_lsp._params import StartParams, parse
 
         p = parse(CMD_AGENT_START, StartParams, args)
-        root = _root(server)
+        root = _root(server, p.uri)
         task = p.task
         if p.uri is not None:
             rel = _rel(server, root, p.uri)
@@ -274,7 +274,7 @@ def setup(server: DriverosLanguageServer) -> None:
             raise JsonRpcInvalidParams(
                 f"{CMD_AGENT_FIX}: give at least one diagnostic, or all: true"
             )
-        root = _root(server)
+        root = _root(server, p.uri)  # in a multi-root workspace: the file's own folder
         rel = _rel(server, root, p.uri)
         from driveros.diagnostics import format_items
         from driveros_lsp._text import PositionCodec
