@@ -218,3 +218,23 @@ async def test_runs_of_an_unknown_run_fail_with_a_message(git_repo: Path) -> Non
         run = await run_cli("--resume", "nosuchrun", "--task", "t", server=server, cwd=git_repo)
         assert server.requests == []
     assert run.code == 1 and "no held run matches" in run.stderr
+
+
+async def test_a_resumed_run_applied_with_keep_is_no_longer_held(git_repo: Path) -> None:
+    run_id, _ = await _hold_three_turns(git_repo)
+    look = Turn(tool_calls=[ToolCallSpec("list_files", {})])
+    async with ScriptedModelServer([look, Turn(text="ok")]) as server:
+        run = await run_cli(
+            "--resume",
+            run_id,
+            "--task",
+            "apply it",
+            "--review-action",
+            "keep",
+            server=server,
+            cwd=git_repo,
+        )
+    assert run.code == 0, run.stderr
+    assert (git_repo / "extra.txt").read_text() == "more\n"
+    assert (git_repo / "calc.py").read_text().endswith("a + b\n")
+    assert (await runs("list", "--format", "json", cwd=git_repo)).json() == []

@@ -162,6 +162,9 @@ async def finish_review(
         else:
             await scratch.discard()
             sys.stderr.write("driveros: review: changes discarded\n")
+            return None
+        if scratch.kept and selected is None:  # a resumed held run, now applied: it ends
+            await scratch.discard()
         return None
     except (DriverosError, OSError) as exc:
         error = f"review: {action} failed{_what_was_written(exc)}"
