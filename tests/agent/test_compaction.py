@@ -21,6 +21,10 @@ SUMMARY = (
 )
 
 
+#: The context budget of these runs: room for the tools' schemas and about three notes.
+BUDGET = 3600
+
+
 def _read(n: int) -> Turn:
     return Turn(
         thinking=f"Reading the notes, pass {n}.",
@@ -57,15 +61,15 @@ async def test_a_long_run_compacts_then_finishes_verified(calc_repo: Path) -> No
         _long_run(Turn(text=SUMMARY)),
         calc_repo,
         wire="anthropic",
-        config=AgentConfig(context_budget=3000),
+        config=AgentConfig(context_budget=BUDGET),
     )
     result = out.report.result
     assert (result.outcome, result.verified) == ("answered", True)
     assert (calc_repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     [compaction] = out.of("compaction")
     assert compaction.method == "summary" and compaction.error is None
-    assert compaction.tokens_after < compaction.tokens_before <= compaction.budget == 3000
-    assert compaction.tokens_before > 0.8 * 3000 >= compaction.tokens_after
+    assert compaction.tokens_after < compaction.tokens_before <= compaction.budget == BUDGET
+    assert compaction.tokens_before > 0.8 * BUDGET >= compaction.tokens_after
 
     bodies = out.server.requests
     ask = bodies[3]
@@ -102,7 +106,7 @@ async def test_a_long_run_compacts_then_finishes_verified(calc_repo: Path) -> No
 async def test_when_the_summary_fails_old_tool_outputs_are_trimmed(calc_repo: Path) -> None:
     _notes(calc_repo)
     failed = Turn(error=ScriptedError(status=400, message="no summaries today"))
-    out = await run_scripted(_long_run(failed), calc_repo, wire="openai", max_context_tokens=3000)
+    out = await run_scripted(_long_run(failed), calc_repo, wire="openai", max_context_tokens=BUDGET)
     result = out.report.result
     assert (result.outcome, result.verified) == ("answered", True)
     compactions = out.of("compaction")

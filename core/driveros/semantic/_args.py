@@ -2,28 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from driveros.semantic._semantic import SemanticResult, SemanticTools
 
 
+def _no_null_defaults(schema: dict[str, Any]) -> None:
+    for prop in schema.get("properties", {}).values():
+        if prop.get("default", 0) is None:
+            del prop["default"]
+
+
 class _Args(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=_no_null_defaults)
+
+
+def _optional(kind: str, description: str, **extra: int) -> WithJsonSchema:
+    """A plain schema for an optional argument (no ``anyOf`` null: fewer prompt tokens)."""
+    return WithJsonSchema({"type": kind, "description": description, **extra})
 
 
 class PositionArgs(_Args):
-    path: str | None = Field(
-        default=None, description="Workspace-relative file (with symbol: narrows the search)."
+    path: Annotated[str | None, _optional("string", "File (with symbol: narrows it).")] = None
+    line: Annotated[int | None, Field(ge=1), _optional("integer", "1-based line.", minimum=1)] = (
+        None
     )
-    line: int | None = Field(default=None, ge=1, description="1-based line, as read_file shows.")
-    column: int | None = Field(default=None, ge=1, description="1-based column (characters).")
-    symbol: str | None = Field(
-        default=None,
-        description="A name (or Class.method) instead of path/line/column; an ambiguous name "
-        "answers with the candidates.",
-    )
+    column: Annotated[
+        int | None, Field(ge=1), _optional("integer", "1-based column (characters).", minimum=1)
+    ] = None
+    symbol: Annotated[
+        str | None,
+        _optional("string", "A name (or Class.method) instead of line/column."),
+    ] = None
 
     @model_validator(mode="after")
     def _position_or_symbol(self) -> Self:
@@ -45,12 +57,12 @@ class HoverArgs(PositionArgs):
 
 
 class RenameArgs(PositionArgs):
-    new_name: str = Field(min_length=1, description="The new name.")
+    new_name: str = Field(min_length=1)
 
 
 class SymbolsArgs(_Args):
-    query: str | None = Field(default=None, description="Search the workspace's symbols.")
-    path: str | None = Field(default=None, description="Outline this file's symbols instead.")
+    query: Annotated[str | None, _optional("string", "Search the workspace's symbols.")] = None
+    path: Annotated[str | None, _optional("string", "Or outline this file.")] = None
 
     @model_validator(mode="after")
     def _query_or_path(self) -> Self:
@@ -65,20 +77,20 @@ SemanticArgs = DefinitionArgs | ReferencesArgs | HoverArgs | RenameArgs | Symbol
 SEMANTIC_TOOLS: dict[str, tuple[type[_Args], str]] = {
     "definition": (
         DefinitionArgs,
-        "Where the symbol at a position (or named by symbol) is defined, by the language server.",
+        "Where a symbol is defined (language server).",
     ),
     "references": (
         ReferencesArgs,
-        "Every reference to a symbol (declaration included), by the language server.",
+        "Every reference to a symbol, declaration included (language server).",
     ),
-    "hover": (HoverArgs, "A symbol's type, signature and docstring, by the language server."),
+    "hover": (HoverArgs, "A symbol's type, signature and docstring (language server)."),
     "symbols": (
         SymbolsArgs,
-        "Workspace symbols matching query, or the outline of the file at path.",
+        "Workspace symbols matching query, or a file's outline.",
     ),
     "rename": (
         RenameArgs,
-        "Rename a symbol everywhere with the language server's own edit (reviewed like any edit).",
+        "Rename a symbol everywhere (the language server's edit).",
     ),
 }
 
