@@ -45,7 +45,7 @@ from driveros.cli._options import (
     positive_int,
     positive_seconds,
 )
-from driveros.cli._output import TraceWriter, result_json, summary_line
+from driveros.cli._output import TraceWriter, event_json, result_json, summary_line
 from driveros.cli._output_review import council_gate, finish_review, review_prompt_check
 from driveros.cli._parser import UsageError
 from driveros.cli._resume import add_resume_flags, prepare_resume, resume
@@ -365,7 +365,7 @@ async def _run(args: argparse.Namespace, task: str, env: Environment) -> int:
         if event.type == "result":
             results.append(event)  # printed last, once the review action is known
         elif args.format == "ndjson":
-            out.write(event.model_dump_json() + "\n")
+            out.write(event_json(event) + "\n")
         if trace is not None:
             trace.write(event)
 

@@ -7,6 +7,7 @@ import re
 from typing import TextIO
 
 from driveros._plural import files
+from driveros._unicode import json_terminal_safe
 from driveros.agent import Event, Result
 from driveros.approval import display_command
 from driveros.llm import format_cost
@@ -160,4 +161,10 @@ def summary_line(result: Result) -> str:
 
 
 def result_json(result: Result) -> str:
-    return result.model_dump_json()
+    """The result as one JSON line, DEL, C1 and bidi controls escaped (the same data)."""
+    return json_terminal_safe(result.model_dump_json())
+
+
+def event_json(event: Event) -> str:
+    """An event as one ndjson line, escaped like :func:`result_json`."""
+    return json_terminal_safe(event.model_dump_json())
