@@ -8,7 +8,8 @@ only after ``session/request_permission`` allows it. See docs/acp.md.
 """
 
 from driveros.acp._modes import MODE_IDS, MODES, ModeId
-from driveros.acp._server import DriverosAgent, Settings
+from driveros.acp._server import DriverosAgent
+from driveros.acp._settings import Settings
 from driveros.acp._stdio import OneLineErrors, serve
 
 __all__ = [

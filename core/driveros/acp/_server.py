@@ -5,14 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from acp import PROTOCOL_VERSION, RequestError, schema
 from acp.interfaces import Client
-from pydantic import ConfigDict, Field
 
 from driveros import __version__
 from driveros._errors import DriverosError
@@ -28,37 +26,18 @@ from driveros.acp._plan import RunPlan
 from driveros.acp._reads import inside as _inside
 from driveros.acp._reads import overlay_path as _overlay_path
 from driveros.acp._reads import read_problem, relative
+from driveros.acp._settings import Settings, mcp_configs
 from driveros.acp._updates import Update, UpdateStream, text_block
 from driveros.agent import EXIT_CODES, CheckpointInfo
-from driveros.config import (
-    ASK_TIMEOUT_S,
-    Environment,
-    load_environment,
-)
+from driveros.config import Environment, load_environment
 from driveros.llm import Message
 from driveros.mcptools import McpServerConfig, open_mcp_tools
-from driveros.runs import RunContext, RunOptions, RunReport, execute_run
+from driveros.runs import RunContext, RunReport, execute_run
 from driveros.trust import broad_root
 
 log = logging.getLogger(__name__)
 
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
-
-
-class Settings(RunOptions):
-    """What ``driveros acp`` was started with (its flags); each session runs with these: the
-    run options (``driveros.runs.RunOptions``, their defaults and bounds) plus ACP's own."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    mode: ModeId = "ask"
-    ask_timeout_s: float = Field(default=ASK_TIMEOUT_S, gt=0)
-    #: MCP servers every session gets (``--mcp-config``), before the client's own.
-    mcp_servers: tuple[McpServerConfig, ...] = ()
-    #: Export each prompt's run over OpenTelemetry (``--otel``; OTEL_* turn it on too).
-    otel: bool = False
-    #: Loads the configuration of a workspace (tests inject one).
-    environment: Callable[[Path], Environment] | None = Field(default=None, exclude=True)
 
 
 @dataclass
@@ -182,7 +161,7 @@ class DriverosAgent:
             id=uuid.uuid4().hex,
             cwd=root,
             mode=self.settings.mode,
-            mcp=[*self.settings.mcp_servers, *_mcp_configs(mcp_servers or [])],
+            mcp=[*self.settings.mcp_servers, *mcp_configs(mcp_servers or [])],
         )
         self._sessions[session.id] = session
         await self._keep(session)
@@ -220,7 +199,7 @@ class DriverosAgent:
             updates=updates,
             feedback=list(stored.feedback),
             edits=stored.edits,
-            mcp=[*self.settings.mcp_servers, *_mcp_configs(mcp_servers)],
+            mcp=[*self.settings.mcp_servers, *mcp_configs(mcp_servers)],
         )
         self._sessions[session.id] = session
         return session
@@ -517,28 +496,3 @@ class DriverosAgent:
         if report.history:
             session.history = list(report.history)
         return report
-
-
-def _mcp_configs(servers: list[Any]) -> list[McpServerConfig]:
-    """ACP's ``mcpServers`` (stdio: command/args/env list; http/sse: url and headers) as
-    configs."""
-    found: list[McpServerConfig] = []
-    for server in servers:
-        if isinstance(server, schema.McpServerStdio):
-            found.append(
-                McpServerConfig(
-                    name=server.name,
-                    command=server.command,
-                    args=list(server.args),
-                    env={e.name: e.value for e in server.env},
-                )
-            )
-        else:
-            name = getattr(server, "name", "mcp")
-            headers = {h.name: h.value for h in getattr(server, "headers", None) or []}
-            found.append(
-                McpServerConfig(
-                    name=str(name), url=str(getattr(server, "url", "")), headers=headers
-                )
-            )
-    return found

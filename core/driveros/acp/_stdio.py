@@ -14,7 +14,8 @@ from typing import Any, cast
 from acp import RequestError, run_agent
 
 from driveros._unicode import printable
-from driveros.acp._server import DriverosAgent, Settings
+from driveros.acp._server import DriverosAgent
+from driveros.acp._settings import Settings
 from driveros.stdio import claim_stdio, open_protocol_streams
 
 log = logging.getLogger(__name__)
