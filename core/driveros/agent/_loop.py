@@ -12,7 +12,6 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Literal
 
 from driveros._errors import ConfigError, ProviderError
 from driveros._tool_names import EDIT_TOOLS, READ_ONLY_TOOLS
@@ -20,13 +19,10 @@ from driveros.agent import _events as ev
 from driveros.agent import _memory
 from driveros.agent._approval import ApprovalPolicy, ApprovalRequest, Tier, approval_policy
 from driveros.agent._context import (
-    SUMMARY_REQUEST,
     ContextMeter,
-    compacted,
-    compaction_cut,
-    trim_tool_outputs,
 )
 from driveros.agent._diagnostics import DiagnosticsTracker
+from driveros.agent._fitting import Summarizer, context_budget, fit_context
 from driveros.agent._hooks import (
     ToolObservation,
     TurnObservation,
@@ -35,7 +31,6 @@ from driveros.agent._prompt import first_message
 from driveros.agent._redact import Redactor
 from driveros.agent._sink import EventSink, OnEvent
 from driveros.agent._state import (
-    ANSWER_RESERVE,
     DEFAULT_CONTEXT_BUDGET,
     AgentConfig,
     AgentRun,
@@ -57,7 +52,6 @@ from driveros.llm import (
     ToolCallPart,
     ToolResultPart,
     Usage,
-    context_window,
     price_usage,
     system,
     tool_results,
@@ -183,14 +177,21 @@ class Agent:
         )
 
     async def _loop(self, task: str, state: RunState) -> Finish:
-        self.context_budget = await self._context_budget()
+        self.context_budget = await context_budget(self.config, self.provider)
         memories = await self._recall(task)
         state.history.append(user(first_message(task, memories=memories, targets=self.targets)))
         while True:
             if state.turns >= self.config.max_iterations:
                 limit = self.config.max_iterations
                 return Finish("resource_cap", error=f"iteration limit of {limit} reached")
-            await self._fit_context(state)
+            await fit_context(
+                state,
+                budget=self.context_budget,
+                config=self.config,
+                meter=self._meter,
+                model=Summarizer(self.provider, self._tools),
+                sink=self.sink,
+            )
             self._check_cost(state)
             state.turns += 1
             turn = state.turns
@@ -258,88 +259,6 @@ class Agent:
                 error=f"cost limit of ${cap:.4f} reached: spent ${spent:.4f}, "
                 f"the next turn would cost about ${estimate:.4f}",
             )
-
-    async def _context_budget(self) -> int:
-        """``--max-context`` when given, else the model's window less room for the answer."""
-        if self.config.context_budget is not None:
-            return self.config.context_budget
-        window = await context_window(self.provider.model, self.provider.name)
-        if window is None:
-            return DEFAULT_CONTEXT_BUDGET
-        # Room for the answer: max_tokens (or 8192), at most a quarter of a small window.
-        reserve = min(self.config.max_tokens or ANSWER_RESERVE, window // 4)
-        return max(window - reserve, 1000)
-
-    async def _fit_context(self, state: RunState) -> None:
-        """Past ``compact_at`` of the budget: summarize the older turns (the recent ones stay
-        verbatim); trim old tool outputs only when no summary could be had; end the run
-        ``resource_cap`` only when the request still does not fit the budget."""
-        budget = self.context_budget
-        target = int(budget * self.config.compact_at)
-        before = self._meter.estimate(state.history)
-        if before <= target:
-            return
-        method: Literal["summary", "trim"] = "trim"
-        error: str | None = None
-        usage = Usage()
-        cut = compaction_cut(state.history, self.config.keep_turns)
-        if not self.config.compaction:
-            error = "compaction is off"
-        elif cut is None:
-            error = "no turns old enough to summarize"
-        elif state.summary_failures >= 2:
-            error = "the model failed to summarize twice"
-        else:
-            summary, usage, error = await self._summarize(state)
-            state.usage = state.usage + usage
-            if summary:
-                state.history[:] = compacted(state.history, cut, summary)
-                method = "summary"
-            else:
-                state.summary_failures += 1
-        after = self._meter.estimate(state.history)
-        # Down to the compaction point (so the next turn does not compact again); with
-        # compaction off, only as far as the request must to fit.
-        limit = target if self.config.compaction else budget
-        if after > limit:
-            after = trim_tool_outputs(state.history, budget=limit, meter=self._meter)
-        if after < before:
-            await self.sink.emit(
-                ev.Compaction,
-                turn=state.turns + 1,
-                method=method,
-                tokens_before=before,
-                tokens_after=after,
-                budget=budget,
-                kept_messages=len(state.history),
-                usage=usage,
-                error=error,
-            )
-        if after > budget:
-            raise Finish("resource_cap", error=f"context budget of about {budget} tokens exceeded")
-
-    async def _summarize(self, state: RunState) -> tuple[str, Usage, str | None]:
-        """Ask the model for a structured summary of the run so far (no tools)."""
-        request = Request(
-            messages=(system(self.config.system_prompt), *state.history, user(SUMMARY_REQUEST)),
-            tools=self._tools,
-            tool_choice="none",
-            max_tokens=self.config.max_tokens,
-            cache=self.config.prompt_cache,
-        )
-        try:
-            response = await self.provider.generate(request)
-        except ProviderError as exc:
-            return "", Usage(), f"the summary request failed: {exc}"
-        usage = await price_usage(
-            response.usage,
-            model=self.provider.model or response.model,
-            provider=self.provider.name,
-        )
-        summary = self.sink.redactor.text(response.text().strip())
-        if not summary:
-            return "", usage, "the model returned no summary"
-        return summary, usage, None
 
     # ------------------------------------------------------------------ think
 
