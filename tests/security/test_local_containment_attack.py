@@ -241,3 +241,30 @@ async def test_a_command_cannot_ptrace_the_sandboxs_process_host(tmp_path: Path)
     lines = res.stdout.split()
     assert len(lines) == 3, res.stdout  # the host was found
     assert lines[1:] == ["refused", "0"], res.stdout
+
+
+async def test_a_review_run_never_runs_the_real_trees_planted_rg(
+    git_repo: Path, outside: Path
+) -> None:
+    """A repository tracks ``.venv/bin/rg`` and the user's venv is active; in a ``--review``
+    run the workspace is a view elsewhere, so the real tree's ``rg`` is not "inside the
+    workspace", yet it must not run on the host for the read-only ``search`` tool."""
+    bin_dir = git_repo / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "rg").write_text(f"#!/bin/sh\ntouch {outside}/planted_rg_ran\nexit 1\n")
+    (bin_dir / "rg").chmod(0o755)
+    git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "add", "-f", ".venv/bin/rg"], cwd=git_repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "tools"], cwd=git_repo, check=True)
+    turns = [Turn(tool_calls=[ToolCallSpec("search", {"pattern": "def add"})]), Turn(text="ok")]
+    async with ScriptedModelServer(turns) as server:
+        path = f"{bin_dir}:{cli_environ(server)['PATH']}"
+        res = await run_cli(
+            "--task", "t", "--format", "ndjson", "--approve", "never",
+            "--review", "--review-action", "discard",
+            server=server, cwd=git_repo, extra_env={"PATH": path},
+        )  # fmt: skip
+    assert res.code in (0, 2), res.stderr
+    results = [e for e in res.lines() if e["type"] == "tool_result"]
+    assert results and "calc.py" in json.dumps(results[0])  # the search still worked
+    assert sorted(p.name for p in outside.iterdir()) == []

@@ -311,7 +311,17 @@ class LocalSandbox(SandboxBase):
         return path.relative_to(root).as_posix() if root in path.parents else None
 
     def _search_env(self) -> Mapping[str, str]:
-        return self._env
+        """The environment the host-side ``search`` finds ripgrep with: its PATH without
+        entries inside the hidden paths (the real tree under a view) or the writable
+        directories, whose ``rg`` a repository or a command could have planted (entries
+        inside the workspace are dropped by the search itself)."""
+        roots = [Path(os.path.realpath(p)) for p in (*self._hidden, *self._writable)]
+        entries = [
+            entry
+            for entry in self._env.get("PATH", "").split(os.pathsep)
+            if not any(_inside(Path(os.path.realpath(entry)), root) for root in roots)
+        ]
+        return {**self._env, "PATH": os.pathsep.join(entries)}
 
     async def aclose(self) -> None:
         """Kill everything this sandbox started; idempotent."""
@@ -333,6 +343,10 @@ class LocalSandbox(SandboxBase):
         await self._watchdog.aclose()
         if self._scratch is not None:
             await asyncio.to_thread(shutil.rmtree, self._scratch, True)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def _account_home() -> Path | None:
