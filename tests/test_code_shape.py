@@ -31,7 +31,6 @@ TOO_MANY_PARAMETERS = {
 TOO_LONG = {
     "core/driveros/intel/_warm_server.py",
     "core/driveros/review/_snapshot.py",
-    "server/driveros_lsp/_runs.py",
 }
 
 

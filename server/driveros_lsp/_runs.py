@@ -18,12 +18,12 @@ import asyncio
 import contextlib
 import logging
 import os
-import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from driveros import DriverosError
+from driveros_lsp._run import Run as Run
+from driveros_lsp._run import RunError as RunError
+from driveros_lsp._run import RunState as RunState
 from driveros_lsp._runner import Restorer
 from driveros_lsp._worker import AgentLoop
 
@@ -32,41 +32,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-RunState = Literal["running", "proposed", "finished", "failed", "canceled", "accepted", "rejected"]
 ACTIVE_STATES: frozenset[str] = frozenset({"running"})
 #: How long cancel waits for a run's cleanup (sandbox teardown) before giving up on it.
 CANCEL_GRACE_S = 20.0
 #: How long server exit waits for scratch copies being released (bounded: the process's own
 #: deadline is shorter still; what a kill leaves is collected by the next start).
 RELEASE_GRACE_S = 15.0
-
-
-class RunError(DriverosError):
-    """A run command cannot be carried out (unknown id, wrong state, too many runs)."""
-
-
-@dataclass
-class Run:
-    """Mutable bookkeeping for one run (internal to the server)."""
-
-    run_id: str
-    request: RunRequest
-    state: RunState = "running"
-    started_at: float = field(default_factory=time.time)
-    outcome: RunOutcome | None = None
-    error: str | None = None
-    task: asyncio.Task[None] | None = None
-    #: Workspace-relative paths of the proposal still awaiting review.
-    pending: list[str] = field(default_factory=list)
-    #: Paths the last review attempt could not apply (edited in the editor meanwhile).
-    conflicts: list[str] = field(default_factory=list)
-    #: Paths whose ``workspace/applyEdit`` is sent and not answered yet (never sent twice).
-    in_flight: set[str] = field(default_factory=set)
-    #: The proposal's scratch copy is kept past this process (it survives a restart).
-    kept: bool = False
-    #: Reopened from a proposal an earlier server kept.
-    restored: bool = False
-    epoch: int = 0
 
 
 class RunObserver(Protocol):
