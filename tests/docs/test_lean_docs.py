@@ -12,7 +12,7 @@ from tests.conftest import REPO_ROOT
 DOCS = REPO_ROOT / "docs"
 #: Lines per page; pages not named here get DEFAULT_LIMIT.
 LIMITS = {"review.md": 400, "events.md": 400, "approval.md": 400, "scratch.md": 400}
-DEFAULT_LIMIT = 800
+DEFAULT_LIMIT = 1000
 DIARY = re.compile(r"this round|this session|before \(main at|\bmain at `?[0-9a-f]{7}", re.I)
 ROW_REFERENCE = re.compile(r"\.md,? rows? \d")
 ROW_NAME = re.compile(r"row_?\d")
