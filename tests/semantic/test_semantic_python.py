@@ -204,6 +204,8 @@ async def test_semantic_a_server_dying_mid_request_is_the_calls_error(py: Setup)
 
 async def test_semantic_missing_server_says_what_to_install(tmp_path: Path) -> None:
     root = make_project(tmp_path / "ws")
+    (root / "src").mkdir()
+    (root / "src/lib.rs").write_text("fn main() {}\n")
     missing = ServerSpec(
         "nols", ("no-such-langserver", "--stdio"), ("py",), install="pip install nols"
     )

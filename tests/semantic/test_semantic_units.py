@@ -93,3 +93,17 @@ async def test_semantic_a_hostile_workspace_edit_writes_nothing(
         with pytest.raises(LanguageServerError, match=error):
             await apply_workspace_edit(sandbox, session, edit)  # type: ignore[arg-type]
     assert (tmp_path / "a.py").read_text() == "a = f()\n"
+
+
+async def test_semantic_a_path_the_fence_refuses_starts_no_server(tmp_path: Path) -> None:
+    from driveros.agent._tools import ToolBox
+
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "secret.py").write_text("x = 1\n")
+    async with LocalSandbox(tmp_path / "ws") as sandbox:
+        box = ToolBox(sandbox)
+        out = await box.call("hover", {"path": "../secret.py", "line": 1, "column": 1}, None)
+        assert not out.ok and out.output.startswith("refused by the sandbox")
+        missing = await box.call("definition", {"path": "nope.py", "line": 1, "column": 1}, None)
+        assert not missing.ok and "does not exist" in missing.output
+        assert box.semantic.sessions == {}

@@ -127,6 +127,9 @@ class SemanticTools:
         return self._servers
 
     async def _spec(self, path: str) -> ServerSpec:
+        """The server for ``path``, after the fence allowed the path (a refused or missing
+        file starts no server)."""
+        await self._sandbox.stat(path)
         servers = await self._configured()
         spec = server_for(servers, path)
         if spec is None:
