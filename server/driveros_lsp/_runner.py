@@ -241,7 +241,7 @@ class AgentRunner:
             on_event=deliver,
             context=RunContext(history=history, scratch=scratch, asker=request.asker),
         )
-        release, keep = _scratch_handles(report.scratch)
+        release, keep = _scratch_handles(report.scratch, report.history)
         council = None
         if s.council and report.changes:
             from driveros.review import combined_patch
@@ -284,7 +284,7 @@ class AgentRunner:
                 result=result,
                 changes=list(changes),
                 rationale=result.answer,
-                state=(None, scratch),
+                state=(_history(manifest.get("history")), scratch),
                 release=release,
                 keep=keep,
                 let_go=_let_go(scratch),
@@ -301,8 +301,23 @@ Release = Callable[[], Awaitable[None]]
 Keep = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-def _scratch_handles(scratch: Any) -> tuple[Release | None, Keep | None]:
-    """``(release, keep)`` of a scratch copy: release removes it for good (also once kept)."""
+def _history(raw: Any) -> list[Any] | None:
+    """A kept proposal's conversation (a follow-up after a restart continues it), or None."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from driveros.llm import Message
+
+    try:
+        return TypeAdapter(list[Message]).validate_python(raw) if raw else None
+    except ValidationError:
+        return None
+
+
+def _scratch_handles(
+    scratch: Any, history: Sequence[Any] = ()
+) -> tuple[Release | None, Keep | None]:
+    """``(release, keep)`` of a scratch copy: release removes it for good (also once kept);
+    keep records its checkpoints and the run's conversation with the manifest."""
     if scratch is None:
         return None, None
 
@@ -310,9 +325,14 @@ def _scratch_handles(scratch: Any) -> tuple[Release | None, Keep | None]:
         await scratch.discard()
 
     async def keep(manifest: dict[str, Any]) -> None:
+        from pydantic import TypeAdapter
+
+        from driveros.llm import Message
         from driveros.review import checkpoints_of
 
-        await scratch.keep({**manifest, **checkpoints_of(scratch).manifest_entry()})
+        talk = TypeAdapter(list[Message]).dump_python(list(history), mode="json")
+        entry = checkpoints_of(scratch).manifest_entry()
+        await scratch.keep({**manifest, **entry, "history": talk})
 
     return release, keep
 

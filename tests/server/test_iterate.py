@@ -123,3 +123,30 @@ async def test_a_fix_runs_in_the_workspace_folder_that_holds_the_file(
         await wait_state(ed, run_id, "accepted")
     assert (second / "calc.py").read_text().endswith("a + b\n")
     assert "a - b" in (workspace / "calc.py").read_text()  # the first folder is untouched
+
+
+async def test_a_follow_up_after_a_restart_continues_the_kept_conversation(
+    workspace: Path, tmp_path: Path, scripted_model
+) -> None:
+    env_state = {"DRIVEROS_STATE_DIR": str(tmp_path / "state")}
+    follow = [Turn(tool_calls=[ToolCallSpec("list_files", {})]), Turn(text="Followed up.")]
+    async with scripted_model(THREE_TURNS + follow) as model:
+        env = {**model_env(model), **env_state}
+        async with editor_session(workspace, profile="neovim", env=env, settings=SETTINGS) as ed:
+            run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "three steps"}))["runId"]
+            await wait_state(ed, run_id, "proposed")
+        async with editor_session(workspace, profile="neovim", env=env, settings=SETTINGS) as ed:
+            await ed.wait_for(  # restored by the new server
+                lambda: [m for m in ed.client.messages if "waiting for review" in m.message],
+                what="the restored-proposals message",
+            )
+            state = await ed.command(protocol.CMD_AGENT_REVERT, {"runId": run_id, "to": 2})
+            assert state["state"] == "proposed"
+            asked = len(model.requests)
+            await ed.command(protocol.CMD_AGENT_FOLLOW_UP, {"runId": run_id, "task": "go on"})
+            await wait_state(ed, run_id, "running", "proposed")
+            await wait_state(ed, run_id, "proposed")
+            first = str(model.requests[asked])
+            listing = str(model.requests[asked + 1]["messages"][-1])
+    assert "three steps" in first and "go on" in first  # the conversation survived
+    assert "calc.py" in listing and "plan.txt" in listing and "extra.txt" not in listing
