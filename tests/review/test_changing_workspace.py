@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import driveros.review._snapshot as snapshot
+import driveros.review._snapshot_view as snapshot_view
 from driveros._git import GitResult
 from driveros.review import ScratchWorkspace
 from driveros.review._files import sync_paths
@@ -120,7 +121,7 @@ async def test_files_vanishing_after_the_status_listing(
     (root / ".git/info/exclude").write_text("*.o\n")
     (root / "out/deep").mkdir(parents=True)
     (root / "out/deep/x.o").write_text("object\n")
-    real_status = snapshot._user_status
+    real_status = snapshot.user_status
 
     async def status_then_change(top: Path, **kwargs: Any) -> GitResult:
         result = await real_status(top, **kwargs)
@@ -134,7 +135,9 @@ async def test_files_vanishing_after_the_status_listing(
             (root / f"new/u{i}.txt/inner.txt").write_text("inner\n")
         return result
 
-    monkeypatch.setattr(snapshot, "_user_status", status_then_change)
+    # the user's status, as a worktree or copy (_snapshot) and a view (_snapshot_view) read it
+    monkeypatch.setattr(snapshot, "user_status", status_then_change)
+    monkeypatch.setattr(snapshot_view, "user_status", status_then_change)
     caplog.set_level(logging.INFO, logger=read_entries.__module__)  # where stage() logs
     async with await ScratchWorkspace.create(root, base_dir=scratch_base) as scratch:
         assert await scratch.changes() == []

@@ -14,14 +14,12 @@ import asyncio
 import logging
 import re
 import shutil
-import stat
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from driveros._finish import finish_then_reraise, thread_to_the_end
-from driveros._git import GitResult, run_git, split_z, yielding_cpu
+from driveros._git import run_git, split_z, yielding_cpu
 from driveros._tmp import temp_root
-from driveros._together import both
 from driveros.review._environments import (
     ENVIRONMENT_DIRS,
     exclude_lines,
@@ -39,10 +37,7 @@ from driveros.review._files import (
 )
 from driveros.review._hiding import (
     drop_hide_layer,
-    hidden_of,
     hide_layer_path,
-    mount_view,
-    untracked_environments,
 )
 from driveros.review._layout import Layout
 from driveros.review._overlay import (
@@ -51,40 +46,28 @@ from driveros.review._overlay import (
     overlay_refusal,
     view_driver,
 )
+from driveros.review._private import (
+    dirty_paths,
+    init_private,
+    too_big,
+    user_excludes,
+    user_status,
+)
+from driveros.review._snapshot_view import (
+    overlay_baseline,
+    populate_overlay,
+    populate_overlay_plain,
+)
 from driveros.review._stage import add_paths, stage
 from driveros.review._user_repo import (
     EXCLUDES_TEXT,
     Listings,
     Repo,
     repo_info,
-    untracked_excluded,
 )
 from driveros.state import Lease, new_lease_id, remove_paths, repo_lock, unmount_under
 
 log = logging.getLogger(__name__)
-
-
-def _user_excludes(common: Path) -> str:
-    """The private repository's excludes for a copy of the user's repository: the user's own
-    ``info/exclude`` and :data:`DEFAULT_EXCLUDES`."""
-    user_exclude = common / "info" / "exclude"
-    own = user_exclude.read_text("utf-8", "replace") if user_exclude.is_file() else ""
-    return f"{own}\n{EXCLUDES_TEXT}"
-
-
-async def _init_private(git_dir: Path, *, excludes: str, alternates: Path | None) -> None:
-    await run_git(["init", "--bare", "-q", str(git_dir)], cwd=git_dir.parent, scratch=True)
-
-    def write() -> None:
-        info = git_dir / "info"
-        info.mkdir(exist_ok=True)
-        (info / "exclude").write_text(excludes, encoding="utf-8")
-        if alternates is not None:
-            (git_dir / "objects" / "info" / "alternates").write_text(
-                f"{alternates}\n", encoding="utf-8"
-            )
-
-    await thread_to_the_end(write)
 
 
 async def _copy_parallel(src: Path, dst: Path, relpaths: list[str]) -> None:
@@ -93,34 +76,8 @@ async def _copy_parallel(src: Path, dst: Path, relpaths: list[str]) -> None:
             tg.create_task(thread_to_the_end(sync_paths, src, dst, part))
 
 
-async def _user_status(
-    top: Path, *, ignored: bool = False, untracked: bool = True, git_dir: Path | None = None
-) -> GitResult:
-    """``git status`` of the user's tree (every untracked file, no renames): what differs from
-    ``HEAD``, read the same way by every strategy. ``ignored``: the ignored paths too (``!!``
-    entries; an ignored directory once, not its contents, unless it holds a tracked file).
-    ``untracked=False``: the tracked files only (the untracked ones listed apart).
-    ``git_dir``: a private repository whose work tree ``top`` is (a plain directory)."""
-    return await run_git(
-        [
-            "--no-optional-locks",
-            "status",
-            "--porcelain=v1",
-            "-z",
-            f"--untracked-files={'all' if untracked else 'no'}",
-            *(["--ignored=matching"] if ignored else []),
-            "--no-renames",
-            "--ignore-submodules=all",
-        ],
-        cwd=top,
-        git_dir=git_dir,
-        work_tree=top if git_dir is not None else None,
-        scratch=git_dir is not None,
-    )
-
-
 async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size: int) -> None:
-    status_task = asyncio.create_task(_user_status(top))
+    status_task = asyncio.create_task(user_status(top))
     try:
         # Two `worktree add` on one repository at once race for the same entry name under
         # .git/worktrees: one lock per repository, shared with other processes.
@@ -141,16 +98,16 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
             )
     finally:
         _, status, _ = await status_task
-    dirty = await _dirty_paths(lay, top, status, max_file_size)
+    dirty = await dirty_paths(lay, top, status, max_file_size)
     _, index_out, _ = await run_git(["rev-parse", "--git-path", "index"], cwd=lay.work)
     index = Path(index_out.decode("utf-8", "surrogateescape").strip())
     if not index.is_absolute():
         index = lay.work / index
     lay.worktree_git = await thread_to_the_end(index.parent.resolve)
 
-    await _init_private(
+    await init_private(
         lay.git_dir,
-        excludes=await thread_to_the_end(_user_excludes, common),
+        excludes=await thread_to_the_end(user_excludes, common),
         alternates=common / "objects",
     )
     # Starting from the worktree's index keeps git's stat cache: only dirty files get hashed.
@@ -161,7 +118,7 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
 async def _hash_all(lay: Layout, tree: Path, max_file_size: int) -> None:
     """A private repository whose index holds every file of ``tree`` that ``copy`` takes
     (``.gitignore`` and the default excludes honoured, big files left out)."""
-    await _init_private(lay.git_dir, excludes=EXCLUDES_TEXT, alternates=None)
+    await init_private(lay.git_dir, excludes=EXCLUDES_TEXT, alternates=None)
     await _exclude_big(lay, tree, max_file_size)
     await stage(lay, tree, None)
     if lay.left_out:
@@ -206,115 +163,9 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
     )
 
 
-async def _populate_overlay(
-    lay: Layout, top: Path, listings: Listings, max_file_size: int, hide: list[str]
-) -> tuple[str | None, list[str]]:
-    """Mount the view (nothing is checked out or copied) and take the untracked files from
-    ``listings``, those over the size limit in ``lay.left_out``; (None, or why it cannot
-    mount; the untracked files the baseline takes). The rest of the baseline is recorded
-    afterwards, by :func:`_overlay_baseline`: the mount waits for neither the status nor the
-    private repository."""
-
-    async def view() -> str | None:
-        # The listing of ignored paths refreshes nothing (unlike the status): the mount does
-        # not wait for a stat of every tracked file.
-        ignored = await listings.ignored
-        keep = await untracked_environments(lay, top, ignored)
-        hidden = await thread_to_the_end(hidden_of, lay, top, ignored, keep=keep)
-        return await mount_view(lay, top, [*hide, *hidden])
-
-    # Cleanup never races a mount still being made (both finish first).
-    why, listed = await both(view(), listings.untracked)
-    return why, await _taken(lay, top, listed, max_file_size)
-
-
-async def _overlay_baseline(
-    lay: Layout, top: Path, common: Path, head: str, untracked: list[str]
-) -> None:
-    """The baseline of a view of a repository: ``HEAD`` plus the user's changed tracked files
-    and ``untracked`` (listed before the mount), hashed from the user's tree itself (the
-    lower layer), so a file written in the view meanwhile never enters it. The status of the
-    tracked files and the private repository with ``HEAD`` read into its index run
-    concurrently."""
-
-    async def private() -> None:
-        text = await thread_to_the_end(_user_excludes, common)
-        await _init_private(lay.git_dir, excludes=text, alternates=common / "objects")
-        # The baseline starts as HEAD (the user's dirty files are added below); read from
-        # the private repository alone, it needs neither the status nor the mount.
-        await run_git(["read-tree", head], cwd=lay.git_dir, git_dir=lay.git_dir, scratch=True)
-
-    async def changed() -> list[str]:
-        _, status, _ = await _user_status(top, untracked=False)
-        return await _dirty_paths(lay, top, status, 0)
-
-    paths, _ = await both(changed(), private())
-    await stage(lay, top, [*paths, *untracked])
-
-
-async def _dirty_paths(lay: Layout, top: Path, status: bytes, max_file_size: int) -> list[str]:
-    """The paths ``git status -z`` lists as changed or untracked (not ignored ones), less the
-    untracked files over ``max_file_size`` (recorded in ``lay.left_out``)."""
-    entries = [
-        e
-        for e in split_z(status)
-        if len(e) > 3 and not e.startswith("!!") and not untracked_excluded(e)
-    ]
-    if max_file_size:
-        untracked = [e[3:] for e in entries if e.startswith("??")]
-        lay.left_out = await thread_to_the_end(too_big, top, untracked, max_file_size)
-    skip = set(lay.left_out)
-    return [e[3:] for e in entries if e[3:] not in skip]
-
-
-async def _populate_overlay_plain(
-    lay: Layout, max_file_size: int, hide: list[str]
-) -> tuple[str | None, list[str]]:
-    """A view of a directory that is not a repository; (None, or why it cannot mount; the
-    files its baseline takes). The baseline is what ``copy`` would copy (``.gitignore`` and
-    :data:`DEFAULT_EXCLUDES` honoured, big files left out in ``lay.left_out``), hashed later
-    (:func:`build`'s settle) from the user's directory itself, never through the view;
-    nothing is copied or checked out. What ``copy`` leaves out (ignored paths) and untracked
-    deny-listed secret files are hidden, and never hashed."""
-    await _init_private(lay.git_dir, excludes=EXCLUDES_TEXT, alternates=None)
-    _, status, _ = await _user_status(lay.workspace, ignored=True, git_dir=lay.git_dir)
-    entries = [e for e in split_z(status) if len(e) > 3]
-    ignored = [e[3:] for e in entries if e.startswith("!!")]
-    untracked = [e[3:] for e in entries if e.startswith("??")]
-    hidden = await thread_to_the_end(hidden_of, lay, lay.workspace, ignored, untracked)
-    why = await mount_view(lay, lay.workspace, [*hide, *hidden])
-    if why is not None:
-        return why, []
-    return None, await _taken(lay, lay.workspace, untracked, max_file_size, lay.hidden)
-
-
-async def _taken(
-    lay: Layout, root: Path, untracked: list[str], max_file_size: int, hidden: Sequence[str] = ()
-) -> list[str]:
-    """The ``untracked`` files (of ``root``) a view's baseline takes: not those over
-    ``max_file_size`` (set as ``lay.left_out``; 0: no limit), nor the ``hidden`` ones."""
-    limit = max_file_size
-    lay.left_out = await thread_to_the_end(too_big, root, untracked, limit) if limit else []
-    skip = {*lay.left_out, *hidden}
-    return [p for p in untracked if p not in skip]
-
-
 def _append(path: Path, text: str) -> None:
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(text)
-
-
-def too_big(root: Path, relpaths: list[str], limit: int) -> list[str]:
-    """The regular files among ``relpaths`` (under ``root``) larger than ``limit`` bytes."""
-    out: list[str] = []
-    for rel in relpaths:
-        try:
-            st = (root / rel).lstat()
-        except OSError:
-            continue
-        if stat.S_ISREG(st.st_mode) and st.st_size > limit:
-            out.append(rel)
-    return out
 
 
 def exclude_pattern(rel: str) -> str:
@@ -406,7 +257,7 @@ async def build(
 
     A view of a repository is returned once it is mounted, with the rest to run (the second
     item, else None): it records the baseline from the user's tree, never from the view (see
-    :func:`_overlay_baseline`); the caller runs it, and cleans up when it fails.
+    :func:`overlay_baseline`); the caller runs it, and cleans up when it fails.
 
     ``strategy``: ``auto`` (:data:`AUTO_PREFERS`: the overlay when possible, else the
     fallback), ``overlay`` (the same, asked for explicitly), ``worktree`` (a git worktree in
@@ -518,11 +369,11 @@ async def _make(
             lay.strategy, lay.lower = view_driver()[0], repo.top if repo else workspace
             if repo is not None:
                 assert listings is not None
-                why, untracked = await _populate_overlay(
+                why, untracked = await populate_overlay(
                     lay, repo.top, listings, max_file_size, hide
                 )
             else:
-                why, untracked = await _populate_overlay_plain(lay, max_file_size, hide)
+                why, untracked = await populate_overlay_plain(lay, max_file_size, hide)
             if why is not None:
                 # The probe said yes but the kernel said no: fall back, say why.
                 log.info("driveros: overlay scratch view not possible (%s); copying", why)
@@ -555,7 +406,7 @@ async def _make(
             async def settle() -> None:
                 with yielding_cpu():  # the run's first request goes out meanwhile
                     if repo is not None:
-                        await _overlay_baseline(lay, repo.top, repo.common, repo.head, untracked)
+                        await overlay_baseline(lay, repo.top, repo.common, repo.head, untracked)
                     else:  # a plain directory: its files, read from it (not the view)
                         await stage(lay, lay.workspace, untracked)
                     await _record_baseline(lay, clean_overlays)
