@@ -18,7 +18,7 @@
     │   ├── MemoryDamagedError     the database fails its integrity check: never written
     │   ├── MemoryDiskFullError    no space left on the device holding the database
     │   └── MemoryReadOnlyError    the database or its directory cannot be written
-    ├── PlantedLinkError           a file driveros keeps in a workspace is behind a link; not written
+    ├── PlantedLinkError           a file driveros keeps in a workspace is behind a link
     ├── ProviderError              a model provider failed; ``retryable`` says whether to retry
     │   ├── AuthError              401/403: bad or missing key
     │   ├── BadRequestError        400/404/422 with the provider's own message

@@ -111,8 +111,8 @@ def _unpack_suite(data: Mapping[str, Any], archive: bytes, dest: Path) -> Suite:
 
 def run_case_on_worker(job_json: str, archive: bytes) -> str:
     """The Ray task body: unpack the suite, run one case, return an :class:`_Outcome`."""
-    from driveros.harden import not_dumpable
     from driveros.config import load_environment
+    from driveros.harden import not_dumpable
 
     not_dumpable()  # the worker holds the keys the job's runtime env carries
 
