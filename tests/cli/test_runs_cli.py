@@ -238,3 +238,17 @@ async def test_a_resumed_run_applied_with_keep_is_no_longer_held(git_repo: Path)
     assert (git_repo / "extra.txt").read_text() == "more\n"
     assert (git_repo / "calc.py").read_text().endswith("a + b\n")
     assert (await runs("list", "--format", "json", cwd=git_repo)).json() == []
+
+
+async def test_apply_named_paths_through_a_checkpoint_writes_only_those(git_repo: Path) -> None:
+    run_id, _ = await _hold_three_turns(git_repo)
+    applied = await runs("apply", run_id, "--through", "2", "notes.txt", cwd=git_repo)
+    assert applied.code == 0, applied.stderr
+    assert (git_repo / "notes.txt").read_text() == "plan\n"
+    assert (git_repo / "calc.py").read_text().endswith("a - b\n")
+    unknown = await runs("apply", run_id, "--through", "1", "calc.py", cwd=git_repo)
+    assert unknown.code == 1 and "not among the changes through checkpoint 1" in unknown.stderr
+    assert (
+        len((await runs("show", run_id, "--format", "json", cwd=git_repo)).json()["checkpoints"])
+        == 3
+    )

@@ -23,6 +23,7 @@ from typing import Any
 from driveros._errors import DriverosError
 from driveros._plural import files
 from driveros._unicode import terminal_safe
+from driveros.cli._parser import UsageError
 
 
 def _non_negative(text: str) -> int:
@@ -47,9 +48,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--through", type=_non_negative, metavar="N")
     which.add_argument("--turn", type=int, metavar="N")
     p = sub.add_parser("apply", help="write the run's changes (up to checkpoint N)")
-    p.add_argument("run")
     p.add_argument("--through", type=_non_negative, metavar="N")
-    p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument("run")
+    # argparse cannot take PATHs after an option that follows RUN: they are read here
+    p.add_argument("paths", nargs=argparse.REMAINDER, metavar="[--through N] PATH")
     p = sub.add_parser("revert", help="drop the checkpoints after N from the run")
     p.add_argument("run")
     p.add_argument("--to", type=_non_negative, metavar="N", required=True)
@@ -114,6 +116,7 @@ async def _run(args: argparse.Namespace) -> int:
             _write("".join(c.diff for c in changes))
             return 0
         if action == "apply":
+            _through_from_paths(args)
             last = cps.records[-1].checkpoint if cps.records else 0
             through = last if args.through is None else args.through
             sys.stderr.write(render_changes(await cps.changes(through=through), diff=False))
@@ -132,6 +135,25 @@ async def _run(args: argparse.Namespace) -> int:
         await held.scratch.discard()
         sys.stderr.write(f"driveros: runs: discarded {held.run_id}\n")
         return 0
+
+
+def _through_from_paths(args: argparse.Namespace) -> None:
+    """``apply RUN --through N PATH…``: the option among the paths, taken out of them."""
+    paths: list[str] = []
+    rest = list(args.paths)
+    while rest:
+        item = rest.pop(0)
+        if item == "--through" or item.startswith("--through="):
+            value = item.partition("=")[2] if "=" in item else (rest.pop(0) if rest else "")
+            try:
+                args.through = _non_negative(value)
+            except (ValueError, argparse.ArgumentTypeError) as exc:
+                raise UsageError(f"driveros runs apply: error: --through: {value!r}") from exc
+        elif item.startswith("-") and item != "-":
+            raise UsageError(f"driveros runs apply: error: unrecognized arguments: {item}")
+        else:
+            paths.append(item)
+    args.paths = paths
 
 
 async def _hold_again(held: Any) -> None:
