@@ -23,7 +23,6 @@ TOO_MANY_PARAMETERS = {
     "core/driveros/intel/_parse_common.py::make_item",
     "core/driveros/llm/anthropic.py::AnthropicProvider.__init__",
     "core/driveros/llm/openaicompat.py::OpenAICompatProvider.__init__",
-    "core/driveros/review/_snapshot.py::_make",
     "core/driveros/sandbox/_docker.py::DockerSandbox.__init__",
     "core/driveros/sandbox/_local.py::LocalSandbox.__init__",
 }

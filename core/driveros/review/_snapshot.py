@@ -15,6 +15,7 @@ import logging
 import re
 import shutil
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from driveros._finish import finish_then_reraise, thread_to_the_end
@@ -292,41 +293,52 @@ async def build(
     listings = Listings(repo) if use_overlay and repo is not None else None
     try:
         return await _make(
-            workspace,
-            repo,
-            listings,
-            root=root,
-            lease_id=lease_id,
-            use_overlay=use_overlay,
-            fallback=fallback,
-            hide=hide,
-            hide_layer=hide_layer,
-            clean_overlays=clean_overlays,
-            base_dir=base_dir,
-            max_file_size=max_file_size,
+            _Plan(
+                workspace=workspace,
+                repo=repo,
+                listings=listings,
+                root=root,
+                lease_id=lease_id,
+                use_overlay=use_overlay,
+                fallback=fallback,
+                hide=hide,
+                hide_layer=hide_layer,
+                clean_overlays=clean_overlays,
+                base_dir=base_dir,
+                max_file_size=max_file_size,
+            )
         )
     finally:
         if listings is not None:
             await listings.close()
 
 
-async def _make(
-    workspace: Path,
-    repo: Repo | None,
-    listings: Listings | None,
-    *,
-    root: Path,
-    lease_id: str,
-    use_overlay: bool,
-    fallback: str,
-    hide: list[str],
-    hide_layer: Path | None,
-    clean_overlays: dict[str, str],
-    base_dir: Path | None,
-    max_file_size: int,
-) -> tuple[Layout, Callable[[], Awaitable[None]] | None]:
+@dataclass(frozen=True)
+class _Plan:
+    """How :func:`build` decided to make one copy (what :func:`_make` makes)."""
+
+    workspace: Path
+    repo: Repo | None
+    listings: Listings | None
+    root: Path
+    lease_id: str
+    use_overlay: bool
+    #: Why no view (empty when one is made, or none was wanted).
+    fallback: str
+    hide: list[str]
+    hide_layer: Path | None
+    clean_overlays: dict[str, str]
+    base_dir: Path | None
+    max_file_size: int
+
+
+async def _make(plan: _Plan) -> tuple[Layout, Callable[[], Awaitable[None]] | None]:
     """:func:`build` once the strategy is known (``use_overlay``: a view, of a repository
     with ``listings``)."""
+    workspace, repo, listings = plan.workspace, plan.repo, plan.listings
+    root, lease_id, hide, hide_layer = plan.root, plan.lease_id, plan.hide, plan.hide_layer
+    use_overlay, fallback, clean_overlays = plan.use_overlay, plan.fallback, plan.clean_overlays
+    base_dir, max_file_size = plan.base_dir, plan.max_file_size
     lease: Lease | None = None
     try:
         # Registered before it exists: whatever happens next, a later start can clean it.
