@@ -22,7 +22,7 @@ from driveros.agent._state import (
     DEFAULT_CONTEXT_BUDGET,
     AgentConfig,
     Finish,
-    RunState,
+    LoopState,
 )
 from driveros.llm import (
     Provider,
@@ -56,7 +56,7 @@ class Summarizer:
     tools: tuple[ToolSpec, ...]
 
     async def summarize(
-        self, state: RunState, config: AgentConfig, sink: EventSink
+        self, state: LoopState, config: AgentConfig, sink: EventSink
     ) -> tuple[str, Usage, str | None]:
         """(summary, usage, why there is none)."""
         request = Request(
@@ -82,7 +82,7 @@ class Summarizer:
 
 
 async def fit_context(
-    state: RunState,
+    state: LoopState,
     *,
     budget: int,
     config: AgentConfig,

@@ -35,7 +35,7 @@ from driveros.agent._state import (
     AgentConfig,
     AgentRun,
     Finish,
-    RunState,
+    LoopState,
     result_fields,
 )
 from driveros.agent._stuck import default_detectors
@@ -124,7 +124,7 @@ class Agent:
     ) -> AgentRun:
         """Run the task to an outcome. Cancelling the calling task emits a ``canceled``
         result (when ``emit_result``) and re-raises."""
-        state = RunState(history=list(history or ()))
+        state = LoopState(history=list(history or ()))
         await self.sink.emit(
             ev.RunStarted,
             task=task,
@@ -159,7 +159,7 @@ class Agent:
             result = await self.sink.emit(ev.Result, **result_fields(result))
         return AgentRun(result=result, history=state.history)
 
-    def _result(self, finish: Finish, state: RunState) -> ev.Result:
+    def _result(self, finish: Finish, state: LoopState) -> ev.Result:
         verified = state.observed and finish.outcome in ("answered", "unverified")
         return ev.Result(
             run_id=self.run_id,
@@ -176,7 +176,7 @@ class Agent:
             checkpoints=list(self.checkpoints),
         )
 
-    async def _loop(self, task: str, state: RunState) -> Finish:
+    async def _loop(self, task: str, state: LoopState) -> Finish:
         self.context_budget = await context_budget(self.config, self.provider)
         memories = await self._recall(task)
         state.history.append(user(first_message(task, memories=memories, targets=self.targets)))
@@ -240,7 +240,7 @@ class Agent:
             self.checkpoints.append(cp)
             await self.sink.emit(ev.Checkpoint, **cp.model_dump())
 
-    def _check_cost(self, state: RunState) -> None:
+    def _check_cost(self, state: LoopState) -> None:
         """End the run before a turn that would pass ``max_cost_usd``: the next turn is
         estimated from the last one (its input is at least as large)."""
         cap = self.config.max_cost_usd
@@ -262,7 +262,7 @@ class Agent:
 
     # ------------------------------------------------------------------ think
 
-    async def _think(self, turn: int, state: RunState) -> Response:
+    async def _think(self, turn: int, state: LoopState) -> Response:
         request = Request(
             messages=(system(self.config.system_prompt), *state.history),
             tools=self._tools,
@@ -283,7 +283,7 @@ class Agent:
     # ------------------------------------------------------------------ act
 
     async def _act(
-        self, turn: int, response: Response, calls: list[ToolCallPart], state: RunState
+        self, turn: int, response: Response, calls: list[ToolCallPart], state: LoopState
     ) -> TurnObservation:
         results: list[ToolResultPart] = []
         observed: list[ToolObservation] = []
@@ -456,7 +456,7 @@ class Agent:
 
     # ------------------------------------------------------------------ answer and memory
 
-    async def _answer(self, task: str, answer: str, state: RunState) -> Finish:
+    async def _answer(self, task: str, answer: str, state: LoopState) -> Finish:
         targets_fixed: bool | None = None
         if self.targets and self._tracker is not None:
             snapshot = await self._tracker.current()
@@ -476,7 +476,7 @@ class Agent:
         timeout = self.config.memory_timeout_s
         return await _memory.recall(self.memory, task, sink=self.sink, timeout=timeout)
 
-    async def _store(self, task: str, answer: str, state: RunState) -> None:
+    async def _store(self, task: str, answer: str, state: LoopState) -> None:
         if self.memory is None:
             return
         await _memory.store(

@@ -60,7 +60,10 @@ class AgentRun:
 
 
 @dataclass
-class RunState:
+class LoopState:
+    """What one agent loop has done so far: turns, usage, whether a tool observed real state,
+    the conversation."""
+
     started: float = field(default_factory=time.perf_counter)
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
