@@ -107,3 +107,20 @@ async def test_semantic_a_path_the_fence_refuses_starts_no_server(tmp_path: Path
         missing = await box.call("definition", {"path": "nope.py", "line": 1, "column": 1}, None)
         assert not missing.ok and "does not exist" in missing.output
         assert box.semantic.sessions == {}
+
+
+async def test_semantic_an_editors_buffer_hook_runs_for_every_file_tool(tmp_path: Path) -> None:
+    from driveros.agent._tools import ToolBox
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    seen: list[str] = []
+
+    async def before(path: str) -> None:
+        seen.append(path)
+
+    async with LocalSandbox(tmp_path) as sandbox:
+        box = ToolBox(sandbox, before_file=before)
+        assert (await box.call("read_file", {"path": "a.py"}, None)).ok
+        await box.call("hover", {"path": "gone.py", "line": 1, "column": 1}, None)
+        await box.call("symbols", {"query": "x"}, None)  # no path: no hook
+    assert seen == ["a.py", "gone.py"]

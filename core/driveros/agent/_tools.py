@@ -311,14 +311,16 @@ class ToolBox:
 
     async def _execute(self, args: BaseModel) -> ToolOutcome:
         sb = self._sandbox
-        if self._before_file is not None and isinstance(
-            args, ReadFileArgs | WriteFileArgs | EditFileArgs | _SEMANTIC_ARGS
+        touched = getattr(args, "path", None)
+        if (
+            self._before_file is not None
+            and isinstance(args, (ReadFileArgs, WriteFileArgs, EditFileArgs, *_SEMANTIC_ARGS))
+            and isinstance(touched, str)
         ):
             try:
-                if isinstance(path := getattr(args, "path", None), str):
-                    await self._before_file(path)
+                await self._before_file(touched)
             except (DriverosError, OSError) as exc:
-                log.info("before %s: %s", args.path, exc)
+                log.info("before %s: %s", touched, exc)
         if isinstance(args, _SEMANTIC_ARGS):
             found = await call_semantic(self.semantic, args)
             edits = [(path, "modify") for path in found.edits]
