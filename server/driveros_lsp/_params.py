@@ -80,6 +80,14 @@ class CommandParams(_Params):
     arguments: Text | list[Text] = Field(default="")
 
 
+class InlineAcceptedParams(_Params):
+    """``driveros.inlineCompletion.accepted``: what the accepted item carried."""
+
+    model: Text = Field(min_length=1, max_length=200)
+    chars: int = Field(default=0, ge=0, le=UINTEGER_MAX)
+    next_edit: bool = False
+
+
 class FixParams(_Params):
     uri: str
     diagnostics: list[Diagnostic] = Field(default_factory=list, max_length=MAX_DIAGNOSTICS)

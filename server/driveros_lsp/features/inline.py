@@ -43,4 +43,6 @@ def setup(server: DriverosLanguageServer) -> None:
 
     @server.command(CMD_INLINE_ACCEPTED)
     def accepted(*args: Any) -> dict[str, Any]:
-        return service().accepted(list(args))
+        from driveros_lsp._params import InlineAcceptedParams, parse
+
+        return service().accepted(parse(CMD_INLINE_ACCEPTED, InlineAcceptedParams, args).model)

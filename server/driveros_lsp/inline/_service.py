@@ -219,12 +219,10 @@ class InlineService:
             return None  # the user typed on meanwhile
         return self._next_edit_answer(doc, lines, edit)
 
-    def accepted(self, arguments: list[Any]) -> dict[str, Any]:
+    def accepted(self, model: str) -> dict[str, Any]:
         """``driveros.inlineCompletion.accepted``: count it for the item's model; the answer is
         ``InlineAcceptedResult``."""
-        info = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
-        model = info.get("model")
-        self.counts.accepted(model[:200] if isinstance(model, str) and model else "unknown")
+        self.counts.accepted(model)
         self._flush_soon()
         return {"counted": True}
 
