@@ -110,7 +110,10 @@ def final_exit(exit_code: int) -> None:
 def _late_signal(signum: int, frame: FrameType | None) -> None:
     timer = threading.Timer(LATE_GRACE_S, _exit_now)
     timer.daemon = True
-    timer.start()
+    try:
+        timer.start()
+    except RuntimeError:  # no new thread now (the interpreter is shutting down): ignored
+        pass
 
 
 def _exit_now() -> None:
