@@ -1,4 +1,5 @@
-"""One run's record in the language server: its state, outcome and review bookkeeping.
+"""One run's record in the language server (state, outcome, review bookkeeping) and the
+interfaces of the run manager: what it reports (RunObserver) and what features may ask (Runs).
 
 Only the run manager (:mod:`driveros_lsp._runs`) writes a field of a :class:`Run`
 (``tests/server/test_run_owner.py``); everyone else reads.
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from driveros import DriverosError
 
@@ -45,3 +47,40 @@ class Run:
     #: Reopened from a proposal an earlier server kept.
     restored: bool = False
     epoch: int = 0
+
+
+class RunObserver(Protocol):
+    def run_started(self, run: Run) -> None: ...
+    def run_event(self, run: Run, event: Any) -> None: ...
+    def run_finished(self, run: Run) -> None: ...
+    def proposal_changed(self, run: Run) -> None:
+        """Files left the proposal (accepted or rejected), or it was accepted or rejected."""
+        ...
+
+
+class Unobserved:
+    def run_started(self, run: Run) -> None:
+        pass
+
+    def run_event(self, run: Run, event: Any) -> None:
+        pass
+
+    def run_finished(self, run: Run) -> None:
+        pass
+
+    def proposal_changed(self, run: Run) -> None:
+        pass
+
+
+class Runs(Protocol):
+    """What the feature modules may ask of the run manager (``server.runs``): start, find,
+    cancel, reject and reopen runs. What a review reserved, planned and applied is recorded
+    by the run hub alone, through the manager's review methods."""
+
+    def get(self, run_id: str) -> Run: ...
+    def runs(self) -> list[Run]: ...
+    def start(self, request: RunRequest, *, limit: int) -> Run: ...
+    async def cancel(self, run_id: str) -> Run: ...
+    async def reject(self, run: Run, paths: Sequence[str] | None, feedback: str | None) -> None: ...
+    async def restore(self, request: Callable[[str, str], RunRequest]) -> list[Run]: ...
+    async def aclose(self) -> None: ...

@@ -19,11 +19,14 @@ import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from driveros_lsp._run import Run as Run
 from driveros_lsp._run import RunError as RunError
+from driveros_lsp._run import RunObserver as RunObserver
+from driveros_lsp._run import Runs as Runs
 from driveros_lsp._run import RunState as RunState
+from driveros_lsp._run import Unobserved
 from driveros_lsp._runner import Restorer
 from driveros_lsp._worker import AgentLoop
 
@@ -38,43 +41,6 @@ CANCEL_GRACE_S = 20.0
 #: How long server exit waits for scratch copies being released (bounded: the process's own
 #: deadline is shorter still; what a kill leaves is collected by the next start).
 RELEASE_GRACE_S = 15.0
-
-
-class RunObserver(Protocol):
-    def run_started(self, run: Run) -> None: ...
-    def run_event(self, run: Run, event: Any) -> None: ...
-    def run_finished(self, run: Run) -> None: ...
-    def proposal_changed(self, run: Run) -> None:
-        """Files left the proposal (accepted or rejected), or it was accepted or rejected."""
-        ...
-
-
-class _Unobserved:
-    def run_started(self, run: Run) -> None:
-        pass
-
-    def run_event(self, run: Run, event: Any) -> None:
-        pass
-
-    def run_finished(self, run: Run) -> None:
-        pass
-
-    def proposal_changed(self, run: Run) -> None:
-        pass
-
-
-class Runs(Protocol):
-    """What the feature modules may ask of the run manager (``server.runs``): start, find,
-    cancel, reject and reopen runs. What a review reserved, planned and applied is recorded
-    by the run hub alone, through the manager's review methods."""
-
-    def get(self, run_id: str) -> Run: ...
-    def runs(self) -> list[Run]: ...
-    def start(self, request: RunRequest, *, limit: int) -> Run: ...
-    async def cancel(self, run_id: str) -> Run: ...
-    async def reject(self, run: Run, paths: Sequence[str] | None, feedback: str | None) -> None: ...
-    async def restore(self, request: Callable[[str, str], RunRequest]) -> list[Run]: ...
-    async def aclose(self) -> None: ...
 
 
 def new_run_id() -> str:
@@ -95,7 +61,7 @@ class RunManager:
         #: Completes each request as its run starts (workspace trust, which may ask the user).
         self._prepare = prepare
         self._runner: Runner | None = None
-        self._observer: RunObserver = observer or _Unobserved()
+        self._observer: RunObserver = observer or Unobserved()
         self._runs: dict[str, Run] = {}
         #: Scratch copies released or kept after a review, in the background.
         self._background: set[asyncio.Task[None]] = set()
@@ -419,6 +385,23 @@ class RunManager:
             self._spawn(self.release(run))
         elif run.kept:
             self._spawn(self.keep(run))
+        self._observer.proposal_changed(run)
+
+    def narrow(self, run: Run, changes: Sequence[Any]) -> None:
+        """The proposal is now ``changes`` (a checkpoint's, ``driveros.agent.accept`` through
+        N or ``revert``): what is pending follows, and earlier conflicts are recomputed."""
+        assert run.outcome is not None
+        run.outcome = run.outcome.model_copy(update={"changes": list(changes)})
+        run.pending = [c.path for c in changes]
+        run.conflicts = []
+
+    async def reverted(self, run: Run) -> None:
+        """After ``revert``: nothing left is rejected (the copy released), the rest kept."""
+        if not run.pending:
+            run.state = "rejected"
+            await self.release(run)
+        elif run.kept:
+            await self.keep(run)
         self._observer.proposal_changed(run)
 
     async def reject(self, run: Run, paths: Sequence[str] | None, feedback: str | None) -> None:

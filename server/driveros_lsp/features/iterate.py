@@ -78,10 +78,7 @@ async def _narrow(server: DriverosLanguageServer, run: Run, *, through: int, rev
         changes = await _on_agent_loop(server, work)
     except ReviewError as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
-    assert run.outcome is not None
-    run.outcome = run.outcome.model_copy(update={"changes": changes})
-    run.pending = [c.path for c in changes]
-    run.conflicts = []
+    _manager(server).narrow(run, changes)
 
 
 def checkpoint_list(run: Run) -> list[dict[str, Any]]:
@@ -144,10 +141,5 @@ def setup(server: DriverosLanguageServer) -> None:
         if run.in_flight:
             raise RequestFailed(f"run {run.run_id}: an edit is waiting for the editor's answer")
         await _narrow(server, run, through=p.to, revert=True)
-        if not run.pending:
-            run.state = "rejected"
-            await _manager(server).release(run)
-        elif run.kept:
-            await _manager(server).keep(run)
-        server.hub.proposal_changed(run)
+        await _manager(server).reverted(run)
         return RunStateResult(run_id=run.run_id, state=run.state).wire()

@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass, field
 
 from driveros.llm.fim import FimRequest, Snippet
-from driveros.sandbox import secret_path_reason
 
 #: Characters per token for the budget (a conservative average for code).
 CHARS_PER_TOKEN = 4
@@ -63,6 +62,8 @@ class ChunkIndex:
 
 def is_secret(path: str) -> bool:
     """Whether ``path`` is on the deny list (docs/sandbox.md, "Secret files")."""
+    from driveros.sandbox import secret_path_reason  # loaded with the first completion
+
     return secret_path_reason(path) is not None
 
 

@@ -301,7 +301,7 @@ class InlineService:
             old_chat, self._chat = self._chat, None
             if old is not None:
                 await old.aclose()
-            if old_chat is not None and old_chat is not getattr(old, "chat", None):
+            if old_chat is not None:  # closing a client twice (the provider's own) is harmless
                 await old_chat.aclose()
             self._provider_key = key
             try:
@@ -362,7 +362,7 @@ class InlineService:
         for task in list(self._inflight.values()):
             task.cancel()
         self._inflight.clear()
-        if self._chat is not None and self._chat is not getattr(self._provider, "chat", None):
+        if self._chat is not None:  # closing a client twice (the provider's own) is harmless
             await self._chat.aclose()
         self._chat = None
         if self._provider is not None:
