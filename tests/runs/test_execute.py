@@ -291,9 +291,9 @@ async def test_the_agent_acts_only_once_the_baseline_is_recorded(
     # A run's view is returned before its baseline is recorded, and its first request does not
     # wait for it; its tools do. Here the baseline waits for the first request: the agent's
     # edit of the editor's buffer (which the baseline adds from the view) must not enter it.
-    import driveros.review._snapshot as snapshot
+    import driveros.review._snapshot_view as snapshot
 
-    real = snapshot._user_status
+    real = snapshot.user_status
     servers: list[ScriptedModelServer] = []
     asked_before_the_baseline: list[bool] = []
 
@@ -307,7 +307,7 @@ async def test_the_agent_acts_only_once_the_baseline_is_recorded(
         asked_before_the_baseline.append(len(servers[0].requests) == 1)
         return await real(*args, **kwargs)
 
-    monkeypatch.setattr(snapshot, "_user_status", slow_status)
+    monkeypatch.setattr(snapshot, "user_status", slow_status)
     calc_repo = make_repo(tmp_path / "repo", {"calc.py": CALC})  # a view's baseline waits
     overlay = "def add(a, b):\n    return a * b  # unsaved buffer\n"
     edit = ToolCallSpec(

@@ -18,6 +18,7 @@ from driveros.agent import (
     Approval,
     Build,
     BuildCheck,
+    Checkpoint,
     Compaction,
     Diagnostics,
     Edit,
@@ -92,6 +93,7 @@ def _trace() -> list[dict[str, Any]]:
         Compaction(
             run_id="r1", turn=2, method="summary", tokens_before=9, tokens_after=3, budget=10
         ),
+        Checkpoint(run_id="r1", turn=1, checkpoint=1, files=["a"]),
         TurnFinished(run_id="r1", turn=1, duration_ms=12, usage=usage),
         Result(run_id="r1", outcome="answered", exit_code=0, answer="done", usage=usage),
     ]
