@@ -98,6 +98,8 @@ async def test_published_diagnostic_marks_the_same_characters(
     """The agent drops the only use of ``os``: ruff reports F401 at ``os``, in code points,
     after é, 中 and 😀; the editor must mark exactly ``os`` whatever the encoding."""
     (workspace / "uni.py").write_text(UNICODE_FILE, encoding="utf-8")
+    # the project uses ruff (an unconfigured linter reports only errors: docs/intel.md)
+    (workspace / "ruff.toml").write_text('[lint]\nselect = ["F"]\n', encoding="utf-8")
     offered, expected = OFFERS[offer]
     turns = edit_turns("uni.py", "print(os)\n", "")
     async with (
