@@ -94,3 +94,76 @@ async def test_containment_through_acp(calc_repo: Path, tmp_path: Path, acp_sche
     assert attacker.requests == []
     assert list(outside.iterdir()) == []
     assert "test-key-acp" not in told
+
+
+DIAGNOSTICS = ToolCallSpec("diagnostics", {})
+
+
+async def test_containment_of_the_feed_through_the_language_server_read_only(
+    calc_repo: Path, tmp_path: Path, scripted_model: Any
+) -> None:
+    """Row 3 in the editor: the repository ships the conftest, approval is ``never`` and the
+    model only asks for ``diagnostics``: the feed's pytest imports it, contained."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with Attacker().running() as attacker:
+        (calc_repo / "conftest.py").write_text(hostile_conftest(outside=outside, url=attacker.url))
+        before = _tree(calc_repo)
+        turns = [Turn(tool_calls=[DIAGNOSTICS]), Turn(text="done")]
+        async with (
+            scripted_model(turns) as model,
+            editor_session(
+                calc_repo,
+                profile="vscode",
+                env=model_env(model),
+                settings={**SETTINGS, "approval": "never"},
+            ) as ed,
+        ):
+            started = await ed.command(protocol.CMD_AGENT_START, {"task": "check the build"})
+            run_id = str(started["runId"])
+            await ed.wait_for(lambda: ed.events(run_id, "result"), what="the result")
+            results = ed.events(run_id, "tool_result")
+    assert [r["name"] for r in results] == ["diagnostics"]
+    assert attacker.requests == []
+    assert list(outside.iterdir()) == []
+    # the user's files are as they were (what the tests wrote in the run's copy is only a
+    # proposal: the test editor applies proposals, so conftest_ran.txt may arrive that way)
+    after = _tree(calc_repo)
+    assert {name: after.get(name) for name in before} == before
+
+
+@pytest.mark.e2e
+async def test_containment_of_the_feed_through_acp_read_only(
+    calc_repo: Path, tmp_path: Path, acp_schema: Any
+) -> None:
+    """Row 3 through ACP's ``read-only`` mode (approval ``never``): the feed runs the
+    repository's conftest inside the sandbox only."""
+    from driveros.testing import ScriptedModelServer
+    from tests.acp._client import start_agent
+    from tests.acp.conftest import acp_environ
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with Attacker().running() as attacker:
+        (calc_repo / "conftest.py").write_text(hostile_conftest(outside=outside, url=attacker.url))
+        before = _tree(calc_repo)
+        turns = [Turn(tool_calls=[DIAGNOSTICS]), Turn(text="done")]
+        async with ScriptedModelServer(turns) as server:
+            env = {**acp_environ(server), "DRIVEROS_DIAGNOSTICS": "on"}
+            client = await start_agent(acp_schema, env=env, cwd=calc_repo)
+            await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+            new = await client.request("session/new", {"cwd": str(calc_repo), "mcpServers": []})
+            await client.request(
+                "session/set_mode", {"sessionId": new["sessionId"], "modeId": "read-only"}
+            )
+            prompt = [{"type": "text", "text": "check the build"}]
+            await client.request(
+                "session/prompt", {"sessionId": new["sessionId"], "prompt": prompt}
+            )
+            assert await client.close() == 0
+            told = json.dumps(server.requests[-1]["messages"])
+    assert "diagnostics" in told
+    assert attacker.requests == []
+    assert list(outside.iterdir()) == []
+    assert "test-key-acp" not in told
+    assert _tree(calc_repo) == before
