@@ -67,7 +67,13 @@ function workspace(dir: string): string {
   writeFileSync(path.join(ws, "probe.py"), "print('probe ran')\n");
   writeFileSync(
     path.join(ws, ".vscode", "settings.json"),
-    JSON.stringify({ "driveros.server.path": serverWrapper(dir), "driveros.provider": "openai", "driveros.model": "scripted", "driveros.memory": false }, null, 2),
+    // The network on: the local sandbox is then open, not contained, so the probe's command is
+    // asked (a contained run asks nothing: docs/approval.md).
+    JSON.stringify(
+      { "driveros.server.path": serverWrapper(dir), "driveros.provider": "openai", "driveros.model": "scripted", "driveros.memory": false, "driveros.network": true },
+      null,
+      2,
+    ),
   );
   return ws;
 }
@@ -350,7 +356,7 @@ async function main(): Promise<void> {
     const dialog = page.locator(".monaco-dialog-box", { hasText: "DriverOS wants to run a command" }).first();
     await dialog.waitFor({ state: "visible", timeout: 60_000 });
     await dialog.locator(".dialog-message-detail", { hasText: "python3 probe.py" }).first().waitFor();
-    await dialog.locator(".dialog-message-detail", { hasText: "Runs in: local (this machine, as you), scratch copy" }).first().waitFor();
+    await dialog.locator(".dialog-message-detail", { hasText: "Runs in: local (bubblewrap), network on, scratch copy" }).first().waitFor();
     for (const answer of ["Allow once", "Allow for this run", "Deny"]) {
       await dialog.locator(".monaco-button", { hasText: answer }).first().waitFor();
     }
