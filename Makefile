@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 TASK ?=
 ARGS ?=
 
-.PHONY: venv agent test lint format typecheck pytest test-vscode sandbox-image bench clean
+.PHONY: venv agent test lint format typecheck pytest test-vscode sandbox-image corpus language-servers bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,14 @@ typecheck: $(STAMP)
 # The docker-backed tests need the sandbox image; build it whenever a daemon answers.
 sandbox-image: $(STAMP)
 	bash scripts/build-sandbox-image.sh
+
+# Fetched once with the network (.ci/run runs both): the intel corpus of real projects and
+# the semantic tools' TypeScript server; the tests then need no network.
+corpus:
+	bash scripts/fetch-corpus.sh
+
+language-servers:
+	bash scripts/install-language-servers.sh
 
 pytest: $(STAMP)
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory sandbox-image; fi
