@@ -46,8 +46,7 @@ CheckApproval = Callable[[CheckSpec, str], Awaitable[tuple[bool, str]]]
 def sandbox_contains(sandbox: Sandbox) -> bool:
     """Whether the sandbox contains what it runs (an OS sandbox or a container with the
     network off), so the project's tests may run by default. The one place that asks."""
-    # the Sandbox protocol's ``contained`` (docs/sandbox.md); a tier without it is not
-    return bool(getattr(sandbox, "contained", False))
+    return sandbox.contained
 
 
 class FeedRunner:

@@ -186,6 +186,11 @@ class Sandbox(Protocol):
     @property
     def tier(self) -> str: ...
 
+    @property
+    def contained(self) -> bool:
+        """What it runs reaches nothing outside (an OS sandbox or a container, network off)."""
+        ...
+
     async def run(
         self,
         command: str,
