@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from driveros import ConfigError, GitError, GitNotFoundError
-from driveros._git import run_git, run_git_sync
+from driveros._git import GitRepo, read_config, run_git, run_git_sync
 from driveros.dogfood import GitError as DogfoodGitError
 from driveros.review import GitError as ReviewGitError
 from driveros.review import GitNotFoundError as ReviewGitNotFoundError
@@ -65,6 +65,32 @@ def test_git_sync_form_same_rules(tmp_path: Path) -> None:
     assert run_git_sync(["log", "-1", "--format=%s"], cwd=repo).text == "sync\n"
     with pytest.raises(GitError):
         run_git_sync(["rev-parse", "--verify", "-q", "nope"], cwd=repo)
+
+
+async def test_git_repo_names_the_private_repository_and_its_index(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a.txt").write_text("a\n")
+    git_dir = tmp_path / "private.git"
+    await run_git(["init", "--bare", "-q", str(git_dir)], cwd=tmp_path, repo=GitRepo(scratch=True))
+    index = tmp_path / "other-index"
+    repo = GitRepo(git_dir=git_dir, work_tree=tree, index_file=index, scratch=True)
+    await run_git(["add", "-A"], cwd=tree, repo=repo)
+    assert index.is_file()  # the other index took the file, the repository's own did not
+    assert not (git_dir / "index").exists()
+    listed = await run_git(["ls-files"], cwd=tree, repo=repo)
+    assert listed.text == "a.txt\n"
+    assert not (tree / ".git").exists()
+
+
+async def test_git_repo_a_shared_listing_is_the_user_repositorys(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    listed = await read_config(repo)
+    top = await run_git(["rev-parse", "--show-toplevel"], cwd=repo, repo=GitRepo(config=listed))
+    assert Path(top.text.strip()) == repo.resolve()
+    assert run_git_sync(["rev-parse", "--git-dir"], cwd=repo, repo=GitRepo(config=listed)).text
+    with pytest.raises(ValueError, match="scratch"):
+        GitRepo(scratch=True, config=listed)
 
 
 def test_git_not_on_path_is_git_not_found(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -16,8 +16,8 @@ code on driveros' behalf. So every call
   ``filter.<x>.clean`` named by ``.gitattributes``, a ``diff.<x>.textconv``,
   ``diff.external`` or ``gpg.program`` planted in ``.git/config`` never runs for ``git add``,
   ``checkout-index``, ``diff`` or ``commit``;
-- with ``scratch=True`` (driveros' own scratch repositories, not the user's) also pins the
-  options that would change bytes or start background work (:data:`SCRATCH_CONFIG`);
+- in a ``GitRepo(scratch=True)`` (driveros' own scratch repositories, not the user's) also
+  pins the options that would change bytes or start background work (:data:`SCRATCH_CONFIG`);
 - runs in :func:`git_environment`, the caller's environment without the variables that point
   git at other configuration, programs or repositories, or preload libraries (a call with
   ``hooks="user"`` is the user's own commit and keeps the user's environment for their hooks);
@@ -36,6 +36,7 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -63,6 +64,10 @@ SCRATCH_CONFIG: tuple[str, ...] = (
     "core.quotePath=false",
     "-c",
     "gc.auto=0",
+    # A checkpoint or a review rewrites the private index after a few changed files: split,
+    # only those are written, not every entry of a large workspace.
+    "-c",
+    "core.splitIndex=true",
 )
 
 
@@ -160,29 +165,55 @@ def git_executable() -> str:
     return exe
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GitRepo:
+    """Which repository a :func:`run_git` call works on, beyond its ``cwd``, and whose it is.
+
+    ``git_dir``/``work_tree`` are passed as ``--git-dir``/``--work-tree``; ``index_file`` points
+    git at another index (``GIT_INDEX_FILE``: a baseline tree edited without touching the
+    working index). ``scratch``: driveros' own repository, not the user's: its configuration
+    is ours (never read first) and :data:`SCRATCH_CONFIG` is pinned. ``config``: on a user's
+    repository, the successful ``git config --list`` (:func:`read_config`) the operation has
+    just read in it (same ``git_dir``/``work_tree``, ``cwd`` anywhere in it: git's effective
+    configuration does not depend on which), whose pins are used instead of reading again.
+    """
+
+    git_dir: Path | None = None
+    work_tree: Path | None = None
+    index_file: Path | None = None
+    scratch: bool = False
+    config: GitResult | None = None
+
+    def __post_init__(self) -> None:
+        if self.scratch and self.config is not None:
+            raise ValueError("a scratch repository's configuration is never read")
+
+
+#: A user's repository at ``cwd``, git finding it as it would (the default of every call).
+USER_REPO = GitRepo()
+
+
 def _argv(
     args: Sequence[str],
     cwd: Path,
     *,
-    scratch: bool,
+    repo: GitRepo,
     hooks: Hooks,
-    git_dir: Path | None,
-    work_tree: Path | None,
     literal: bool = True,
 ) -> list[str]:
     argv = [git_executable(), "--literal-pathspecs", "-C", str(cwd)]
     if not literal:
         del argv[1]
-    if scratch:
+    if repo.scratch:
         argv.extend(SCRATCH_CONFIG)
     elif hooks == "user":
         argv.extend(NEUTRAL_CONFIG[:2])
     else:
         argv.extend(NEUTRAL_CONFIG)
-    if git_dir is not None:
-        argv.append(f"--git-dir={git_dir}")
-    if work_tree is not None:
-        argv.append(f"--work-tree={work_tree}")
+    if repo.git_dir is not None:
+        argv.append(f"--git-dir={repo.git_dir}")
+    if repo.work_tree is not None:
+        argv.append(f"--work-tree={repo.work_tree}")
     argv.extend(args)
     return argv
 
@@ -207,14 +238,23 @@ _LIST = ("config", "--list", "-z", "--show-scope", "--show-origin")
 _NO_LIST = frozenset({"config", "init", "clone", "version", "--version"})
 
 
-def _reads_repository_config(args: Sequence[str], scratch: bool) -> bool:
+def _reads_repository_config(args: Sequence[str], repo: GitRepo) -> bool:
     """Whether a call first reads the configuration to pin its program keys: every call on a
     user's repository (``scratch`` repositories are driveros' own, their config is ours)."""
-    return not scratch and bool(args) and args[0] not in _NO_LIST
+    return not repo.scratch and bool(args) and args[0] not in _NO_LIST
 
 
-def _base_env(hooks: Hooks) -> dict[str, str]:
-    return dict(os.environ) if hooks == "user" else git_environment()
+def _listing_argv(cwd: Path, repo: GitRepo, hooks: Hooks) -> list[str]:
+    """The ``git config --list`` a call on ``repo`` reads first (same repository, same hooks)."""
+    where = GitRepo(git_dir=repo.git_dir, work_tree=repo.work_tree)
+    return _argv(_LIST, cwd, repo=where, hooks=hooks)
+
+
+def _base_env(repo: GitRepo, hooks: Hooks) -> dict[str, str]:
+    env = dict(os.environ) if hooks == "user" else git_environment()
+    if repo.index_file is not None:
+        env["GIT_INDEX_FILE"] = str(repo.index_file)
+    return env
 
 
 def _with_pins(env: dict[str, str], listed: GitResult) -> dict[str, str]:
@@ -281,26 +321,14 @@ async def run_git(
     args: Sequence[str],
     *,
     cwd: Path,
+    repo: GitRepo = USER_REPO,
     check: bool = True,
     stdin: bytes | None = None,
     timeout: float | None = None,
-    scratch: bool = False,
     hooks: Hooks = "none",
-    git_dir: Path | None = None,
-    work_tree: Path | None = None,
     literal: bool = True,
-    index_file: Path | None = None,
-    config: GitResult | None = None,
 ) -> GitResult:
-    """Run ``git -C cwd args`` (see the module docstring for what every call gets).
-
-    ``index_file`` points git at another index (``GIT_INDEX_FILE``), for driveros' own
-    scratch repositories (a baseline tree edited without touching the working index).
-
-    ``config`` is the successful ``git config --list`` (:func:`read_config`) this operation
-    has just read in the same repository (same ``hooks``, ``git_dir``, ``work_tree``; ``cwd``
-    its top level or a directory in it: git's effective configuration does not depend on
-    which): its pins are used instead of reading the configuration again.
+    """Run ``git -C cwd args`` in ``repo`` (see the module docstring for what every call gets).
 
     ``literal=False`` drops ``--literal-pathspecs``, only for commands that take paths but
     refuse pathspec magic (``check-ignore``); never for commands given pathspecs.
@@ -309,24 +337,12 @@ async def run_git(
     ``timeout`` seconds; on a timeout or cancellation git is killed and reaped first, so no git
     process outlives its caller.
     """
-    argv = _argv(
-        args,
-        cwd,
-        scratch=scratch,
-        hooks=hooks,
-        git_dir=git_dir,
-        work_tree=work_tree,
-        literal=literal,
-    )
-    env = _base_env(hooks)
-    if index_file is not None:
-        env["GIT_INDEX_FILE"] = str(index_file)
-    if _reads_repository_config(args, scratch):
-        listed = config
+    argv = _argv(args, cwd, repo=repo, hooks=hooks, literal=literal)
+    env = _base_env(repo, hooks)
+    if _reads_repository_config(args, repo):
+        listed = repo.config
         if listed is None:
-            listing = _argv(
-                _LIST, cwd, scratch=False, hooks=hooks, git_dir=git_dir, work_tree=work_tree
-            )
+            listing = _listing_argv(cwd, repo, hooks)
             listed = await _spawn(listing, env, None, timeout, args=args, cwd=cwd)
         if listed.returncode != 0:  # fail closed: the call is not run unpinned
             return _checked(args, cwd, listed, check)
@@ -339,24 +355,29 @@ def run_git_sync(
     args: Sequence[str],
     *,
     cwd: Path,
+    repo: GitRepo = USER_REPO,
     check: bool = True,
     timeout: float | None = None,
-    scratch: bool = False,
     hooks: Hooks = "none",
 ) -> GitResult:
     """:func:`run_git` for code that already runs in a worker thread (never on the loop)."""
-    argv = _argv(args, cwd, scratch=scratch, hooks=hooks, git_dir=None, work_tree=None)
-    env = _base_env(hooks)
+    argv = _argv(args, cwd, repo=repo, hooks=hooks)
+    env = _base_env(repo, hooks)
     try:
-        if _reads_repository_config(args, scratch):
-            listing = _argv(_LIST, cwd, scratch=False, hooks=hooks, git_dir=None, work_tree=None)
-            listed = subprocess.run(
-                listing, stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=timeout
-            )
+        if _reads_repository_config(args, repo):
+            listed = repo.config
+            if listed is None:
+                done = subprocess.run(
+                    _listing_argv(cwd, repo, hooks),
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    env=env,
+                    timeout=timeout,
+                )
+                listed = GitResult(done.returncode, done.stdout, done.stderr)
             if listed.returncode != 0:  # fail closed: the call is not run unpinned
-                failed = GitResult(listed.returncode, listed.stdout, listed.stderr)
-                return _checked(args, cwd, failed, check)
-            env = _with_pins(env, GitResult(listed.returncode, listed.stdout, b""))
+                return _checked(args, cwd, listed, check)
+            env = _with_pins(env, listed)
         done = subprocess.run(
             argv,
             stdin=subprocess.DEVNULL,
@@ -391,9 +412,8 @@ async def read_config(
 ) -> GitResult:
     """The effective configuration at ``cwd`` as :func:`run_git`'s ``config`` takes it, for
     several calls in one repository to share one read (check its ``returncode``)."""
-    return await run_git(
-        _LIST, cwd=cwd, check=False, git_dir=git_dir, work_tree=work_tree, timeout=timeout
-    )
+    where = GitRepo(git_dir=git_dir, work_tree=work_tree)
+    return await run_git(_LIST, cwd=cwd, repo=where, check=False, timeout=timeout)
 
 
 async def planted_programs(
@@ -423,7 +443,8 @@ async def planted_programs(
         if listed.returncode != 0:  # outside a repository too, the listing succeeds
             what = f"the configuration of {label}" if label else "the git configuration"
             raise GitError(f"cannot read {what}: {listed.error.strip()}", cwd=str(here))
-        top = await run_git(["rev-parse", "--show-toplevel"], cwd=here, check=False, config=listed)
+        known = GitRepo(config=listed)
+        top = await run_git(["rev-parse", "--show-toplevel"], cwd=here, repo=known, check=False)
         if top.returncode != 0:
             continue  # not a repository: no repository configuration
         for entry in parse_config_list(listed.stdout):
@@ -436,10 +457,10 @@ async def planted_programs(
         staged = await run_git(
             ["ls-files", "-z", "--stage", "--full-name", ":/"],
             cwd=here,
+            repo=known,
             check=False,
             timeout=timeout,
             literal=False,
-            config=listed,
         )
         links = [
             line.split(b"\t", 1)[1].decode("utf-8", "surrogateescape")

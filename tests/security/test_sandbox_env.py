@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from driveros._git import git_environment, run_git
+from driveros._git import GitRepo, git_environment, run_git
 from driveros.intel import CheckSpec, DiagnosticsFeed, IntelConfig
 from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
 from tests.sandbox.conftest import SANDBOX_UID, require_docker
@@ -126,8 +126,8 @@ async def test_sandbox_env_host_git(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     # the one runner: driveros' own calls on the user's repository and on its scratch copies
     # (the review layer's; before the merge those inherited the planted environment)
     for scratch in (False, True):
-        await run_git(["status", "--porcelain"], cwd=repo, scratch=scratch)
-        await run_git(["rev-parse", "--show-toplevel"], cwd=repo, scratch=scratch)
+        await run_git(["status", "--porcelain"], cwd=repo, repo=GitRepo(scratch=scratch))
+        await run_git(["rev-parse", "--show-toplevel"], cwd=repo, repo=GitRepo(scratch=scratch))
     assert_no_marker(repo)
 
 

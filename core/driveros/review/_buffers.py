@@ -15,10 +15,9 @@ import contextlib
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from driveros._finish import finish_then_reraise
-from driveros._git import run_git
+from driveros._git import GitRepo, run_git
 from driveros.review._files import atomic_write, blob_sha, check_relpath
 from driveros.review._layout import Layout
 from driveros.review._plan import path_problem
@@ -31,9 +30,7 @@ async def _baseline_entry(lay: Layout, gitpath: str) -> tuple[str, str] | None:
     _, out, _ = await run_git(
         ["ls-tree", "-z", "--full-tree", lay.baseline, "--", gitpath],
         cwd=lay.work,
-        git_dir=lay.git_dir,
-        work_tree=lay.work,
-        scratch=True,
+        repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
     )
     for record in out.split(b"\0"):
         meta, _, name = record.partition(b"\t")
@@ -45,10 +42,11 @@ async def _baseline_entry(lay: Layout, gitpath: str) -> tuple[str, str] | None:
     return None
 
 
-async def _git(lay: Layout, args: list[str], **kwargs: Any) -> bytes:
-    _, out, _ = await run_git(
-        args, cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True, **kwargs
-    )
+async def _git(
+    lay: Layout, args: list[str], *, stdin: bytes | None = None, index_file: Path | None = None
+) -> bytes:
+    repo = GitRepo(git_dir=lay.git_dir, work_tree=lay.work, index_file=index_file, scratch=True)
+    _, out, _ = await run_git(args, cwd=lay.work, repo=repo, stdin=stdin)
     return out
 
 

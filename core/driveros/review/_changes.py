@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from driveros._errors import GitError
-from driveros._git import run_git, split_z
+from driveros._git import GitRepo, run_git, split_z
 from driveros.review._diff import unified_diff
 from driveros.review._layout import Layout
 from driveros.review._models import FileChange
@@ -66,9 +66,8 @@ async def _read_blobs(lay: Layout, shas: set[str]) -> dict[str, bytes | None]:
     _, check, _ = await run_git(
         ["cat-file", "--batch-check"],
         cwd=lay.work,
-        git_dir=lay.git_dir,
+        repo=GitRepo(git_dir=lay.git_dir, scratch=True),
         stdin="".join(f"{s}\n" for s in ordered).encode(),
-        scratch=True,
     )
     small: list[str] = []
     result: dict[str, bytes | None] = {}
@@ -82,9 +81,8 @@ async def _read_blobs(lay: Layout, shas: set[str]) -> dict[str, bytes | None]:
         _, data, _ = await run_git(
             ["cat-file", "--batch"],
             cwd=lay.work,
-            git_dir=lay.git_dir,
+            repo=GitRepo(git_dir=lay.git_dir, scratch=True),
             stdin="".join(f"{s}\n" for s in small).encode(),
-            scratch=True,
         )
         pos = 0
         for _ in small:
@@ -124,11 +122,9 @@ async def _add_overlay_changes(lay: Layout) -> None:
     code, ignored_out, err = await run_git(
         ["check-ignore", "--stdin", "-z"],
         cwd=lay.work,
-        git_dir=lay.git_dir,
-        work_tree=lay.work,
+        repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
         stdin=b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in candidates),
         check=False,
-        scratch=True,
         literal=False,
     )
     if code not in (0, 1):  # 1: none of them is ignored
@@ -147,9 +143,7 @@ async def _add_overlay_changes(lay: Layout) -> None:
             _, known_out, _ = await run_git(
                 ["ls-files", "-z", "--cached", "--", *gone[i : i + 500]],
                 cwd=lay.work,
-                git_dir=lay.git_dir,
-                work_tree=lay.work,
-                scratch=True,
+                repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
             )
             known.extend(split_z(known_out))
         still = {p for p in gone if any(k == p or k.startswith(p + "/") for k in known)}
@@ -180,9 +174,7 @@ async def stage_all(lay: Layout) -> None:
         await run_git(
             ["add", "-A", *lay.pathspec],
             cwd=lay.work,
-            git_dir=lay.git_dir,
-            work_tree=lay.work,
-            scratch=True,
+            repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
         )
 
 
@@ -201,9 +193,7 @@ async def compute_changes(lay: Layout) -> list[FileChange]:
             *lay.pathspec,
         ],
         cwd=lay.work,
-        git_dir=lay.git_dir,
-        work_tree=lay.work,
-        scratch=True,
+        repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
     )
     return await changes_from_raw(lay, raw)
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from driveros._finish import finish_then_reraise
-from driveros._git import run_git, split_z
+from driveros._git import GitRepo, run_git, split_z
 from driveros.review._apply import apply_changes
 from driveros.review._changes import changes_from_raw, stage_all
 from driveros.review._errors import ReviewError, UnknownPathError
@@ -76,9 +76,8 @@ async def _blobs(lay: Layout, shas: Iterable[str]) -> dict[str, bytes]:
     _, out, _ = await run_git(
         ["cat-file", "--batch"],
         cwd=lay.work,
-        git_dir=lay.git_dir,
+        repo=GitRepo(git_dir=lay.git_dir, scratch=True),
         stdin="".join(f"{s}\n" for s in wanted).encode(),
-        scratch=True,
     )
     found: dict[str, bytes] = {}
     pos = 0
@@ -190,7 +189,9 @@ class Checkpoints:
         await self._scratch.baseline_recorded()
         await stage_all(lay)
         _, out, _ = await run_git(
-            ["write-tree"], cwd=lay.work, git_dir=lay.git_dir, work_tree=lay.work, scratch=True
+            ["write-tree"],
+            cwd=lay.work,
+            repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
         )
         return out.decode().strip()
 
@@ -206,8 +207,7 @@ class Checkpoints:
             _, out, _ = await run_git(
                 ["diff-tree", "-r", "-z", "--name-only", "--no-renames", last, tree],
                 cwd=lay.work,
-                git_dir=lay.git_dir,
-                scratch=True,
+                repo=GitRepo(git_dir=lay.git_dir, scratch=True),
             )
             files = sorted(_rel(lay, p) for p in split_z(out))
             cp = CheckpointRecord(
@@ -236,7 +236,9 @@ class Checkpoints:
             n = self._records[-1].checkpoint if through is None and self._records else through
             old, new = lay.baseline, self._tree_of(n or 0)
         _, raw, _ = await run_git(
-            _diff_args(lay, old, new), cwd=lay.work, git_dir=lay.git_dir, scratch=True
+            _diff_args(lay, old, new),
+            cwd=lay.work,
+            repo=GitRepo(git_dir=lay.git_dir, scratch=True),
         )
         return await changes_from_raw(lay, raw)
 
@@ -290,7 +292,9 @@ class Checkpoints:
             target = self._tree_of(to)
             now = await self._current_tree()
             _, raw, _ = await run_git(
-                _diff_args(lay, now, target), cwd=lay.work, git_dir=lay.git_dir, scratch=True
+                _diff_args(lay, now, target),
+                cwd=lay.work,
+                repo=GitRepo(git_dir=lay.git_dir, scratch=True),
             )
             back = await changes_from_raw(lay, raw)
             blobs = await _blobs(lay, [c.after_sha for c in back if c.after_sha])

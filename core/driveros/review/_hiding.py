@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from driveros._finish import thread_to_the_end
-from driveros._git import GitResult, run_git, split_z
+from driveros._git import GitRepo, GitResult, run_git, split_z
 from driveros.review._environments import ENVIRONMENT_DIRS, is_environment
 from driveros.review._layout import Layout
 from driveros.review._overlay import hide_layer_base, hide_paths, mount_overlay, to_hide
@@ -41,7 +41,9 @@ async def untracked_environments(
     unsure = [e for e in found if e not in listed and any(p.startswith(e + "/") for p in listed)]
     if not unsure:
         return found
-    _, out, _ = await run_git(["ls-files", "-z", "--cached", "--", *unsure], cwd=top, config=config)
+    _, out, _ = await run_git(
+        ["ls-files", "-z", "--cached", "--", *unsure], cwd=top, repo=GitRepo(config=config)
+    )
     tracked = split_z(out)
     return [e for e in found if not any(p.startswith(e + "/") for p in tracked)]
 
@@ -86,7 +88,7 @@ async def user_ignored(top: Path, *, config: GitResult | None = None) -> list[st
     _, out, _ = await run_git(
         ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
         cwd=top,
-        config=config,
+        repo=GitRepo(config=config),
     )
     return matching_ignored(split_z(out))
 

@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 from driveros._finish import thread_to_the_end
-from driveros._git import GitResult, run_git, split_z
+from driveros._git import GitRepo, GitResult, run_git, split_z
 from driveros.review._layout import Layout
 from driveros.review._user_repo import EXCLUDES_TEXT, untracked_excluded
 
@@ -22,7 +22,9 @@ def user_excludes(common: Path) -> str:
 
 
 async def init_private(git_dir: Path, *, excludes: str, alternates: Path | None) -> None:
-    await run_git(["init", "--bare", "-q", str(git_dir)], cwd=git_dir.parent, scratch=True)
+    await run_git(
+        ["init", "--bare", "-q", str(git_dir)], cwd=git_dir.parent, repo=GitRepo(scratch=True)
+    )
 
     def write() -> None:
         info = git_dir / "info"
@@ -56,9 +58,11 @@ async def user_status(
             "--ignore-submodules=all",
         ],
         cwd=top,
-        git_dir=git_dir,
-        work_tree=top if git_dir is not None else None,
-        scratch=git_dir is not None,
+        repo=GitRepo(
+            git_dir=git_dir,
+            work_tree=top if git_dir is not None else None,
+            scratch=git_dir is not None,
+        ),
     )
 
 

@@ -10,7 +10,7 @@ import zlib
 from pathlib import Path
 
 from driveros._finish import thread_to_the_end
-from driveros._git import GitResult, run_git, split_z
+from driveros._git import GitRepo, GitResult, run_git, split_z
 from driveros.review._files import blob_sha, open_parent
 from driveros.review._layout import Layout
 
@@ -25,10 +25,8 @@ async def add_paths(lay: Layout, relpaths: list[str], *, force: bool = False) ->
     await run_git(
         ["add", "-A", *(["-f"] if force else []), "--pathspec-from-file=-", "--pathspec-file-nul"],
         cwd=lay.work,
-        git_dir=lay.git_dir,
-        work_tree=lay.work,
+        repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
         stdin=b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in relpaths),
-        scratch=True,
     )
 
 
@@ -49,11 +47,9 @@ async def stage(lay: Layout, tree: Path, relpaths: list[str] | None) -> None:
         return await run_git(
             args,
             cwd=tree,
-            git_dir=lay.git_dir,
-            work_tree=tree,
+            repo=GitRepo(git_dir=lay.git_dir, work_tree=tree, scratch=True),
             stdin=stdin,
             check=check,
-            scratch=True,
         )
 
     pathspec = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in relpaths or [])

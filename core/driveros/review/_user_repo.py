@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from driveros._finish import thread_to_the_end
-from driveros._git import GitResult, read_config, run_git, split_z
+from driveros._git import GitRepo, GitResult, read_config, run_git, split_z
 from driveros.review._hiding import user_ignored
 
 #: Directories skipped even without a .gitignore saying so: never copied unless tracked by
@@ -59,8 +59,8 @@ async def repo_info(workspace: Path) -> Repo | None:
             "HEAD^{commit}",
         ],
         cwd=workspace,
+        repo=GitRepo(config=config),
         check=False,
-        config=config,
     )
     if code != 0:
         return None
@@ -77,7 +77,9 @@ async def repo_info(workspace: Path) -> Repo | None:
 async def user_untracked(repo: Repo) -> list[str]:
     """The untracked files of the user's tree that a copy would take."""
     _, out, _ = await run_git(
-        ["ls-files", "-z", "--others", "--exclude-standard"], cwd=repo.top, config=repo.config
+        ["ls-files", "-z", "--others", "--exclude-standard"],
+        cwd=repo.top,
+        repo=GitRepo(config=repo.config),
     )
     return [p for p in split_z(out) if not untracked_excluded(f"?? {p}")]
 
