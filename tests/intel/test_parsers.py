@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from driveros.diagnostics import DiagnosticItem
+from driveros.diagnostics import DiagnosticItem, OneBasedSpan
 from driveros.intel import PathContext, get_parser, parse_output
+from driveros.intel._parse_common import make_item
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES = sorted(
@@ -261,3 +262,12 @@ def test_columns_in_code_points_inverts_the_tools_unit(line: str, data: st.DataO
         )
         got = columns_in_code_points(item, ["first", line], unit)  # type: ignore[arg-type]
         assert (got.column, got.end_column) == (at + 1, end + 1)
+
+
+def test_make_item_keeps_a_span_sane() -> None:
+    backwards = OneBasedSpan(line=5, column=-3, end_line=2, end_column=9)
+    item = make_item(path="a.py", span=backwards, source="t", message="  m  ")
+    assert (item.line, item.column, item.end_line, item.end_column) == (5, 0, None, None)
+    assert item.message == "m"
+    nowhere = make_item(path=".", source="t", message="")
+    assert (nowhere.line, nowhere.column, nowhere.message) == (0, 0, "(no message)")

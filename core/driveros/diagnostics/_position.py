@@ -57,10 +57,10 @@ class ZeroBasedRange(NamedTuple):
 class OneBasedSpan(NamedTuple):
     """The position fields of a :class:`DiagnosticItem` (1-based; 0/None unknown)."""
 
-    line: int
-    column: int
-    end_line: int | None
-    end_column: int | None
+    line: int = 0
+    column: int = 0
+    end_line: int | None = None
+    end_column: int | None = None
 
 
 def to_zero_based(item: DiagnosticItem) -> ZeroBasedRange:

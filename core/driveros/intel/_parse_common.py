@@ -16,7 +16,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from driveros.diagnostics import ColumnUnit, DiagnosticItem, Severity, code_point_index
+from driveros.diagnostics import (
+    ColumnUnit,
+    DiagnosticItem,
+    OneBasedSpan,
+    Severity,
+    code_point_index,
+)
 
 _SEVERITIES: dict[str, Severity] = {
     "error": "error",
@@ -101,21 +107,23 @@ def to_int(value: object, default: int = 0) -> int:
     return default
 
 
+#: Where an item with no position is: nowhere known (line and column 0).
+UNKNOWN_SPAN = OneBasedSpan()
+
+
 def make_item(
     *,
     path: str,
-    line: int = 0,
-    column: int = 0,
-    end_line: int | None = None,
-    end_column: int | None = None,
+    span: OneBasedSpan = UNKNOWN_SPAN,
     severity: Severity = "error",
     code: str | None = None,
     source: str,
     message: str,
 ) -> DiagnosticItem:
     """Build an item with sane positions (never negative, end never before start)."""
-    line = max(line, 0)
-    column = max(column, 0)
+    line = max(span.line, 0)
+    column = max(span.column, 0)
+    end_line, end_column = span.end_line, span.end_column
     if end_line is not None and end_line < line:
         end_line = None
         end_column = None
@@ -156,8 +164,7 @@ def parse_gnu_line(
         msg = msg[: cm.start()]
     return make_item(
         path=ctx.normalize(m.group("path")),
-        line=int(m.group("line")),
-        column=int(m.group("col") or 0),
+        span=OneBasedSpan(line=int(m.group("line")), column=int(m.group("col") or 0)),
         severity=severity_of(m.group("sev"), default),
         code=code,
         source=source,

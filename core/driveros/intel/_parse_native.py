@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from driveros.diagnostics import OneBasedSpan
 from driveros.intel._parse_common import (
     ParseResult,
     PathContext,
@@ -37,8 +38,7 @@ def parse_tsc(stdout: str, stderr: str, ctx: PathContext, *, source: str = "tsc"
             result.items.append(
                 make_item(
                     path=ctx.normalize(m.group("path")),
-                    line=int(m.group("line")),
-                    column=int(m.group("col")),
+                    span=OneBasedSpan(line=int(m.group("line")), column=int(m.group("col"))),
                     severity=severity_of(m.group("sev").replace("message", "info")),
                     code=m.group("code"),
                     source=source,
@@ -95,10 +95,12 @@ def parse_eslint(
             result.items.append(
                 make_item(
                     path=path,
-                    line=to_int(msg.get("line")),
-                    column=to_int(msg.get("column")),
-                    end_line=to_int(msg.get("endLine")) or None,
-                    end_column=to_int(msg.get("endColumn")) or None,
+                    span=OneBasedSpan(
+                        line=to_int(msg.get("line")),
+                        column=to_int(msg.get("column")),
+                        end_line=to_int(msg.get("endLine")) or None,
+                        end_column=to_int(msg.get("endColumn")) or None,
+                    ),
                     severity="error" if level >= 2 or msg.get("fatal") else "warning",
                     code=str(msg["ruleId"]) if msg.get("ruleId") else None,
                     source=source,
@@ -201,10 +203,12 @@ def _cargo_item(message: dict[str, Any], ctx: PathContext, source: str, out: Par
     out.items.append(
         make_item(
             path=ctx.normalize(str(primary.get("file_name") or "")),
-            line=to_int(primary.get("line_start")),
-            column=to_int(primary.get("column_start")),
-            end_line=to_int(primary.get("line_end")) or None,
-            end_column=to_int(primary.get("column_end")) or None,
+            span=OneBasedSpan(
+                line=to_int(primary.get("line_start")),
+                column=to_int(primary.get("column_start")),
+                end_line=to_int(primary.get("line_end")) or None,
+                end_column=to_int(primary.get("column_end")) or None,
+            ),
             severity=severity,
             code=code,
             source=source,

@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from driveros.diagnostics import to_one_based
+from driveros.diagnostics import OneBasedSpan, to_one_based
 from driveros.intel._parse_common import (
     ParseResult,
     PathContext,
@@ -90,10 +90,12 @@ def parse_ruff(stdout: str, stderr: str, ctx: PathContext, *, source: str = "ruf
         result.items.append(
             make_item(
                 path=ctx.normalize(str(entry.get("filename") or "")),
-                line=to_int(loc.get("row")),
-                column=to_int(loc.get("column")),
-                end_line=to_int(end.get("row")) or None,
-                end_column=to_int(end.get("column")) or None,
+                span=OneBasedSpan(
+                    line=to_int(loc.get("row")),
+                    column=to_int(loc.get("column")),
+                    end_line=to_int(end.get("row")) or None,
+                    end_column=to_int(end.get("column")) or None,
+                ),
                 severity=severity,
                 code=str(code) if code else None,
                 source=source,
@@ -133,10 +135,12 @@ def parse_mypy(stdout: str, stderr: str, ctx: PathContext, *, source: str = "myp
                 result.items.append(
                     make_item(
                         path=ctx.normalize(str(entry.get("file") or "")),
-                        line=to_int(entry.get("line")),
-                        column=column + 1 if column >= 0 else 0,
-                        end_line=to_int(entry.get("end_line")) or None,
-                        end_column=end_column + 1 if end_column >= 0 else None,
+                        span=OneBasedSpan(
+                            line=to_int(entry.get("line")),
+                            column=column + 1 if column >= 0 else 0,
+                            end_line=to_int(entry.get("end_line")) or None,
+                            end_column=end_column + 1 if end_column >= 0 else None,
+                        ),
                         severity=severity_of(str(entry.get("severity") or ""), "error"),
                         code=str(entry["code"]) if entry.get("code") else None,
                         source=source,
@@ -181,10 +185,7 @@ def parse_pyright(
         result.items.append(
             make_item(
                 path=ctx.normalize(str(entry.get("file") or "")),
-                line=span.line,
-                column=span.column,
-                end_line=span.end_line,
-                end_column=span.end_column,
+                span=span,
                 severity=severity_of(str(entry.get("severity") or ""), "error"),
                 code=str(entry["rule"]) if entry.get("rule") else None,
                 source=source,
@@ -237,8 +238,7 @@ def parse_compileall(
         result.items.append(
             make_item(
                 path=ctx.normalize(path),
-                line=line_no,
-                column=column if line_no else 0,
+                span=OneBasedSpan(line=line_no, column=column if line_no else 0),
                 severity="error",
                 code=message.split(":", 1)[0] if message else None,
                 source=source,
@@ -281,7 +281,7 @@ def parse_pytest(
         result.items.append(
             make_item(
                 path=ctx.normalize(collect_path),
-                line=collect_line,
+                span=OneBasedSpan(line=collect_line),
                 severity="error",
                 code="collection-error",
                 source=source,
@@ -336,7 +336,7 @@ def parse_pytest(
             result.items.append(
                 make_item(
                     path=norm,
-                    line=line_no,
+                    span=OneBasedSpan(line=line_no),
                     severity="error",
                     code=kind,
                     source=source,

@@ -12,6 +12,7 @@ import json
 import posixpath
 import re
 
+from driveros.diagnostics import OneBasedSpan
 from driveros.intel._parse_common import (
     ParseResult,
     PathContext,
@@ -103,7 +104,12 @@ def parse_unittest(
         path, line, message, code = _unittest_item(head.group("kind"), dotted, block, ctx, source)
         result.items.append(
             make_item(
-                path=path, line=line, severity="error", code=code, source=source, message=message
+                path=path,
+                span=OneBasedSpan(line=line),
+                severity="error",
+                code=code,
+                source=source,
+                message=message,
             )
         )
     return result
@@ -157,7 +163,7 @@ def parse_gotest(stdout: str, stderr: str, ctx: PathContext, *, source: str = "g
         result.items.append(
             make_item(
                 path=path,
-                line=line,
+                span=OneBasedSpan(line=line),
                 severity="error",
                 code="test-failure",
                 source=source,
@@ -217,7 +223,7 @@ def parse_tap(stdout: str, stderr: str, ctx: PathContext, *, source: str = "tap"
         result.items.append(
             make_item(
                 path=path,
-                line=line,
+                span=OneBasedSpan(line=line),
                 severity="error",
                 code="test-failure",
                 source=source,
@@ -307,7 +313,7 @@ def parse_jest(stdout: str, stderr: str, ctx: PathContext, *, source: str = "jes
             result.items.append(
                 make_item(
                     path=path,
-                    line=line,
+                    span=OneBasedSpan(line=line),
                     severity="error",
                     code="test-failure",
                     source=source,
@@ -338,8 +344,7 @@ def parse_flake8(
         result.items.append(
             make_item(
                 path=ctx.normalize(m.group("path")),
-                line=int(m.group("line")),
-                column=int(m.group("col")),
+                span=OneBasedSpan(line=int(m.group("line")), column=int(m.group("col"))),
                 severity="error" if _FLAKE8_ERRORS.match(code) else "warning",
                 code=code,
                 source=source,
@@ -396,7 +401,7 @@ def parse_stubtest(
             result.items.append(
                 make_item(
                     path=str(current.get("path") or "."),
-                    line=int(current.get("line") or 0),
+                    span=OneBasedSpan(line=int(current.get("line") or 0)),
                     severity="error",
                     code="stubtest",
                     source=source,
