@@ -15,6 +15,7 @@ from driveros.intel import (
     BuildPlan,
     CheckSpec,
     DiagnosticsFeed,
+    FeedOptions,
     IntelConfig,
     PathContext,
     task_paths,
@@ -286,7 +287,9 @@ async def test_a_suite_over_its_budget_is_collected_plus_the_tests_the_task_name
     }
     config = IntelConfig(tests="run", test_budget=3, disable=("ruff",), type_checker="off")
     async with open_project(files) as sandbox:
-        feed = DiagnosticsFeed(sandbox, config=config, focus=["tests/test_named.py"])
+        feed = DiagnosticsFeed(
+            sandbox, config=config, options=FeedOptions(focus=["tests/test_named.py"])
+        )
         snap = await asyncio.wait_for(feed.snapshot(), 120)
     codes = sorted((i.code or "", i.path) for i in snap.items if i.source == "pytest")
     assert codes == [("over-budget", "."), ("test-failure", "tests/test_named.py")], snap.items
@@ -376,7 +379,7 @@ async def test_the_build_is_told_once_with_the_checks_that_failed_to_run(
     broken = CheckSpec(name="broken", command="no-such-tool-anywhere --check", parser="raw")
     config = IntelConfig(auto=False, checks=(broken,))
     async with open_project({"a.py": "x = 1\n"}) as sandbox:
-        feed = DiagnosticsFeed(sandbox, config=config, on_build=on_build)
+        feed = DiagnosticsFeed(sandbox, config=config, options=FeedOptions(on_build=on_build))
         await feed.snapshot()
         await feed.snapshot()  # the same build: not told again
     assert told == [(["broken"], ("check broken could not run (exit 127)",))]

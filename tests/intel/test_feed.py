@@ -12,6 +12,7 @@ from driveros.intel import (
     BuildDiagnosticsDetector,
     CheckSpec,
     DiagnosticsFeed,
+    FeedOptions,
     IntelConfig,
     read_workspace_config,
 )
@@ -144,7 +145,9 @@ async def test_feed_runs_the_users_workspace_config_and_reports_a_bad_one(
         (sandbox.workspace / ".driveros.toml").write_text("[diagnostics]\ntimeout = 'soon'\n")
         bad = read_workspace_config(sandbox.workspace)
         feed = DiagnosticsFeed(
-            sandbox, config=bad.config, config_problem=bad.problem, config_origin=".driveros.toml"
+            sandbox,
+            config=bad.config,
+            options=FeedOptions(config_problem=bad.problem, config_origin=".driveros.toml"),
         )
         snap = await feed.snapshot()
     (problem,) = [i for i in snap.items if i.source == "driveros"]
@@ -184,7 +187,7 @@ async def test_feed_puts_every_configured_command_to_approve(open_project: OpenP
     custom = CheckSpec(name="mark", command="touch marked; echo 'a.py:1:1: warning: x'")
     cfg = IntelConfig(checks=(custom,), type_checker="off", pytest="off")
     async with open_project({"a.py": "a = 1\n"}) as sandbox:
-        feed = DiagnosticsFeed(sandbox, config=cfg, approve=refuse)
+        feed = DiagnosticsFeed(sandbox, config=cfg, options=FeedOptions(approve=refuse))
         snap = await feed.snapshot()
         await sandbox.write_file("a.py", "a = 2\n")
         again = await feed.snapshot(changed=["a.py"])

@@ -7,7 +7,14 @@ import os
 import threading
 from pathlib import Path
 
-from driveros.intel import CheckSpec, DiagnosticsFeed, IntelConfig, JobLimiter, default_limiter
+from driveros.intel import (
+    CheckSpec,
+    DiagnosticsFeed,
+    FeedOptions,
+    IntelConfig,
+    JobLimiter,
+    default_limiter,
+)
 from driveros.sandbox import LocalSandbox
 from tests.intel._projects import tool_env, write_project
 
@@ -91,7 +98,11 @@ async def test_jobs_feeds_sharing_a_limiter_run_their_batches_one_at_a_time(
         await box.start()
     try:
         feeds = [
-            DiagnosticsFeed(box, config=IntelConfig(checks=(slow,)), limiter=limiter)
+            DiagnosticsFeed(
+                box,
+                config=IntelConfig(checks=(slow,)),
+                options=FeedOptions(limiter=limiter),
+            )
             for box in boxes
         ]
         snaps = await asyncio.gather(*(f.snapshot() for f in feeds))

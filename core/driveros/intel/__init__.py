@@ -26,7 +26,7 @@ from driveros.intel._declared import DeclaredCheck, read_declared_build
 from driveros.intel._detect import BuildPlan
 from driveros.intel._detector import BuildDiagnosticsDetector
 from driveros.intel._feed import DiagnosticsFeed
-from driveros.intel._feed_run import CheckApproval
+from driveros.intel._feed_run import CheckApproval, FeedOptions
 from driveros.intel._jobs import JobLimiter, default_limiter
 from driveros.intel._parse_common import ParseResult, PathContext
 from driveros.intel._parsers import get_parser, parse_output
@@ -41,6 +41,7 @@ __all__ = [
     "CheckSpec",
     "DeclaredCheck",
     "DiagnosticsFeed",
+    "FeedOptions",
     "IntelConfig",
     "IntelConfigError",
     "JobLimiter",

@@ -22,7 +22,7 @@ import posixpath
 import re
 import shlex
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from driveros._errors import SandboxError
 from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot, fingerprint
@@ -36,15 +36,15 @@ from driveros.intel._detect import (
 )
 from driveros.intel._feed_run import (
     BACKGROUND,
-    CheckApproval,
     CheckRefused,
+    FeedOptions,
     FeedRunner,
     check_warning,
     one_line,
     sandbox_contains,
 )
 from driveros.intel._imports import ImportGraph
-from driveros.intel._jobs import JobLimiter, default_limiter
+from driveros.intel._jobs import default_limiter
 from driveros.intel._parse_common import PathContext, make_item
 from driveros.intel._plan import is_test_file
 from driveros.intel._probe import Probe, parse_probe, probe_candidates, probe_script
@@ -71,10 +71,6 @@ _USAGE_ERROR = re.compile(
 )
 
 
-OnBuild = Callable[[BuildPlan, tuple[str, ...]], Awaitable[None]]
-"""Told the detected build and, one line each, the checks that failed to run, after the first
-snapshot that runs a (re)detected plan (a run emits it as an event)."""
-
 #: Items saying a check itself did not do its job (not a finding about the code).
 _FAILED_CODES = frozenset({"check-failed", "check-refused", "timeout", "over-budget"})
 
@@ -83,17 +79,10 @@ class DiagnosticsFeed(FeedRunner):
     """The build-diagnostics feed over one sandbox (implements ``DiagnosticsSource``).
 
     ``config`` is fixed for the feed's life (default: the built-in checks only; the workspace's
-    own files are never read as configuration here). ``config_problem`` (what was wrong with
-    the workspace's configuration) is reported in every snapshot as a warning item.
-    ``approve`` is asked before every command of a check from ``config.checks``; a refused
-    check is reported as a warning and does not run. Without ``approve`` the caller vouches
-    for its configured checks. ``cache_dir`` is where the tools keep their caches (bytecode,
-    mypy), as the sandbox's commands see it; the caller owns and removes it
-    (``driveros.runs.execute_run`` registers one per run in the state directory). None:
-    ``${TMPDIR:-/tmp}/driveros-intel/<hash>``, which nobody removes (fine inside a container
-    that goes away). ``limiter`` bounds the check batches running at once across feeds
-    (default: the process-wide :func:`~driveros.intel.default_limiter`, one per core): each
-    snapshot's checks run while holding one of its slots.
+    own files are never read as configuration here). ``options`` wire it into its run
+    (:class:`~driveros.intel.FeedOptions`: cache directory, approval of configured checks, the
+    configuration's problem, the job limiter, the build callback, the task's test files).
+    Each snapshot's checks run while holding one of the limiter's slots.
     """
 
     def __init__(
@@ -101,23 +90,19 @@ class DiagnosticsFeed(FeedRunner):
         sandbox: Sandbox,
         *,
         config: IntelConfig | None = None,
-        cache_dir: str | None = None,
-        approve: CheckApproval | None = None,
-        config_problem: str | None = None,
-        config_origin: str = ".driveros.toml",
-        limiter: JobLimiter | None = None,
-        on_build: OnBuild | None = None,
-        focus: Sequence[str] = (),
+        options: FeedOptions | None = None,
     ) -> None:
+        opts = options or FeedOptions()
+        cache_dir = opts.cache_dir
         self._sandbox = sandbox
-        self._limiter = limiter or default_limiter()
+        self._limiter = opts.limiter or default_limiter()
         self._config = config or IntelConfig()
-        self._config_problem = config_problem
-        self._config_origin = config_origin
-        self._approve = approve
-        self._on_build = on_build
+        self._config_problem = opts.config_problem
+        self._config_origin = opts.config_origin
+        self._approve = opts.approve
+        self._on_build = opts.on_build
         self._build_news = False
-        self._focus = tuple(focus)
+        self._focus = tuple(opts.focus)
         self._contained = sandbox_contains(sandbox)
         self._build = BuildPlan()
         self._inputs: tuple[tuple[str, ...], dict[str, str]] = ((), {})

@@ -8,12 +8,15 @@ import asyncio
 import posixpath
 import shlex
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from driveros._errors import SandboxError
 from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot, fingerprint
 from driveros.intel._config import CheckSpec, IntelConfig
+from driveros.intel._detect import BuildPlan
+from driveros.intel._jobs import JobLimiter
 from driveros.intel._parse_common import (
     ParseResult,
     PathContext,
@@ -41,6 +44,36 @@ class CheckRefused(Exception):
 CheckApproval = Callable[[CheckSpec, str], Awaitable[tuple[bool, str]]]
 """Decides whether a configured check may run ``command`` (the exact command line):
 ``(allowed, reason)``. The agent passes its run's approval policy."""
+
+
+OnBuild = Callable[[BuildPlan, tuple[str, ...]], Awaitable[None]]
+"""Told the detected build and, one line each, the checks that failed to run, after the first
+snapshot that runs a (re)detected plan (a run emits it as an event)."""
+
+
+@dataclass(frozen=True)
+class FeedOptions:
+    """How a :class:`~driveros.intel.DiagnosticsFeed` is wired into its run (all optional).
+
+    ``cache_dir``: where the tools keep their caches (bytecode, mypy), as the sandbox's
+    commands see it; the caller owns and removes it. None: ``${TMPDIR:-/tmp}/driveros-intel/
+    <hash>``, which nobody removes (fine inside a container that goes away).
+    ``approve``: asked before every command of a check from the configuration's ``checks``; a
+    refused check is reported as a warning and does not run. None: the caller vouches for its
+    configured checks. ``config_problem``: what was wrong with the workspace's configuration
+    (reported in every snapshot as a warning item at ``config_origin``). ``limiter``: bounds
+    the check batches running at once across feeds (default: the process-wide
+    :func:`~driveros.intel.default_limiter`). ``on_build``: told the detected build.
+    ``focus``: test files the task names (still run when the suite is over its budget).
+    """
+
+    cache_dir: str | None = None
+    approve: CheckApproval | None = None
+    config_problem: str | None = None
+    config_origin: str = ".driveros.toml"
+    limiter: JobLimiter | None = None
+    on_build: OnBuild | None = None
+    focus: Sequence[str] = ()
 
 
 def sandbox_contains(sandbox: Sandbox) -> bool:

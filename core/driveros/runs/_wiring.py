@@ -127,13 +127,15 @@ async def diagnostics_feed(
     feed = intel.DiagnosticsFeed(
         sandbox,
         config=found.config,
-        on_build=on_build,
-        # past the test budget, the tests of the files the task and its targets name still run
-        focus=[*(t.path for t in spec.targets), *intel.task_paths(spec.task)],
-        approve=approve,
-        config_problem=found.problem,
-        config_origin=found.origin or ".driveros.toml",
-        cache_dir=cache_dir,
+        options=intel.FeedOptions(
+            on_build=on_build,
+            # past the test budget, the tests of the files the task and its targets name run
+            focus=[*(t.path for t in spec.targets), *intel.task_paths(spec.task)],
+            approve=approve,
+            config_problem=found.problem,
+            config_origin=found.origin or ".driveros.toml",
+            cache_dir=cache_dir,
+        ),
     )
     return FeedParts(
         source=feed,
