@@ -1,20 +1,249 @@
-"""The docker tier: the image carries no language server, so every semantic tool answers that
-the server is missing there and what to install, and the run goes on (docs/cli.md)."""
+"""The semantic tools in the docker tier: the host's servers bound read-only into the run's
+container answer exactly what the same servers answer when asked directly (Python,
+TypeScript, Go; runc and gVisor), a rename through a docker `--review` run proposes exactly the
+server's edit, a container without the mounts says what is missing, and no server outlives
+the tools or the sandbox (docs/semantic.md, "Tiers")."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
-from tests.sandbox.conftest import require_docker
+import pytest_asyncio
+from tests.cli.conftest import run_cli
+from tests.sandbox.conftest import daemon_runtimes, require_docker
+from tests.semantic._oracle import Oracle, places, program
+from tests.semantic.test_semantic_python import make_project
+from tests.semantic.test_semantic_run import TURNS, server_rename
+from tests.semantic.test_semantic_run import project as rename_project
+from tests.semantic.test_semantic_ts_go import MAIN_GO, go_project, ts_project
 
 from driveros.agent._tools import ToolBox
 from driveros.sandbox import DockerSandbox
+from driveros.semantic import LanguageServerError, SemanticTools, docker_server_mounts
+from driveros.semantic._docker import BASEDPYRIGHT, BIN, NODE_MODULES, SERVERS_ROOT
+from driveros.testing import ScriptedModelServer
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
+
+
+def docker_box(root: Path, runtime: Literal["runc", "runsc"] = "runc") -> DockerSandbox:
+    return DockerSandbox(root, runtime=runtime, extra_mounts=docker_server_mounts())
+
+
+def container_processes(sandbox: DockerSandbox) -> list[str]:
+    """The command lines running in the sandbox's container, as the daemon lists them."""
+    import docker
+
+    client = docker.from_env()
+    try:
+        assert sandbox.container_id is not None
+        top = client.api.top(sandbox.container_id, ps_args="-eo pid,args")
+    finally:
+        client.close()
+    return [row[-1] for row in top.get("Processes") or []]
+
+
+def container_exists(cid: str) -> bool:
+    import docker
+    from docker.errors import NotFound
+
+    client = docker.from_env()
+    try:
+        client.api.inspect_container(cid)
+    except NotFound:
+        return False
+    finally:
+        client.close()
+    return True
+
+
+class Setup:
+    def __init__(self, root: Path, tools: SemanticTools, sandbox: DockerSandbox) -> None:
+        self.root, self.tools, self.sandbox = root, tools, sandbox
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def py(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Setup]:
+    require_docker()
+    program("basedpyright")
+    root = make_project(tmp_path_factory.mktemp("dpy") / "ws")
+    async with docker_box(root) as sandbox:
+        tools = SemanticTools(sandbox)
+        yield Setup(root, tools, sandbox)
+        await tools.aclose()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def oracle(py: Setup) -> AsyncIterator[Oracle]:
+    async with Oracle("basedpyright", py.root) as found:
+        for rel in ("main.py", "pkg/calc.py", "pkg/other.py"):
+            found.open(rel)
+        yield found
+
+
+async def test_semantic_docker_python_answers_equal_the_servers_own(
+    py: Setup, oracle: Oracle
+) -> None:
+    got = await py.tools.references("main.py", 4, 7, None)
+    assert places(got.text) == await oracle.references("main.py", 4, 7)
+    assert got.text.startswith("4 references to compute_total in 2 files")
+    definition = await py.tools.definition("main.py", 4, 7, None)
+    assert (
+        places(definition.text)
+        == await oracle.definition("main.py", 4, 7)
+        == [("pkg/calc.py", 1, 5)]
+    )
+    hover = await py.tools.hover("main.py", 4, 7, None)
+    assert hover.text == await oracle.hover("main.py", 4, 7)
+    assert "Sum the items." in hover.text
+    method = await py.tools.references(None, None, None, "Cart.total")
+    assert places(method.text) == await oracle.references("pkg/calc.py", 11, 9)
+    found = await py.tools.symbols("Cart", None)
+    assert "pkg/calc.py:10:7: class Cart" in found.text
+    outline = await py.tools.symbols(None, "pkg/calc.py")
+    assert "1:5 function compute_total" in outline.text
+    with pytest.raises(LanguageServerError, match="'helper' is ambiguous: 2 symbols"):
+        await py.tools.definition(None, None, None, "helper")
+
+
+async def test_semantic_docker_server_runs_in_the_container_on_its_view(py: Setup) -> None:
+    """The server is the container's process, started from the read-only mount, on
+    /workspace, with the container's environment (no host variable leaks in)."""
+    await py.tools.references("main.py", 4, 7, None)
+    running = container_processes(py.sandbox)
+    assert any(str(BASEDPYRIGHT / "langserver.index.js") in args for args in running), running
+    (session,) = py.tools.sessions.values()
+    assert session.root == "/workspace"
+    probe = await py.sandbox.run(f"touch {BASEDPYRIGHT}/x 2>&1; echo $?; ls {SERVERS_ROOT}")
+    assert "Read-only file system" in probe.stdout
+    assert set(probe.stdout.split()[-3:]) <= {"basedpyright", "bin", "go", "npm"}
+
+
+async def test_semantic_docker_python_rename_equals_the_servers(tmp_path: Path) -> None:
+    require_docker()
+    program("basedpyright")
+    root = rename_project(tmp_path / "ws")
+    want = await server_rename(root)
+    async with docker_box(root) as sandbox:
+        tools = SemanticTools(sandbox)
+        renamed = await tools.rename("pkg/calc.py", 1, 5, None, "grand_total")
+        assert sorted(renamed.edits) == sorted(want)
+        for rel, text in want.items():
+            assert (root / rel).read_text() == text
+        await tools.aclose()
+
+
+async def test_semantic_docker_typescript_answers_and_rename(tmp_path: Path) -> None:
+    require_docker()
+    program("typescript-language-server")
+    root = ts_project(tmp_path / "ts")
+    async with Oracle("typescript-language-server", root) as oracle:
+        oracle.open("src/calc.ts")
+        oracle.open("src/main.ts")
+        want_refs = await oracle.references("src/calc.ts", 2, 17)
+        want_def = await oracle.definition("src/main.ts", 3, 13)
+        want_hover = await oracle.hover("src/main.ts", 3, 13)
+        want_rename = await oracle.rename("src/calc.ts", 2, 17, "grandTotal")
+    async with docker_box(root) as sandbox:
+        tools = SemanticTools(sandbox)
+        refs = await tools.references(None, None, None, "computeTotal")
+        assert places(refs.text) == want_refs
+        assert len(want_refs) == 3
+        assert places((await tools.definition("src/main.ts", 3, 13, None)).text) == want_def
+        assert (await tools.hover("src/main.ts", 3, 13, None)).text == want_hover
+        outline = await tools.symbols(None, "src/calc.ts")
+        assert "2:17 function computeTotal" in outline.text
+        running = container_processes(sandbox)
+        assert any(str(NODE_MODULES) in args for args in running), running
+        renamed = await tools.rename(None, None, None, "computeTotal", "grandTotal")
+        assert sorted(renamed.edits) == sorted(want_rename) == ["src/calc.ts", "src/main.ts"]
+        for rel, text in want_rename.items():
+            assert (root / rel).read_text() == text
+        await tools.aclose()
+
+
+async def test_semantic_docker_go_answers_and_rename(tmp_path: Path) -> None:
+    require_docker()
+    program("gopls")
+    root = go_project(tmp_path / "go")
+    async with Oracle("gopls", root) as oracle:
+        oracle.open("calc/calc.go")
+        oracle.open("main.go")
+        want_refs = await oracle.references("main.go", 10, 19)
+        want_def = await oracle.definition("main.go", 10, 19)
+        want_hover = await oracle.hover("main.go", 10, 19)
+        want_rename = await oracle.rename("calc/calc.go", 4, 6, "GrandTotal")
+    async with docker_box(root) as sandbox:
+        tools = SemanticTools(sandbox)
+        refs = await tools.references(None, None, None, "ComputeTotal")
+        assert places(refs.text) == want_refs
+        assert {p for p, _, _ in want_refs} == {"calc/calc.go", "main.go"}
+        assert places((await tools.definition("main.go", 10, 19, None)).text) == want_def
+        assert (await tools.hover("main.go", 10, 19, None)).text == want_hover
+        with pytest.raises(LanguageServerError, match="unexported"):
+            await tools.rename("calc/calc.go", 4, 6, None, "grandTotal")
+        assert (root / "main.go").read_text() == MAIN_GO
+        renamed = await tools.rename("calc/calc.go", 4, 6, None, "GrandTotal")
+        assert sorted(renamed.edits) == sorted(want_rename)
+        for rel, text in want_rename.items():
+            assert (root / rel).read_text() == text
+        await tools.aclose()
+
+
+async def test_semantic_docker_gvisor_answers_equal_the_servers_own(tmp_path: Path) -> None:
+    require_docker()
+    program("basedpyright")
+    if "runsc" not in daemon_runtimes():
+        pytest.skip("the Docker daemon has no runsc (gVisor) runtime")
+    root = make_project(tmp_path / "ws")
+    async with Oracle("basedpyright", root) as oracle:
+        for rel in ("main.py", "pkg/calc.py", "pkg/other.py"):
+            oracle.open(rel)
+        want = await oracle.references("main.py", 4, 7)
+        want_hover = await oracle.hover("main.py", 4, 7)
+    async with docker_box(root, runtime="runsc") as sandbox:
+        assert sandbox.tier == "docker-runsc"
+        tools = SemanticTools(sandbox)
+        assert places((await tools.references("main.py", 4, 7, None)).text) == want
+        assert (await tools.hover("main.py", 4, 7, None)).text == want_hover
+        await tools.aclose()
+
+
+async def test_semantic_docker_nothing_keeps_running(tmp_path: Path) -> None:
+    """The tools' close ends every server in the container; the sandbox's close ends the
+    container, with a server still warm in it."""
+    require_docker()
+    program("basedpyright")
+    program("gopls")
+    root = make_project(tmp_path / "ws")
+    go_project(root / "gomod")
+    async with docker_box(root) as sandbox:
+        box = ToolBox(sandbox)
+        assert (await box.call("references", {"path": "main.py", "line": 4, "column": 7}, None)).ok
+        assert (await box.call("symbols", {"path": "gomod/main.go"}, None)).ok
+        running = container_processes(sandbox)
+        assert any(str(BIN / "gopls") in a for a in running), running
+        await box.aclose()
+        for _ in range(50):
+            left = [a for a in container_processes(sandbox) if str(SERVERS_ROOT) in a]
+            if not left:
+                break
+            await asyncio.sleep(0.1)
+        assert left == []
+        assert (await box.call("hover", {"path": "main.py", "line": 4, "column": 7}, None)).ok
+        cid = sandbox.container_id
+        assert cid is not None
+    assert not container_exists(cid)
 
 
 async def test_semantic_docker_says_the_server_is_missing(tmp_path: Path) -> None:
+    """Without the mounts (a bare DockerSandbox) the tools say what is missing; the run goes
+    on."""
     require_docker()
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -27,5 +256,41 @@ async def test_semantic_docker_says_the_server_is_missing(tmp_path: Path) -> Non
             outcome.output
         )
         assert "pip install basedpyright" in outcome.output
+        assert "binds the host's installed servers read-only" in outcome.output
         again = await box.call("read_file", {"path": "a.py"}, None)
         assert again.ok
+        await box.aclose()
+
+
+async def test_semantic_docker_rename_through_the_cli_review(tmp_path: Path) -> None:
+    """`driveros agent --sandbox docker --review`: the kept proposal is exactly the server's
+    rename, and the references after it come from the container's server."""
+    require_docker()
+    program("basedpyright")
+    root = rename_project(tmp_path / "ws")
+    want = await server_rename(root)
+    async with ScriptedModelServer(TURNS) as server:
+        run = await run_cli(
+            "--task",
+            "rename",
+            "--sandbox",
+            "docker",
+            "--review",
+            "--review-action",
+            "keep",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=root,
+        )
+    assert run.code == 0, run.stderr
+    events = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+    (started,) = [e for e in events if e["type"] == "run_started"]
+    assert started["sandbox"].startswith("docker"), started
+    assert events[-1]["outcome"] == "answered"
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert [r["name"] for r in results] == ["rename", "references"]
+    assert all(r["ok"] for r in results), results
+    assert results[1]["output"].startswith("5 references to grand_total in 3 files")
+    for rel, text in want.items():
+        assert (root / rel).read_text() == text

@@ -12,7 +12,7 @@ from driveros.agent import Tier
 from driveros.config import Environment
 from driveros.runs._options import RunSpec
 from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
-from driveros.semantic import server_mounts
+from driveros.semantic import docker_server_mounts, server_mounts
 from driveros.state import state_dir
 
 if TYPE_CHECKING:
@@ -61,6 +61,9 @@ def make_sandbox(
         if spec.add_dirs:
             raise ConfigError("--add-dir needs the local sandbox (--sandbox local)")
         mounts, git_env = docker_git(spec, scratch)
+        # The host's language servers, read-only (docs/semantic.md, "Tiers").
+        hidden = [state_dir(env.process_env), *([scratch.workspace] if scratch else [])]
+        mounts = {**mounts, **docker_server_mounts(env.process_env, hidden=hidden)}
         box = DockerSandbox(
             root,
             runtime=spec.runtime,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from driveros.semantic._args import SEMANTIC_TOOLS, call_semantic
 from driveros.semantic._client import LanguageServerError, LspClient
+from driveros.semantic._docker import docker_doctor_rows, docker_server_mounts
 from driveros.semantic._registry import (
     DEFAULT_SERVERS,
     ServerSpec,
@@ -28,6 +29,8 @@ __all__ = [
     "SemanticTools",
     "ServerSpec",
     "call_semantic",
+    "docker_doctor_rows",
+    "docker_server_mounts",
     "doctor_rows",
     "hover_text",
     "load_user_servers",

@@ -18,11 +18,11 @@ from typing import Any
 from driveros._errors import SandboxError
 from driveros.sandbox import Sandbox
 from driveros.semantic._client import LanguageServerError
+from driveros.semantic._docker import launch_for
 from driveros.semantic._edits import apply_workspace_edit
 from driveros.semantic._positions import line_of, uri_path
 from driveros.semantic._registry import (
     ServerSpec,
-    host_candidates,
     load_user_servers,
     merge_servers,
     server_for,
@@ -111,11 +111,15 @@ class SemanticTools:
                     f"{spec.name} ended {starts} times in this run; it is not started again"
                 )
             self._starts[spec.name] = starts + 1
+            launch = launch_for(self._sandbox, spec, self._environ)
             session = await ServerSession.start(
                 self._sandbox,
                 spec,
-                candidates=host_candidates(spec, self._environ),
+                candidates=launch.candidates,
                 ready_bound=self._ready_bound,
+                path=launch.path,
+                env=launch.env,
+                install=launch.install,
             )
             self._sessions[spec.name] = session
             return session
