@@ -1,11 +1,13 @@
-"""``driveros agent --add-dir DIR``: a folder the run may read besides its workspace.
+"""``driveros agent --add-dir DIR[:rw]``: folders the run reaches besides its workspace.
 
-It is mounted read-only in the local sandbox at its own path (commands read it there; the file
-tools stay fenced to the workspace). It is input, never configuration: none of its files
-(``.env``, ``.driveros.toml``, instruction or command files) is read as settings, whatever its
-own trust. A folder holding a secret file (docs/sandbox.md, "Secret files") is refused: its
-values could not be redacted from what commands print. ``DIR:rw`` (a second writable folder
-with its own scratch view) is not supported yet.
+Each becomes a :class:`~driveros.runs.AddedDir` (docs/cli.md, "More than one folder"): ``DIR``
+is read-only (mounted read-only in the local sandbox at its own path; the file tools read it
+by its absolute path and refuse to change it), ``DIR:rw`` writable (mounted writable at its
+path; under ``--review`` it gets its own scratch view, reviewed with the workspace). It is
+input, never configuration: none of its files (``.env``, ``.driveros.toml``, instruction or
+command files, hooks) is read as settings, whatever its own trust. A folder holding a secret
+file (docs/sandbox.md, "Secret files") is refused: its values could not be redacted from what
+commands print.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from driveros._unicode import printable
 from driveros.cli._parser import UsageError
+from driveros.runs import AddedDir
 from driveros.sandbox import secret_path_reason
 
 #: Entries looked at per folder before giving up on checking it (then it is refused).
@@ -31,9 +34,9 @@ def add_add_dir_flag(add: Callable[..., Any]) -> None:
         dest="add_dirs",
         action="append",
         default=[],
-        metavar="DIR",
-        help="a folder the run may read besides the workspace (mounted read-only in the local "
-        "sandbox; repeatable)",
+        metavar="DIR[:rw]",
+        help="a folder the run may read besides the workspace, by its absolute path (read-only; "
+        "DIR:rw: writable, reviewed with the workspace under --review; repeatable)",
     )
 
 
@@ -55,17 +58,14 @@ def _secrets(root: Path) -> list[str]:
     return sorted(found)
 
 
-def parse_add_dirs(args: argparse.Namespace, workspace: Path, state: Path) -> list[Path]:
+def parse_add_dirs(args: argparse.Namespace, workspace: Path, state: Path) -> list[AddedDir]:
     """The resolved ``--add-dir`` folders; UsageError for one that cannot be given."""
-    out: list[Path] = []
+    out: list[AddedDir] = []
     for given in args.add_dirs:
-        if given.endswith(":rw"):
-            raise UsageError(
-                "driveros agent: error: --add-dir DIR:rw (a writable second folder) is not "
-                "supported yet; give DIR for read-only context"
-            )
+        writable = given.endswith(":rw")
+        name = given.removesuffix(":rw")
         shown = printable(given)
-        path = Path(given).expanduser()
+        path = Path(name).expanduser()
         if not path.is_dir():
             raise UsageError(f"driveros agent: error: --add-dir {shown}: not a directory")
         path = path.resolve()
@@ -78,6 +78,12 @@ def parse_add_dirs(args: argparse.Namespace, workspace: Path, state: Path) -> li
             raise UsageError(
                 f"driveros agent: error: --add-dir {shown}: overlaps the workspace {workspace}"
             )
+        for other in out:
+            if path.is_relative_to(other.path) or other.path.is_relative_to(path):
+                raise UsageError(
+                    f"driveros agent: error: --add-dir {shown}: overlaps the added folder "
+                    f"{printable(str(other.path))}"
+                )
         secret = _secrets(path)
         if secret:
             listed = ", ".join(printable(s) for s in secret[:5])
@@ -86,5 +92,5 @@ def parse_add_dirs(args: argparse.Namespace, workspace: Path, state: Path) -> li
                 "their values could not be redacted from what commands print; give a folder "
                 "without them"
             )
-        out.append(path)
+        out.append(AddedDir(path=path, writable=writable))
     return out

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from driveros.runs._added import AddedDir
 from driveros.runs._options import RunOptions, RunSpec
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DOCKER_GIT_DIR",
     "DOCKER_WORKSPACE",
+    "AddedDir",
     "HeldRun",
     "ReadBuffer",
     "RunContext",

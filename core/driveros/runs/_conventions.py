@@ -13,6 +13,7 @@ from driveros.agent import AgentConfig, EventSink, OnEvent, RunStarted
 from driveros.config import Environment
 from driveros.conventions import Instructions, checks_section, load_instructions
 from driveros.hooks import HookSet, load_hooks
+from driveros.runs._added import folders_prompt
 from driveros.runs._options import RunSpec
 
 log = logging.getLogger(__name__)
@@ -38,12 +39,15 @@ async def with_instructions(
         task=spec.task,
         paths=[t.path for t in spec.targets],
     )
-    if not found.files:
+    prompt = config.system_prompt
+    if spec.add_dirs:
+        prompt = f"{prompt}\n\n{folders_prompt(spec.add_dirs)}"
+    if found.files:
+        sink.extra_fields.setdefault(RunStarted, {})["instructions"] = found.listing()
+        prompt = f"{prompt}\n\n{found.prompt()}"
+    if prompt == config.system_prompt:
         return config
-    sink.extra_fields.setdefault(RunStarted, {})["instructions"] = found.listing()
-    return config.model_copy(
-        update={"system_prompt": f"{config.system_prompt}\n\n{found.prompt()}"}
-    )
+    return config.model_copy(update={"system_prompt": prompt})
 
 
 def agents_md_checks(workspace: Path) -> list[tuple[str, str, str]]:

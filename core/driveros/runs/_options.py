@@ -25,6 +25,7 @@ from driveros.config import (
     SandboxKind,
 )
 from driveros.diagnostics import DiagnosticItem
+from driveros.runs._added import AddedDir
 
 
 class RunOptions(BaseModel):
@@ -121,9 +122,9 @@ class RunSpec(RunOptions):
     #: The user trusts this workspace (``driveros trust``, ``--trust``): its own diagnostics
     #: checks are read from ``workspace`` at start and run through ``approve`` (docs/security.md).
     workspace_trusted: bool = False
-    #: Folders the run may read besides the workspace (``--add-dir``): mounted read-only in
-    #: the local sandbox at their own paths; never read as configuration.
-    add_dirs: list[Path] = Field(default_factory=list)
+    #: Folders the run reaches besides the workspace (``--add-dir DIR[:rw]``; a bare path is
+    #: a read-only one): see :class:`AddedDir`. Never read as configuration.
+    add_dirs: list[AddedDir] = Field(default_factory=list)
     #: Export the run's spans over OpenTelemetry (``--otel``); the standard ``OTEL_*``
     #: variables turn it on too (docs/extending.md).
     otel: bool = False

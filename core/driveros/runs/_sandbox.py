@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -51,10 +51,15 @@ def docker_git(
 
 
 def make_sandbox(
-    spec: RunSpec, root: Path, env: Environment, scratch: ScratchWorkspace | None = None
+    spec: RunSpec,
+    root: Path,
+    env: Environment,
+    scratch: ScratchWorkspace | None = None,
+    views: Mapping[Path, Path] | None = None,
 ) -> tuple[LocalSandbox | DockerSandbox, str]:
     """The sandbox over ``root``, not started yet, and the workspace root as its commands see
-    it."""
+    it. ``views``: where a writable added folder's files are (a review run's scratch view of
+    it, by the folder's path); one not named is written in place."""
     # A view's writes all land in its upper layer: the set-id sweep at close walks only that.
     written_in = scratch.written_layer if scratch is not None and scratch.path == root else None
     if spec.sandbox == "docker":
@@ -78,6 +83,7 @@ def make_sandbox(
         )
         return box, DOCKER_WORKSPACE
     read_only, hidden = local_mounts(spec, env, scratch)
+    views = views or {}
     local = LocalSandbox(
         root,
         base_env=env.process_env,
@@ -85,8 +91,14 @@ def make_sandbox(
         written_in=written_in,
         network=spec.network,
         read_only=read_only,
-        hidden=hidden,
+        # The user's own copy of a folder under a view is never seen (as the workspace's).
+        hidden=[*hidden, *(at for at in views if at.is_dir())],
     )
+    for added in spec.add_dirs:
+        # Never one holding what the sandbox must not show (the state directory).
+        if not any(h.is_relative_to(added.path) for h in hidden):
+            at = added.path
+            local.add_folder(at, views.get(at, at), writable=added.writable)
     return local, str(root)
 
 
@@ -107,7 +119,6 @@ def local_mounts(
     # something the sandbox must not show (driveros's own checkout as the user's tree).
     servers = server_mounts(env.process_env)
     read_only += [p for p in servers if not any(p.is_relative_to(h) for h in hidden)]
-    read_only += [p for p in spec.add_dirs if not any(h.is_relative_to(p) for h in hidden)]
     return read_only, hidden
 
 

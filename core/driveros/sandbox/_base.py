@@ -13,6 +13,7 @@ from typing import Self
 from driveros.sandbox._channel import Channel
 from driveros.sandbox._env import check_command
 from driveros.sandbox._files import HostFiles
+from driveros.sandbox._folders import Folders
 from driveros.sandbox._processes import BackgroundProcess, ProcessHost
 from driveros.sandbox._protocol import (
     DirEntry,
@@ -59,6 +60,8 @@ class SandboxBase:
         self._born_ns = time.time_ns()
         #: Where every file written in the workspace also is (a view's upper layer), if known.
         self._written_in = None if written_in is None else Path(written_in)
+        #: Added folders the file operations reach by absolute path (``--add-dir``).
+        self._folders = Folders()
 
     # -- what a tier provides -----------------------------------------------------------
 
@@ -153,48 +156,96 @@ class SandboxBase:
 
     # -- files (host-side through the fence) --------------------------------------------
 
+    def add_folder(
+        self,
+        at: str | os.PathLike[str],
+        root: str | os.PathLike[str] | None = None,
+        *,
+        writable: bool = False,
+    ) -> None:
+        """Let the file operations reach folder ``at`` (an absolute real path) besides the
+        workspace: a path ``at/rel`` is ``rel`` behind ``root``'s own fence (``root``: where
+        its files are, default ``at``; a review run's view of it). A read-only folder refuses
+        writes, edits and removals (PolicyError). The tier's commands see it only if its
+        mounts say so (see LocalSandbox)."""
+        files = HostFiles(
+            Path(root if root is not None else at),
+            max_read=self._files.max_read,
+            secrets=self._files.secrets,
+        )
+        self._folders.add(Path(at), files, writable=writable)
+
+    @property
+    def folders(self) -> Folders:
+        """The added folders (see :meth:`add_folder`)."""
+        return self._folders
+
+    def _where(self, path: str, *, write: bool = False) -> tuple[HostFiles, str]:
+        """The fenced files ``path`` is in and the path relative to them."""
+        routed = self._folders.route(path, write=write) if self._folders else None
+        if routed is None:
+            return self._files, path
+        return routed[0].files, routed[1]
+
     async def read_file(self, path: str) -> str:
         self._check_open()
-        return await self._files.read_file(path)
+        files, rel = self._where(path)
+        return await files.read_file(rel)
 
     async def read_bytes(self, path: str) -> bytes:
         self._check_open()
-        return await self._files.read_bytes(path)
+        files, rel = self._where(path)
+        return await files.read_bytes(rel)
 
     async def read_lines(self, path: str, first: int, count: int | None) -> LineRange:
         """Lines ``first``.. of a text file of any size, streamed (see HostFiles.read_lines)."""
         self._check_open()
-        return await self._files.read_lines(path, first, count)
+        files, rel = self._where(path)
+        return await files.read_lines(rel, first, count)
 
     async def write_file(self, path: str, content: str) -> None:
         self._check_open()
-        await self._files.write_file(path, content)
+        files, rel = self._where(path, write=True)
+        await files.write_file(rel, content)
 
     async def write_bytes(self, path: str, data: bytes) -> None:
         self._check_open()
-        await self._files.write_bytes(path, data)
+        files, rel = self._where(path, write=True)
+        await files.write_bytes(rel, data)
 
     async def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
         self._check_open()
-        return await self._files.edit(path, old, new, replace_all=replace_all)
+        files, rel = self._where(path, write=True)
+        return await files.edit(rel, old, new, replace_all=replace_all)
 
     async def list_dir(self, path: str = ".") -> list[DirEntry]:
         self._check_open()
-        return await self._files.list_dir(path)
+        files, rel = self._where(path)
+        return await files.list_dir(rel)
 
     async def search(
         self, pattern: str, *, path: str = ".", glob: str | None = None, max_results: int = 200
     ) -> SearchResults:
         """Matches (a list); ``.skipped`` names the secret files that were not searched."""
         self._check_open()
-        return await self._files.search(
-            pattern, path=path, glob=glob, max_results=max_results, env=self._search_env()
+        routed = self._folders.route(path) if self._folders else None
+        files = self._files if routed is None else routed[0].files
+        found = await files.search(
+            pattern,
+            path=path if routed is None else routed[1],
+            glob=glob,
+            max_results=max_results,
+            env=self._search_env(),
         )
+        return found if routed is None else routed[0].results(found)
 
     async def stat(self, path: str) -> FileStat:
         self._check_open()
-        return await self._files.stat(path)
+        files, rel = self._where(path)
+        info = await files.stat(rel)
+        return info if files is self._files else info.model_copy(update={"path": path})
 
     async def remove(self, path: str) -> None:
         self._check_open()
-        await self._files.remove(path)
+        files, rel = self._where(path, write=True)
+        await files.remove(rel)

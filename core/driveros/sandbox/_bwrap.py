@@ -315,8 +315,10 @@ class Layout:
     network: bool = False
     #: Bound read-only at their own path (toolchains, the run's environment directories).
     read_only: tuple[Path, ...] = ()
-    #: Extra writable directories (``--add-dir DIR:rw``).
+    #: Extra writable directories.
     writable: tuple[Path, ...] = ()
+    #: Added folders (``--add-dir DIR[:rw]``): (where its files are, its path inside, writable).
+    folders: tuple[tuple[Path, Path, bool], ...] = ()
     #: Inside the workspace, bound read-only over it (every ``.git``: see :func:`git_entries`).
     protected: tuple[Path, ...] = ()
 
@@ -332,6 +334,8 @@ def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
         args += ["--ro-bind-try", str(path), str(path)]
     for path in (layout.home, layout.tmp, *layout.writable):
         args += ["--bind", str(path), str(path)]
+    for source, target, writable in layout.folders:
+        args += ["--bind" if writable else "--ro-bind", str(source), str(target)]
     args += ["--bind", str(layout.workspace), str(layout.workspace)]
     for path in layout.protected:
         args += ["--ro-bind-try", str(path), str(path)]

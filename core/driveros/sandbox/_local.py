@@ -171,7 +171,8 @@ class LocalSandbox(SandboxBase):
         """Start the sandbox; a failure is kept and raised by every command (fail closed)."""
         path = self._env.get("PATH")
         # Never a bubblewrap the sandboxed side could have planted (it would run on the host).
-        planted = [self.workspace, home, tmp, *self._writable, *self._hidden]
+        folders = [f.files.root for f in self._folders if f.writable]
+        planted = [self.workspace, home, tmp, *self._writable, *self._hidden, *folders]
         try:
             layout, bwrap = await asyncio.to_thread(
                 lambda: (self._layout(home, tmp, user_home), find_bwrap(path, exclude=planted))
@@ -218,6 +219,7 @@ class LocalSandbox(SandboxBase):
             network=self.network,
             read_only=(*tools, *self._read_only),
             writable=self._writable,
+            folders=tuple((f.files.root, Path(f.at), f.writable) for f in self._folders),
             protected=tuple(protected),
         )
 
@@ -315,7 +317,10 @@ class LocalSandbox(SandboxBase):
         entries inside the hidden paths (the real tree under a view) or the writable
         directories, whose ``rg`` a repository or a command could have planted (entries
         inside the workspace are dropped by the search itself)."""
-        roots = [Path(os.path.realpath(p)) for p in (*self._hidden, *self._writable)]
+        # The workspace too: a search in an added folder drops only that folder's entries.
+        added = [f.files.root for f in self._folders if f.writable]
+        shown = (*self._hidden, *self._writable, *added, self.workspace)
+        roots = [Path(os.path.realpath(p)) for p in shown]
         entries = [
             entry
             for entry in self._env.get("PATH", "").split(os.pathsep)
