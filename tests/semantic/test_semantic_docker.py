@@ -124,6 +124,28 @@ async def test_semantic_docker_server_runs_in_the_container_on_its_view(py: Setu
     assert set(probe.stdout.split()[-3:]) <= {"basedpyright", "bin", "go", "npm"}
 
 
+async def test_semantic_docker_server_gets_the_containers_environment(tmp_path: Path) -> None:
+    """The server's environment is the container's allowlisted one (no key, nothing from a
+    .env) plus its PATH and Go toolchain variables."""
+    require_docker()
+    program("basedpyright")
+    root = make_project(tmp_path / "ws")
+    (root / ".env").write_text("DOTENV_TOKEN=from-the-workspace\n")
+    host = {"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-" + "x" * 40, "LANG": "C.UTF-8"}
+    async with DockerSandbox(root, base_env=host, extra_mounts=docker_server_mounts()) as box:
+        tools = SemanticTools(box)
+        await tools.hover("main.py", 4, 7, None)
+        shown = await box.run(
+            "for p in $(pgrep -f '^node /opt/driveros/lsp/'); do tr '\\0' '\\n' < /proc/$p/environ; done"
+        )
+        await tools.aclose()
+    env = dict(line.split("=", 1) for line in shown.stdout.splitlines() if "=" in line)
+    assert env["PATH"].startswith(f"{BIN}:{SERVERS_ROOT}/go/bin:"), env
+    assert env["GOTOOLCHAIN"] == "local" and env["HOME"] == "/tmp"
+    assert "OPENAI_API_KEY" not in env and "DOTENV_TOKEN" not in env
+    assert "sk-" not in shown.stdout and "from-the-workspace" not in shown.stdout
+
+
 async def test_semantic_docker_python_rename_equals_the_servers(tmp_path: Path) -> None:
     require_docker()
     program("basedpyright")
