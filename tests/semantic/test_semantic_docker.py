@@ -136,7 +136,8 @@ async def test_semantic_docker_server_gets_the_containers_environment(tmp_path: 
         tools = SemanticTools(box)
         await tools.hover("main.py", 4, 7, None)
         shown = await box.run(
-            "for p in $(pgrep -f '^node /opt/driveros/lsp/'); do tr '\\0' '\\n' < /proc/$p/environ; done"
+            "for p in $(pgrep -f '^node /opt/driveros/lsp/'); do "
+            "tr '\\0' '\\n' < /proc/$p/environ; done"
         )
         await tools.aclose()
     env = dict(line.split("=", 1) for line in shown.stdout.splitlines() if "=" in line)
