@@ -117,10 +117,19 @@ async def finish_review(
     scratch = report.scratch
     assert scratch is not None
     result = report.result
+    from driveros.review import FolderViews, apply_together, commit_together
+
+    folders = report.folders or FolderViews()
     try:
         from driveros.review import render_changes
 
         changes = report.changes
+        if action == "hold" and folders and result.outcome != "canceled":
+            await folders.discard()
+            return (
+                "review: hold failed, nothing was written: --review-action hold does not "
+                "keep the --add-dir DIR:rw folders yet; changes discarded"
+            )
         if action == "hold" and result.outcome != "canceled":
             await _hold(report, task=task, prior_turns=prior_turns, parent=parent)
             return None
@@ -132,6 +141,7 @@ async def finish_review(
         if result.outcome == "canceled" or (not answered and action != "prompt"):
             sys.stderr.write(f"driveros: review: {result.outcome}; changes discarded\n")
             await scratch.discard()
+            await folders.discard()
             return None
         selected: list[str] | None = None
         if action == "prompt":
@@ -152,15 +162,21 @@ async def finish_review(
                 if (await _ask(f"driveros: apply {change.path}? [y/N] ")) in ("y", "yes"):
                     selected.append(change.path)
             action = "keep" if selected else "discard"
-        if action == "commit":
+        if action == "commit" and folders:
+            message = commit_message(task, result.answer, result.run_id)
+            for made in await commit_together(scratch, folders, message):
+                count = files(len(made.applied))
+                sys.stderr.write(f"driveros: review: committed {made.commit} ({count})\n")
+        elif action == "commit":
             applied = await scratch.commit(commit_message(task, result.answer, result.run_id))
             count = files(len(applied.applied))
             sys.stderr.write(f"driveros: review: committed {applied.commit} ({count})\n")
         elif action == "keep":
-            applied = await scratch.apply(selected)
+            applied = await apply_together(scratch, folders, selected)
             sys.stderr.write(f"driveros: review: applied {files(len(applied.applied))}\n")
         else:
             await scratch.discard()
+            await folders.discard()
             sys.stderr.write("driveros: review: changes discarded\n")
             return None
         if scratch.kept and selected is None:  # a resumed held run, now applied: it ends
@@ -172,6 +188,7 @@ async def finish_review(
         return error
     finally:
         await scratch.aclose()
+        await folders.aclose()
 
 
 def _what_was_written(exc: BaseException) -> str:

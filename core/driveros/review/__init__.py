@@ -21,6 +21,12 @@ from driveros.review._errors import (
     ScratchClosedError,
     UnknownPathError,
 )
+from driveros.review._folders import (
+    FolderViews,
+    apply_together,
+    commit_together,
+    record_checkpoints,
+)
 from driveros.review._kept import KeptScratch
 from driveros.review._merge import rebase_text
 from driveros.review._models import (
@@ -53,6 +59,7 @@ __all__ = [
     "ConflictError",
     "ContainerGit",
     "FileChange",
+    "FolderViews",
     "GitError",
     "GitNotFoundError",
     "HookChangeError",
@@ -63,13 +70,16 @@ __all__ = [
     "ScratchClosedError",
     "ScratchWorkspace",
     "UnknownPathError",
+    "apply_together",
     "checkpoints_of",
     "combined_patch",
+    "commit_together",
     "overlay_refusal",
     "path_problem",
     "plan_file",
     "read_text",
     "rebase_text",
+    "record_checkpoints",
     "render_changes",
     "reopen_kept_where",
     "scratch_strategies",

@@ -195,14 +195,16 @@ class Checkpoints:
         )
         return out.decode().strip()
 
-    async def record(self, turn: int, tools: Sequence[str] = ()) -> CheckpointRecord | None:
+    async def record(
+        self, turn: int, tools: Sequence[str] = (), *, always: bool = False
+    ) -> CheckpointRecord | None:
         """Record the copy as it is after ``turn``; None when it is unchanged since the last
-        checkpoint (or the baseline)."""
+        checkpoint (or the baseline), unless ``always`` (a run's other folders changed)."""
         async with self._lock:
             lay = self._lay
             tree = await self._current_tree()
             last = self._records[-1].tree if self._records else lay.baseline
-            if tree == last:
+            if tree == last and not always:
                 return None
             _, out, _ = await run_git(
                 ["diff-tree", "-r", "-z", "--name-only", "--no-renames", last, tree],

@@ -51,7 +51,7 @@ from driveros.runs._wiring import FeedParts, diagnostics_feed, feed_cache, open_
 from driveros.sandbox import Sandbox, dotenv_assignments
 
 if TYPE_CHECKING:
-    from driveros.review import FileChange, ScratchWorkspace
+    from driveros.review import FileChange, FolderViews, ScratchWorkspace
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,9 @@ class RunReport:
     changes: list[FileChange] = field(default_factory=list)
     #: The scratch copy (caller applies, commits, discards and closes it), or None.
     scratch: ScratchWorkspace | None = None
+    #: The views of the writable added folders (``--add-dir DIR:rw``), owned like ``scratch``;
+    #: their changes are in ``changes`` by absolute path.
+    folders: FolderViews | None = None
 
 
 def new_run_id() -> str:
@@ -130,17 +133,20 @@ class _WiredAgent:
         self.agent: Agent | None = None
         #: A review run's copy: a checkpoint after every turn that changed it.
         self.scratch: ScratchWorkspace | None = None
+        #: A review run's views of its writable added folders (checkpointed with it).
+        self.folders: FolderViews | None = None
 
     async def checkpoint(self, turn: int, tools: list[str]) -> CheckpointInfo | None:
-        from driveros.review import checkpoints_of
+        from driveros.review import checkpoints_of, record_checkpoints
 
         assert self.scratch is not None
-        cp = await checkpoints_of(self.scratch).record(turn, tools)
-        return (
-            None
-            if cp is None
-            else CheckpointInfo(**cp.model_dump(include={"checkpoint", "turn", "files"}))
-        )
+        # A folder's checkpoints are found by their turn (docs/review.md, "Checkpoints").
+        more = await record_checkpoints(self.folders, turn, tools) if self.folders else []
+        cp = await checkpoints_of(self.scratch).record(turn, tools, always=bool(more))
+        if cp is None:
+            return None
+        info = CheckpointInfo(**cp.model_dump(include={"checkpoint", "turn", "files"}))
+        return info.model_copy(update={"files": [*info.files, *more]}) if more else info
 
     async def run(
         self,
@@ -324,6 +330,12 @@ async def _execute(
                     )
                     owns_scratch = True
                     after_first_request.pending.append(scratch.start_baseline)
+                if wired.folders is None and any(a.writable for a in spec.add_dirs):
+                    from driveros.review import FolderViews
+
+                    writable = [a.path for a in spec.add_dirs if a.writable]
+                    wired.folders = await FolderViews.create(writable, defer_baseline=True)
+                    after_first_request.pending.append(wired.folders.start_baseline)
                 sink = await sink_ready
                 root = scratch.path
                 wired.scratch = scratch
@@ -335,7 +347,8 @@ async def _execute(
                 sink.extra_fields[RunStarted] = started
             else:
                 sink = await sink_ready
-            sandbox, workspace_in_sandbox = make_sandbox(spec, root, env, scratch)
+            views = wired.folders.roots if wired.folders else None
+            sandbox, workspace_in_sandbox = make_sandbox(spec, root, env, scratch, views)
             stack.push_async_callback(sandbox.aclose)
             # A container starts at once (it takes a while); a local sandbox once the first
             # request is on its way. The tools wait for either.
@@ -354,7 +367,9 @@ async def _execute(
             buffers = context.buffers
             gates = _ToolGates(
                 ready=_all_ready(
-                    starting.wait, scratch.baseline_recorded if scratch is not None else None
+                    starting.wait,
+                    scratch.baseline_recorded if scratch is not None else None,
+                    wired.folders.baseline_recorded if wired.folders else None,
                 ),
                 before_file=buffer_hook(scratch, buffers, known=spec.overlays)
                 if buffers is not None and scratch is not None
@@ -375,14 +390,24 @@ async def _execute(
         changes: list[FileChange] = []
         if scratch is not None:
             changes = await scratch.changes()
+            if wired.folders:
+                changes += await wired.folders.changes()
             if changes:
                 files = [_proposal_file(c) for c in changes]
                 await sink.emit(Proposal, files=files, rationale=run.result.answer)
         result = await _finish(sink, run)
-        return RunReport(result=result, history=run.history, changes=changes, scratch=scratch)
+        return RunReport(
+            result=result,
+            history=run.history,
+            changes=changes,
+            scratch=scratch,
+            folders=wired.folders,
+        )
     except asyncio.CancelledError:
         if owns_scratch and scratch is not None:
             await scratch.aclose()
+        if wired.folders:
+            await wired.folders.aclose()
         # Canceled before the walk ended: the result still goes out, masked as always.
         if sink is None:
             sink = await asyncio.shield(sink_ready)
@@ -391,6 +416,8 @@ async def _execute(
     except DriverosError as exc:  # setup: scratch copy, sandbox, runtime, review
         if owns_scratch and scratch is not None:
             await scratch.aclose()
+        if wired.folders:
+            await wired.folders.aclose()
         return await _fail(spec, sink if sink is not None else await sink_ready, exc)
 
 

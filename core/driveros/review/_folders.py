@@ -1,0 +1,209 @@
+"""Scratch views of a run's writable added folders (``--add-dir DIR:rw``), reviewed with the
+workspace's own copy.
+
+Each folder gets its own :class:`ScratchWorkspace` (the same view machinery, baseline, planner
+and conflict rules as the workspace's). Its changes are named by absolute path (the folder's
+real path, then the file's: ``/home/me/lib/util.py``), so they never collide with the
+workspace's relative paths; their diffs' ``a/``/``b/`` headers carry the same absolute path.
+:func:`apply_together` checks every folder before it writes any.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from driveros._together import all_of
+from driveros.review._apply import find_conflicts
+from driveros.review._errors import ConflictError, UnknownPathError
+from driveros.review._models import ApplyResult, Conflict, FileChange
+from driveros.review._scratch import ScratchWorkspace
+
+_HEADERS = ("diff --git ", "--- ", "+++ ", "rename from ", "rename to ")
+
+
+def _qualified_diff(diff: str, at: str, rels: Iterable[str]) -> str:
+    """``diff`` with its header lines naming ``at/rel`` instead of ``rel``."""
+    out: list[str] = []
+    in_header = True
+    for line in diff.splitlines(keepends=True):
+        if line.startswith("@@"):
+            in_header = False
+        elif line.startswith("diff --git "):
+            in_header = True
+        if in_header and line.startswith(_HEADERS):
+            for rel in rels:
+                line = line.replace(f"a/{rel}", f"a{at}/{rel}").replace(f"b/{rel}", f"b{at}/{rel}")
+                if line.startswith(("rename from ", "rename to ")):
+                    line = line.replace(f" {rel}", f" {at}/{rel}", 1)
+        out.append(line)
+    return "".join(out)
+
+
+def qualified(change: FileChange, at: str) -> FileChange:
+    """``change`` (relative to folder ``at``) named by absolute paths."""
+    return change.model_copy(
+        update={
+            "path": f"{at}/{change.path}",
+            "old_path": None if change.old_path is None else f"{at}/{change.old_path}",
+            "diff": _qualified_diff(change.diff, at, sorted(set(change.paths), key=len)[::-1]),
+        }
+    )
+
+
+async def conflicts_of(scratch: ScratchWorkspace, paths: Iterable[str] | None) -> list[Conflict]:
+    """What ``scratch.apply(paths)`` would refuse now; nothing is written."""
+    await scratch.changes()
+    chosen = scratch._not_applied() if paths is None else scratch._select(paths)
+    lay = scratch._lay
+    return await asyncio.to_thread(find_conflicts, lay.workspace, chosen, lay.disk_baseline)
+
+
+class FolderViews:
+    """The scratch views of a run's writable added folders, by the folder's real path."""
+
+    def __init__(self, views: dict[Path, ScratchWorkspace] | None = None) -> None:
+        self.views: dict[Path, ScratchWorkspace] = dict(views or {})
+
+    def __bool__(self) -> bool:
+        return bool(self.views)
+
+    @classmethod
+    async def create(cls, folders: Sequence[Path], *, defer_baseline: bool = False) -> FolderViews:
+        """A view of each of ``folders`` (none made when one fails: the others are closed)."""
+        made = cls()
+        try:
+            for folder in folders:
+                made.views[folder] = await ScratchWorkspace.create(
+                    folder, defer_baseline=defer_baseline
+                )
+        except BaseException:
+            await made.aclose()
+            raise
+        return made
+
+    @property
+    def roots(self) -> dict[Path, Path]:
+        """Where each folder's files are while the run works: folder -> its view."""
+        return {at: view.path for at, view in self.views.items()}
+
+    def start_baseline(self) -> None:
+        for view in self.views.values():
+            view.start_baseline()
+
+    async def baseline_recorded(self) -> None:
+        await all_of(*(view.baseline_recorded() for view in self.views.values()))
+
+    async def changes(self) -> list[FileChange]:
+        """Every folder's changes, named by absolute path, sorted."""
+        found: list[FileChange] = []
+        for at, view in self.views.items():
+            found += [qualified(c, str(at)) for c in await view.changes()]
+        return sorted(found, key=lambda c: c.path)
+
+    def split(self, paths: Iterable[str]) -> tuple[list[str], dict[Path, list[str]]]:
+        """``paths`` as the workspace's and, per folder, its own (relative) paths."""
+        rest: list[str] = []
+        by_folder: dict[Path, list[str]] = {}
+        for path in paths:
+            for at in self.views:
+                if path.startswith(f"{at}/"):
+                    by_folder.setdefault(at, []).append(path[len(str(at)) + 1 :])
+                    break
+            else:
+                if path.startswith("/"):
+                    raise UnknownPathError(f"not among the proposed changes: {path}", paths=[path])
+                rest.append(path)
+        return rest, by_folder
+
+    async def aclose(self) -> None:
+        """Close every view (a kept one stays on disk: see ScratchWorkspace.keep)."""
+        for view in self.views.values():
+            await view.aclose()
+
+    async def discard(self) -> None:
+        for view in self.views.values():
+            await view.discard()
+
+
+async def apply_together(
+    scratch: ScratchWorkspace, folders: FolderViews, paths: Iterable[str] | None = None
+) -> ApplyResult:
+    """Apply the workspace's and the folders' changes (``paths``: absolute for a folder's;
+    None: every change not applied yet). Every folder is checked first, with the planner's
+    conflict rules: any conflict anywhere raises :class:`ConflictError` and writes nothing in
+    any folder. Then each folder is written all or nothing, the workspace first."""
+    if paths is None:
+        own: list[str] | None = None
+        theirs: dict[Path, list[str] | None] = dict.fromkeys(folders.views)
+    else:
+        own, split = folders.split(paths)
+        theirs = {at: split[at] for at in split}
+    found = await conflicts_of(scratch, own) if own is None or own else []
+    clean: list[str] = []
+    for at, rels in theirs.items():
+        mine = await conflicts_of(folders.views[at], rels)
+        found += [Conflict(path=f"{at}/{c.path}", reason=c.reason) for c in mine]
+    if found:
+        bad = {c.path for c in found}
+        every = [*(await scratch.changes()), *(await folders.changes())]
+        clean = [c.path for c in every if not bad.intersection(c.paths)]
+        if paths is not None:
+            wanted = set(paths)
+            clean = [p for p in clean if p in wanted]
+        names = ", ".join(sorted(bad))
+        raise ConflictError(
+            f"not applied: the folders changed since the run started ({names})",
+            conflicts=found,
+            clean=clean,
+        )
+    written: list[str] = []
+    if own is None or own:
+        written += (await scratch.apply(own)).applied
+    for at, rels in theirs.items():
+        done = await folders.views[at].apply(rels)
+        written += [f"{at}/{p}" for p in done.applied]
+    return ApplyResult(applied=written)
+
+
+async def commit_together(
+    scratch: ScratchWorkspace, folders: FolderViews, message: str
+) -> list[ApplyResult]:
+    """``commit(message)`` in the workspace and in each folder with changes (each in its own
+    repository), after :func:`apply_together`'s check of every folder."""
+    found = await conflicts_of(scratch, None)
+    for at, view in folders.views.items():
+        found += [
+            Conflict(path=f"{at}/{c.path}", reason=c.reason) for c in await conflicts_of(view, None)
+        ]
+    if found:
+        names = ", ".join(sorted(c.path for c in found))
+        raise ConflictError(
+            f"not committed: the folders changed since the run started ({names})",
+            conflicts=found,
+            clean=[],
+        )
+    done: list[ApplyResult] = []
+    if await scratch.changes():
+        done.append(await scratch.commit(message))
+    for at, view in folders.views.items():
+        if await view.changes():
+            result = await view.commit(message)
+            done.append(
+                result.model_copy(update={"applied": [f"{at}/{p}" for p in result.applied]})
+            )
+    return done
+
+
+async def record_checkpoints(folders: FolderViews, turn: int, tools: Sequence[str]) -> list[str]:
+    """A checkpoint of every folder that changed since its last one (each in its own private
+    repository, at ``turn``); the files they changed, by absolute path."""
+    from driveros.review._checkpoints import checkpoints_of
+
+    changed: list[str] = []
+    for at, view in folders.views.items():
+        record = await checkpoints_of(view).record(turn, tools)
+        if record is not None:
+            changed += [f"{at}/{p}" for p in record.files]
+    return changed

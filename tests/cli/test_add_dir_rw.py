@@ -1,0 +1,148 @@
+"""``driveros agent --add-dir DIR:rw --review``: a second writable folder with its own scratch
+view, proposed with the workspace (its files by absolute path), applied with the same planner
+and conflict rules, and never written before the review says so."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tests._scripted import FIX_CALC
+
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+from .conftest import run_cli
+
+LIB = "def helper():\n    return 1\n"
+
+
+def _other(tmp_path: Path) -> Path:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "lib.py").write_text(LIB)
+    (other / "notes.txt").write_text("old note\n")
+    return other
+
+
+def _turns(other: Path, *, answer_delay: float = 0.0) -> list[Turn]:
+    return [
+        Turn(tool_calls=[FIX_CALC]),
+        Turn(
+            tool_calls=[
+                ToolCallSpec(
+                    "edit_file",
+                    {"path": f"{other}/lib.py", "old_string": "return 1", "new_string": "return 2"},
+                )
+            ]
+        ),
+        # a shell edit in the folder lands in its view too
+        Turn(
+            tool_calls=[
+                ToolCallSpec("run", {"command": f"sed -i s/old/new/ {other}/notes.txt"}),
+                ToolCallSpec("run", {"command": f"echo made > {other}/made.txt"}),
+            ]
+        ),
+        Turn(text="done in both", delay_s=answer_delay),
+    ]
+
+
+async def test_add_dir_rw_proposes_both_folders_and_keep_writes_both(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    other = _other(tmp_path)
+    async with ScriptedModelServer(_turns(other)) as server:
+        run = await run_cli(
+            "--task",
+            "change both folders",
+            "--add-dir",
+            f"{other}:rw",
+            "--review",
+            "--review-action",
+            "keep",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=calc_repo,
+        )
+    assert run.code == 0, (run.stderr, run.stdout[-3000:])
+    events = run.lines()
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert all(r["ok"] for r in results), results
+    (proposal,) = [e for e in events if e["type"] == "proposal"]
+    listed = {(f["path"], f["action"]) for f in proposal["files"]}
+    assert listed == {
+        ("calc.py", "modify"),
+        (f"{other}/lib.py", "modify"),
+        (f"{other}/made.txt", "create"),
+        (f"{other}/notes.txt", "modify"),
+    }
+    lib_diff = next(f["diff"] for f in proposal["files"] if f["path"].endswith("lib.py"))
+    assert f"--- a{other}/lib.py" in lib_diff and "+    return 2" in lib_diff
+    checkpoints = [e["files"] for e in events if e["type"] == "checkpoint"]
+    assert f"{other}/lib.py" in [f for files in checkpoints for f in files]
+    assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
+    assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
+    assert (other / "notes.txt").read_text() == "new note\n"
+    assert (other / "made.txt").read_text() == "made\n"
+    assert "applied 4 files" in run.stderr
+
+
+async def test_add_dir_rw_discard_writes_nothing_anywhere(calc_repo: Path, tmp_path: Path) -> None:
+    other = _other(tmp_path)
+    before = {p.name: p.read_text() for p in other.iterdir()}
+    async with ScriptedModelServer(_turns(other)) as server:
+        run = await run_cli(
+            "--task",
+            "change both folders",
+            "--add-dir",
+            f"{other}:rw",
+            "--review",
+            "--review-action",
+            "discard",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=calc_repo,
+        )
+    assert run.code == 0, (run.stderr, run.stdout[-3000:])
+    assert any(e["type"] == "proposal" for e in run.lines())
+    assert {p.name: p.read_text() for p in other.iterdir()} == before
+    assert (calc_repo / "calc.py").read_text().endswith("a - b\n")
+
+
+async def test_add_dir_rw_users_edit_during_the_run_conflicts_and_nothing_is_written(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    other = _other(tmp_path)
+    turns = _turns(other, answer_delay=1.5)
+    mine = "def helper():\n    return 99  # mine\n"
+    async with ScriptedModelServer(turns) as server:
+
+        async def user_edits() -> None:
+            while len(server.requests) < len(turns):  # the answer is being waited for
+                await asyncio.sleep(0.05)
+            (other / "lib.py").write_text(mine)
+
+        run, _ = await asyncio.gather(
+            run_cli(
+                "--task",
+                "change both folders",
+                "--add-dir",
+                f"{other}:rw",
+                "--review",
+                "--review-action",
+                "keep",
+                "--format",
+                "ndjson",
+                server=server,
+                cwd=calc_repo,
+            ),
+            user_edits(),
+        )
+    assert run.code == 1, (run.stderr, run.stdout[-3000:])
+    assert f"{other}/lib.py" in run.stderr and "nothing was written" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert (other / "lib.py").read_text() == mine
+    assert (other / "notes.txt").read_text() == "old note\n"
+    assert not (other / "made.txt").exists()
+    assert (calc_repo / "calc.py").read_text().endswith("a - b\n")  # the workspace neither
