@@ -224,7 +224,10 @@ async def _ours(url: str) -> dict[str, tuple[Call, Call]]:
 
     req = llm.Request(messages=[llm.user("Explain goroutines in one sentence.")], max_tokens=200)
     oai = openaicompat.OpenAICompatProvider(
-        "bench-model", base_url=url + "/v1", api_key="k", retry=llm.RetryPolicy(max_retries=0)
+        "bench-model",
+        base_url=url + "/v1",
+        api_key="k",
+        settings=llm.HTTPSettings(retry=llm.RetryPolicy(max_retries=0)),
     )
     ant = anthropic.claude(
         "bench-model", api_key="k", base_url=url, retry=llm.RetryPolicy(max_retries=0)

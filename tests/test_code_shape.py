@@ -18,8 +18,6 @@ MAX_LINES = 500
 
 #: Functions over MAX_PARAMETERS today: ``path::qualified name``.
 TOO_MANY_PARAMETERS = {
-    "core/driveros/llm/anthropic.py::AnthropicProvider.__init__",
-    "core/driveros/llm/openaicompat.py::OpenAICompatProvider.__init__",
     "core/driveros/sandbox/_docker.py::DockerSandbox.__init__",
     "core/driveros/sandbox/_local.py::LocalSandbox.__init__",
 }

@@ -16,7 +16,11 @@ REQ = llm.Request(messages=[llm.user("ready?")])
 
 def _openai(url: str, name: str) -> openaicompat.OpenAICompatProvider:
     return openaicompat.OpenAICompatProvider(
-        "m", name=name, base_url=url, api_key="k", retry=llm.RetryPolicy(max_retries=0)
+        "m",
+        name=name,
+        base_url=url,
+        api_key="k",
+        settings=llm.HTTPSettings(retry=llm.RetryPolicy(max_retries=0)),
     )
 
 

@@ -19,9 +19,17 @@ FAST = llm.RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.02)
 REQ = llm.Request(messages=[llm.user("hi")])
 
 
-def _provider(server: FaultServer, **kw: Any) -> openaicompat.OpenAICompatProvider:
-    kw.setdefault("retry", FAST)
-    return openaicompat.OpenAICompatProvider("m", base_url=server.url, api_key="k", **kw)
+def _provider(
+    server: FaultServer, *, http_client: httpx.AsyncClient | None = None, **settings: Any
+) -> openaicompat.OpenAICompatProvider:
+    settings.setdefault("retry", FAST)
+    return openaicompat.OpenAICompatProvider(
+        "m",
+        base_url=server.url,
+        api_key="k",
+        http_client=http_client,
+        settings=llm.HTTPSettings(**settings),
+    )
 
 
 @contextlib.asynccontextmanager

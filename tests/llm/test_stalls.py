@@ -203,6 +203,11 @@ def test_stall_timeouts_default_to_a_minute_and_are_set_per_provider(tmp_path: P
     ]
     env = load_environment(cwd=tmp_path, environ={"OPENAI_API_KEY": "k"})
     presets.append(llm.provider_from_env("openai", env, first_byte_timeout=5, idle_timeout=7))
+    settings = llm.HTTPSettings(first_byte_timeout=5, idle_timeout=7)
+    presets += [
+        openaicompat.OpenAICompatProvider("m", base_url="http://x.test", settings=settings),
+        anthropic.AnthropicProvider("m", api_key="k", settings=settings),
+    ]
     for provider in presets:
         assert (provider.first_byte_timeout, provider.idle_timeout) == (5.0, 7.0), provider
 

@@ -28,6 +28,7 @@ from driveros.llm._pricing import (
 from driveros.llm._provider import Provider
 from driveros.llm._registry import Registry, provider_from_env
 from driveros.llm._retry import RetryPolicy
+from driveros.llm._settings import HTTPSettings
 from driveros.llm._types import (
     Effort,
     Message,
@@ -61,6 +62,7 @@ __all__ = [
     "ConfigError",
     "Effort",
     "FanoutResult",
+    "HTTPSettings",
     "Message",
     "OverloadedError",
     "Part",

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from driveros._errors import ConfigError, ProviderError, StallError, StreamError, TransportError
 from driveros._unicode import printable_data
-from driveros.config import FIRST_BYTE_TIMEOUT_S, IDLE_TIMEOUT_S
 from driveros.llm._httperrors import (
     body_kind,
     error_from_status,
@@ -29,6 +28,7 @@ from driveros.llm._httperrors import (
     transport_error,
 )
 from driveros.llm._retry import RetryPolicy
+from driveros.llm._settings import DEFAULT_HTTP, HTTPSettings
 from driveros.llm._sse import SSEDecoder, SSEvent
 from driveros.llm._types import Request, Response, StreamDone, StreamEvent
 
@@ -42,10 +42,6 @@ _log = logging.getLogger("driveros.llm.http")
 #: Connect fast. The read timeout is a backstop: a stream is bounded by the stall timeouts
 #: below, and a non-streaming answer only arrives once the model is done, so it may take long.
 DEFAULT_TIMEOUT: dict[str, float] = {"connect": 10.0, "read": 600.0, "write": 60.0, "pool": 60.0}
-#: Seconds a stream may wait, after sending the request, for the first byte of the body.
-DEFAULT_FIRST_BYTE_TIMEOUT = FIRST_BYTE_TIMEOUT_S
-#: Seconds a stream may stay silent once it has started (keep-alive comments count).
-DEFAULT_IDLE_TIMEOUT = IDLE_TIMEOUT_S
 #: Most bytes read from a JSON body answering a stream request (an error or a whole answer).
 _MAX_JSON_BODY = 16 * 1024 * 1024
 _SSE_STARTS = (b"data:", b"event:", b":", b"id:", b"retry:")
@@ -77,20 +73,19 @@ class HTTPProvider(ABC):
         model: str,
         base_url: str,
         http_client: httpx.AsyncClient | None = None,
-        timeout: float | None = None,
-        retry: RetryPolicy | None = None,
-        first_byte_timeout: float | None = DEFAULT_FIRST_BYTE_TIMEOUT,
-        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+        settings: HTTPSettings = DEFAULT_HTTP,
     ) -> None:
         self._name = name
         self._model = model
         self._base_url = base_url.rstrip("/")
         self._client = http_client
         self._owns_client = http_client is None
-        self._timeout = timeout
-        self.first_byte_timeout = _seconds(name, "first_byte_timeout", first_byte_timeout)
-        self.idle_timeout = _seconds(name, "idle_timeout", idle_timeout)
-        self.retry = retry or RetryPolicy()
+        self._timeout = settings.timeout
+        self.first_byte_timeout = _seconds(name, "first_byte_timeout", settings.first_byte_timeout)
+        self.idle_timeout = _seconds(name, "idle_timeout", settings.idle_timeout)
+        self.retry = settings.retry or RetryPolicy()
+        #: Extra headers for every request (each adapter decides how they merge with its own).
+        self._extra_headers = dict(settings.headers or {})
         self._client_lock = asyncio.Lock()
 
     # ------------------------------------------------------------------ adapter hooks

@@ -15,13 +15,8 @@ from driveros._errors import ConfigError
 from driveros.llm._anthropic_request import build_body, supports_adaptive_thinking
 from driveros.llm._anthropic_response import parse_message
 from driveros.llm._anthropic_stream import AnthropicStreamState
-from driveros.llm._http import (
-    DEFAULT_FIRST_BYTE_TIMEOUT,
-    DEFAULT_IDLE_TIMEOUT,
-    HTTPProvider,
-    StreamState,
-)
-from driveros.llm._retry import RetryPolicy
+from driveros.llm._http import HTTPProvider, StreamState
+from driveros.llm._settings import DEFAULT_HTTP, HTTPSettings
 from driveros.llm._types import Request, Response
 
 if TYPE_CHECKING:
@@ -51,28 +46,16 @@ class AnthropicProvider(HTTPProvider):
         base_url: str = DEFAULT_URL,
         name: str = "anthropic",
         http_client: httpx.AsyncClient | None = None,
-        timeout: float | None = None,
-        retry: RetryPolicy | None = None,
-        first_byte_timeout: float | None = DEFAULT_FIRST_BYTE_TIMEOUT,
-        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
-        headers: dict[str, str] | None = None,
+        settings: HTTPSettings = DEFAULT_HTTP,
         betas: tuple[str, ...] = (),
     ) -> None:
         base = base_url.rstrip("/")
         # ANTHROPIC_BASE_URL is the host (as in the official SDK); tolerate a trailing /v1.
         base = base.removesuffix("/v1")
         super().__init__(
-            name=name,
-            model=model,
-            base_url=base,
-            http_client=http_client,
-            timeout=timeout,
-            retry=retry,
-            first_byte_timeout=first_byte_timeout,
-            idle_timeout=idle_timeout,
+            name=name, model=model, base_url=base, http_client=http_client, settings=settings
         )
         self._api_key = api_key
-        self._extra_headers = dict(headers or {})
         self._betas = betas
 
     def _path(self) -> str:
@@ -101,9 +84,11 @@ def claude(
     api_key: str | None = None,
     base_url: str | None = None,
     http_client: httpx.AsyncClient | None = None,
-    **options: Any,
+    betas: tuple[str, ...] = (),
+    **settings: Any,
 ) -> AnthropicProvider:
-    """Anthropic's Messages API; ``model`` defaults to :data:`DEFAULT_MODEL`."""
+    """Anthropic's Messages API; ``model`` defaults to :data:`DEFAULT_MODEL`; ``settings``
+    are the fields of :class:`driveros.llm.HTTPSettings` (``timeout=``, ``retry=``, ...)."""
     if not api_key:
         raise ConfigError(
             "anthropic: no API key (pass api_key= or set ANTHROPIC_API_KEY)", provider="anthropic"
@@ -113,5 +98,6 @@ def claude(
         api_key=api_key,
         base_url=base_url or DEFAULT_URL,
         http_client=http_client,
-        **options,
+        settings=HTTPSettings(**settings),
+        betas=betas,
     )

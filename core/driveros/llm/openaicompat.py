@@ -3,6 +3,9 @@
     from driveros.llm import openaicompat
     grok = openaicompat.xai("grok-4-fast", api_key=...)
 
+Every preset's keyword ``settings`` are the fields of :class:`driveros.llm.HTTPSettings`
+(``timeout=``, ``retry=``, ``first_byte_timeout=``, ``idle_timeout=``, ``headers=``).
+
 Request mapping lives in ``_openai_request``, response mapping in ``_openai_response`` and
 stream parsing in ``_openai_stream``; this module only wires them to HTTP.
 """
@@ -12,16 +15,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from driveros._errors import ConfigError
-from driveros.llm._http import (
-    DEFAULT_FIRST_BYTE_TIMEOUT,
-    DEFAULT_IDLE_TIMEOUT,
-    HTTPProvider,
-    StreamState,
-)
+from driveros.llm._http import HTTPProvider, StreamState
 from driveros.llm._openai_request import Dialect, build_body, is_reasoning_model
 from driveros.llm._openai_response import parse_completion
 from driveros.llm._openai_stream import OpenAIStreamState
-from driveros.llm._retry import RetryPolicy
+from driveros.llm._settings import DEFAULT_HTTP, HTTPSettings
 from driveros.llm._types import Request, Response
 
 if TYPE_CHECKING:
@@ -65,24 +63,12 @@ class OpenAICompatProvider(HTTPProvider):
         name: str = "openai-compatible",
         dialect: Dialect | None = None,
         http_client: httpx.AsyncClient | None = None,
-        timeout: float | None = None,
-        retry: RetryPolicy | None = None,
-        first_byte_timeout: float | None = DEFAULT_FIRST_BYTE_TIMEOUT,
-        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
-        headers: dict[str, str] | None = None,
+        settings: HTTPSettings = DEFAULT_HTTP,
     ) -> None:
         super().__init__(
-            name=name,
-            model=model,
-            base_url=base_url,
-            http_client=http_client,
-            timeout=timeout,
-            retry=retry,
-            first_byte_timeout=first_byte_timeout,
-            idle_timeout=idle_timeout,
+            name=name, model=model, base_url=base_url, http_client=http_client, settings=settings
         )
         self._api_key = api_key
-        self._extra_headers = dict(headers or {})
         self.dialect = dialect or Dialect(family=name)
 
     def _path(self) -> str:
@@ -113,7 +99,7 @@ def _hosted(
     api_key: str | None,
     base_url: str | None,
     http_client: httpx.AsyncClient | None,
-    options: dict[str, Any],
+    settings: dict[str, Any],
 ) -> OpenAICompatProvider:
     """A hosted service's preset: its default model and URL unless given; its key required."""
     if not api_key:
@@ -127,7 +113,7 @@ def _hosted(
         base_url=base_url or DEFAULT_URLS[name],
         http_client=http_client,
         dialect=dialect,
-        **options,
+        settings=HTTPSettings(**settings),
     )
 
 
@@ -137,11 +123,11 @@ def openai(
     api_key: str | None = None,
     base_url: str | None = None,
     http_client: httpx.AsyncClient | None = None,
-    **options: Any,
+    **settings: Any,
 ) -> OpenAICompatProvider:
     """OpenAI's Chat Completions API (``max_completion_tokens`` always)."""
     dialect = Dialect(family="openai", max_completion_tokens=True, reasoning_field=None)
-    return _hosted("openai", dialect, model, api_key, base_url, http_client, options)
+    return _hosted("openai", dialect, model, api_key, base_url, http_client, settings)
 
 
 def openrouter(
@@ -150,14 +136,14 @@ def openrouter(
     api_key: str | None = None,
     base_url: str | None = None,
     http_client: httpx.AsyncClient | None = None,
-    **options: Any,
+    **settings: Any,
 ) -> OpenAICompatProvider:
     """OpenRouter: ``reasoning`` object, cost in usage, ``reasoning_details`` replayed."""
-    options["headers"] = {"x-title": "driveros", **options.pop("headers", {})}
+    settings["headers"] = {"x-title": "driveros", **settings.pop("headers", {})}
     dialect = Dialect(
         family="openrouter", openrouter=True, reasoning_field="reasoning", cache_control=True
     )
-    return _hosted("openrouter", dialect, model, api_key, base_url, http_client, options)
+    return _hosted("openrouter", dialect, model, api_key, base_url, http_client, settings)
 
 
 def xai(
@@ -166,11 +152,11 @@ def xai(
     api_key: str | None = None,
     base_url: str | None = None,
     http_client: httpx.AsyncClient | None = None,
-    **options: Any,
+    **settings: Any,
 ) -> OpenAICompatProvider:
     """xAI's OpenAI-compatible endpoint (``reasoning_content``; ``reasoning_effort``)."""
     dialect = Dialect(family="xai", reasoning_field="reasoning_content")
-    return _hosted("xai", dialect, model, api_key, base_url, http_client, options)
+    return _hosted("xai", dialect, model, api_key, base_url, http_client, settings)
 
 
 def ollama_base_url(host: str | None) -> str:
@@ -190,7 +176,7 @@ def ollama(
     api_key: str | None = None,
     base_url: str | None = None,
     http_client: httpx.AsyncClient | None = None,
-    **options: Any,
+    **settings: Any,
 ) -> OpenAICompatProvider:
     """A local (or remote) Ollama server through its ``/v1`` endpoint; keyless by default."""
     return OpenAICompatProvider(
@@ -200,5 +186,5 @@ def ollama(
         base_url=ollama_base_url(base_url),
         http_client=http_client,
         dialect=Dialect(family="ollama", reasoning_field="reasoning"),
-        **options,
+        settings=HTTPSettings(**settings),
     )
