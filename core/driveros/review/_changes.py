@@ -118,23 +118,8 @@ async def _add_overlay_changes(lay: Layout) -> None:
     candidates = await asyncio.to_thread(listed)
     if not candidates:
         return
-    # Untracked ignored ones (check-ignore takes file names, not pathspecs: no magic).
-    code, ignored_out, err = await run_git(
-        ["check-ignore", "--stdin", "-z"],
-        cwd=lay.work,
-        repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
-        stdin=b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in candidates),
-        check=False,
-        literal=False,
-    )
-    if code not in (0, 1):  # 1: none of them is ignored
-        raise GitError(
-            f"git check-ignore failed: {err.decode('utf-8', 'replace').strip()}",
-            args=["check-ignore"],
-            returncode=code,
-            cwd=str(lay.work),
-        )
-    ignored = set(split_z(ignored_out))
+    tracked = await _tracked(lay)
+    ignored = await _ignored(lay, [p for p in candidates if p not in tracked])
     wanted = [p for p in candidates if p not in ignored]
     gone = await asyncio.to_thread(lambda: [p for p in wanted if not os.path.lexists(lay.work / p)])
     if gone:
@@ -154,6 +139,52 @@ async def _add_overlay_changes(lay: Layout) -> None:
     dirs = await asyncio.to_thread(lambda: {p for p in wanted if (lay.work / p).is_dir()})
     await add_paths(lay, [p for p in wanted if p in dirs])
     await add_paths(lay, [p for p in wanted if p not in dirs], force=True)
+    # What the index now holds of them: each file named alone is in it; a directory's files
+    # are not known here (they are asked about next time); a gone path left with its files.
+    for p in gone:
+        tracked.discard(p)
+        tracked.difference_update([k for k in tracked if k.startswith(p + "/")])
+    for p in wanted:
+        if p in dirs:
+            tracked.discard(p)
+        elif p not in gone:
+            tracked.add(p)
+    lay.tracked = tracked
+
+
+async def _tracked(lay: Layout) -> set[str]:
+    """The files the private index holds (read once, then kept by the staging above)."""
+    if lay.tracked is None:
+        _, out, _ = await run_git(
+            ["ls-files", "-z", "--cached"],
+            cwd=lay.work,
+            repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+        )
+        lay.tracked = set(split_z(out))
+    return lay.tracked
+
+
+async def _ignored(lay: Layout, paths: list[str]) -> set[str]:
+    """Which of ``paths`` (not in the index) an ignore rule matches."""
+    if not paths:
+        return set()
+    # check-ignore takes file names, not pathspecs: no magic.
+    code, out, err = await run_git(
+        ["check-ignore", "--stdin", "-z"],
+        cwd=lay.work,
+        repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+        stdin=b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths),
+        check=False,
+        literal=False,
+    )
+    if code not in (0, 1):  # 1: none of them is ignored
+        raise GitError(
+            f"git check-ignore failed: {err.decode('utf-8', 'replace').strip()}",
+            args=["check-ignore"],
+            returncode=code,
+            cwd=str(lay.work),
+        )
+    return set(split_z(out))
 
 
 def _in_nested_repo(work: Path, rel: str) -> bool:

@@ -50,6 +50,11 @@ class Layout:
     #: For an overlay that hides something: the hide layer holding those whiteouts (a lower
     #: layer above ``lower``, on a tmpfs when one is usable, else ``root / "hide"``), else None.
     hide_layer: Path | None = None
+    #: For a view: files the private index is known to hold (relative to ``work``), so
+    #: staging asks git about ignore rules only for the others (a tracked file is never
+    #: ignored). Never more than the index holds; None: not read yet, or reset by a write
+    #: that did not keep it (:func:`driveros.review._stage.add_paths`).
+    tracked: set[str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def upper(self) -> Path:

@@ -22,6 +22,7 @@ async def add_paths(lay: Layout, relpaths: list[str], *, force: bool = False) ->
     (``force``: even where an ignore rule matches)."""
     if not relpaths:
         return
+    lay.tracked = None  # the caller that keeps it up to date sets it again
     await run_git(
         ["add", "-A", *(["-f"] if force else []), "--pathspec-from-file=-", "--pathspec-file-nul"],
         cwd=lay.work,
@@ -42,6 +43,7 @@ async def stage(lay: Layout, tree: Path, relpaths: list[str] | None) -> None:
     """
     if relpaths is not None and not relpaths:
         return
+    lay.tracked = None
 
     async def git(args: list[str], stdin: bytes | None = None, check: bool = True) -> GitResult:
         return await run_git(

@@ -1,0 +1,120 @@
+"""A view's staging asks git about ignore rules only for paths its index does not hold (a
+tracked file is never ignored): whatever a run does to tracked, ignored and new paths, each
+checkpoint's tree is exactly what staging the view from scratch records."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from driveros._git import GitRepo, run_git, split_z
+from driveros.review import ScratchWorkspace, checkpoints_of
+from driveros.review._changes import stage_all
+from tests.review._repo import git, make_repo
+
+#: Tracked, tracked but ignored (force-added), ignored, new, and inside an ignored directory.
+PATHS = ["src/app.py", "keep.log", "new.log", "notes.txt", "build/out.o", "d/e.txt"]
+OPS = st.lists(
+    st.tuples(st.sampled_from(["write", "delete", "dir"]), st.sampled_from(PATHS)),
+    min_size=1,
+    max_size=8,
+)
+
+
+def _repo(root: Path) -> Path:
+    repo = make_repo(
+        root / "proj",
+        {".gitignore": "*.log\nbuild/\n", "src/app.py": "A = 1\n", "d/e.txt": "e\n"},
+    )
+    (repo / "keep.log").write_text("kept\n")
+    git(repo, "add", "-f", "keep.log")
+    git(repo, "commit", "-q", "-m", "tracked though ignored")
+    return repo
+
+
+def _apply(root: Path, op: str, rel: str, n: int) -> None:
+    target = root / rel
+    if op == "delete":
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+        return
+    if op == "dir":  # the path becomes a directory holding a file
+        if target.is_file() or target.is_symlink():
+            target.unlink()
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "inner.txt").write_text(f"inner {n}\n")
+        return
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(f"turn {n}\n")
+
+
+async def _fresh_tree(scratch: ScratchWorkspace) -> str:
+    """The tree staging the whole view records, without what the staging kept."""
+    lay = scratch._lay
+    lay.tracked = None
+    await stage_all(lay)
+    repo = GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True)
+    _, out, _ = await run_git(["write-tree"], cwd=lay.work, repo=repo)
+    return out.decode().strip()
+
+
+async def _index_files(scratch: ScratchWorkspace) -> set[str]:
+    lay = scratch._lay
+    repo = GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True)
+    _, out, _ = await run_git(["ls-files", "-z", "--cached"], cwd=lay.work, repo=repo)
+    return set(split_z(out))
+
+
+async def _check(ops: list[tuple[str, str]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = _repo(Path(tmp))
+        base = Path(tmp) / "scratch"
+        base.mkdir()
+        async with await ScratchWorkspace.create(repo, base_dir=base) as scratch:
+            cps = checkpoints_of(scratch)
+            for n, (op, rel) in enumerate(ops, start=1):
+                await asyncio.to_thread(_apply, scratch.path, op, rel, n)
+                await cps.record(n)
+                lay = scratch._lay
+                assert lay.tracked is None or lay.tracked <= await _index_files(scratch)
+                last = cps.records[-1].tree if cps.records else lay.baseline
+                assert await _fresh_tree(scratch) == last, (ops[:n], scratch.strategy)
+
+
+def test_tracked_and_ignored_paths_through_many_turns() -> None:
+    asyncio.run(
+        _check(
+            [
+                ("write", "keep.log"),  # tracked though ignored: recorded
+                ("delete", "keep.log"),  # the deletion is recorded
+                ("write", "keep.log"),  # now untracked and ignored: not recorded
+                ("write", "new.log"),
+                ("dir", "notes.txt"),
+                ("delete", "d/e.txt"),
+                ("dir", "src/app.py"),
+                ("delete", "src"),
+                ("write", "src/app.py"),
+            ]
+        )
+    )
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(OPS)
+def test_any_sequence_of_turns_records_what_a_fresh_staging_records(
+    ops: list[tuple[str, str]],
+) -> None:
+    asyncio.run(_check(ops))
