@@ -19,7 +19,6 @@ MAX_LINES = 500
 #: Functions over MAX_PARAMETERS today: ``path::qualified name``.
 TOO_MANY_PARAMETERS = {
     "core/driveros/sandbox/_docker.py::DockerSandbox.__init__",
-    "core/driveros/sandbox/_local.py::LocalSandbox.__init__",
 }
 #: Modules over MAX_LINES today.
 TOO_LONG = {

@@ -44,9 +44,10 @@ from driveros.hooks import HookSet, gate, watching
 from driveros.llm import Message, Provider
 from driveros.runs._buffers import ReadBuffer, buffer_hook
 from driveros.runs._conventions import run_hooks, traced, with_instructions
+from driveros.runs._oneshot import one_shot_sandbox
 from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
-from driveros.runs._sandbox import SandboxStart, make_sandbox, open_sandbox, run_tier
+from driveros.runs._sandbox import SandboxStart, make_sandbox, run_tier
 from driveros.runs._wiring import FeedParts, diagnostics_feed, feed_cache, open_memory
 from driveros.sandbox import Sandbox, dotenv_assignments
 
@@ -466,8 +467,9 @@ async def current_errors(
     # Its events go nowhere: no redactor to build (that reads every .env in the workspace).
     sink = EventSink(new_run_id())
     async with contextlib.AsyncExitStack() as stack:
-        sandbox, workspace_in_sandbox = await open_sandbox(spec, spec.workspace, env)
-        stack.push_async_callback(sandbox.aclose)
+        # The repository's code runs here (a conftest.py, a declared test command): never
+        # with write access to the user's tree.
+        sandbox, workspace_in_sandbox = await one_shot_sandbox(spec, env, stack)
         policy = approval_policy(spec.approve, workspace=workspace_in_sandbox, tier=run_tier(spec))
         found = await diagnostics_feed(
             spec, sandbox, policy, sink, await feed_cache(sandbox, stack)

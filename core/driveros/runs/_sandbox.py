@@ -56,10 +56,14 @@ def make_sandbox(
     env: Environment,
     scratch: ScratchWorkspace | None = None,
     views: Mapping[Path, Path] | None = None,
+    *,
+    discard_writes: bool = False,
 ) -> tuple[LocalSandbox | DockerSandbox, str]:
     """The sandbox over ``root``, not started yet, and the workspace root as its commands see
     it. ``views``: where a writable added folder's files are (a review run's scratch view of
-    it, by the folder's path); one not named is written in place."""
+    it, by the folder's path); one not named is written in place. ``discard_writes``: a
+    local sandbox whose commands cannot change ``root`` (the feed run once on the user's
+    tree; docker gets a scratch copy from the caller instead)."""
     # A view's writes all land in its upper layer: the set-id sweep at close walks only that.
     written_in = scratch.written_layer if scratch is not None and scratch.path == root else None
     if spec.sandbox == "docker":
@@ -93,6 +97,7 @@ def make_sandbox(
         read_only=read_only,
         # The user's own copy of a folder under a view is never seen (as the workspace's).
         hidden=[*hidden, *(at for at in views if at.is_dir())],
+        discard_writes=discard_writes,
     )
     for added in spec.add_dirs:
         # Never one holding what the sandbox must not show (the state directory).

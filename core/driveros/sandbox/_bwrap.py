@@ -321,6 +321,9 @@ class Layout:
     folders: tuple[tuple[Path, Path, bool], ...] = ()
     #: Inside the workspace, bound read-only over it (every ``.git``: see :func:`git_entries`).
     protected: tuple[Path, ...] = ()
+    #: False: the workspace is bound read-only (a sandbox that discards its writes, where
+    #: no overlay can be laid: see driveros.sandbox._oneshot).
+    workspace_writable: bool = True
 
 
 def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
@@ -336,7 +339,8 @@ def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
         args += ["--bind", str(path), str(path)]
     for source, target, writable in layout.folders:
         args += ["--bind" if writable else "--ro-bind", str(source), str(target)]
-    args += ["--bind", str(layout.workspace), str(layout.workspace)]
+    bind = "--bind" if layout.workspace_writable else "--ro-bind"
+    args += [bind, str(layout.workspace), str(layout.workspace)]
     for path in layout.protected:
         args += ["--ro-bind-try", str(path), str(path)]
     args += ["--chdir", str(layout.workspace)]

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import pwd
 import secrets
 import shutil
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
+from typing import Unpack
 
 from driveros._errors import GitError, SandboxError
 from driveros._finish import thread_to_the_end
@@ -39,18 +41,22 @@ from driveros.sandbox._env import (
     command_environment,
     dotenv_assignments,
 )
-from driveros.sandbox._files import DEFAULT_MAX_READ
 from driveros.sandbox._hostproc import run_host_command
+from driveros.sandbox._local_options import (
+    DEFAULT_TIMEOUT,
+    LocalSandboxFields,
+    LocalSandboxOptions,
+)
+from driveros.sandbox._oneshot import WorkspaceAccess, overlay_prefix, overlay_works, read_only_env
 from driveros.sandbox._protocol import (
-    DEFAULT_OUTPUT_CAP,
     CommandResult,
     LocalSandboxUnavailableError,
+    PolicyError,
 )
 
 log = logging.getLogger(__name__)
 
-#: The timeout applied when ``run()`` is given none.
-DEFAULT_TIMEOUT = 600.0
+__all__ = ["DEFAULT_TIMEOUT", "LocalSandbox", "LocalSandboxOptions"]
 
 
 class LocalSandbox(SandboxBase):
@@ -81,43 +87,37 @@ class LocalSandbox(SandboxBase):
     def __init__(
         self,
         workspace: str | os.PathLike[str],
-        *,
-        base_env: Mapping[str, str] | None = None,
-        default_timeout: float | None = DEFAULT_TIMEOUT,
-        output_cap: int = DEFAULT_OUTPUT_CAP,
-        max_read: int = DEFAULT_MAX_READ,
-        shell: str = "/bin/sh",
-        allow_secret_files: Sequence[str] = (),
-        written_in: str | os.PathLike[str] | None = None,
-        extra_env: Mapping[str, str] | None = None,
-        network: bool = False,
-        read_only: Sequence[str | os.PathLike[str]] = (),
-        writable: Sequence[str | os.PathLike[str]] = (),
-        hidden: Sequence[str | os.PathLike[str]] = (),
+        options: LocalSandboxOptions | None = None,
+        /,
+        **fields: Unpack[LocalSandboxFields],
     ) -> None:
+        given = dataclasses.replace(options or LocalSandboxOptions(), **fields)
         super().__init__(
             workspace,
-            default_timeout=default_timeout,
-            output_cap=output_cap,
-            max_read=max_read,
-            allow_secret_files=allow_secret_files,
-            written_in=written_in,
+            default_timeout=given.default_timeout,
+            output_cap=given.output_cap,
+            max_read=given.max_read,
+            allow_secret_files=given.allow_secret_files,
+            written_in=given.written_in,
         )
-        self._given_env = None if base_env is None else dict(base_env)
-        self._extra_env = command_environment({}, extra_env)
+        self.options = given
+        self._given_env = None if given.base_env is None else dict(given.base_env)
+        self._extra_env = command_environment({}, given.extra_env)
         self._env = self._environment(())
         self._scratch: str | None = None
         self._prepared = False
-        self.shell = shell
-        self.session_shell = shell
-        self.network = network
-        self._read_only = tuple(Path(p) for p in read_only)
-        self._writable = tuple(Path(p) for p in writable)
-        self._hidden = tuple(Path(p) for p in hidden)
+        self.shell = given.shell
+        self.session_shell = given.shell
+        self.network = given.network
+        self._read_only = tuple(Path(p) for p in given.read_only)
+        self._writable = tuple(Path(p) for p in given.writable)
+        self._hidden = tuple(Path(p) for p in given.hidden)
         self._host: ContainedHost | None = None
         #: The workspace had no ``.driveros`` to bind read-only (see refuse_planted_hooks).
         self._unguarded_hooks = False
         self._host_error: SandboxError | None = None
+        #: How commands reach the workspace, once started (see :attr:`workspace_access`).
+        self._access: WorkspaceAccess = "writable"
 
     def _environment(self, dotenv: Iterable[tuple[str, str]]) -> dict[str, str]:
         env = base_environment(self._given_env, workspace=self.workspace, dotenv=dotenv)
@@ -180,8 +180,7 @@ class LocalSandbox(SandboxBase):
             failed: LocalSandboxUnavailableError | None = None
             if bwrap is not None and sys.platform.startswith("linux"):
                 try:  # the sandbox itself is the probe; probe() only explains a failure
-                    argv = bwrap_argv(bwrap, layout)
-                    self._host = await ContainedHost.start(argv, watchdog=self._watchdog)
+                    self._host = await self._launch(bwrap, layout)
                     return
                 except LocalSandboxUnavailableError as exc:
                     failed = exc
@@ -197,6 +196,59 @@ class LocalSandbox(SandboxBase):
         except LocalSandboxUnavailableError as exc:
             self._host_error = exc
 
+    async def _launch(self, bwrap: str, layout: Layout) -> ContainedHost:
+        """Start bubblewrap. One that discards its writes lays the throwaway overlay first,
+        and where it cannot, binds the workspace read-only (docs/sandbox.md, "Sandboxes that
+        discard their writes")."""
+        if not self.options.discard_writes:
+            return await ContainedHost.start(bwrap_argv(bwrap, layout), watchdog=self._watchdog)
+        assert self._scratch is not None
+        upper = Path(self._scratch, "overlay")
+        prefix = overlay_prefix(self.workspace, upper)
+        if prefix is not None and await asyncio.to_thread(overlay_works):
+            await asyncio.to_thread(upper.mkdir, 0o700)
+            argv = [*prefix, *bwrap_argv(bwrap, layout)]
+            try:
+                host = await ContainedHost.start(argv, watchdog=self._watchdog)
+            except LocalSandboxUnavailableError as exc:
+                log.info("no overlay over %s (%s): read-only instead", self.workspace, exc)
+            else:
+                self._access = "overlay"
+                return host
+        read_only = dataclasses.replace(layout, workspace_writable=False)
+        host = await ContainedHost.start(bwrap_argv(bwrap, read_only), watchdog=self._watchdog)
+        self._env.update(read_only_env(layout.tmp))
+        self._access = "read-only"
+        return host
+
+    def _refuse_writes(self, path: str) -> None:
+        if self.options.discard_writes:
+            raise PolicyError(
+                f"{path}: this sandbox only reads the workspace (it discards its writes)"
+            )
+
+    async def write_file(self, path: str, content: str) -> None:
+        self._refuse_writes(path)
+        await super().write_file(path, content)
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        self._refuse_writes(path)
+        await super().write_bytes(path, data)
+
+    async def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
+        self._refuse_writes(path)
+        return await super().edit(path, old, new, replace_all=replace_all)
+
+    async def remove(self, path: str) -> None:
+        self._refuse_writes(path)
+        await super().remove(path)
+
+    @property
+    def workspace_access(self) -> WorkspaceAccess:
+        """How commands reach the workspace: ``writable``; or, with ``discard_writes``, through
+        a throwaway ``overlay`` or ``read-only`` (known once started)."""
+        return self._access
+
     def _layout(self, home: Path, tmp: Path, user_home: str | None) -> Layout:
         real_home = Path(user_home) if user_home and user_home.startswith("/") else None
         candidates = [*toolchain_dirs(self._env, home=real_home), *interpreter_dirs()]
@@ -207,6 +259,16 @@ class LocalSandbox(SandboxBase):
         tools = allowed_toolchains(
             candidates, home=real_home or account, workspace=self.workspace, hidden=hidden
         )
+        folders = tuple((f.files.root, Path(f.at), f.writable) for f in self._folders)
+        if self.options.discard_writes:  # nothing is written: no .git or .driveros to guard
+            return Layout(
+                workspace=self.workspace,
+                home=home,
+                tmp=tmp,
+                network=self.network,
+                read_only=(*tools, *self._read_only, *self._writable),
+                folders=tuple((root, at, False) for root, at, _ in folders),
+            )
         # Every .git read-only, except in an overlay view (its writes land in the upper layer).
         protected = git_entries(self.workspace) if self._written_in is None else []
         driveros = driveros_dir(self.workspace)
@@ -219,7 +281,7 @@ class LocalSandbox(SandboxBase):
             network=self.network,
             read_only=(*tools, *self._read_only),
             writable=self._writable,
-            folders=tuple((f.files.root, Path(f.at), f.writable) for f in self._folders),
+            folders=folders,
             protected=tuple(protected),
         )
 
