@@ -7,7 +7,7 @@ docker SDK). Both also offer shell sessions and a process host. See docs/sandbox
 
 from driveros._errors import SandboxError
 from driveros.sandbox._bwrap import probe_local_sandbox
-from driveros.sandbox._docker import DEFAULT_IMAGE, DockerSandbox
+from driveros.sandbox._docker import DEFAULT_IMAGE, DockerSandbox, DockerSandboxOptions
 from driveros.sandbox._env import dotenv_assignments
 from driveros.sandbox._env import scrub as scrub_env
 from driveros.sandbox._files import MAX_RANGE_BYTES
@@ -55,6 +55,7 @@ __all__ = [
     "ConcurrentChangeError",
     "DirEntry",
     "DockerSandbox",
+    "DockerSandboxOptions",
     "EditError",
     "FileStat",
     "FileTooLargeError",

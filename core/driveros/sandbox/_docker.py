@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Any, Unpack
 
 from driveros._errors import SandboxError
 from driveros.sandbox._base import SandboxBase
 from driveros.sandbox._channel import run_on_channel
 from driveros.sandbox._docker_exec import DockerChannel
+from driveros.sandbox._docker_options import (
+    DEFAULT_IMAGE,
+    DockerSandboxFields,
+    DockerSandboxOptions,
+)
 from driveros.sandbox._docker_reaper import owner_labels, reap_orphans
 from driveros.sandbox._env import (
     DEFAULT_PATH,
@@ -33,10 +39,8 @@ from driveros.sandbox._env import (
     command_environment,
     dotenv_assignments,
 )
-from driveros.sandbox._files import DEFAULT_MAX_READ
 from driveros.sandbox._paths import is_git_name
 from driveros.sandbox._protocol import (
-    DEFAULT_OUTPUT_CAP,
     CommandResult,
     PolicyError,
     RuntimeMissingError,
@@ -44,10 +48,10 @@ from driveros.sandbox._protocol import (
 
 log = logging.getLogger(__name__)
 
-DEFAULT_IMAGE = "driveros-sandbox:latest"
+__all__ = ["DEFAULT_IMAGE", "DockerSandbox", "DockerSandboxOptions"]
+
 #: Where the workspace appears inside the container.
 CONTAINER_WORKSPACE = "/workspace"
-DEFAULT_TIMEOUT = 600.0
 #: At most this many directories are searched for nested ``.git`` entries to mount read-only.
 MAX_GIT_SCAN_DIRS = 20_000
 #: The uid:gid commands run as when the workspace belongs to root (distroless' "nonroot").
@@ -75,62 +79,49 @@ class DockerSandbox(SandboxBase):
     def __init__(
         self,
         workspace: str | os.PathLike[str],
-        *,
-        runtime: Literal["runc", "runsc"] | None = None,
-        untrusted: bool = False,
-        network: bool = False,
-        image: str = DEFAULT_IMAGE,
-        extra_mounts: Mapping[str | os.PathLike[str], str] | None = None,
-        memory: str = "2g",
-        cpus: float = 2.0,
-        pids_limit: int = 512,
-        tmp_size: str = "1g",
-        base_env: Mapping[str, str] | None = None,
-        default_timeout: float | None = DEFAULT_TIMEOUT,
-        output_cap: int = DEFAULT_OUTPUT_CAP,
-        max_read: int = DEFAULT_MAX_READ,
-        user: str | None = None,
-        base_url: str | None = None,
-        allow_secret_files: Sequence[str] = (),
-        written_in: str | os.PathLike[str] | None = None,
-        extra_env: Mapping[str, str] | None = None,
-        private_copy: bool = False,
+        options: DockerSandboxOptions | None = None,
+        /,
+        **fields: Unpack[DockerSandboxFields],
     ) -> None:
+        given = dataclasses.replace(options or DockerSandboxOptions(), **fields)
         super().__init__(
             workspace,
-            default_timeout=default_timeout,
-            output_cap=output_cap,
-            max_read=max_read,
-            allow_secret_files=allow_secret_files,
-            written_in=written_in,
+            default_timeout=given.default_timeout,
+            output_cap=given.output_cap,
+            max_read=given.max_read,
+            allow_secret_files=given.allow_secret_files,
+            written_in=given.written_in,
         )
-        if untrusted and runtime == "runc":
+        self.options = given
+        untrusted = given.untrusted
+        if untrusted and given.runtime == "runc":
             log.info("untrusted=True: using gVisor (runsc) instead of the requested runc")
-        self.runtime: str = "runsc" if untrusted else (runtime or "runc")
+        self.runtime: str = "runsc" if untrusted else (given.runtime or "runc")
         self.untrusted = untrusted
-        self.network = network
-        self.image = image
-        self.memory = memory
-        self.cpus = cpus
-        self.pids_limit = pids_limit
-        self.tmp_size = tmp_size
-        self._mounts = self._check_mounts(extra_mounts or {})
-        self.private_copy = private_copy
+        self.network = given.network
+        self.image = given.image
+        self.memory = given.memory
+        self.cpus = given.cpus
+        self.pids_limit = given.pids_limit
+        self.tmp_size = given.tmp_size
+        self._mounts = self._check_mounts(given.extra_mounts or {})
+        self.private_copy = given.private_copy
         self._open_up = False
+        user = given.user
         if user is None:
             owner = self._files.root.stat()
             user = f"{owner.st_uid}:{owner.st_gid}"
             if owner.st_uid == 0:
                 # Never root in the container, whoever owns the workspace (CI, containers).
                 user = f"{SANDBOX_UID}:{SANDBOX_UID}"
-                self._open_up = private_copy
+                self._open_up = given.private_copy
         elif user.split(":", 1)[0] in ("0", "root"):
             raise PolicyError("the docker sandbox never runs commands as root (user=0)")
         self.user = user
-        self._given_env = dict(base_env or {})
-        self._extra_env = command_environment({}, extra_env)
+        self._given_env = dict(given.base_env or {})
+        self._extra_env = command_environment({}, given.extra_env)
         self._env = self._environment(())
-        self._base_url = base_url
+        self._base_url = given.base_url
         self._daemon_url = ""
         self._client: Any = None
         self._container_id: str | None = None
