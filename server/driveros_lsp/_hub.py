@@ -4,8 +4,8 @@ The :class:`~driveros_lsp._runs.RunManager` reports run life-cycle events here; 
 them into ``$/progress``, ``driveros/trace``, ``textDocument/publishDiagnostics``,
 ``driveros/proposal`` and ``workspace/applyEdit``. It never awaits the client's answer to an
 ``applyEdit`` on a request path: VS Code keeps that request open until the user confirms.
-The hub holds no run state: what a review reserved, planned, applied or rejected is recorded
-by the manager (its review methods), the one writer of a run.
+The hub holds no run state: an accept is one :class:`~driveros_lsp._acceptance.Acceptance`
+pass (plan, edit, settle), for which the hub only sends the edit and hands back the answer.
 """
 
 from __future__ import annotations
@@ -13,20 +13,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from driveros_lsp._acceptance import Acceptance
 from driveros_lsp._diagnostics import DiagnosticsBoard
-from driveros_lsp._editor import Editor
-from driveros_lsp._edits import (
-    EditPlan,
-    OpenDocument,
-    closed_file_drift,
-    plan_edit,
-)
+from driveros_lsp._editor import ClientTraits, Editor
+from driveros_lsp._edits import EditPlan, OpenDocument
 from driveros_lsp._runs import Run, RunManager
 from driveros_lsp._trace import TraceChannel, TraceSender, TraceTargets
 from driveros_lsp.protocol import NOTIFY_PROPOSAL, PROGRESS_TOKEN_PREFIX
@@ -36,13 +32,6 @@ if TYPE_CHECKING:
     from driveros.agent import Event
 
 logger = logging.getLogger(__name__)
-
-
-def _rebase(base: str, theirs: str, ours: str) -> str | None:
-    from driveros.review import rebase_text
-
-    merged: str | None = rebase_text(base, theirs, ours)
-    return merged
 
 
 class RunHub:
@@ -88,7 +77,7 @@ class RunHub:
         if channel is not None:
             channel.push(event)
         if event.type == "diagnostics":
-            self.board.update(run.run_id, event, self._root(run))
+            self.board.update(run.run_id, event, self.root(run))
 
     def run_finished(self, run: Run) -> None:
         """The run's state is settled: its trace ends (the held ``result`` last), then the
@@ -131,7 +120,7 @@ class RunHub:
 
     # -- the proposal ------------------------------------------------------------------
     def proposal_payload(self, run: Run) -> dict[str, Any]:
-        root = self._root(run)
+        root = self.root(run)
         changes = run.outcome.changes if run.outcome is not None else ()
         files = [
             proposal_file(c, root=root, conflicts=run.conflicts)
@@ -153,68 +142,35 @@ class RunHub:
         self.send_proposal(run)
 
     async def review(self, run: Run, paths: Sequence[str] | None) -> EditPlan:
-        """Send the edit for ``paths`` (default: everything pending); returns at once.
+        """Accept ``paths`` (default: everything pending): one :class:`Acceptance` pass plans,
+        records and settles; the hub only sends its edit and hands back the answer. Returns
+        once the edit is sent (its answer is awaited in the background)."""
+        return await Acceptance(run, paths, desk=self, keeper=self._runs).run()
 
-        Idempotent per run and file: a file whose edit is in flight (sent, not yet answered)
-        is never sent again; it is reported in ``plan.in_flight``. Files that are not open
-        in the editor (``version: null``) are checked on disk right before the edit is sent
-        and again once the client answered: a change behind the edit's back is a conflict.
-        """
-        assert run.outcome is not None
-        todo, busy = self._runs.reserve(run, paths)  # before the first await
-        if not todo:
-            return EditPlan(edit=None, in_flight=busy)
-        try:
-            plan = await self._plan_checked(run, todo)
-        except BaseException:
-            self._runs.unreserve(run, todo)
-            raise
-        plan.in_flight = busy
-        self._runs.planned(run, reserved=todo, included=plan.included, conflicts=plan.conflicts)
-        if plan.conflicts:
-            self._warn_conflicts(run, plan.conflicts)
-        if plan.edit is not None:
-            params = lsp.ApplyWorkspaceEditParams(
-                edit=plan.edit, label=f"driveros: {_title(run.request.label)}"
-            )
-            future = self._server.workspace_apply_edit(params)
-            self._spawn(self._await_applied(run, asyncio.wrap_future(future), plan))
-        elif plan.included:
-            self._runs.unreserve(run, plan.included)
-            self._runs.settle(run, plan.included)
-        return plan
+    # -- EditorDesk: what an acceptance sends and receives -------------------------------
+    @property
+    def traits(self) -> ClientTraits:
+        return self._server.traits
 
-    async def _plan_checked(self, run: Run, todo: list[str]) -> EditPlan:
-        """Plan ``todo``, then re-read the closed files: any that changed since the plan read
-        them is a conflict and the edit is planned again without it."""
-        assert run.outcome is not None
-        traits = self._server.traits
-        root = self._root(run)
-        changes = [c for c in run.outcome.changes if str(c.path) in run.pending]
-        drifted: dict[str, str] = {}
-        while True:
-            documents = {
-                uri: OpenDocument(uri=uri, version=doc.version or 0, text=doc.source)
-                for uri, doc in self._server.workspace.text_documents.items()
-            }
-            plan = await asyncio.to_thread(
-                plan_edit,
-                changes,
-                root=root,
-                paths=[p for p in todo if p not in drifted],
-                documents=documents,
-                encoding=traits.encoding,
-                annotate=traits.annotations,
-                rationale=run.outcome.rationale,
-                rebase=_rebase,
-            )
-            drift = await asyncio.to_thread(closed_file_drift, root, plan.closed, after=False)
-            if not drift:
-                plan.conflicts.update(drifted)
-                return plan
-            drifted.update(drift)
+    def root(self, run: Run) -> Path:
+        """The run's own folder (a multi-root workspace runs each fix in its file's folder)."""
+        return (
+            Path(run.request.workspace) if run.request.workspace else self._server.workspace_root()
+        )
 
-    def _warn_conflicts(self, run: Run, conflicts: dict[str, str]) -> None:
+    def documents(self) -> dict[str, OpenDocument]:
+        return {
+            uri: OpenDocument(uri=uri, version=doc.version or 0, text=doc.source)
+            for uri, doc in self._server.workspace.text_documents.items()
+        }
+
+    def send_edit(self, run: Run, edit: lsp.WorkspaceEdit) -> Awaitable[object]:
+        params = lsp.ApplyWorkspaceEditParams(
+            edit=edit, label=f"driveros: {_title(run.request.label)}"
+        )
+        return asyncio.wrap_future(self._server.workspace_apply_edit(params))
+
+    def conflicts_kept(self, run: Run, conflicts: dict[str, str]) -> None:
         lines = "; ".join(f"{p}: {why}" for p, why in sorted(conflicts.items()))
         self._server.show(
             f"driveros run {run.run_id}: kept in the proposal, not applied: {lines}",
@@ -222,35 +178,12 @@ class RunHub:
         )
         self.send_proposal(run)
 
-    async def _await_applied(
-        self, run: Run, answer: asyncio.Future[lsp.ApplyWorkspaceEditResult], plan: EditPlan
-    ) -> None:
-        try:
-            try:
-                result = await answer
-            except Exception as exc:
-                self._server.show(
-                    f"driveros run {run.run_id}: the editor refused the edit: {exc}",
-                    lsp.MessageType.Warning,
-                )
-                return
-            # what the client answered is hostile input: anything but a confirmation is not one
-            if not (isinstance(result, lsp.ApplyWorkspaceEditResult) and result.applied is True):
-                reason = (
-                    result.failure_reason
-                    if isinstance(result, lsp.ApplyWorkspaceEditResult)
-                    else None
-                ) or "not confirmed"
-                self._server.log(f"driveros run {run.run_id}: edit not applied ({reason})")
-                return
-            drift = await asyncio.to_thread(
-                closed_file_drift, self._root(run), plan.closed, after=True
-            )
-        finally:
-            self._runs.unreserve(run, plan.included)
-        if drift and self._runs.drifted(run, drift):
-            self._warn_conflicts(run, drift)
-        self._runs.settle(run, [p for p in plan.included if p not in drift])
+    def refused(self, run: Run, why: str, *, warn: bool) -> None:
+        message = f"driveros run {run.run_id}: {why}"
+        if warn:
+            self._server.show(message, lsp.MessageType.Warning)
+        else:
+            self._server.log(message)
 
     # -- plumbing ----------------------------------------------------------------------
     def cancel_progress(self, token: str) -> str | None:
@@ -258,12 +191,6 @@ class RunHub:
         if not token.startswith(PROGRESS_TOKEN_PREFIX):
             return None
         return token.removeprefix(PROGRESS_TOKEN_PREFIX).split("-", 1)[0]
-
-    def _root(self, run: Run) -> Path:
-        """The run's own folder (a multi-root workspace runs each fix in its file's folder)."""
-        return (
-            Path(run.request.workspace) if run.request.workspace else self._server.workspace_root()
-        )
 
     def spawn(self, coro: Any) -> None:
         """Run ``coro`` as a background task of the hub (canceled at server exit)."""

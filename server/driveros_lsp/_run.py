@@ -1,7 +1,8 @@
 """One run's record in the language server (state, outcome, review bookkeeping) and the
 interfaces of the run manager: what it reports (RunObserver) and what features may ask (Runs).
 
-Only the run manager (:mod:`driveros_lsp._runs`) writes a field of a :class:`Run`
+Only the run manager (:mod:`driveros_lsp._runs`) and the accept pass it settles with
+(:mod:`driveros_lsp._acceptance`) write a field of a :class:`Run`
 (``tests/server/test_run_owner.py``); everyone else reads.
 """
 
@@ -74,8 +75,8 @@ class Unobserved:
 
 class Runs(Protocol):
     """What the feature modules may ask of the run manager (``server.runs``): start, find,
-    cancel, reject and reopen runs. What a review reserved, planned and applied is recorded
-    by the run hub alone, through the manager's review methods."""
+    cancel, reject and reopen runs. What an accept reserved, planned and applied is recorded
+    by its :class:`~driveros_lsp._acceptance.Acceptance` pass alone."""
 
     def get(self, run_id: str) -> Run: ...
     def runs(self) -> list[Run]: ...

@@ -3,8 +3,8 @@
 A run goes ``running`` -> ``proposed`` (its scratch copy has changes) or ``finished`` (none),
 ``failed`` (the runner raised) or ``canceled``. A proposal ends ``accepted`` or ``rejected``,
 or goes back to ``running`` when rejected with feedback. Every field of a :class:`Run` is
-written here and nowhere else: the run hub (which renders a proposal as a ``WorkspaceEdit``)
-reserves, records and settles files through the manager's review methods. The manager knows
+written here, or by the :class:`~driveros_lsp._acceptance.Acceptance` pass of an accept (which
+plans, sends through the run hub, and settles). The manager knows
 nothing about LSP: it reports through a :class:`RunObserver`, which the run hub implements.
 
 Each run's runner executes on the agent loop (:class:`~driveros_lsp._worker.AgentLoop`, a
@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from driveros_lsp._run import Run as Run
@@ -63,8 +63,6 @@ class RunManager:
         self._runner: Runner | None = None
         self._observer: RunObserver = observer or Unobserved()
         self._runs: dict[str, Run] = {}
-        #: Scratch copies released or kept after a review, in the background.
-        self._background: set[asyncio.Task[None]] = set()
         self._closed = False
         self._agent = AgentLoop()
         #: Releases under way on the agent loop: server exit waits for every one of them.
@@ -339,54 +337,7 @@ class RunManager:
                 runs.append(run)
         return runs
 
-    # -- the review of a proposal ------------------------------------------------------
-    def reserve(self, run: Run, paths: Sequence[str] | None) -> tuple[list[str], list[str]]:
-        """Mark the pending ``paths`` (default: all pending) in flight, before any await, so a
-        racing accept never sends a file twice. Returns (reserved, already in flight)."""
-        wanted = list(paths) if paths is not None else list(run.pending)
-        busy = [p for p in wanted if p in run.in_flight]
-        todo = [p for p in wanted if p not in run.in_flight and p in run.pending]
-        run.in_flight.update(todo)
-        return todo, busy
-
-    def unreserve(self, run: Run, paths: Iterable[str]) -> None:
-        """``paths`` are no longer in flight (their edit was answered, or never sent)."""
-        run.in_flight.difference_update(paths)
-
-    def planned(
-        self,
-        run: Run,
-        *,
-        reserved: Sequence[str],
-        included: Sequence[str],
-        conflicts: Iterable[str],
-    ) -> None:
-        """The review planner decided the ``reserved`` paths: those not in the edit are no
-        longer in flight, and the conflicts of the planned paths are replaced."""
-        self.unreserve(run, (p for p in reserved if p not in included))
-        run.conflicts = sorted(set(run.conflicts) - set(included) | set(conflicts))
-
-    def drifted(self, run: Run, conflicts: Iterable[str]) -> bool:
-        """Files changed on disk behind an applied edit become conflicts of a proposal still
-        under review; False (nothing recorded) when the run is no longer proposed."""
-        if run.state != "proposed":
-            return False
-        run.conflicts = sorted(set(run.conflicts) | set(conflicts))
-        return True
-
-    def settle(self, run: Run, applied: Sequence[str]) -> None:
-        """The editor applied ``applied``: they leave the proposal, and the last one accepts
-        it (its scratch copy is released; a kept copy's manifest follows the review)."""
-        if run.state != "proposed":
-            return
-        run.pending = [p for p in run.pending if p not in applied]
-        if not run.pending:
-            run.state = "accepted"
-            self._spawn(self.release(run))
-        elif run.kept:
-            self._spawn(self.keep(run))
-        self._observer.proposal_changed(run)
-
+    # -- the review of a proposal (an accept is an _acceptance.Acceptance pass) -------
     def narrow(self, run: Run, changes: Sequence[Any]) -> None:
         """The proposal is now ``changes`` (a checkpoint's, ``driveros.agent.accept`` through
         N or ``revert``): what is pending follows, and earlier conflicts are recomputed."""
@@ -425,11 +376,6 @@ class RunManager:
             await self.keep(run)
         self._observer.proposal_changed(run)
 
-    def _spawn(self, coro: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
     async def aclose(self) -> None:
         """Cancel every running run and release every proposal (server exit), bounded.
 
@@ -440,9 +386,6 @@ class RunManager:
         :data:`RELEASE_GRACE_S`) before the agent loop stops, so nothing is left pending.
         """
         self._closed = True
-        for task in list(self._background):  # a release goes on (and is awaited below)
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
         live = [(r, r.task) for r in self._runs.values() if r.task and not r.task.done()]
         await asyncio.gather(*(self._cancel_task(t) for r, t in live if r.state == "running"))
         # a run that just ended is only finishing its bookkeeping (keeping its proposal)

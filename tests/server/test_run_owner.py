@@ -1,5 +1,6 @@
-"""A run has one writer: no server module but the run manager's (_runs.py) assigns a field of a
-``Run`` or mutates one in place (the hub and the features only read them)."""
+"""A run has one owner: no server module but the run manager's (_runs.py) and the accept pass's
+(_acceptance.py, which plans, sends and settles one accept) assigns a field of a ``Run`` or
+mutates one in place (the hub and the features only read them)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ FIELDS = {f.name for f in dataclasses.fields(Run)}
 MUTATORS = {"add", "append", "clear", "difference_update", "discard", "extend", "pop", "remove"}
 MUTATORS |= {"update", "insert", "setdefault", "sort"}
 
+
+#: The modules that write a run: the run manager, and the accept pass.
+WRITERS = {"_runs.py", "_acceptance.py"}
 
 #: The names the server's modules give a Run.
 RUN_NAMES = {"run", "r"}
@@ -61,7 +65,7 @@ def test_only_the_run_manager_writes_a_run() -> None:
     offenders = {
         str(path.relative_to(PACKAGE)): found
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path.name != "_runs.py" and (found := writes(path.read_text()))
+        if path.name not in WRITERS and (found := writes(path.read_text()))
     }
     assert offenders == {}
 

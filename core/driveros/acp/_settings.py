@@ -11,23 +11,24 @@ from acp import schema
 from pydantic import ConfigDict, Field
 
 from driveros.acp._modes import ModeId
-from driveros.config import ASK_TIMEOUT_S, Environment
+from driveros.config import Environment
 from driveros.mcptools import McpServerConfig
-from driveros.runs import RunOptions
+from driveros.runs import HeadlessOptions
 
 
-class Settings(RunOptions):
+class Settings(HeadlessOptions):
     """What ``driveros acp`` was started with (its flags); each session runs with these: the
-    run options (``driveros.runs.RunOptions``, their defaults and bounds) plus ACP's own."""
+    run options of the front ends without an editor (``driveros.runs.HeadlessOptions``, their
+    defaults and bounds: the approval wait and ``otel`` included) plus ACP's own."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    mode: ModeId = "ask"
-    ask_timeout_s: float = Field(default=ASK_TIMEOUT_S, gt=0)
+    mode: ModeId = Field(
+        default="ask",
+        description="The session mode new sessions start in (session/set_mode switches it).",
+    )
     #: MCP servers every session gets (``--mcp-config``), before the client's own.
     mcp_servers: tuple[McpServerConfig, ...] = ()
-    #: Export each prompt's run over OpenTelemetry (``--otel``; OTEL_* turn it on too).
-    otel: bool = False
     #: Loads the configuration of a workspace (tests inject one).
     environment: Callable[[Path], Environment] | None = Field(default=None, exclude=True)
 

@@ -9,46 +9,23 @@ import argparse
 import logging
 from pathlib import Path
 
-from driveros.cli._options import (
-    add_limits,
-    add_provider,
-    add_run_options,
-    chosen_provider,
-    invalid_run_settings,
-    positive_seconds,
-)
-from driveros.config import ASK_TIMEOUT_S
+from driveros.cli._options import add_run_options, invalid_run_settings, run_values
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from driveros.acp import Settings
+    from driveros.runs import HeadlessOptions
+
     add = parser.add_argument
-    add_provider(parser)
-    add_run_options(parser, "sandbox", "runtime", "network", "untrusted")
-    add(
-        "--mode",
-        choices=("ask", "auto", "read-only"),
-        default="ask",
-        help="the session mode new sessions start in (session/set_mode switches it)",
-    )
-    add_limits(parser)
+    # every run option and ACP's own mode are flags made from their declaration
+    add_run_options(parser, *HeadlessOptions.model_fields)
+    add_run_options(parser, "mode", model=Settings)
     add(
         "--mcp-config",
         type=Path,
         metavar="FILE",
         help='MCP servers every session gets, as {"mcpServers": {...}} JSON (besides the '
         "client's own; default: ~/.config/driveros/mcp.json when it exists)",
-    )
-    add(
-        "--otel",
-        action="store_true",
-        help="export each prompt's run as OpenTelemetry spans (as `driveros agent --otel`)",
-    )
-    add(
-        "--ask-timeout",
-        type=positive_seconds,
-        default=ASK_TIMEOUT_S,
-        metavar="SECONDS",
-        help="how long a permission request may wait before it counts as a denial",
     )
 
 
@@ -74,24 +51,10 @@ def run(args: argparse.Namespace) -> int:
         mcp = configured_mcp_servers(args.mcp_config)
     except ConfigError as exc:
         return fail(f"driveros: {exc}", None)
-    provider, model = chosen_provider(args)
     from pydantic import ValidationError
 
     try:  # the limits every front end shares (driveros.runs): refused here, not per prompt
-        settings = Settings(
-            provider=provider,
-            model=model,
-            sandbox=args.sandbox,
-            runtime=args.runtime,
-            network=args.network,
-            untrusted=args.untrusted,
-            mode=args.mode,
-            max_iterations=args.max_iterations,
-            max_wall_s=args.max_wall,
-            ask_timeout_s=args.ask_timeout,
-            mcp_servers=tuple(mcp),
-            otel=args.otel,
-        )
+        settings = Settings(**run_values(args), mcp_servers=tuple(mcp))
     except ValidationError as exc:
         return fail(f"driveros: {invalid_run_settings(exc)}", None)
     from driveros.state import startup_gc_meanwhile

@@ -35,22 +35,14 @@ from driveros.cli._add_dirs import add_add_dir_flag, parse_add_dirs
 from driveros.cli._command import command_task
 from driveros.cli._fail import CLOSED_STREAMS, fail, hold_exit_status
 from driveros.cli._fix import fix_paths, fix_task, nothing_to_fix
-from driveros.cli._options import (
-    add_limits,
-    add_provider,
-    add_run_options,
-    chosen_provider,
-    invalid_run_settings,
-    positive_dollars,
-    positive_int,
-    positive_seconds,
-)
+from driveros.cli._options import add_run_options, invalid_run_settings, run_values
 from driveros.cli._output import TraceWriter, event_json, result_json, summary_line
 from driveros.cli._output_review import council_gate, finish_review, review_prompt_check
 from driveros.cli._parser import UsageError
 from driveros.cli._resume import add_resume_flags, prepare_resume, resume
 from driveros.config import Environment, load_environment
 from driveros.runs import (
+    HeadlessOptions,
     RunContext,
     RunReport,
     RunSpec,
@@ -60,6 +52,9 @@ from driveros.runs import (
 from driveros.state import state_dir
 
 T = TypeVar("T")
+
+#: The fields of one run (``RunSpec``) that are flags besides the run options.
+_PER_RUN = ("approve", "review", "allow_secret_files")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -87,49 +82,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="stdout: answer + SUMMARY line (text), one result object (json), every event (ndjson)",
     )
-    add_provider(parser)
     add("--workspace", type=Path, default=Path(), metavar="DIR", help="default: .")
-    add_run_options(parser, "sandbox", "runtime", "untrusted")
+    # every run option (driveros.runs.RunSpec's fields) is a flag made from its declaration
+    add_run_options(parser, *HeadlessOptions.model_fields, *_PER_RUN)
     add(
         "--trust",
         action="store_true",
         help="trust the workspace for this run only (its .env and custom checks; see "
         "`driveros trust`)",
-    )
-    add_run_options(parser, "network", "memory")
-    add_limits(parser)
-    add(
-        "--max-context",
-        type=positive_int,
-        metavar="TOKENS",
-        help="context budget in tokens (default: the model's context window); the run "
-        "compacts its conversation near it",
-    )
-    add(
-        "--max-cost",
-        type=positive_dollars,
-        metavar="USD",
-        help="stop (exit 3) before a turn that would spend more than this many US dollars",
-    )
-    add(
-        "--first-byte-timeout",
-        type=positive_seconds,
-        metavar="SECONDS",
-        help="give up on a provider that sends nothing after a request (default: 60)",
-    )
-    add(
-        "--idle-timeout",
-        type=positive_seconds,
-        metavar="SECONDS",
-        help="give up on a stream that stays silent this long (default: 60)",
-    )
-    add("--review", action="store_true", help="work on a scratch copy, then review the diff")
-    add(
-        "--approve",
-        choices=("ask", "interactive", "policy", "never"),
-        default="policy",
-        help="who decides tool calls that are not read-only: ask (on /dev/tty; interactive "
-        "is an alias), policy (allowlist, the rest refused), never (read-only tools only)",
     )
     add(
         "--review-action",
@@ -152,20 +112,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help='MCP servers whose tools the agent may use, as {"mcpServers": {...}} JSON '
         "(default: ~/.config/driveros/mcp.json when it exists); each call is approved like "
         "a command (docs/acp.md)",
-    )
-    add(
-        "--otel",
-        action="store_true",
-        help="export the run's spans over OpenTelemetry (OTLP/HTTP to OTEL_EXPORTER_OTLP_"
-        "ENDPOINT, default localhost:4318; the variable alone turns it on); needs "
-        "driveros[otel]",
-    )
-    add(
-        "--allow-secret-file",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="let the agent read a deny-listed secret file (.env, keys...); repeatable",
     )
 
 
@@ -307,33 +253,18 @@ def _spec(args: argparse.Namespace, task: str, env: Environment) -> RunSpec:
         root = workspace.resolve()
     except (OSError, ValueError, RuntimeError) as exc:
         raise ConfigError(f"workspace {printable(str(workspace))}: {exc}") from exc
-    provider, model = chosen_provider(args)
-    # an unset stall limit keeps the default (the provider's own)
-    stalls = {"first_byte_timeout_s": args.first_byte_timeout, "idle_timeout_s": args.idle_timeout}
+    # the flags made from the run's fields (run_values), then what the CLI itself decides
+    values = run_values(args)
+    # DRIVEROS_DIAGNOSTICS=off holds for every front end; --fix is judged by the feed, so it
+    # stays on for such a run
+    values["diagnostics"] = (values["diagnostics"] and env.diagnostics_on) or args.fix is not None
     try:
         return RunSpec(
-            **{name: value for name, value in stalls.items() if value is not None},
+            **values,
             task=task,
             workspace=root,
-            provider=provider,
-            model=model,
-            sandbox=args.sandbox,
-            runtime=args.runtime,
-            untrusted=args.untrusted,
-            network=args.network,
-            memory=args.memory,
-            max_iterations=args.max_iterations,
-            max_wall_s=args.max_wall,
-            max_cost_usd=args.max_cost,
-            max_context_tokens=args.max_context,
-            approve=args.approve,
-            review=args.review,
-            # --fix is judged by the feed: it stays on for such a run
-            diagnostics=env.diagnostics_on or args.fix is not None,
-            allow_secret_files=args.allow_secret_file,
             workspace_trusted=env.workspace_trusted,
             add_dirs=parse_add_dirs(args, root, state_dir(env.process_env)),
-            otel=args.otel,
         )
     except ValidationError as exc:
         raise invalid_run_settings(exc) from exc

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import TYPE_CHECKING, Any, NamedTuple, get_args
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args, get_origin
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
 from driveros._errors import ConfigError
-from driveros.config import MAX_ITERATIONS, MAX_WALL_S, PROVIDER_ORDER
+from driveros.config import PROVIDER_ORDER
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -121,43 +126,122 @@ def chosen_provider(args: argparse.Namespace) -> tuple[str | None, str | None]:
     return spec.name, model or spec.model
 
 
-def add_limits(parser: argparse.ArgumentParser) -> None:
-    """``--max-iterations`` and ``--max-wall``, defaulting to the run options' limits."""
-    add = parser.add_argument
-    add(
-        "--max-iterations",
-        type=positive_int,
-        default=MAX_ITERATIONS,
-        metavar="N",
-        help="model turns",
-    )
-    add("--max-wall", type=positive_seconds, default=MAX_WALL_S, metavar="SECONDS", help="run time")
-
-
-def add_run_options(parser: argparse.ArgumentParser, *names: str) -> None:
-    """The flags of the run options ``names`` (fields of ``driveros.runs.RunOptions``), made
-    from their declaration: ``--sandbox`` for ``sandbox``, choices from the field's
-    ``Literal``, the default and the help from the field. A ``bool`` that is off by default is
-    a switch (``--network``); one in :data:`NEGATABLE` also takes ``--no-NAME``."""
-    from driveros.runs import RunOptions
-
-    for name in names:
-        field = RunOptions.model_fields[name]
-        flag = "--" + name.replace("_", "-")
-        description = field.description or ""
-        help_text = description[:1].lower() + description[1:].rstrip(".")
-        choices = get_args(field.annotation)
-        if field.annotation is bool:
-            action: Any = argparse.BooleanOptionalAction if name in NEGATABLE else "store_true"
-            parser.add_argument(flag, action=action, default=field.default, help=help_text)
-        elif choices and all(isinstance(c, str) for c in choices):
-            parser.add_argument(flag, choices=choices, default=field.default, help=help_text)
-        else:
-            raise TypeError(f"no flag shape for the run option {name!r} ({field.annotation})")
-
-
-#: Run options whose flag also has a ``--no-`` form.
+#: The unit a run option's name ends with: its flag leaves it out (``max_wall_s`` is
+#: ``--max-wall``) and it decides how the value is read.
+_UNITS: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "_s": ("SECONDS", positive_seconds),
+    "_usd": ("USD", positive_dollars),
+    "_tokens": ("TOKENS", positive_int),
+}
+#: Metavars a field's type does not tell.
+_METAVARS = {"allow_secret_files": "GLOB"}
+#: Run options whose flag also has a ``--no-`` form (an option on by default always has one).
 NEGATABLE = frozenset({"memory"})
+#: Where a parser remembers which fields its generated flags set (see :func:`run_values`).
+_GENERATED = "_generated_fields"
+
+
+def option_dest(name: str, field: FieldInfo) -> str:
+    """The ``argparse`` destination of the flag of field ``name``: the name without its unit
+    (``max_wall_s``: ``max_wall``), singular for a repeatable list (``allow_secret_file``)."""
+    for unit in _UNITS:
+        if name.endswith(unit):
+            return name.removesuffix(unit)
+    if get_origin(field.annotation) is list:
+        return name.removesuffix("s")
+    return name
+
+
+def option_flag(name: str, field: FieldInfo) -> str:
+    """The flag of field ``name``: ``--`` and its destination with dashes."""
+    return "--" + option_dest(name, field).replace("_", "-")
+
+
+def add_run_options(
+    parser: argparse.ArgumentParser, *names: str, model: type[BaseModel] | None = None
+) -> None:
+    """The flags of the fields ``names`` of ``model`` (default ``driveros.runs.RunSpec``, whose
+    fields are every run option: :class:`~driveros.runs.RunOptions`,
+    :class:`~driveros.runs.HeadlessOptions` and one run's own), made from their declaration:
+    ``--sandbox`` for ``sandbox``, choices from the field's ``Literal``, the default, the
+    bounds' shape and the help from the field. A ``bool`` that is off by default is a switch
+    (``--network``); one on by default or in :data:`NEGATABLE` also takes ``--no-NAME``.
+    ``provider`` and ``model`` are ``--provider NAME[:MODEL]`` and ``--model``."""
+    from driveros.runs import RunSpec
+
+    fields = (model or RunSpec).model_fields
+    if "provider" in names:
+        add_provider(parser, model="model" in names)
+    made: list[tuple[str, str]] = []
+    for name in names:
+        if name in ("provider", "model"):
+            if "provider" not in names:
+                raise TypeError("the run option 'model' comes with 'provider'")
+            made.append((name, name))
+            continue
+        _add_field(parser, name, fields[name])
+        made.append((name, option_dest(name, fields[name])))
+    done = parser.get_default(_GENERATED) or ()
+    parser.set_defaults(**{_GENERATED: (*done, *made)})
+
+
+def _add_field(parser: argparse.ArgumentParser, name: str, field: FieldInfo) -> None:
+    flag = option_flag(name, field)
+    description = field.description or ""
+    if not description:
+        raise TypeError(f"the run option {name!r} has no description (its flag's help)")
+    # "Turn cap" reads "turn cap" in a flag's help; "US dollars" stays as it is
+    first = description[:1] if description[1:2].isupper() else description[:1].lower()
+    help_text = first + description[1:].rstrip(".")
+    dest = option_dest(name, field)
+    annotation = field.annotation
+    shape = tuple(a for a in get_args(annotation) if a is not type(None))
+    if annotation is bool:
+        negatable = field.default is True or name in NEGATABLE
+        action: Any = argparse.BooleanOptionalAction if negatable else "store_true"
+        parser.add_argument(flag, dest=dest, action=action, default=field.default, help=help_text)
+    elif get_origin(annotation) is Literal:
+        parser.add_argument(
+            flag, dest=dest, choices=get_args(annotation), default=field.default, help=help_text
+        )
+    elif get_origin(annotation) is list and get_args(annotation) == (str,):
+        parser.add_argument(
+            flag,
+            dest=dest,
+            action="append",
+            default=None,
+            metavar=_METAVARS.get(name, "VALUE"),
+            help=help_text,
+        )
+    elif (annotation in (int, float) or shape in ((int,), (float,))) and field.default is not (
+        PydanticUndefined
+    ):
+        unit = next((u for u in _UNITS if name.endswith(u)), None)
+        metavar, kind = _UNITS[unit] if unit else ("N", positive_int)
+        if (int in shape or annotation is int) != (kind is positive_int):
+            raise TypeError(f"the run option {name!r} is not read as its unit says")
+        parser.add_argument(
+            flag, dest=dest, type=kind, default=field.default, metavar=metavar, help=help_text
+        )
+    else:
+        raise TypeError(f"no flag shape for the run option {name!r} ({annotation})")
+
+
+def run_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The fields the generated flags of ``args`` set, by field name: what the user gave or
+    the field's default (a repeatable flag never given sets nothing, so the field's own
+    default holds); ``provider`` and ``model`` as :func:`chosen_provider` reads them."""
+    made: tuple[tuple[str, str], ...] = getattr(args, _GENERATED, ())
+    values: dict[str, Any] = {}
+    provider, model = chosen_provider(args)
+    for name, dest in made:
+        if name == "provider":
+            values[name] = provider
+        elif name == "model":
+            values[name] = model
+        elif getattr(args, dest) is not None or dest + "s" != name:  # a repeatable never given
+            values[name] = getattr(args, dest)
+    return values
 
 
 def invalid_run_settings(exc: ValidationError) -> ConfigError:

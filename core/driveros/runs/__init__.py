@@ -9,8 +9,9 @@ chooses the provider, lays out the (scratch) workspace, the sandbox and its moun
 diagnostics feed and memory, and owns the run's lifecycle; the CLI, the language server,
 ``driveros acp``, the issue bot and the evals (:func:`run_in`) all start runs here.
 
-Only :class:`RunOptions` and :class:`RunSpec` are imported eagerly (the language server reads
-them at start); the rest loads the agent stack on first use.
+Only the option models (:class:`RunOptions`, :class:`HeadlessOptions`, :class:`RunSpec`) are
+imported eagerly (the language server reads them at start); the rest loads the agent stack on
+first use.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from driveros.runs._added import AddedDir
-from driveros.runs._options import RunOptions, RunSpec
+from driveros.runs._options import HeadlessOptions, RunOptions, RunSpec
 
 if TYPE_CHECKING:
     from driveros.runs._buffers import ReadBuffer
@@ -39,6 +40,7 @@ __all__ = [
     "DOCKER_GIT_DIR",
     "DOCKER_WORKSPACE",
     "AddedDir",
+    "HeadlessOptions",
     "HeldRun",
     "ReadBuffer",
     "RunContext",

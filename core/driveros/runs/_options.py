@@ -1,8 +1,12 @@
 """The options a user sets for their runs, once for every front end, and the spec of one run.
 
 :class:`RunOptions` holds the knobs every front end offers (the CLI's flags, the editor's
-settings, ``driveros acp``'s flags): provider, tier, limits. Their defaults and bounds are
-written here only; the language server's settings are a subclass with its own extra fields.
+settings, ``driveros acp``'s flags): provider, tier, limits. Their types, defaults, bounds,
+choices and help are written here only: the flags of ``driveros agent`` and ``driveros acp``
+are generated from these fields (``driveros.cli._options.add_run_options``), the language
+server's settings and ACP's are subclasses with their own extra fields.
+:class:`HeadlessOptions` adds what only the front ends without an editor take as flags;
+:class:`RunSpec` adds one run's task, workspace, approval and review.
 This module stays light (no agent, no LLM stack): the language server imports it at start.
 """
 
@@ -102,29 +106,58 @@ class RunOptions(BaseModel):
         return RunSpec.model_validate({**own, **run})
 
 
-class RunSpec(RunOptions):
-    """Everything that defines one agent run (the CLI flags and the LSP commands map here)."""
+class HeadlessOptions(RunOptions):
+    """The run options plus what the front ends without an editor (``driveros agent``,
+    ``driveros acp``) take as flags for every run: the editor words these its own way
+    (``approvalTimeoutS``) or reads them from the environment."""
+
+    ask_timeout_s: float = Field(
+        default=ASK_TIMEOUT_S,
+        gt=0,
+        le=86_400,
+        description="Seconds a permission question waits for an answer before it counts as "
+        "a denial.",
+    )
+    otel: bool = Field(
+        default=False,
+        description="Export the run's spans over OpenTelemetry (OTLP/HTTP to "
+        "OTEL_EXPORTER_OTLP_ENDPOINT, default localhost:4318; the variable alone turns it on); "
+        "needs driveros[otel].",
+    )
+
+
+class RunSpec(HeadlessOptions):
+    """Everything that defines one agent run (the CLI flags and the LSP commands map here).
+
+    A field with a description is a flag of ``driveros agent`` (``cli/_options.py``); the
+    others are set by the front end itself."""
 
     task: str
     workspace: Path
-    approve: ApproveMode = "policy"
-    #: ``approve="ask"``: seconds to wait for an answer before it counts as a denial.
-    ask_timeout_s: float = Field(default=ASK_TIMEOUT_S, gt=0)
-    #: Work on a scratch copy (driveros.review) and propose the changes instead of writing.
-    review: bool = False
+    approve: ApproveMode = Field(
+        default="policy",
+        description="Who decides tool calls that are not read-only: ask (on /dev/tty; "
+        "interactive is an alias), policy (allowlist, the rest refused), never (read-only "
+        "tools only).",
+    )
+    review: bool = Field(
+        default=False,
+        description="Work on a scratch copy, then review the diff (your files are untouched "
+        "until the review action).",
+    )
     #: Unsaved editor buffers: workspace-relative path -> text (needs ``review``).
     overlays: dict[str, str] = Field(default_factory=dict)
     #: Diagnostics the task should make disappear (a fix task).
     targets: list[DiagnosticItem] = Field(default_factory=list)
     run_id: str | None = None
     #: Globs the user exempts from the secret-file deny list (docs/sandbox.md, "Secret files").
-    allow_secret_files: list[str] = Field(default_factory=list)
+    allow_secret_files: list[str] = Field(
+        default_factory=list,
+        description="Let the agent read a deny-listed secret file (.env, keys...); repeatable.",
+    )
     #: The user trusts this workspace (``driveros trust``, ``--trust``): its own diagnostics
     #: checks are read from ``workspace`` at start and run through ``approve`` (docs/security.md).
     workspace_trusted: bool = False
     #: Folders the run reaches besides the workspace (``--add-dir DIR[:rw]``; a bare path is
     #: a read-only one): see :class:`AddedDir`. Never read as configuration.
     add_dirs: list[AddedDir] = Field(default_factory=list)
-    #: Export the run's spans over OpenTelemetry (``--otel``); the standard ``OTEL_*``
-    #: variables turn it on too (docs/extending.md).
-    otel: bool = False
