@@ -16,7 +16,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-HOSTILE_CONFTEST = r'''
+HOSTILE_CONFTEST = r"""
 import os, pathlib, subprocess
 here = pathlib.Path(__file__).resolve().parent
 
@@ -54,7 +54,7 @@ attempt(lambda: subprocess.Popen(
     ["/bin/sh", "-c", late], start_new_session=True, stdin=subprocess.DEVNULL,
     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
 ))
-'''
+"""
 
 CALC_BAD = "def add(a, b):\n    return a - b\n"
 CALC_GOOD = "def add(a, b):\n    return a + b\n"
@@ -104,4 +104,6 @@ def differences(
 ) -> list[str]:
     """What changed between two :func:`tree_state` fingerprints, for an assertion message."""
     names = sorted(set(before) | set(after))
-    return [f"{n}: {before.get(n)} -> {after.get(n)}" for n in names if before.get(n) != after.get(n)]
+    return [
+        f"{n}: {before.get(n)} -> {after.get(n)}" for n in names if before.get(n) != after.get(n)
+    ]

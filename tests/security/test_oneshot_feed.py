@@ -12,11 +12,8 @@ shows the same conftest does change the tree in an ordinary (writable) local san
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from pathlib import Path
-
-import pytest
 
 from driveros.sandbox import LocalSandbox
 from driveros.testing import ScriptedModelServer, Turn
@@ -101,8 +98,10 @@ async def test_oneshot_publish_diagnostics_leaves_the_tree(tmp_path: Path) -> No
         client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
         published = await client.wait_for(
             "textDocument/publishDiagnostics",
-            lambda p: p["uri"] == uri
-            and any(d.get("source") == DIAGNOSTIC_SOURCE for d in p["diagnostics"]),
+            lambda p: (
+                p["uri"] == uri
+                and any(d.get("source") == DIAGNOSTIC_SOURCE for d in p["diagnostics"])
+            ),
             timeout=120,
         )
         lines = [d["range"]["start"]["line"] for d in published["diagnostics"]]
