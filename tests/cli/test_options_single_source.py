@@ -91,8 +91,7 @@ def _other_value(name: str, field: FieldInfo) -> tuple[list[str], Any]:
     if get_origin(annotation) is list:
         return [flag, "secrets/*.pem"], ["secrets/*.pem"]
     shape = {a for a in (annotation, *get_args(annotation)) if a in (int, float)}
-    bounds = {type(m).__name__: m for m in field.metadata}
-    low = next((getattr(m, "ge", None) for m in bounds.values() if hasattr(m, "ge")), None)
+    low = next((m.ge for m in field.metadata if hasattr(m, "ge")), None)
     value = max(int(low or 0), 2) + 1 if int in shape else 7.5
     return [flag, str(value)], value
 
@@ -141,9 +140,7 @@ def _options(source: object, model: type[RunOptions]) -> dict[str, Any]:
 
 def _class_fields(path: Path, class_name: str) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    cls = next(
-        n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == class_name
-    )
+    cls = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == class_name)
     return {
         n.target.id
         for n in cls.body
@@ -188,9 +185,7 @@ def test_no_cli_module_spells_a_literals_choices_again() -> None:
                 continue
             if not isinstance(node.value, ast.Tuple | ast.List):
                 continue
-            values = frozenset(
-                e.value for e in node.value.elts if isinstance(e, ast.Constant)
-            )
+            values = frozenset(e.value for e in node.value.elts if isinstance(e, ast.Constant))
             if values in literals:
                 spelled.append(f"{path.name}:{node.lineno}")
     assert spelled == []
