@@ -11,7 +11,7 @@ from driveros.sandbox._docker import DEFAULT_IMAGE, DockerSandbox, DockerSandbox
 from driveros.sandbox._env import dotenv_assignments
 from driveros.sandbox._env import scrub as scrub_env
 from driveros.sandbox._files import MAX_RANGE_BYTES
-from driveros.sandbox._local import LocalSandbox
+from driveros.sandbox._local import LocalSandbox, LocalSandboxOptions
 from driveros.sandbox._processes import BackgroundProcess, ProcessOutput
 from driveros.sandbox._protocol import (
     DEFAULT_OUTPUT_CAP,
@@ -62,6 +62,7 @@ __all__ = [
     "InvalidPathError",
     "LineRange",
     "LocalSandbox",
+    "LocalSandboxOptions",
     "LocalSandboxUnavailableError",
     "NotFoundError",
     "NotTextError",
