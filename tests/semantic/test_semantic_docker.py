@@ -15,10 +15,11 @@ from typing import Literal
 import pytest
 import pytest_asyncio
 from tests.cli.conftest import run_cli
+from tests.runs.conftest import run_scripted
 from tests.sandbox.conftest import daemon_runtimes, require_docker
 from tests.semantic._oracle import Oracle, places, program
 from tests.semantic.test_semantic_python import make_project
-from tests.semantic.test_semantic_run import TURNS, server_rename
+from tests.semantic.test_semantic_run import CALC, TURNS, server_rename
 from tests.semantic.test_semantic_run import project as rename_project
 from tests.semantic.test_semantic_ts_go import MAIN_GO, go_project, ts_project
 
@@ -283,6 +284,34 @@ async def test_semantic_docker_says_the_server_is_missing(tmp_path: Path) -> Non
         again = await box.call("read_file", {"path": "a.py"}, None)
         assert again.ok
         await box.aclose()
+
+
+async def test_semantic_docker_rename_in_a_review_run_proposes_the_servers_edit(
+    tmp_path: Path,
+) -> None:
+    """execute_run (the language server's and ACP's path) on the docker tier: the proposal
+    is exactly the server's rename and the feed finds the build still clean."""
+    require_docker()
+    program("basedpyright")
+    root = rename_project(tmp_path / "ws")
+    want = await server_rename(root)
+    out = await run_scripted(
+        TURNS, root, review=True, diagnostics=True, task="rename", sandbox="docker"
+    )
+    report = out.report
+    assert report.scratch is not None
+    try:
+        assert report.result.outcome == "answered", report.result
+        (started,) = out.of("run_started")
+        assert started.sandbox.startswith("docker"), started
+        assert {c.path: c.after for c in report.changes} == want
+        assert (root / "pkg/calc.py").read_text() == CALC  # the user's tree untouched
+        (diag,) = [e for e in out.of("diagnostics") if e.turn == 1]
+        assert diag.total == 0 and diag.checks, diag
+        refs = next(e for e in out.of("tool_result") if e.name == "references")
+        assert refs.ok and refs.output.startswith("5 references to grand_total in 3 files")
+    finally:
+        await report.scratch.aclose()
 
 
 async def test_semantic_docker_rename_through_the_cli_review(tmp_path: Path) -> None:
