@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from driveros_lsp._settings import Settings
 
 if TYPE_CHECKING:
-    from driveros.agent import Result
+    from driveros.agent import Event, Result
 
 logger = logging.getLogger(__name__)
 
@@ -141,6 +141,8 @@ class RunOutcome(BaseModel):
     let_go: Callable[[], Awaitable[None]] | None = None
     #: The council's verdict on the proposal (``council`` setting), or ``{"error": ...}``.
     council: dict[str, Any] | None = None
+    #: The run's turns so far, all its parts: a follow-up's turns are numbered after them.
+    turns: int = 0
 
 
 class RestoredRun(BaseModel):
@@ -206,7 +208,6 @@ class AgentRunner:
         # The first run imports the agent and everything it loads lazily (the LLM stack, the
         # sandbox, the diagnostics feed): do that off the event loop, once.
         await asyncio.to_thread(_warm_imports, request.settings.memory)
-        from driveros.agent import Event
         from driveros.config import load_environment
         from driveros.runs import RunContext, execute_run, pick_provider
 
@@ -231,17 +232,24 @@ class AgentRunner:
             diagnostics=s.diagnostics and env.diagnostics_on,
         )
 
-        async def deliver(event: Event) -> None:
-            on_event(event)
-
         history, scratch = resume.state if resume is not None else (None, None)
+        prior = resume.turns if resume is not None else 0
+        if scratch is not None:  # a follow-up's checkpoints record the run's turn numbers
+            from driveros.review import checkpoints_of
+
+            checkpoints_of(scratch).turn_offset = prior
+
+        async def deliver(event: Event) -> None:
+            on_event(_continued(event, prior))
+
         report = await execute_run(
             spec,
             env=env,
             on_event=deliver,
             context=RunContext(history=history, scratch=scratch, asker=request.asker),
         )
-        release, keep = _scratch_handles(report.scratch, report.history)
+        turns = prior + report.result.turns
+        release, keep = _scratch_handles(report.scratch, report.history, turns=turns)
         council = None
         if s.council and report.changes:
             from driveros.review import combined_patch
@@ -259,6 +267,7 @@ class AgentRunner:
             release=release,
             keep=keep,
             let_go=_let_go(report.scratch),
+            turns=turns,
         )
 
     async def restore(self, workspace: str) -> list[RestoredRun]:
@@ -273,9 +282,11 @@ class AgentRunner:
         restored: list[RestoredRun] = []
         for kept in await reopen_kept_where(proposal, workspace=Path(workspace)):
             scratch, manifest = kept.scratch, kept.manifest
-            checkpoints_of(scratch, manifest)  # the proposal's checkpoints go on
+            # the proposal's checkpoints go on, and so do its turns
+            marks = checkpoints_of(scratch, manifest).records
+            turns = _whole(manifest.get("turns"), max((c.turn for c in marks), default=0))
             changes = await scratch.changes()
-            release, keep = _scratch_handles(scratch)
+            release, keep = _scratch_handles(scratch, turns=turns)
             result = RunResult(
                 outcome=_text(manifest.get("outcome")) or None,
                 answer=_text(manifest.get("rationale")),
@@ -288,6 +299,7 @@ class AgentRunner:
                 release=release,
                 keep=keep,
                 let_go=_let_go(scratch),
+                turns=turns,
             )
             restored.append(RestoredRun(manifest=manifest, outcome=outcome, kept_at=kept.kept_at))
         return restored
@@ -295,6 +307,23 @@ class AgentRunner:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+def _whole(value: Any, default: int) -> int:
+    """A manifest's count (a non-negative int), else ``default``."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return value if ok else default
+
+
+def _continued(event: Event, prior: int) -> Event:
+    """``event`` numbered in the whole run: a follow-up's turns go on after the ``prior``
+    turns of the run (its checkpoints record them so already: ``Checkpoints.turn_offset``)."""
+    if prior <= 0 or event.type == "checkpoint":
+        return event
+    turn = event.model_dump(include={"turn"}).get("turn")
+    if not isinstance(turn, int) or turn <= 0:  # no turn, or 0: not in one (a check's approval)
+        return event
+    return event.model_copy(update={"turn": turn + prior})
 
 
 Release = Callable[[], Awaitable[None]]
@@ -314,10 +343,10 @@ def _history(raw: Any) -> list[Any] | None:
 
 
 def _scratch_handles(
-    scratch: Any, history: Sequence[Any] = ()
+    scratch: Any, history: Sequence[Any] = (), *, turns: int = 0
 ) -> tuple[Release | None, Keep | None]:
     """``(release, keep)`` of a scratch copy: release removes it for good (also once kept);
-    keep records its checkpoints and the run's conversation with the manifest."""
+    keep records its checkpoints, the run's conversation and its turns with the manifest."""
     if scratch is None:
         return None, None
 
@@ -332,7 +361,7 @@ def _scratch_handles(
 
         talk = TypeAdapter(list[Message]).dump_python(list(history), mode="json")
         entry = checkpoints_of(scratch).manifest_entry()
-        await scratch.keep({**manifest, **entry, "history": talk})
+        await scratch.keep({**manifest, **entry, "history": talk, "turns": turns})
 
     return release, keep
 

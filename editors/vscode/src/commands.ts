@@ -301,7 +301,10 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     }),
     reg("driveros.revertTo", async (arg: TraceNode | undefined) => {
       if (arg?.runId !== undefined && arg.checkpoint !== undefined) {
-        await ctx.client.execute<unknown>(CMD_AGENT_REVERT, { runId: arg.runId, to: arg.checkpoint });
+        const answer = await ctx.client.execute<unknown>(CMD_AGENT_REVERT, { runId: arg.runId, to: arg.checkpoint });
+        if (answer !== undefined) {
+          ctx.store.reverted(arg.runId, arg.checkpoint);
+        }
         await refreshRuns(ctx);
       }
     }),

@@ -53,8 +53,15 @@ export interface RunState {
   proposalPending: boolean;
   /** The server's state of the run (running, proposed, accepted, rejected, …) when known. */
   serverState?: string;
-  /** Turns shown before the run was resumed with feedback (its turn numbers restart at 1). */
+  /**
+   * Added to a resumed run's turn numbers: the turns shown before, when the server numbered the
+   * follow-up's turns from 1 again (an older driveros-lsp); 0 when it numbers the whole run.
+   */
   turnOffset: number;
+  /** The last turn shown when the run was resumed, until its first turn says how it counts. */
+  resumedAfter?: number;
+  /** Checkpoint events a revert dropped: shown as reverted, their number free again. */
+  reverted: Set<TraceEvent>;
   /** Usage and time of the parts of the run before it was resumed. */
   base?: { usage: Usage; durationMs: number };
   /** Number of events folded in: lets views skip work when nothing changed. */
@@ -140,7 +147,12 @@ export class RunStore {
   /** Fold one trace event into its run. */
   apply(runId: string, incoming: TraceEvent): RunState {
     const run = this.ensure(runId);
-    // A resumed run numbers its turns from 1 again: continue after the turns already shown.
+    if (run.resumedAfter !== undefined && incoming.type === "turn_started" && typeof incoming.turn === "number") {
+      // driveros-lsp numbers a follow-up's turns after the run's earlier ones; an older one
+      // started from 1 again: continue after the turns already shown.
+      run.turnOffset = incoming.turn <= run.resumedAfter ? run.resumedAfter : 0;
+      run.resumedAfter = undefined;
+    }
     const event = typeof incoming.turn === "number" && run.turnOffset > 0 ? { ...incoming, turn: incoming.turn + run.turnOffset } : incoming;
     run.version += 1;
     if (typeof event.ts === "number") {
@@ -156,10 +168,11 @@ export class RunStore {
       case "run_started":
         if (run.turns.length > 0) {
           // Resumed with feedback: the event's task is the feedback, the next user turn.
-          run.turnOffset = Math.max(...run.turns.map((t) => t.turn));
+          run.resumedAfter = Math.max(...run.turns.map((t) => t.turn));
+          run.turnOffset = 0;
           run.base = { usage: run.usage, durationMs: (run.base?.durationMs ?? 0) + (run.result?.duration_ms ?? 0) };
           run.result = undefined;
-          this.turn(run, run.turnOffset + 1).items.push({ kind: "event", event: { ...event, type: "feedback", text: event.task ?? "" } });
+          this.turn(run, run.resumedAfter + 1).items.push({ kind: "event", event: { ...event, type: "feedback", text: event.task ?? "" } });
         } else {
           run.task = event.task ?? run.task;
         }
@@ -259,6 +272,24 @@ export class RunStore {
     }
   }
 
+  /** The run was reverted to checkpoint `to`: the later checkpoints left it (the next turn
+   * that changes a file takes number `to + 1` again). */
+  reverted(runId: string, to: number): void {
+    const run = this.runs.get(runId);
+    if (run === undefined) {
+      return;
+    }
+    for (const turn of run.turns) {
+      for (const item of turn.items) {
+        if (item.kind === "event" && item.event.type === "checkpoint" && (item.event.checkpoint ?? 0) > to) {
+          run.reverted.add(item.event);
+        }
+      }
+    }
+    run.version += 1;
+    this.fire(run);
+  }
+
   /** The server went away: runs it did not finish will never finish. */
   serverStopped(): void {
     for (const run of this.runs.values()) {
@@ -294,6 +325,7 @@ export class RunStore {
         usage: {},
         proposalPending: false,
         turnOffset: 0,
+        reverted: new Set(),
         version: 0,
       };
       this.runs.set(runId, run);

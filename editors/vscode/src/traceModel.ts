@@ -157,6 +157,13 @@ function eventNode(id: string, e: TraceEvent): TraceNode {
   }
 }
 
+/** A checkpoint a revert dropped: no "Accept Through Here"/"Revert to Here" (its number now
+ * names the next checkpoint the run records). */
+function revertedNode(id: string, e: TraceEvent): TraceNode {
+  const files = e.files ?? [];
+  return { id, label: `checkpoint ${e.checkpoint ?? "?"} (reverted)`, description: files.join(", "), tooltip: files.join("\n"), icon: "line", children: [] };
+}
+
 function turnNode(run: RunState, turn: TurnState, last: boolean): TraceNode {
   const id = `${run.id}/t${turn.turn}`;
   const children = turn.items.map((item, i): TraceNode => {
@@ -175,7 +182,7 @@ function turnNode(run: RunState, turn: TurnState, last: boolean): TraceNode {
       case "tool":
         return toolNode(itemId, item);
       case "event":
-        return eventNode(itemId, item.event);
+        return run.reverted.has(item.event) ? revertedNode(itemId, item.event) : eventNode(itemId, item.event);
     }
   });
   const tools = turn.items.filter((i) => i.kind === "tool").length;

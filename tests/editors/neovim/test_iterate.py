@@ -77,6 +77,19 @@ def test_neovim_checkpoints_revert_followup_and_accept_through(
     ]
     assert out["after_revert"] == ["calc.py", "plan.txt"]
     assert out["after_followup"] == ["calc.py", "four.txt", "plan.txt"]
+    assert [line.strip().split(" — ")[0] for line in out["numbered_lines"]] == [
+        "## Turn 1",
+        "◆ checkpoint 1 (turn 1): plan.txt",
+        "## Turn 2",
+        "◆ checkpoint 2 (turn 2): calc.py",
+        "## Turn 3",
+        "◇ checkpoint 3 (turn 3): extra.txt",  # reverted: no command names it any more
+        "## Turn 4",
+        "## Turn 5",
+        "◆ checkpoint 3 (turn 5): four.txt",
+        "## Turn 6",
+    ]
+    assert out["numbered_lines"][5].endswith("— reverted")
     # a created file is a new buffer; Neovim writes it with its end-of-line (as any new file)
     assert (repo / "plan.txt").read_text().rstrip("\n") == "plan"
     assert "a + b" in out["calc"]  # the shell edit, in the buffer

@@ -94,6 +94,7 @@ function M.revert(arg)
   end
   server.exec(protocol.CMD_AGENT_REVERT, { runId = run.id, to = n }, function(err)
     if not err then
+      require('driveros.trace').reverted(run.id, n)
       vim.notify(('DriverOS: run %s reverted to checkpoint %d'):format(run.id, n), vim.log.levels.INFO)
     end
   end)

@@ -113,6 +113,10 @@ local function add_event(view, ev)
     block = { lines = { ('  ◇ memory %s (%d) %s'):format(ev.action, ev.count or 0, ev.detail or '') }, hl = 'Comment' }
   elseif t == 'turn_finished' then
     block = { lines = { ('  … turn %d: %d ms, %s'):format(ev.turn or 0, math.floor(ev.duration_ms or 0), tokens(ev.usage)) }, hl = 'Comment' }
+  elseif t == 'checkpoint' and ev.reverted then
+    -- its number is free again: the next turn that changes a file takes it
+    block = { lines = { ('  ◇ checkpoint %d (turn %d): %s — reverted'):format(ev.checkpoint or 0, ev.turn or 0,
+      table.concat(ev.files or {}, ', ')) }, hl = 'Comment' }
   elseif t == 'checkpoint' then
     local files = table.concat(ev.files or {}, ', ')
     block = {
@@ -251,6 +255,30 @@ function M.on_trace(_, params, _)
   end
   if ev.type == 'result' then
     vim.api.nvim_exec_autocmds('User', { pattern = 'DriverOSRunFinished', data = { runId = params.runId, event = ev } })
+  end
+end
+
+---The checkpoints after `to` left the run (`:DriverOS revert`): their lines say so and offer
+---no command, since the run numbers its next checkpoint `to + 1` again.
+---@param run_id string
+---@param to integer
+function M.reverted(run_id, to)
+  local run = runs.by_id[run_id]
+  if not run then
+    return
+  end
+  for _, ev in ipairs(run.events) do
+    if ev.type == 'checkpoint' and (ev.checkpoint or 0) > to then
+      ev.reverted = true
+    end
+  end
+  local view = views[run_id]
+  if view and vim.api.nvim_buf_is_valid(view.bufnr) then
+    view.blocks, view.rendered, view.line_of = {}, 0, {}
+    for _, ev in ipairs(run.events) do
+      add_event(view, ev)
+    end
+    schedule(view)
   end
 end
 

@@ -65,6 +65,23 @@ test("test_run_store_resumes_after_feedback", () => {
   assert.equal(run.status, "finished");
 });
 
+test("test_run_store_keeps_the_servers_numbers_of_a_follow_up", () => {
+  const store = new RunStore();
+  playScriptedRun(store);
+  // driveros-lsp numbers a follow-up's turns after the run's: turn 3 follows turns 1 and 2.
+  store.apply("r1", { type: "run_started", run_id: "r1", task: "and the docs" });
+  store.apply("r1", { type: "turn_started", run_id: "r1", turn: 3 });
+  store.apply("r1", { type: "tool_call", run_id: "r1", turn: 3, call_id: "c9", name: "write_file", arguments: { path: "README.md" } });
+  store.apply("r1", { type: "tool_result", run_id: "r1", turn: 3, call_id: "c9", name: "write_file", ok: true, output: "wrote" });
+  store.apply("r1", { type: "checkpoint", run_id: "r1", turn: 3, checkpoint: 2, files: ["README.md"] });
+  store.apply("r1", { type: "turn_finished", run_id: "r1", turn: 3, duration_ms: 10 });
+  const run = store.get("r1");
+  assert.ok(run !== undefined);
+  assert.deepEqual(run.turns.map((t) => t.turn), [1, 2, 3]);
+  const last = run.turns[2]?.items.map((i) => (i.kind === "event" ? `${i.event.type}:${i.event.checkpoint ?? i.event.text}` : i.kind));
+  assert.deepEqual(last, ["feedback:and the docs", "tool", "checkpoint:2"]);
+});
+
 test("test_run_store_sync_follows_server_states", () => {
   const store = new RunStore();
   playScriptedRun(store);

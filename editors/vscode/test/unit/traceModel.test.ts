@@ -154,3 +154,30 @@ test("test_trace_checkpoint_nodes_carry_the_run_and_number_for_accept_and_revert
     ],
   );
 });
+
+test("test_trace_reverted_checkpoints_offer_no_action_and_their_number_goes_to_the_next", () => {
+  const store = new RunStore();
+  store.apply("k", { type: "run_started", run_id: "k", task: "three steps" });
+  for (const n of [1, 2, 3]) {
+    store.apply("k", { type: "turn_started", run_id: "k", turn: n });
+    store.apply("k", { type: "checkpoint", run_id: "k", turn: n, checkpoint: n, files: [`f${n}.txt`] });
+  }
+  store.apply("k", { type: "result", run_id: "k", outcome: "answered", exit_code: 0, turns: 3 });
+  store.reverted("k", 1);
+  // a follow-up: its turns go on, its checkpoint takes the number 2 again
+  store.apply("k", { type: "run_started", run_id: "k", task: "go on" });
+  store.apply("k", { type: "turn_started", run_id: "k", turn: 4 });
+  store.apply("k", { type: "checkpoint", run_id: "k", turn: 4, checkpoint: 2, files: ["g.txt"] });
+  const run = store.get("k");
+  assert.ok(run !== undefined);
+  const nodes = runNode(run).children.flatMap((turn) => turn.children).filter((n) => n.label.startsWith("checkpoint"));
+  assert.deepEqual(
+    nodes.map((n) => [n.label, n.description, n.contextValue, n.checkpoint]),
+    [
+      ["checkpoint 1", "f1.txt", "checkpoint", 1],
+      ["checkpoint 2 (reverted)", "f2.txt", undefined, undefined],
+      ["checkpoint 3 (reverted)", "f3.txt", undefined, undefined],
+      ["checkpoint 2", "g.txt", "checkpoint", 2],
+    ],
+  );
+});

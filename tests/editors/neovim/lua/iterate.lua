@@ -1,6 +1,7 @@
 -- Iterating on a run in a real Neovim: a three-turn run (one turn a sed through `run`) shows
--- its checkpoints in the trace; :DriverOS revert 2 drops the third; :DriverOS followup adds a
--- turn; :DriverOS accept 2 writes exactly the first two turns' changes.
+-- its checkpoints in the trace; :DriverOS revert 2 drops the third (its line says so);
+-- :DriverOS followup adds turns numbered after the run's; :DriverOS accept 2 writes exactly the
+-- first two turns' changes.
 local H = dofile(vim.env.DRIVEROS_TEST_LUA .. '/helpers.lua')
 local root = vim.fn.getcwd()
 local out = { steps = {} }
@@ -59,6 +60,11 @@ H.wait(60000, function()
   return #p == 3
 end, 'the follow-up proposal')
 out.after_followup = proposal_paths(run_id)
+-- the follow-up's turns go on after the run's four; its checkpoint takes the reverted 3's number
+trace.flush(run_id)
+out.numbered_lines = vim.tbl_filter(function(l)
+  return l:find('## Turn', 1, true) ~= nil or l:find('checkpoint', 1, true) ~= nil
+end, vim.api.nvim_buf_get_lines(trace.buffer(run_id), 0, -1, false))
 
 vim.cmd('DriverOS accept 2')
 H.wait(20000, function()
