@@ -4,7 +4,8 @@ Useful where no other server reports them (docs/protocol.md, "Workspace diagnost
 a save (debounced: :data:`DEBOUNCE_S` after the last one; a save during a computation makes
 one more afterwards), the build-diagnostics feed runs once on the workspace itself as
 ``driveros agent --fix`` finds its targets (:func:`driveros.runs.current_errors`): in the
-local tier's sandbox (bubblewrap, network off), with the built-in checks, and a trusted
+local tier's sandbox (bubblewrap, network off) that discards every write its commands make to
+the user's tree, with the built-in checks, and a trusted
 workspace's own checks under the ``policy`` approval. Its errors (failing tests at their
 assert line, type errors, …) are published as one standing set (``source: "driveros"``,
 ``data.runId: "workspace"``) in the same union as the runs' diagnostics, replacing the
