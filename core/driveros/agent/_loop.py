@@ -58,6 +58,7 @@ from driveros.llm import (
     user,
 )
 from driveros.sandbox import Sandbox
+from driveros.semantic import SemanticTools
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,11 @@ class Agent:
     @property
     def run_id(self) -> str:
         return self.sink.run_id
+
+    @property
+    def semantic(self) -> SemanticTools:
+        """The run's language servers (started by the semantic tools' first call)."""
+        return self._toolbox.semantic
 
     # ------------------------------------------------------------------ run
 

@@ -129,6 +129,10 @@ class IntelConfig(BaseModel):
     tools: tuple[str, ...] = ()
     #: Python type checker: auto prefers pyright when the project configures it, else mypy.
     type_checker: Literal["auto", "mypy", "pyright", "off"] = "auto"
+    #: After an edit, take the warm language server's diagnostics for the edited files instead
+    #: of re-running the same tool's CLI check (``auto``: when the model's semantic tools
+    #: already started that server; never started just for this). docs/intel.md.
+    language_server_checks: Literal["auto", "off"] = "auto"
     #: How many checks run at once.
     max_parallel: int = Field(default=2, ge=1, le=16)
     #: Explicit checks; one named like a detected check replaces it.

@@ -315,6 +315,8 @@ def _configured(files: Sequence[str], texts: Mapping[str, str]) -> list[Declared
         add("pyright", "types", "pyrightconfig.json")
     if re.search(r"^\[tool\.pyright\]", pyproject, re.MULTILINE):
         add("pyright", "types", "pyproject.toml [tool.pyright]")
+    if re.search(r"^\[tool\.basedpyright\]", pyproject, re.MULTILINE):
+        add("pyright", "types", "pyproject.toml [tool.basedpyright]")
     if re.search(r"^\[tool\.pytest\.ini_options\]", pyproject, re.MULTILINE):
         add("pytest", "test", "pyproject.toml [tool.pytest.ini_options]")
     if "pytest.ini" in names:

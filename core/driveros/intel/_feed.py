@@ -38,11 +38,11 @@ from driveros.intel._feed_run import (
     BACKGROUND,
     CheckRefused,
     FeedOptions,
-    FeedRunner,
     check_warning,
     one_line,
     sandbox_contains,
 )
+from driveros.intel._feed_server import ServerChecks
 from driveros.intel._imports import ImportGraph
 from driveros.intel._jobs import default_limiter
 from driveros.intel._parse_common import PathContext, make_item
@@ -75,7 +75,7 @@ _USAGE_ERROR = re.compile(
 _FAILED_CODES = frozenset({"check-failed", "check-refused", "timeout", "over-budget"})
 
 
-class DiagnosticsFeed(FeedRunner):
+class DiagnosticsFeed(ServerChecks):
     """The build-diagnostics feed over one sandbox (implements ``DiagnosticsSource``).
 
     ``config`` is fixed for the feed's life (default: the built-in checks only; the workspace's
@@ -118,6 +118,8 @@ class DiagnosticsFeed(FeedRunner):
         self._lock = asyncio.Lock()
         self._graph = ImportGraph()
         self._graph_lock = asyncio.Lock()
+        self._servers = None
+        self._cli_versions = {}
         self._last: DiagnosticsSnapshot | None = None
         self._runs: tuple[CheckRun, ...] = ()
         digest = hashlib.blake2b(str(sandbox.workspace).encode(), digest_size=6).hexdigest()
@@ -292,6 +294,9 @@ class DiagnosticsFeed(FeedRunner):
             # nothing sound to build on; full=True is the cold baseline (docs/intel.md)
             warm = not full and self._warm_capable(spec) and self._warm.running
             return await self._run_full(spec, key, relevant, warm=warm)
+        served = await self._by_server(spec, key, prev, relevant, touched, hashes)
+        if served is not None:  # the warm language server answered for the edited files
+            return served
         warm = self._warm_capable(spec)
         # the warm process is started by the first incremental snapshot (a run that never
         # edits never has one); the run that starts it does not wait for it

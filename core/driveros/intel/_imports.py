@@ -136,6 +136,10 @@ class ImportGraph:
             self._edge_map = self._importer_map = None
         return True
 
+    def complete(self) -> bool:
+        """Whether every known file parsed (an unparsable file's imports are unknown)."""
+        return all(info is not None for _digest, info in self._facts.values())
+
     def closure(self, roots: Iterable[str]) -> set[str] | None:
         """Files reachable by imports from ``roots`` (with their packages' ``__init__``),
         or None when a reachable file imports dynamically or does not parse."""

@@ -205,6 +205,12 @@ class _Python:
         targets = choice == "pyright" or mypy_target(self.texts) == ""
         targets = targets or bool(decl is not None and decl.command and decl.args)
         exe = tool(self.probe, choice) if chosen or targets else own_tool(self.probe, choice)
+        if choice == "pyright":
+            # basedpyright is pyright's fork with the same CLI and JSON: the project's own
+            # choice first, else whichever is installed
+            based = decl is not None and "basedpyright" in decl.origin
+            found = (tool(self.probe, "basedpyright"), exe)
+            exe = found[0] or found[1] if based else found[1] or found[0]
         if exe is None:
             where = (
                 "installed in the sandbox" if chosen or targets else "in the project's virtualenv"

@@ -14,6 +14,7 @@ _PY_TOOLS = (
     "ruff",
     "mypy",
     "pyright",
+    "basedpyright",
     "pytest",
     "flake8",
     "black",

@@ -22,11 +22,13 @@ class CheckRun(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    mode: Literal["full", "files", "cached", "unaffected"]
+    mode: Literal["full", "files", "cached", "unaffected", "server"]
     duration_ms: float = 0.0
     timed_out: bool = False
     exit_code: int | None = None
-    files: tuple[str, ...] = Field(default=(), description="paths re-checked in files mode")
+    files: tuple[str, ...] = Field(
+        default=(), description="paths re-checked in files or server mode"
+    )
 
 
 class CheckResult(BaseModel):

@@ -193,6 +193,8 @@ class _WiredAgent:
                 checkpoint=self.checkpoint if self.scratch is not None else None,
             ),
         )
+        if feed.attach is not None:  # the feed may ask the servers the model's tools start
+            feed.attach(self.agent.semantic)
         return await self.agent.run(spec.task, history=context.history, emit_result=False)
 
     async def canceled(self, sink: EventSink) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from driveros.llm import Provider
 from driveros.runs._conventions import agents_md_checks
 from driveros.runs._options import RunSpec
 from driveros.sandbox import Sandbox
+from driveros.semantic import SemanticTools
 
 if TYPE_CHECKING:
     from driveros.intel import WorkspaceConfig
@@ -44,6 +46,8 @@ class FeedParts:
     source: DiagnosticsSource | None = None
     detectors: list[StuckDetector] = field(default_factory=list)
     judge: TargetsJudge | None = None
+    #: Hands the run's semantic tools to the feed: their warm servers may answer for a check.
+    attach: Callable[[SemanticTools], None] | None = None
 
 
 async def feed_cache(sandbox: Sandbox, stack: contextlib.AsyncExitStack) -> str | None:
@@ -141,6 +145,7 @@ async def diagnostics_feed(
         source=feed,
         detectors=[intel.BuildDiagnosticsDetector(targets=spec.targets)],
         judge=targets_fixed,
+        attach=feed.use_language_servers,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from driveros.semantic._args import SEMANTIC_TOOLS, call_semantic
 from driveros.semantic._client import LanguageServerError, LspClient
+from driveros.semantic._diagnostics import WarmDiagnostics, warm_diagnostics
 from driveros.semantic._docker import docker_doctor_rows, docker_server_mounts
 from driveros.semantic._registry import (
     DEFAULT_SERVERS,
@@ -28,6 +29,7 @@ __all__ = [
     "SemanticResult",
     "SemanticTools",
     "ServerSpec",
+    "WarmDiagnostics",
     "call_semantic",
     "docker_doctor_rows",
     "docker_server_mounts",
@@ -36,4 +38,5 @@ __all__ = [
     "load_user_servers",
     "merge_servers",
     "server_mounts",
+    "warm_diagnostics",
 ]

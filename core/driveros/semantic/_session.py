@@ -58,6 +58,9 @@ class ServerSession:
         self.root = root
         caps = result.get("capabilities", {}) if isinstance(result, dict) else {}
         self.capabilities: dict[str, Any] = caps if isinstance(caps, dict) else {}
+        info = result.get("serverInfo") if isinstance(result, dict) else None
+        #: The server's ``serverInfo`` (name, version), as it gave it.
+        self.info: dict[str, Any] = info if isinstance(info, dict) else {}
         encoding = self.capabilities.get("positionEncoding", "utf-16")
         self.encoding = encoding if encoding in ("utf-8", "utf-16", "utf-32") else "utf-16"
         self._docs: dict[str, tuple[int, str]] = {}
@@ -154,9 +157,10 @@ class ServerSession:
     def has_open(self) -> bool:
         return bool(self._docs)
 
-    async def sync(self, sandbox: Sandbox, rel: str) -> str:
+    async def sync(self, sandbox: Sandbox, rel: str, *, force: bool = False) -> str:
         """Give the server the file's current text from the sandbox (open or change it);
-        the text."""
+        the text. ``force``: a new version even when the text is the one it has (so a server
+        that caches per version checks it again)."""
         text = await sandbox.read_file(rel)
         async with self._lock:
             known = self._docs.get(rel)
@@ -173,7 +177,7 @@ class ServerSession:
                         }
                     },
                 )
-            elif known[1] != text:
+            elif known[1] != text or force:
                 version = known[0] + 1
                 self._docs[rel] = (version, text)
                 await self.client.notify(

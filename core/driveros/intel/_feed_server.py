@@ -1,0 +1,239 @@
+"""The warm language server as a check (docs/intel.md, "The warm language server").
+
+After an edit, a check whose tool is also the language server the run's semantic tools
+started (basedpyright's CLI and ``basedpyright-langserver``, the same version) can take that
+server's diagnostics for the edited files and the files importing them, instead of running
+the CLI over the whole project. The server's diagnostics go through the CLI's own parser, so
+an item has the same identity (path, source, code, message, severity) and position either
+way. Whenever the answer could differ from the CLI's, or the server fails, the CLI runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import posixpath
+import re
+import shlex
+import time
+import tomllib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from driveros._errors import SandboxError
+from driveros.intel._config import CheckSpec
+from driveros.intel._feed_run import FeedRunner, one_line
+from driveros.intel._imports import ImportGraph
+from driveros.intel._parsers import parse_output
+from driveros.intel._results import CheckResult, CheckRun, spec_digest
+from driveros.semantic import LanguageServerError, SemanticTools, warm_diagnostics
+
+_log = logging.getLogger(__name__)
+
+#: A check parser → (the CLI programs whose checks a server may stand in for, that server).
+_PAIRS: Mapping[str, tuple[frozenset[str], str]] = {
+    "pyright": (frozenset({"basedpyright"}), "basedpyright"),
+}
+#: More files than this (the edited ones and their importers) and the CLI runs.
+MAX_SERVER_FILES = 64
+#: How long the server may take for its answer before the CLI runs instead.
+SERVER_TIMEOUT = 30.0
+#: LSP severities the CLI reports (hints, 4, it never prints).
+_SEVERITY = {1: "error", 2: "warning", 3: "information"}
+#: Directories pyright leaves out by default (and the feed's scan never walks).
+_HIDDEN = re.compile(r"(^|/)(\.[^/]*|node_modules|__pycache__|site-packages|venv)/")
+_GLOB = re.compile(r"[*?\[\]{}]")
+
+
+class ServerChecks(FeedRunner):
+    """The feed's use of the run's warm language servers (a base of ``DiagnosticsFeed``)."""
+
+    _graph: ImportGraph
+    _inputs: tuple[tuple[str, ...], dict[str, str]]
+    _graph_lock: asyncio.Lock
+    _servers: SemanticTools | None
+    #: Per CLI program, the first line of its ``--version`` ("" when it printed none).
+    _cli_versions: dict[str, str]
+
+    def use_language_servers(self, tools: SemanticTools | None) -> None:
+        """The run's semantic tools: their running servers may answer for a check
+        (``language_server_checks = "auto"``); None stops that."""
+        self._servers = tools
+
+    async def _by_server(
+        self,
+        spec: CheckSpec,
+        key: str,
+        prev: CheckResult,
+        relevant: dict[str, str],
+        touched: set[str],
+        hashes: Mapping[str, str],
+    ) -> tuple[CheckResult, CheckRun] | None:
+        """The check's result from the warm server (None: run the CLI)."""
+        program = self._server_program(spec)
+        if program is None or self._servers is None:
+            return None
+        files = await self._server_files(touched, relevant, hashes)
+        if files is None:
+            return None
+        started = time.perf_counter()
+        server = _PAIRS[spec.parser][1]
+        try:
+            got = await warm_diagnostics(
+                self._servers, self._sandbox, files, timeout=SERVER_TIMEOUT
+            )
+            if got is None:
+                return None  # not started by the semantic tools (or gone): never started here
+            if got.encoding != "utf-16" or got.server != server:
+                return None
+            cli = await self._cli_version(spec, program)
+            if not cli or cli != f"{got.name} {got.version}":
+                _log.info(
+                    "%s is %r, the server %s %s: the CLI runs", program, cli, got.name, got.version
+                )
+                return None
+            items = await self._server_items(spec, got.files)
+        except (LanguageServerError, SandboxError) as exc:
+            # the CLI decides; one line, never a traceback
+            _log.warning(
+                "%s diagnostics failed (%s); %s runs instead", server, one_line(exc), spec.name
+            )
+            return None
+        asked = set(files)
+        kept = tuple(i for i in prev.items if i.path not in asked)
+        result = CheckResult(
+            key=key, items=(*kept, *items), raw="", hashes=relevant, spec=spec_digest(spec)
+        )
+        self._store(spec.name, result)
+        ms = (time.perf_counter() - started) * 1000
+        return result, CheckRun(name=spec.name, mode="server", duration_ms=ms, files=files)
+
+    def _server_program(self, spec: CheckSpec) -> str | None:
+        """The CLI program of a built-in check a server can stand in for (its command is
+        exactly ``PROGRAM --outputjson``, over the whole project), else None."""
+        if self._config.language_server_checks == "off" or spec.name in self._custom:
+            return None
+        pair = _PAIRS.get(spec.parser)
+        if pair is None or spec.cwd not in (".", ""):
+            return None
+        try:
+            words = shlex.split(spec.command)
+        except ValueError:
+            return None
+        if len(words) != 2 or words[1] != "--outputjson":
+            return None
+        return words[0] if posixpath.basename(words[0]) in pair[0] else None
+
+    async def _server_files(
+        self, touched: set[str], relevant: Mapping[str, str], hashes: Mapping[str, str]
+    ) -> tuple[str, ...] | None:
+        """The edited files and every file importing one, directly or not (the files whose
+        diagnostics the edit can change), when the CLI checks each of them; else None."""
+        if any(p not in relevant or not p.endswith(".py") or _HIDDEN.search(p) for p in touched):
+            return None  # a deletion, a stub, a configuration file: the CLI
+        scope = await self._pyright_scope()
+        if scope is None:
+            return None
+        async with self._graph_lock:
+            if not await self._graph.update(self._sandbox, hashes):
+                return None
+            if not self._graph.complete():
+                return None  # an unparsable file's imports are unknown
+            files = sorted(self._graph.dependents(touched) & set(relevant))
+        if len(files) > MAX_SERVER_FILES or not all(_in_scope(p, *scope) for p in files):
+            return None
+        return tuple(files)
+
+    async def _pyright_scope(self) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """pyright's ``include`` and ``exclude`` directories (pyrightconfig.json, else
+        pyproject.toml's ``[tool.basedpyright]`` or ``[tool.pyright]``); None when they use
+        globs or cannot be read (the server checks an open file whatever they say)."""
+        table: Any = {}
+        try:
+            text = await self._sandbox.read_file("pyrightconfig.json")
+        except SandboxError:
+            text = None
+        try:
+            if text is not None:
+                table = json.loads(_strip_comments(text))
+            else:
+                pyproject = self._inputs[1].get("pyproject.toml", "")
+                tool = tomllib.loads(pyproject).get("tool", {}) if pyproject else {}
+                table = tool.get("basedpyright") or tool.get("pyright") or {}
+        except (ValueError, tomllib.TOMLDecodeError):
+            return None
+        if not isinstance(table, dict):
+            return None
+        dirs: list[tuple[str, ...]] = []
+        for name in ("include", "exclude"):
+            value = table.get(name, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                return None
+            if any(_GLOB.search(v) for v in value):
+                return None
+            dirs.append(tuple(posixpath.normpath(v.removeprefix("./")) for v in value))
+        return dirs[0], dirs[1]
+
+    async def _cli_version(self, spec: CheckSpec, program: str) -> str:
+        if program not in self._cli_versions:
+            res = await self._sandbox.run(
+                f"{shlex.quote(program)} --version", cwd=spec.cwd, timeout=60
+            )
+            first = res.stdout.strip().splitlines()[:1] if res.exit_code == 0 else []
+            self._cli_versions[program] = first[0].strip() if first else ""
+        return self._cli_versions[program]
+
+    async def _server_items(
+        self, spec: CheckSpec, files: Mapping[str, Sequence[Mapping[str, Any]]]
+    ) -> list[Any]:
+        """The server's diagnostics as the CLI prints them, through the CLI's parser and
+        column conversion (the same normalisation, so the same identity)."""
+        entries = []
+        for rel, found in files.items():
+            for diag in found:
+                severity = _SEVERITY.get(diag.get("severity", 1))
+                if severity is None:
+                    continue  # a hint ("is not accessed"): the CLI never reports one
+                entry = {
+                    "file": rel,
+                    "severity": severity,
+                    "message": _cli_message(str(diag.get("message", ""))),
+                    "range": diag.get("range"),
+                }
+                if diag.get("code"):
+                    entry["rule"] = str(diag["code"])
+                entries.append(entry)
+        document = json.dumps({"generalDiagnostics": entries, "summary": {}})
+        parsed = await asyncio.to_thread(
+            parse_output, spec.parser, document, "", self._context(spec), source=spec.label
+        )
+        return await self._code_point_columns(spec, parsed.items)
+
+
+def _in_scope(path: str, include: tuple[str, ...], exclude: tuple[str, ...]) -> bool:
+    def under(dirs: tuple[str, ...]) -> bool:
+        return any(d == "." or path == d or path.startswith(d + "/") for d in dirs)
+
+    return (not include or under(include)) and not under(exclude)
+
+
+def _cli_message(message: str) -> str:
+    """The CLI indents a message's further lines with no-break spaces, the server with
+    spaces."""
+    first, *rest = message.split("\n")
+    out = [first]
+    for line in rest:
+        body = line.lstrip(" ")
+        out.append("\u00a0" * (len(line) - len(body)) + body)
+    return "\n".join(out)
+
+
+def _strip_comments(text: str) -> str:
+    """pyrightconfig.json may hold ``//`` and ``/* */`` comments (outside strings)."""
+    return re.sub(
+        r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/',
+        lambda m: m.group(1) or "",
+        text,
+        flags=re.DOTALL,
+    )

@@ -1,0 +1,192 @@
+"""The warm language server as the feed's type check (docs/intel.md, "The warm language
+server"): real basedpyright, its CLI and its language server, in the local sandbox."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot
+from driveros.intel import DiagnosticsFeed, IntelConfig
+from driveros.sandbox import LocalSandbox
+from driveros.semantic import SemanticTools, ServerSpec, server_mounts
+from tests.intel._projects import tool_env, write_project
+from tests.semantic._oracle import program
+
+pytestmark = pytest.mark.asyncio
+
+CALC = "def total(items: list[int]) -> int:\n    return sum(items)\n"
+MAIN = 'from pkg.calc import total\n\nlabel = "é中😀"; n: int = total([1, 2])\n'
+USES = "from pkg.calc import total\n\nm: int = total([3])\n"
+# an error the edits never touch: it must be carried over, never re-asked
+OTHER = 'x: int = "not an int"\n'
+FILES = {
+    "pyproject.toml": '[tool.basedpyright]\ntypeCheckingMode = "standard"\n',
+    "pkg/__init__.py": "",
+    "pkg/calc.py": CALC,
+    "main.py": MAIN,
+    "uses.py": USES,
+    "other.py": OTHER,
+}
+CONFIG = IntelConfig(tests="off", disable=("ruff", "compileall"))
+
+
+def _types(snap: DiagnosticsSnapshot) -> list[DiagnosticItem]:
+    return [i for i in snap.items if i.source == "pyright"]
+
+
+def _mode(feed: DiagnosticsFeed) -> tuple[str, tuple[str, ...]]:
+    (run,) = [r for r in feed.runs if r.name == "pyright"]
+    return run.mode, run.files
+
+
+async def _cli(sandbox: LocalSandbox) -> list[DiagnosticItem]:
+    """What the CLI check says about the same state (a feed of its own, full run)."""
+    return _types(await DiagnosticsFeed(sandbox, config=CONFIG).snapshot(full=True))
+
+
+@pytest_asyncio.fixture
+async def sandbox(tmp_path: Path) -> AsyncIterator[LocalSandbox]:
+    program("basedpyright")
+    root = write_project(tmp_path / "ws", FILES)
+    async with LocalSandbox(root, base_env=tool_env(), read_only=server_mounts()) as box:
+        yield box
+
+
+async def _warm(sandbox: LocalSandbox, feed: DiagnosticsFeed) -> SemanticTools:
+    tools = SemanticTools(sandbox)
+    feed.use_language_servers(tools)
+    await tools.hover("main.py", 1, 23, None)  # the model used a semantic tool: warm
+    return tools
+
+
+async def test_feed_server_type_error_has_the_cli_identity(sandbox: LocalSandbox) -> None:
+    feed = DiagnosticsFeed(sandbox, config=CONFIG)
+    base = await feed.snapshot()
+    assert feed.checks[0].command.endswith("basedpyright --outputjson")
+    assert [i.path for i in _types(base)] == ["other.py"]
+    tools = await _warm(sandbox, feed)
+    try:
+        # a type error after non-ASCII text: the column is counted the same way
+        broken = MAIN.replace("total([1, 2])", 'total(["a"])')
+        await sandbox.write_file("main.py", broken)
+        tools.touched(["main.py"])
+        after = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("server", ("main.py",))
+        got = _types(after)
+        assert got == await _cli(sandbox)
+        new = [i for i in got if i.path == "main.py"]
+        assert [(i.line, i.column, i.code, i.severity) for i in new] == [
+            (3, 32, "reportArgumentType", "error")
+        ]
+        assert "\n\u00a0\u00a0" in new[0].message  # the CLI's continuation lines
+        assert after.fingerprint != base.fingerprint
+        # the fix clears it: the same snapshot as before the edit
+        await sandbox.write_file("main.py", MAIN)
+        fixed = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed)[0] in ("server", "cached")
+        assert _types(fixed) == _types(base) == await _cli(sandbox)
+        assert fixed.fingerprint == base.fingerprint
+        # a new content: the server answers again, same as the CLI
+        await sandbox.write_file("main.py", MAIN + "total(1)\n")
+        again = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("server", ("main.py",))
+        assert _types(again) == await _cli(sandbox)
+    finally:
+        await tools.aclose()
+        await feed.aclose()
+
+
+async def test_feed_server_asks_only_the_edited_files_and_their_importers(
+    sandbox: LocalSandbox,
+) -> None:
+    feed = DiagnosticsFeed(sandbox, config=CONFIG)
+    await feed.snapshot()
+    tools = await _warm(sandbox, feed)
+    try:
+        # the callers break: errors in files the edit did not touch, found through imports
+        changed = CALC.replace("list[int]", "list[str]").replace("sum(", "len(")
+        await sandbox.write_file("pkg/calc.py", changed)
+        after = await feed.snapshot(changed=["pkg/calc.py"])
+        assert _mode(feed) == ("server", ("main.py", "pkg/calc.py", "uses.py"))
+        got = _types(after)
+        assert got == await _cli(sandbox)
+        assert {i.path for i in got} == {"main.py", "uses.py", "other.py"}
+        # other.py's error was carried over: the server never opened it
+        session = tools.sessions["basedpyright"]
+        assert not await session.published("other.py", 0.5)
+    finally:
+        await tools.aclose()
+        await feed.aclose()
+
+
+async def test_feed_server_never_starts_a_server_and_honours_off(sandbox: LocalSandbox) -> None:
+    feed = DiagnosticsFeed(sandbox, config=CONFIG)
+    await feed.snapshot()
+    tools = SemanticTools(sandbox)
+    feed.use_language_servers(tools)  # attached, never used by the model: nothing warm
+    await sandbox.write_file("main.py", MAIN + "total(1)\n")
+    snap = await feed.snapshot(changed=["main.py"])
+    assert _mode(feed) == ("full", ())
+    assert tools.sessions == {}
+    assert _types(snap) == await _cli(sandbox)
+
+    off = DiagnosticsFeed(
+        sandbox, config=CONFIG.model_copy(update={"language_server_checks": "off"})
+    )
+    await off.snapshot()
+    warm = await _warm(sandbox, off)
+    try:
+        await sandbox.write_file("main.py", MAIN + "total(2)\n")
+        await off.snapshot(changed=["main.py"])
+        assert _mode(off) == ("full", ())
+    finally:
+        await warm.aclose()
+
+
+CRASH = """import os, subprocess, sys
+child = subprocess.Popen([{server!r}, "--stdio"], stdin=subprocess.PIPE)
+pull = b'"method": "textDocument/' + b'diagnostic"'  # (not this file's own text)
+while True:
+    data = os.read(0, 65536)
+    if not data or pull in data:
+        child.kill()
+        os._exit(3)
+    child.stdin.write(data)
+    child.stdin.flush()
+"""
+
+
+async def test_feed_server_crash_mid_run_falls_back_to_the_cli(
+    sandbox: LocalSandbox, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The real server behind a relay that dies when the feed's request arrives."""
+    langserver = str(Path(program("basedpyright")).with_name("basedpyright-langserver"))
+    await sandbox.write_file(".relay/crash.py", CRASH.format(server=langserver))
+    relay = ServerSpec("basedpyright", ("python3", ".relay/crash.py"), ("py",), {"py": "python"})
+    feed = DiagnosticsFeed(sandbox, config=CONFIG)
+    await feed.snapshot()
+    tools = SemanticTools(sandbox, servers=[relay])
+    feed.use_language_servers(tools)
+    try:
+        assert "total" in (await tools.hover("main.py", 3, 26, None)).text
+        await sandbox.write_file("main.py", MAIN + "total(1)\n")
+        with caplog.at_level(logging.WARNING, logger="driveros.intel"):
+            snap = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("full", ())
+        assert _types(snap) == await _cli(sandbox)
+        assert any(i.path == "main.py" for i in _types(snap))
+        (said,) = [r for r in caplog.records if "runs instead" in r.getMessage()]
+        assert said.exc_info is None and "basedpyright" in said.getMessage()
+        # the server is gone: later snapshots are the CLI's without asking again
+        await sandbox.write_file("main.py", MAIN + "total(2)\n")
+        later = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("full", ())
+        assert _types(later) == await _cli(sandbox)
+    finally:
+        await tools.aclose()
+        await feed.aclose()
