@@ -146,3 +146,88 @@ async def test_add_dir_rw_users_edit_during_the_run_conflicts_and_nothing_is_wri
     assert (other / "notes.txt").read_text() == "old note\n"
     assert not (other / "made.txt").exists()
     assert (calc_repo / "calc.py").read_text().endswith("a - b\n")  # the workspace neither
+
+
+async def test_add_dir_rw_hold_then_runs_diff_apply_and_discard_cover_the_folder(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    from .test_runs_cli import runs
+
+    other = _other(tmp_path)
+    async with ScriptedModelServer(_turns(other)) as server:
+        run = await run_cli(
+            "--task",
+            "change both folders",
+            "--add-dir",
+            f"{other}:rw",
+            "--review",
+            "--review-action",
+            "hold",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=calc_repo,
+        )
+    assert run.code == 0, (run.stderr, run.stdout[-3000:])
+    run_id = run.lines()[-1]["run_id"]
+    assert (other / "lib.py").read_text() == LIB  # held: nothing written
+
+    shown = await runs("show", run_id, "--format", "json", cwd=calc_repo)
+    assert shown.code == 0, shown.stderr
+    cps = [(c["checkpoint"], c["files"]) for c in shown.json()["checkpoints"]]
+    assert cps == [
+        (1, ["calc.py"]),
+        (2, [f"{other}/lib.py"]),
+        (3, [f"{other}/made.txt", f"{other}/notes.txt"]),
+    ]
+    assert shown.json()["folders"] == [str(other)]
+    diff = await runs("diff", run_id, "--through", "2", cwd=calc_repo)
+    assert f"+++ b{other}/lib.py" in diff.stdout and "b/calc.py" in diff.stdout
+    assert "notes.txt" not in diff.stdout
+    one = await runs("diff", run_id, "--turn", "3", cwd=calc_repo)
+    assert f"b{other}/notes.txt" in one.stdout and "calc.py" not in one.stdout
+
+    applied = await runs("apply", run_id, "--through", "2", cwd=calc_repo)
+    assert applied.code == 0, applied.stderr
+    assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
+    assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
+    assert (other / "notes.txt").read_text() == "old note\n"  # checkpoint 3 not applied
+
+    gone = await runs("discard", run_id, cwd=calc_repo)
+    assert gone.code == 0, gone.stderr
+    assert (await runs("list", "--format", "json", cwd=calc_repo)).json() == []
+    assert not (other / "made.txt").exists()
+
+
+async def test_add_dir_rw_held_apply_conflict_in_the_folder_writes_nothing(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    from .test_runs_cli import runs
+
+    other = _other(tmp_path)
+    async with ScriptedModelServer(_turns(other)) as server:
+        run = await run_cli(
+            "--task",
+            "change both folders",
+            "--add-dir",
+            f"{other}:rw",
+            "--review",
+            "--review-action",
+            "hold",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=calc_repo,
+        )
+    assert run.code == 0, (run.stderr, run.stdout[-3000:])
+    run_id = run.lines()[-1]["run_id"]
+    (other / "notes.txt").write_text("the user's note\n")
+    applied = await runs("apply", run_id, cwd=calc_repo)
+    assert applied.code == 1, applied.stderr
+    assert f"{other}/notes.txt" in applied.stderr and "Traceback" not in applied.stderr
+    assert (calc_repo / "calc.py").read_text().endswith("a - b\n")
+    assert (other / "lib.py").read_text() == LIB
+    assert (other / "notes.txt").read_text() == "the user's note\n"
+    still = await runs("show", run_id, "--format", "json", cwd=calc_repo)
+    assert len(still.json()["checkpoints"]) == 3  # still held
+    await runs("discard", run_id, cwd=calc_repo)

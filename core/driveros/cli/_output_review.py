@@ -89,6 +89,7 @@ async def _hold(report: RunReport, *, task: str, prior_turns: int, parent: str |
         answer=result.answer,
         outcome=result.outcome,
         parent=parent,
+        folders=report.folders,
     )
     count = len(checkpoints_of(scratch).records)
     sys.stderr.write(
@@ -124,12 +125,6 @@ async def finish_review(
         from driveros.review import render_changes
 
         changes = report.changes
-        if action == "hold" and folders and result.outcome != "canceled":
-            await folders.discard()
-            return (
-                "review: hold failed, nothing was written: --review-action hold does not "
-                "keep the --add-dir DIR:rw folders yet; changes discarded"
-            )
         if action == "hold" and result.outcome != "canceled":
             await _hold(report, task=task, prior_turns=prior_turns, parent=parent)
             return None
@@ -181,6 +176,7 @@ async def finish_review(
             return None
         if scratch.kept and selected is None:  # a resumed held run, now applied: it ends
             await scratch.discard()
+            await folders.discard()
         return None
     except (DriverosError, OSError) as exc:
         error = f"review: {action} failed{_what_was_written(exc)}"

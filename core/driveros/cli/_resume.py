@@ -16,7 +16,7 @@ from typing import Any
 
 from driveros.cli._parser import UsageError
 from driveros.llm import Message
-from driveros.runs import RunSpec
+from driveros.runs import AddedDir, RunSpec
 
 
 @dataclass
@@ -75,13 +75,25 @@ async def resume(args: argparse.Namespace, spec: RunSpec) -> tuple[RunSpec, Resu
     spec = spec.model_copy(update={"workspace": held.workspace, "run_id": held.run_id})
     if args.resume_from is None:
         checkpoints_of(held.scratch).turn_offset = held.turns
+        for view in held.folders.views.values():
+            checkpoints_of(view).turn_offset = held.turns
+        # its added folders stay writable, on their views (docs/cli.md, "More than one folder")
+        added = [a for a in spec.add_dirs if a.path not in held.folders.views]
+        added += [AddedDir(path=at, writable=True) for at in held.folders.views]
+        spec = spec.model_copy(update={"add_dirs": added})
         history: list[Message] = held.history
         return spec, Resumed(
-            run={"history": history, "scratch": held.scratch},
+            run={"history": history, "scratch": held.scratch, "folders": held.folders},
             prior_turns=held.turns,
             parent=held.parent,
         )
     spec = spec.model_copy(update={"run_id": None})
+    if held.folders:
+        await held.aclose()
+        raise UsageError(
+            f"driveros agent: error: --from: run {held.run_id} has --add-dir DIR:rw folders; "
+            "forking it is not supported yet (--resume it, or apply it with `driveros runs`)"
+        )
     try:
         scratch, history, turn = await fork_held(held, args.resume_from)
     finally:

@@ -83,7 +83,7 @@ async def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from driveros.review import render_changes
+    from driveros.review import apply_checkpoints, render_changes
     from driveros.runs import held_runs, open_held
 
     action = args.runs_command
@@ -111,30 +111,46 @@ async def _run(args: argparse.Namespace) -> int:
                 _write(f"  checkpoint {c['checkpoint']}  turn {c['turn']}  tools: {tools}\n")
                 _write("".join(f"    {terminal_safe(f)}\n" for f in c["files"]))
             return 0
+        last = cps.records[-1].checkpoint if cps.records else 0
         if action == "diff":
             changes = await cps.changes(through=args.through, turn=args.turn)
+            if held.folders:  # a folder's checkpoints go by the run's turns
+                if args.turn is not None:
+                    changes += await held.folders.changes_at(args.turn, only=True)
+                else:
+                    turn = _turn_of(cps, last if args.through is None else args.through)
+                    changes += await held.folders.changes_at(turn)
             _write("".join(c.diff for c in changes))
             return 0
         if action == "apply":
             _through_from_paths(args)
-            last = cps.records[-1].checkpoint if cps.records else 0
             through = last if args.through is None else args.through
-            sys.stderr.write(render_changes(await cps.changes(through=through), diff=False))
-            result = await cps.apply(through=through, paths=args.paths or None)
+            shown = await cps.changes(through=through)
+            shown += await held.folders.changes_at(_turn_of(cps, through))
+            sys.stderr.write(render_changes(shown, diff=False))
+            result = await apply_checkpoints(
+                cps, held.folders, through=through, paths=args.paths or None
+            )
             sys.stderr.write(f"driveros: runs: applied {files(len(result.applied))}\n")
             if through >= last and not args.paths:
-                await held.scratch.discard()  # all of it is in the workspace now
+                await held.discard()  # all of it is in the workspace now
             return 0
         if action == "revert":
             back = await cps.revert(args.to)
+            back += await held.folders.revert_to(_turn_of(cps, args.to))
             await _hold_again(held)
             sys.stderr.write(
                 f"driveros: runs: reverted {files(len(back))} to checkpoint {args.to}\n"
             )
             return 0
-        await held.scratch.discard()
+        await held.discard()
         sys.stderr.write(f"driveros: runs: discarded {held.run_id}\n")
         return 0
+
+
+def _turn_of(cps: Any, checkpoint: int) -> int:
+    """The turn the run's checkpoint ``checkpoint`` was recorded at (0: the baseline)."""
+    return next((c.turn for c in cps.records if c.checkpoint == checkpoint), 0)
 
 
 def _through_from_paths(args: argparse.Namespace) -> None:
@@ -169,4 +185,5 @@ async def _hold_again(held: Any) -> None:
         answer=held.answer,
         outcome=held.outcome,
         parent=held.parent,
+        folders=held.folders,
     )

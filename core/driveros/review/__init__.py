@@ -23,9 +23,9 @@ from driveros.review._errors import (
 )
 from driveros.review._folders import (
     FolderViews,
+    apply_checkpoints,
     apply_together,
     commit_together,
-    record_checkpoints,
 )
 from driveros.review._kept import KeptScratch
 from driveros.review._merge import rebase_text
@@ -70,6 +70,7 @@ __all__ = [
     "ScratchClosedError",
     "ScratchWorkspace",
     "UnknownPathError",
+    "apply_checkpoints",
     "apply_together",
     "checkpoints_of",
     "combined_patch",
@@ -79,7 +80,6 @@ __all__ = [
     "plan_file",
     "read_text",
     "rebase_text",
-    "record_checkpoints",
     "render_changes",
     "reopen_kept_where",
     "scratch_strategies",

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from driveros._together import all_of
 from driveros.review._apply import find_conflicts
+from driveros.review._checkpoints import Checkpoints, checkpoints_of
 from driveros.review._errors import ConflictError, UnknownPathError
 from driveros.review._models import ApplyResult, Conflict, FileChange
 from driveros.review._scratch import ScratchWorkspace
@@ -70,16 +71,26 @@ class FolderViews:
         return bool(self.views)
 
     @classmethod
-    async def create(cls, folders: Sequence[Path], *, defer_baseline: bool = False) -> FolderViews:
-        """A view of each of ``folders`` (none made when one fails: the others are closed)."""
-        made = cls()
+    async def create(
+        cls,
+        folders: Sequence[Path],
+        *,
+        defer_baseline: bool = False,
+        has: FolderViews | None = None,
+    ) -> FolderViews:
+        """A view of each of ``folders`` (with ``has``'s views: one there is kept, not made
+        again). When one fails, those made are closed."""
+        made = cls(has.views if has is not None else None)
         try:
             for folder in folders:
-                made.views[folder] = await ScratchWorkspace.create(
-                    folder, defer_baseline=defer_baseline
-                )
+                if folder not in made.views:
+                    made.views[folder] = await ScratchWorkspace.create(
+                        folder, defer_baseline=defer_baseline
+                    )
         except BaseException:
-            await made.aclose()
+            await cls(
+                {f: v for f, v in made.views.items() if has is None or f not in has.views}
+            ).aclose()
             raise
         return made
 
@@ -116,6 +127,40 @@ class FolderViews:
                     raise UnknownPathError(f"not among the proposed changes: {path}", paths=[path])
                 rest.append(path)
         return rest, by_folder
+
+    async def record(self, turn: int, tools: Sequence[str]) -> list[str]:
+        """A checkpoint of every folder that changed since its last one (each in its own
+        private repository, at ``turn``); the files they changed, by absolute path."""
+        changed: list[str] = []
+        for at, view in self.views.items():
+            record = await checkpoints_of(view).record(turn, tools)
+            if record is not None:
+                changed += [f"{at}/{p}" for p in record.files]
+        return changed
+
+    async def changes_at(self, turn: int, *, only: bool = False) -> list[FileChange]:
+        """The folders' changes up to the run's checkpoint at ``turn`` (``only``: those of
+        that turn alone), named by absolute path."""
+        found: list[FileChange] = []
+        for at, view in self.views.items():
+            cps = checkpoints_of(view)
+            if only:
+                if not any(c.turn == turn for c in cps.records):
+                    continue
+                changes = await cps.changes(turn=turn)
+            else:
+                changes = await cps.changes(through=through_turn(view, turn))
+            found += [qualified(c, str(at)) for c in changes]
+        return sorted(found, key=lambda c: c.path)
+
+    async def revert_to(self, turn: int) -> list[str]:
+        """Each folder back to what it was at the run's checkpoint of ``turn``; the paths that
+        changed back, by absolute path."""
+        back: list[str] = []
+        for at, view in self.views.items():
+            done = await checkpoints_of(view).revert(through_turn(view, turn))
+            back += [f"{at}/{p}" for p in done]
+        return back
 
     async def aclose(self) -> None:
         """Close every view (a kept one stays on disk: see ScratchWorkspace.keep)."""
@@ -196,14 +241,46 @@ async def commit_together(
     return done
 
 
-async def record_checkpoints(folders: FolderViews, turn: int, tools: Sequence[str]) -> list[str]:
-    """A checkpoint of every folder that changed since its last one (each in its own private
-    repository, at ``turn``); the files they changed, by absolute path."""
-    from driveros.review._checkpoints import checkpoints_of
+def through_turn(view: ScratchWorkspace, turn: int) -> int:
+    """The last checkpoint of a folder's ``view`` recorded at or before ``turn`` (0: none)."""
+    records = checkpoints_of(view).records
+    return max((c.checkpoint for c in records if c.turn <= turn), default=0)
 
-    changed: list[str] = []
+
+async def apply_checkpoints(
+    main: Checkpoints, folders: FolderViews, *, through: int, paths: Iterable[str] | None
+) -> ApplyResult:
+    """:meth:`Checkpoints.apply` of the run's checkpoint ``through`` in the workspace and
+    each folder (``paths``: absolute for a folder's). Every folder is checked first: any
+    conflict raises :class:`ConflictError` and nothing is written anywhere."""
+    turn = next((c.turn for c in main.records if c.checkpoint == through), 0)
+    own, split = folders.split(paths) if paths is not None else (None, {})
+    plans: list[tuple[str, Checkpoints, int, list[str] | None]] = []
+    if own is None or own:
+        plans.append(("", main, through, own))
     for at, view in folders.views.items():
-        record = await checkpoints_of(view).record(turn, tools)
-        if record is not None:
-            changed += [f"{at}/{p}" for p in record.files]
-    return changed
+        if paths is None or at in split:
+            cps = checkpoints_of(view)
+            plans.append((str(at), cps, through_turn(view, turn), split.get(at)))
+    found: list[Conflict] = []
+    for where, cps, n, rels in plans:
+        changes = await cps.changes(through=n)
+        if rels is not None:
+            changes = [c for c in changes if set(rels).intersection(c.paths)]
+        lay = cps._lay
+        mine = await asyncio.to_thread(find_conflicts, lay.workspace, changes, lay.disk_baseline)
+        found += [
+            Conflict(path=f"{where}/{c.path}" if where else c.path, reason=c.reason) for c in mine
+        ]
+    if found:
+        names = ", ".join(sorted(c.path for c in found))
+        raise ConflictError(
+            f"not applied: the folders changed since the run started ({names})",
+            conflicts=found,
+            clean=[],
+        )
+    written: list[str] = []
+    for where, cps, n, rels in plans:
+        done = await cps.apply(through=n, paths=rels)
+        written += [f"{where}/{p}" if where else p for p in done.applied]
+    return ApplyResult(applied=written)

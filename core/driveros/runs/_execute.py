@@ -47,7 +47,7 @@ from driveros.runs._conventions import run_hooks, traced, with_instructions
 from driveros.runs._oneshot import one_shot_sandbox
 from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
-from driveros.runs._sandbox import SandboxStart, make_sandbox, run_tier
+from driveros.runs._sandbox import SandboxStart, folder_views, make_sandbox, run_tier
 from driveros.runs._wiring import FeedParts, diagnostics_feed, feed_cache, open_memory
 from driveros.sandbox import Sandbox, dotenv_assignments
 
@@ -114,6 +114,8 @@ class RunContext:
     buffers: ReadBuffer | None = None
     #: The user's hooks (execute_run reads them for the run's workspace).
     hooks: HookSet | None = None
+    #: A review run's views of its writable added folders to continue (a resumed held run).
+    folders: FolderViews | None = None
 
 
 @dataclass(frozen=True)
@@ -135,14 +137,14 @@ class _WiredAgent:
         #: A review run's copy: a checkpoint after every turn that changed it.
         self.scratch: ScratchWorkspace | None = None
         #: A review run's views of its writable added folders (checkpointed with it).
-        self.folders: FolderViews | None = None
+        self.folders: FolderViews | None = context.folders
 
     async def checkpoint(self, turn: int, tools: list[str]) -> CheckpointInfo | None:
-        from driveros.review import checkpoints_of, record_checkpoints
+        from driveros.review import checkpoints_of
 
         assert self.scratch is not None
         # A folder's checkpoints are found by their turn (docs/review.md, "Checkpoints").
-        more = await record_checkpoints(self.folders, turn, tools) if self.folders else []
+        more = await self.folders.record(turn, tools) if self.folders else []
         cp = await checkpoints_of(self.scratch).record(turn, tools, always=bool(more))
         if cp is None:
             return None
@@ -333,12 +335,7 @@ async def _execute(
                     )
                     owns_scratch = True
                     after_first_request.pending.append(scratch.start_baseline)
-                if wired.folders is None and any(a.writable for a in spec.add_dirs):
-                    from driveros.review import FolderViews
-
-                    writable = [a.path for a in spec.add_dirs if a.writable]
-                    wired.folders = await FolderViews.create(writable, defer_baseline=True)
-                    after_first_request.pending.append(wired.folders.start_baseline)
+                wired.folders = await folder_views(spec, wired.folders, after_first_request.pending)
                 sink = await sink_ready
                 root = scratch.path
                 wired.scratch = scratch

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,18 @@ from pydantic import TypeAdapter
 
 from driveros._errors import ConfigError
 from driveros.llm import Message
-from driveros.review import Checkpoints, ScratchWorkspace, checkpoints_of, reopen_kept_where
+from driveros.review import (
+    Checkpoints,
+    FolderViews,
+    ScratchWorkspace,
+    checkpoints_of,
+    reopen_kept_where,
+)
 
 _HISTORY: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 KIND = "run"
+#: In the manifest of a held run's added folder's view: the run it belongs to.
+FOLDER_OF = "folder_of"
 
 
 @dataclass
@@ -43,10 +51,23 @@ class HeldRun:
     parent: str | None
     scratch: ScratchWorkspace
     history: list[Message]
+    #: The views of its writable added folders (``--add-dir DIR:rw``), held with it.
+    folders: FolderViews = field(default_factory=FolderViews)
 
     @property
     def checkpoints(self) -> Checkpoints:
         return checkpoints_of(self.scratch)
+
+    def _checkpoint_summary(self) -> list[dict[str, Any]]:
+        """Its checkpoints; a folder's files (by absolute path) with the run's checkpoint of
+        the same turn."""
+        out = [c.model_dump(exclude={"tree"}) for c in self.checkpoints.records]
+        for at, view in self.folders.views.items():
+            for record in checkpoints_of(view).records:
+                for c in out:
+                    if c["turn"] == record.turn:
+                        c["files"] = [*c["files"], *(f"{at}/{p}" for p in record.files)]
+        return out
 
     def summary(self) -> dict[str, Any]:
         """What ``driveros runs list/show --format json`` prints of it."""
@@ -59,12 +80,19 @@ class HeldRun:
             "outcome": self.outcome,
             "answer": self.answer,
             "parent": self.parent,
-            "checkpoints": [c.model_dump(exclude={"tree"}) for c in self.checkpoints.records],
+            "checkpoints": self._checkpoint_summary(),
+            "folders": [str(at) for at in self.folders.views],
         }
 
     async def aclose(self) -> None:
         """Let go of it: it stays held (unless discarded)."""
         await self.scratch.aclose()
+        await self.folders.aclose()
+
+    async def discard(self) -> None:
+        """Remove it for good (its folders' views too)."""
+        await self.scratch.discard()
+        await self.folders.discard()
 
 
 async def hold_run(
@@ -77,8 +105,20 @@ async def hold_run(
     answer: str = "",
     outcome: str = "answered",
     parent: str | None = None,
+    folders: FolderViews | None = None,
 ) -> None:
-    """Keep ``scratch`` (a review run's copy) with its checkpoints and conversation."""
+    """Keep ``scratch`` (a review run's copy) with its checkpoints and conversation, and the
+    views of its writable added folders (``folders``), each with its own checkpoints."""
+    folders = folders or FolderViews()
+    for at, view in folders.views.items():
+        await view.keep(
+            {
+                "kind": KIND,
+                FOLDER_OF: run_id,
+                "folder": str(at),
+                **checkpoints_of(view).manifest_entry(),
+            }
+        )
     manifest: dict[str, Any] = {
         "kind": KIND,
         "run_id": run_id,
@@ -89,6 +129,7 @@ async def hold_run(
         "parent": parent,
         "held_at": time.time(),
         "history": _HISTORY.dump_python(list(history), mode="json"),
+        "folders": [str(at) for at in folders.views],
         **checkpoints_of(scratch).manifest_entry(),
     }
     await scratch.keep(manifest)
@@ -111,8 +152,23 @@ def _held(scratch: ScratchWorkspace, manifest: dict[str, Any]) -> HeldRun:
 
 
 def is_held_run(manifest: Mapping[str, Any]) -> bool:
-    """Whether a kept copy's manifest is a held run's (not an editor's kept proposal)."""
-    return manifest.get("kind") == KIND
+    """Whether a kept copy's manifest is a held run's (not an editor's kept proposal, nor
+    the view of a held run's added folder)."""
+    return manifest.get("kind") == KIND and FOLDER_OF not in manifest
+
+
+async def _held_folders(run_id: str, named: Sequence[str]) -> FolderViews:
+    """The kept views of held run ``run_id``'s added folders, reopened."""
+    views: dict[Path, ScratchWorkspace] = {}
+    for folder in named:
+
+        def wanted(manifest: Mapping[str, Any], folder: str = folder) -> bool:
+            return manifest.get(FOLDER_OF) == run_id and manifest.get("folder") == folder
+
+        for kept in await reopen_kept_where(wanted, workspace=Path(folder)):
+            checkpoints_of(kept.scratch, kept.manifest)
+            views[Path(folder)] = kept.scratch
+    return FolderViews(views)
 
 
 async def held_runs(workspace: Path | None = None) -> list[HeldRun]:
@@ -120,7 +176,11 @@ async def held_runs(workspace: Path | None = None) -> list[HeldRun]:
     Other kept copies (an editor's kept proposals) are not touched."""
     found: list[HeldRun] = []
     for kept in await reopen_kept_where(is_held_run, workspace=workspace):
-        found.append(_held(kept.scratch, kept.manifest))
+        held = _held(kept.scratch, kept.manifest)
+        named = [str(f) for f in kept.manifest.get("folders") or []]
+        if named:
+            held.folders = await _held_folders(held.run_id, named)
+        found.append(held)
     return sorted(found, key=lambda r: r.held_at)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -16,7 +16,7 @@ from driveros.semantic import docker_server_mounts, server_mounts
 from driveros.state import state_dir
 
 if TYPE_CHECKING:
-    from driveros.review import ScratchWorkspace
+    from driveros.review import FolderViews, ScratchWorkspace
 
 T = TypeVar("T")
 
@@ -100,11 +100,28 @@ def make_sandbox(
         discard_writes=discard_writes,
     )
     for added in spec.add_dirs:
+        at = added.path
+        if spec.review and added.writable and at not in views:
+            raise ConfigError(f"--add-dir {at}:rw in a review run needs a scratch view of it")
         # Never one holding what the sandbox must not show (the state directory).
-        if not any(h.is_relative_to(added.path) for h in hidden):
-            at = added.path
+        if not any(h.is_relative_to(at) for h in hidden):
             local.add_folder(at, views.get(at, at), writable=added.writable)
     return local, str(root)
+
+
+async def folder_views(
+    spec: RunSpec, has: FolderViews | None, pending: list[Callable[[], object]]
+) -> FolderViews | None:
+    """A review run's views of its writable added folders (``has``'s kept, the others made,
+    their baselines deferred: each recording start goes on ``pending``); None without any."""
+    writable = [a.path for a in spec.add_dirs if a.writable]
+    if not writable:
+        return has
+    from driveros.review import FolderViews
+
+    made = await FolderViews.create(writable, defer_baseline=True, has=has)
+    pending.append(made.start_baseline)
+    return made
 
 
 def local_mounts(
