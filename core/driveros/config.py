@@ -50,6 +50,18 @@ ASK_TIMEOUT_S = 300.0
 #: Where a setting came from, weakest first (see the module docstring).
 Source = Literal["user", "workspace", "environment", "flag"]
 
+#: The environment switches: every ``DRIVEROS_*`` variable driveros reads is named here and
+#: read by this module only (:func:`switches`, :func:`load_environment`); the rest of driveros
+#: receives the values. ``DRIVEROS_DIAGNOSTICS``, ``DRIVEROS_MEMORY_PATH`` and
+#: ``DRIVEROS_CORPUS`` are configuration (user config file, a trusted workspace's ``.env``, the
+#: environment); the others are read from the real process environment only, never a ``.env``.
+DIAGNOSTICS_VAR = "DRIVEROS_DIAGNOSTICS"
+MEMORY_PATH_VAR = "DRIVEROS_MEMORY_PATH"
+CORPUS_VAR = "DRIVEROS_CORPUS"
+STATE_DIR_VAR = "DRIVEROS_STATE_DIR"
+SCRATCH_STRATEGY_VAR = "DRIVEROS_SCRATCH_STRATEGY"
+SCRATCH_MAX_FILE_SIZE_VAR = "DRIVEROS_SCRATCH_MAX_FILE_SIZE"
+
 #: The documented order in which ``Registry.from_env()`` adds providers.
 PROVIDER_ORDER: tuple[ProviderName, ...] = ("anthropic", "openai", "openrouter", "xai", "ollama")
 
@@ -153,8 +165,37 @@ class Environment(BaseModel):
     def diagnostics_on(self) -> bool:
         """Whether runs may use the build-diagnostics feed: ``DRIVEROS_DIAGNOSTICS=off`` (or
         0/false/no) turns it off for every front end (CLI, language server, ACP)."""
-        value = (self.raw.get("DRIVEROS_DIAGNOSTICS") or "on").strip().lower()
-        return value not in ("0", "off", "false", "no")
+        return _switched_on(self.raw.get(DIAGNOSTICS_VAR))
+
+
+def _switched_on(value: str | None) -> bool:
+    """An on/off switch: unset or empty is on; ``0``, ``off``, ``false``, ``no`` are off."""
+    return (value or "on").strip().lower() not in ("0", "off", "false", "no")
+
+
+class Switches(BaseModel):
+    """The process-wide ``DRIVEROS_*`` switches of the real environment (never of a
+    ``.env``): values as given, stripped; empty when unset. Their meaning belongs to the code
+    that uses them (the state directory, the scratch copies)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    #: ``DRIVEROS_STATE_DIR``: where driveros keeps its state (``driveros.state.state_dir``).
+    state_dir: str = ""
+    #: ``DRIVEROS_SCRATCH_STRATEGY``, lower-cased: how scratch copies are made (docs/scratch.md).
+    scratch_strategy: str = ""
+    #: ``DRIVEROS_SCRATCH_MAX_FILE_SIZE``: untracked files above it stay out of scratch copies.
+    scratch_max_file_size: str = ""
+
+
+def switches(environ: Mapping[str, str] | None = None) -> Switches:
+    """The switches of ``environ``, the real environment (default: ``os.environ``, read now)."""
+    env = os.environ if environ is None else environ
+    return Switches(
+        state_dir=env.get(STATE_DIR_VAR, "").strip(),
+        scratch_strategy=env.get(SCRATCH_STRATEGY_VAR, "").strip().lower(),
+        scratch_max_file_size=env.get(SCRATCH_MAX_FILE_SIZE_VAR, "").strip(),
+    )
 
 
 def user_env_file(environ: Mapping[str, str] | None = None) -> Path:
@@ -318,8 +359,8 @@ def load_environment(
     return Environment(
         providers=providers,
         embed_model=layers.find("MNEME_EMBED_MODEL")[0],
-        memory_path=layers.find("DRIVEROS_MEMORY_PATH")[0],
-        corpus_path=layers.find("DRIVEROS_CORPUS")[0],
+        memory_path=layers.find(MEMORY_PATH_VAR)[0],
+        corpus_path=layers.find(CORPUS_VAR)[0],
         github_token=SecretStr(token) if token else None,
         github_api_url=api_url or _DEFAULT_GITHUB_API,
         secrets=secrets,

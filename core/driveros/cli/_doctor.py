@@ -27,6 +27,7 @@ from driveros.cli._doctor_build import build_section
 from driveros.cli._doctor_conventions import conventions_section
 from driveros.cli._doctor_provider import provider_section
 from driveros.cli._fail import stderr_line, stdout_line
+from driveros.config import switches
 
 Status = Literal["ok", "warning", "missing"]
 #: Seconds one probe (the Docker daemon, git) may take before it counts as failed.
@@ -265,7 +266,7 @@ async def _scratch(report: Report, git: dict[str, Any]) -> None:
         auto = "worktree"
     else:
         auto = "copy"
-    asked = os.environ.get(STRATEGY_VAR, "").strip().lower() or "auto"
+    asked = switches().scratch_strategy or "auto"
     if asked not in STRATEGIES:
         report.add(
             "scratch",

@@ -28,12 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from driveros._finish import thread_to_the_end
+from driveros.config import SCRATCH_STRATEGY_VAR, switches
 from driveros.state import mounts_under
 
 log = logging.getLogger(__name__)
 
 #: The environment variable that picks the strategy.
-STRATEGY_VAR = "DRIVEROS_SCRATCH_STRATEGY"
+#: The variable that picks the strategy (named and read in driveros.config).
+STRATEGY_VAR = SCRATCH_STRATEGY_VAR
 STRATEGIES: tuple[str, ...] = ("auto", "overlay", "worktree", "copy")
 #: What ``auto`` tries, in order: the overlay where this machine can mount one, else a worktree
 #: (a git repository with a commit), else a copy.
@@ -56,7 +58,7 @@ _REDIRECT = ("trusted.overlay.redirect", "user.overlay.redirect")
 
 def strategy_from_env(environ: Mapping[str, str] | None = None) -> str:
     """The strategy ``$DRIVEROS_SCRATCH_STRATEGY`` asks for (default ``auto``)."""
-    raw = (os.environ if environ is None else environ).get(STRATEGY_VAR, "").strip().lower()
+    raw = switches(environ).scratch_strategy
     if not raw:
         return "auto"
     if raw not in STRATEGIES:

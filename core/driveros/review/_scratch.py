@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any, Self
 from driveros._errors import GitError
 from driveros._finish import finish_then_reraise
 from driveros._git import run_git, split_z
+from driveros.config import SCRATCH_MAX_FILE_SIZE_VAR, switches
 from driveros.review._apply import apply_changes
 from driveros.review._buffers import adopt_buffer
 from driveros.review._changes import compute_changes
@@ -36,16 +36,17 @@ log = logging.getLogger(__name__)
 
 #: Untracked files larger than this many bytes are left out of scratch copies.
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
-#: The environment variable that sets that limit (bytes, or with a K/M/G suffix; 0: none).
-MAX_FILE_SIZE_VAR = "DRIVEROS_SCRATCH_MAX_FILE_SIZE"
+#: The environment variable that sets that limit (bytes, or with a K/M/G suffix; 0: none),
+#: named and read in driveros.config.
+MAX_FILE_SIZE_VAR = SCRATCH_MAX_FILE_SIZE_VAR
 _SIZE = re.compile(r"^\s*(\d+)\s*(?:([kmg])i?b?|b)?\s*$", re.IGNORECASE)
 
 
 def max_file_size_from_env(environ: Mapping[str, str] | None = None) -> int:
     """The size limit ``$DRIVEROS_SCRATCH_MAX_FILE_SIZE`` asks for, else the default.
     An unreadable value is logged and the default used."""
-    raw = (os.environ if environ is None else environ).get(MAX_FILE_SIZE_VAR, "")
-    if not raw.strip():
+    raw = switches(environ).scratch_max_file_size
+    if not raw:
         return DEFAULT_MAX_FILE_SIZE
     m = _SIZE.match(raw)
     if m is None:

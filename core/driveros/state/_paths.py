@@ -10,15 +10,17 @@ from typing import Any
 
 from driveros._atomic import write_atomic
 
-#: Environment variable that overrides the state directory (tests, several installs).
-STATE_DIR_VAR = "DRIVEROS_STATE_DIR"
+# the variable that overrides the state directory (tests, several installs) is named and
+# read in driveros.config
+from driveros.config import STATE_DIR_VAR as STATE_DIR_VAR
+from driveros.config import switches
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
     """The state directory: ``$DRIVEROS_STATE_DIR``, else ``$XDG_STATE_HOME/driveros``,
     else ``~/.local/state/driveros``. Not created here."""
     environ = os.environ if env is None else env
-    explicit = environ.get(STATE_DIR_VAR, "").strip()
+    explicit = switches(environ).state_dir
     if explicit:
         return Path(explicit).expanduser().absolute()
     xdg = environ.get("XDG_STATE_HOME", "").strip()
