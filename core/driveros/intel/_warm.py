@@ -2,7 +2,7 @@
 
 Starting pytest costs seconds in a real environment (its ``pytest11`` plugins: hypothesis,
 pytest-asyncio, ...), more than collecting or running the few test files an edit affects.
-:class:`WarmPytest` keeps a fork server (``_warm_server.py``, standard library only) running
+:class:`WarmPytest` keeps a fork server (:func:`server_code`, standard library only) running
 in the feed's sandbox, under the project's own interpreter, with pytest and its plugins
 imported; an incremental pytest run is then a small client run through ``sandbox.run``
 exactly like the cold command (same timeout, output cap, kill, cwd and environment) that has
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import re
 import secrets
@@ -28,10 +29,10 @@ from typing import Protocol, runtime_checkable
 
 from driveros._errors import SandboxError
 from driveros.intel._config import CheckSpec
-from driveros.intel._warm_server import UNAVAILABLE
+from driveros.intel._warm_wire import UNAVAILABLE
 from driveros.sandbox import BackgroundProcess, Sandbox
 
-__all__ = ["UNAVAILABLE", "WarmPytest", "warm_parts"]
+__all__ = ["UNAVAILABLE", "WarmPytest", "server_code", "warm_parts"]
 
 _log = logging.getLogger(__name__)
 
@@ -39,8 +40,29 @@ _log = logging.getLogger(__name__)
 _READY_WAIT = 60.0
 #: Consecutive runs the warm process could not serve before the feed stops trying.
 _MAX_FAILURES = 3
-_SERVER_CODE = Path(__file__).with_name("_warm_server.py")
+#: The modules the sandbox's one-file copy of the warm process is made of, in order.
+_SERVER_PARTS = ("_warm_wire.py", "_warm_server.py")
+#: Where the server module's import of the wire's names starts and ends.
+_SHIPPING_MARKS = ("# -- not shipped", "# -- shipped")
 _READY = re.compile(r"ready \d+")
+
+
+@functools.cache
+def server_code() -> bytes:
+    """The warm process as the sandbox gets it: one standard-library file, ``w.py``, that is
+    ``_warm_wire.py`` followed by ``_warm_server.py`` without its ``from __future__`` line
+    and its block from ``# -- not shipped`` to ``# -- shipped`` (its import of the wire's
+    names, which are the file's own there)."""
+    wire, server = (Path(__file__).with_name(n).read_text("utf-8") for n in _SERVER_PARTS)
+    lines = server.splitlines(keepends=True)
+    marks = [i for i, line in enumerate(lines) if line.startswith(_SHIPPING_MARKS)]
+    if len(marks) != 2:
+        raise RuntimeError("_warm_server.py: the '# -- not shipped' block is not marked")
+    kept = lines[: marks[0]] + lines[marks[1] + 1 :]
+    kept = [line for line in kept if line != "from __future__ import annotations\n"]
+    code = wire + "\n\n" + "".join(kept)
+    compile(code, "w.py", "exec")  # a broken copy fails here, not in the sandbox
+    return code.encode("utf-8")
 
 
 @runtime_checkable
@@ -195,7 +217,7 @@ class WarmPytest:
         self, python: str, script: str, parts: _Parts, cwd: str, roots: tuple[str, ...]
     ) -> None:
         assert isinstance(self._sandbox, _ProcessHost)
-        code = await asyncio.to_thread(_SERVER_CODE.read_bytes)
+        code = await asyncio.to_thread(server_code)
         put = await self._sandbox.run(
             f'umask 077 && mkdir -p "{self._dir}" && cat > "{self._dir}/w.py"',
             stdin=code,

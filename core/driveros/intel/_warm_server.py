@@ -1,29 +1,13 @@
-"""The warm pytest process: a fork server that has pytest and its plugins imported already.
+"""The warm pytest server: its start (preloading pytest and its plugins, refusing what it
+cannot serve), its loop (accept, check, fork, reap) and the child that runs the pytest script.
 
-Standard library only: this file is copied into the sandbox and run there by the project's
-own interpreter (the one in the pytest script's shebang), never imported by driveros.
-
-``python w.py serve SOCKDIR SCRIPT ROOT...`` (cwd: where the cold pytest command runs) imports
-pytest and the ``pytest11`` entry-point plugins, refuses (prints ``nowarm <why>``, exits 0)
-when any module it imported lives in the workspace (a ``ROOT``) outside an environment
-directory (``site-packages``), or when a thread is running, then listens on ``SOCKDIR/s`` and
-prints ``ready PID``. The project's modules and conftest.py files are never imported here.
-
-``python -I -S w.py client SOCKDIR SCRIPT ARG...`` (run through the sandbox exactly like the
-cold command) connects, passes its stdin/stdout/stderr (SCM_RIGHTS), argv, cwd and
-environment; the server checks that the request is the one it can serve (the same script,
-cwd and environment as its own, nothing it imported changed on disk) and forks: the child
-takes the client's descriptors and environment and runs the pytest script as ``python SCRIPT
-ARG...`` would, in its own process group. The client exits with the child's status (or dies
-by the same signal). Client gone -> the child's group is killed. Anything the server cannot
-serve -> the client exits ``UNAVAILABLE`` having written nothing, and the caller runs the
-cold command.
+Standard library only, never imported by driveros: the sandbox's copy of the warm process is
+``_warm_wire.py`` (the wire and the client; its docstring has the whole protocol) followed by
+this module, without the import of those names below (:func:`driveros.intel._warm.server_code`).
 """
 
 from __future__ import annotations
 
-import array
-import json
 import os
 import selectors
 import signal
@@ -32,20 +16,14 @@ import struct
 import sys
 from typing import TYPE_CHECKING
 
+# -- not shipped: the sandbox's copy has _warm_wire.py above this module, in the same file
+from driveros.intel._warm_wire import HEADER, UNAVAILABLE, Request, client, env_key, receive
+
+# -- shipped
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-#: The client's exit code when the warm process cannot serve (pytest itself exits 0-5).
-UNAVAILABLE = 75
-#: Set by the shell per process: not part of what makes two environments equal.
-VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
-_MAX_REQUEST = 8 * 1024 * 1024
-_HEADER = struct.Struct("!I")
 _PR_SET_PDEATHSIG = 1
-
-
-def _env_key(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k not in VOLATILE}
 
 
 # -- the server ---------------------------------------------------------------------------
@@ -197,27 +175,6 @@ def _warm_up(scratch: str) -> str | None:
     return None
 
 
-class _Request:
-    """What a client asks for (checked field by field: the client is not trusted)."""
-
-    def __init__(self, raw: object) -> None:
-        if not isinstance(raw, dict) or raw.get("v") != 1:
-            raise ValueError("bad request")
-        script, args, cwd, env = raw.get("script"), raw.get("args"), raw.get("cwd"), raw.get("env")
-        if not isinstance(script, str) or not isinstance(cwd, str):
-            raise ValueError("bad request")
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise ValueError("bad arguments")
-        if not isinstance(env, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in env.items()
-        ):
-            raise ValueError("bad environment")
-        self.script: str = script
-        self.args: list[str] = args
-        self.cwd: str = cwd
-        self.env: dict[str, str] = env
-
-
 class _Job:
     def __init__(self, conn: socket.socket, pid: int) -> None:
         self.conn = conn
@@ -231,7 +188,7 @@ class Server:
         self.script = script
         self.roots = [os.path.realpath(r) for r in roots if r]
         self.cwd = os.getcwd()
-        self.env = _env_key(dict(os.environ))
+        self.env = env_key(dict(os.environ))
         self.state: dict[str, tuple[int, int, int] | None] = {}
         self.jobs: dict[int, _Job] = {}
         self.sel = selectors.DefaultSelector()
@@ -299,7 +256,7 @@ class Server:
         fds: list[int] = []
         try:
             conn.settimeout(10)
-            request, fds = _receive(conn)
+            request, fds = receive(conn)
             reason = self._refusal(conn, request, fds)
             if reason is not None:
                 conn.sendall(b"R" + reason.encode()[:200])
@@ -313,7 +270,7 @@ class Server:
             for fd in fds:
                 os.close(fd)
 
-    def _refusal(self, conn: socket.socket, request: _Request, fds: list[int]) -> str | None:
+    def _refusal(self, conn: socket.socket, request: Request, fds: list[int]) -> str | None:
         creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         _pid, uid, _gid = struct.unpack("3i", creds)
         if uid != os.getuid():
@@ -324,13 +281,13 @@ class Server:
             return "another script"
         if request.cwd != self.cwd:
             return "another directory"
-        if _env_key(request.env) != self.env:
+        if env_key(request.env) != self.env:
             return "another environment"
         if _environment_state(self.script) != self.state:
             return "the environment changed"
         return None
 
-    def _fork(self, conn: socket.socket, request: _Request, fds: list[int]) -> None:
+    def _fork(self, conn: socket.socket, request: Request, fds: list[int]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -376,7 +333,7 @@ class Server:
         if not job.killed:
             self.sel.unregister(job.conn)
             try:
-                job.conn.sendall(_HEADER.pack(status & 0xFFFFFFFF))
+                job.conn.sendall(HEADER.pack(status & 0xFFFFFFFF))
             except OSError:
                 pass
         job.conn.close()
@@ -390,38 +347,7 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def _receive(conn: socket.socket) -> tuple[_Request, list[int]]:
-    """The request and the descriptors it came with (closed here if it is not well formed)."""
-    fds = array.array("i")
-    data, ancdata, _flags, _addr = conn.recvmsg(65536, socket.CMSG_SPACE(3 * fds.itemsize))
-    for level, kind, payload in ancdata:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
-    received = list(fds)
-    try:
-        return _read_request(conn, data), received
-    except (OSError, ValueError):
-        for fd in received:
-            os.close(fd)
-        raise
-
-
-def _read_request(conn: socket.socket, data: bytes) -> _Request:
-    if len(data) < _HEADER.size:
-        raise ValueError("short request")
-    (size,) = _HEADER.unpack(data[: _HEADER.size])
-    if size > _MAX_REQUEST:
-        raise ValueError("request too large")
-    body = bytearray(data[_HEADER.size :])
-    while len(body) < size:
-        chunk = conn.recv(min(65536, size - len(body)))
-        if not chunk:
-            raise ValueError("short request")
-        body += chunk
-    return _Request(json.loads(bytes(body)))
-
-
-def _child(server: Server, conn: socket.socket, request: _Request, fds: list[int]) -> None:
+def _child(server: Server, conn: socket.socket, request: Request, fds: list[int]) -> None:
     import traceback
 
     code = 1
@@ -504,44 +430,6 @@ def serve(sockdir: str, script: str, roots: list[str]) -> int:
     print(f"ready {os.getpid()}", flush=True)
     server.serve()
     return 0
-
-
-# -- the client ---------------------------------------------------------------------------
-
-
-def client(sockdir: str, script: str, args: list[str]) -> int:
-    request = json.dumps(
-        {"v": 1, "script": script, "args": args, "cwd": os.getcwd(), "env": dict(os.environ)}
-    ).encode()
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        os.chdir(sockdir)  # a short address: a socket path is limited to about 100 bytes
-        conn.connect("s")
-        payload = _HEADER.pack(len(request)) + request
-        fds = array.array("i", [0, 1, 2])
-        sent = conn.sendmsg(
-            [payload[:65536]], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds.tobytes())]
-        )
-        conn.sendall(payload[sent:])
-        if conn.recv(1) != b"S":
-            return UNAVAILABLE
-    except OSError:
-        return UNAVAILABLE
-    status = b""
-    while len(status) < _HEADER.size:
-        try:
-            chunk = conn.recv(_HEADER.size - len(status))
-        except OSError:
-            chunk = b""
-        if not chunk:
-            return UNAVAILABLE if not status else 1
-        status += chunk
-    (value,) = _HEADER.unpack(status)
-    if os.WIFSIGNALED(value):
-        signum = os.WTERMSIG(value)
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-    return os.WEXITSTATUS(value) if os.WIFEXITED(value) else 1
 
 
 def main(argv: list[str]) -> int:
