@@ -11,8 +11,10 @@ import logging
 import re
 from pathlib import Path
 
+from driveros import _safe_open as safe_open
 from driveros._errors import GitError
 from driveros._git import run_git
+from driveros._safe_open import PlantedLinkError, anchor
 
 log = logging.getLogger(__name__)
 
@@ -80,17 +82,20 @@ async def exclude_from_git(db_path: Path) -> bool:
     exclude = Path(exclude_rel)
     if not exclude.is_absolute():
         exclude = parent / exclude
+    # Walked from the top without following a link: a repository can plant
+    # ``.git/info -> ~`` or ``.git/info/exclude -> ~/.bashrc`` (a git directory outside the
+    # work tree, a worktree's, is the user's own: only its last name is checked).
+    root, where = anchor(exclude, top_real)
 
     def write() -> None:
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        old = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-        sep = "" if not old or old.endswith("\n") else "\n"
-        with exclude.open("a", encoding="utf-8") as fh:
-            fh.write(f"{sep}# driveros long-term memory\n/{rel}*\n")
+        old = safe_open.read_bytes(root, where) or b""
+        sep = b"" if not old or old.endswith(b"\n") else b"\n"
+        line = f"# driveros long-term memory\n/{rel}*\n".encode()
+        safe_open.append(root, where, sep + line, perms=0o644)
 
     try:
         await asyncio.to_thread(write)
-    except OSError as exc:
+    except (OSError, PlantedLinkError) as exc:
         log.warning("could not add %s to %s: %s", rel, exclude, exc)
         return False
     return True

@@ -105,7 +105,7 @@ async def adopt_buffer(lay: Layout, rel: str, text: str) -> bool:
             await asyncio.to_thread(index.unlink)
 
     async def adopt() -> None:
-        await asyncio.to_thread(atomic_write, target, data, mode=mode)
+        await asyncio.to_thread(atomic_write, target, data, mode=mode, root=lay.path)
         # Applying checks the disk against what it held at start (the copy's bytes until
         # now), as for every overlay.
         lay.disk_baseline.setdefault(rel, blob_sha(now))

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from driveros._atomic import write_atomic
+from driveros._safe_open import PlantedLinkError
 from driveros.review._errors import ReviewError
 
 #: How many threads copy files when a scratch copy starts.
@@ -211,15 +212,69 @@ def inside(root: Path, target: Path) -> bool:
     return parent == real_root or real_root in parent.parents
 
 
-def atomic_write(target: Path, data: bytes, *, mode: str | None) -> None:
-    """Replace ``target`` with ``data`` atomically (temp file in the same directory + rename)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if mode == "120000":
-        tmp_link = target.parent / f".{target.name}.driveros-{os.urandom(4).hex()}.tmp"
-        tmp_link.symlink_to(os.fsdecode(data))
-        tmp_link.replace(target)
-        return
-    write_atomic(target, data, perms=new_perms(target, mode), suffix=".driveros.tmp")
+def atomic_write(target: Path, data: bytes, *, mode: str | None, root: Path) -> None:
+    """Replace ``target`` (inside ``root``, a scratch copy) with ``data`` atomically (temp file
+    in the same directory + rename). The directories from ``root`` down are walked without
+    following a link and made where missing; a link on the way, or a link or special file
+    at ``target`` itself (unless it becomes a link, ``mode`` 120000), raises
+    :class:`PlantedLinkError` and nothing is written (a copy's links are the agent's)."""
+    rel = PurePosixPath(target.relative_to(root).as_posix())
+    with _walk(root, rel.parent, create=True) as fds:
+        if mode == "120000":
+            tmp = f".{rel.name}.driveros-{os.urandom(4).hex()}.tmp"
+            os.symlink(os.fsdecode(data), tmp, dir_fd=fds[-1])
+            os.replace(tmp, rel.name, src_dir_fd=fds[-1], dst_dir_fd=fds[-1])
+            return
+    write_atomic(target, data, perms=new_perms(target, mode), suffix=".driveros.tmp", root=root)
+
+
+@contextlib.contextmanager
+def _walk(root: Path, rel: PurePosixPath, *, create: bool = False) -> Iterator[list[int]]:
+    """Descriptors of ``root`` and of each directory of ``rel`` below it, opened without
+    following a link (made, as ``mkdir`` would, where missing and ``create``).
+    :class:`PlantedLinkError` when one is a link or not a directory; ``FileNotFoundError``
+    when one is missing and not made."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    fds = [os.open(root, flags)]
+    try:
+        for depth, part in enumerate(p for p in rel.parts if p not in ("", ".")):
+            try:
+                inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fds[-1])
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=fds[-1])
+                inner = _open_made(part, fds[-1], root, rel.parts[: depth + 1])
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _planted(root, rel.parts[: depth + 1]) from exc
+                raise
+            fds.append(inner)
+        yield fds
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _open_made(part: str, dir_fd: int, root: Path, shown: tuple[str, ...]) -> int:
+    try:
+        return os.open(
+            part, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW, dir_fd=dir_fd
+        )
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _planted(root, shown) from exc
+        raise
+
+
+def _planted(root: Path, shown: tuple[str, ...]) -> PlantedLinkError:
+    where = "/".join(shown)
+    return PlantedLinkError(
+        f"refusing to write through {where} in {root}: it is a symbolic link or not a "
+        "directory (driveros never follows a link planted in a tree it writes)",
+        path=str(root / where),
+    )
 
 
 def new_perms(target: Path, mode: str | None) -> int:
@@ -237,16 +292,22 @@ def new_perms(target: Path, mode: str | None) -> int:
 
 
 def remove_file(root: Path, target: Path) -> None:
-    """Delete ``target`` and then any parent directories left empty (up to ``root``)."""
-    if os.path.lexists(target):
-        target.unlink()
-    parent = target.parent
-    while parent != root and root in parent.parents:
-        try:
-            parent.rmdir()
-        except OSError:
-            break
-        parent = parent.parent
+    """Delete ``target`` and then any parent directories left empty (up to ``root``), reached
+    without following a link (:class:`PlantedLinkError` when a parent is one); a link at
+    ``target`` is removed itself. Missing is fine."""
+    rel = PurePosixPath(target.relative_to(root).as_posix())
+    try:
+        with _walk(root, rel.parent) as fds:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(rel.name, dir_fd=fds[-1])
+            names = list(rel.parent.parts)
+            for depth in range(len(names) - 1, -1, -1):
+                try:
+                    os.rmdir(names[depth], dir_fd=fds[depth])
+                except OSError:
+                    break
+    except FileNotFoundError:
+        return
 
 
 def read_scratch(path: Path) -> bytes:
