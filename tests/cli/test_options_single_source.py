@@ -15,7 +15,6 @@ import pytest
 from pydantic.fields import FieldInfo
 from tests.conftest import REPO_ROOT
 
-from driveros import config
 from driveros.acp import Settings as AcpSettings
 from driveros.cli._main import _build_parser
 from driveros.cli._options import option_flag, run_values
@@ -162,20 +161,28 @@ def test_the_settings_classes_inherit_the_options_instead_of_repeating_them() ->
         assert LspSettings.model_fields[name].description == field.description, name
 
 
-def _literal_choices() -> set[frozenset[str]]:
-    """The value sets of every ``Literal`` a run option, ACP's settings or config declares."""
-    found: set[frozenset[str]] = set()
-    annotations = [f.annotation for f in RunSpec.model_fields.values()]
-    annotations += [f.annotation for f in AcpSettings.model_fields.values()]
-    annotations += [v for v in vars(config).values() if get_origin(v) is Literal]
-    for annotation in annotations:
-        for part in (annotation, *get_args(annotation)):
-            if get_origin(part) is Literal:
-                found.add(frozenset(str(a) for a in get_args(part)))
+def _literal_choices() -> list[frozenset[str]]:
+    """The value sets of every ``Literal[...]`` written in the library (aliases, fields)."""
+    found: list[frozenset[str]] = []
+    for path in sorted((REPO_ROOT / "core" / "driveros").rglob("*.py")):
+        if "suites" in path.parts:  # eval workspaces are data
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "Literal"
+            ):
+                elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+                values = {e.value for e in elts if isinstance(e, ast.Constant)}
+                if len(values) > 1 and all(isinstance(v, str) for v in values):
+                    found.append(frozenset(values))
     return found
 
 
 def test_no_cli_module_spells_a_literals_choices_again() -> None:
+    """A ``choices=(...)`` of two or more values of one ``Literal`` spells it again: the
+    choices come from the ``Literal`` (``get_args``) instead."""
     literals = _literal_choices()
     assert frozenset({"local", "docker"}) in literals  # the walk found them
     spelled = []
@@ -186,7 +193,7 @@ def test_no_cli_module_spells_a_literals_choices_again() -> None:
             if not isinstance(node.value, ast.Tuple | ast.List):
                 continue
             values = frozenset(e.value for e in node.value.elts if isinstance(e, ast.Constant))
-            if values in literals:
+            if len(values) > 1 and any(values <= literal for literal in literals):
                 spelled.append(f"{path.name}:{node.lineno}")
     assert spelled == []
 

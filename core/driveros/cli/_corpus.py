@@ -5,26 +5,36 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import get_args
+
+from pydantic import BaseModel
 
 from driveros._unicode import json_terminal_safe, terminal_safe
 from driveros.cli._input import read_input
 from driveros.cli._parser import ArgumentParser, UsageError
 
 
+def _choices(model: type[BaseModel], field: str) -> tuple[str, ...]:
+    """The values of a field's ``Literal`` (declared once, in driveros.evals)."""
+    return get_args(model.model_fields[field].annotation)
+
+
 def configure(parser: ArgumentParser) -> None:
+    from driveros.evals import CorpusRecord, Verdict
+
     parser.add_argument("--corpus", type=Path, help="corpus file (default .driveros/corpus.jsonl)")
     sub = parser.add_subparsers(
         dest="corpus_command", metavar="ACTION", parser_class=ArgumentParser
     )
     add = sub.add_parser("add", help="add a record (prints its id)")
-    add.add_argument("--kind", required=True, choices=("council", "commit-msg", "issue-bot"))
+    add.add_argument("--kind", required=True, choices=_choices(CorpusRecord, "kind"))
     add.add_argument("--input", required=True, help="the input text, or @FILE, or - for stdin")
     add.add_argument("--output", required=True, help="the output text, or @FILE")
     add.add_argument("--model", default="")
     add.add_argument("--provider", default="")
     verdict = sub.add_parser("verdict", help="record the human verdict on a record")
     verdict.add_argument("id")
-    verdict.add_argument("label", choices=("accepted", "edited", "rejected"))
+    verdict.add_argument("label", choices=_choices(Verdict, "label"))
     verdict.add_argument("--edit", help="the edited text (or @FILE); needed for 'edited'")
     verdict.add_argument("--note", default="")
     verdict.add_argument("--by", default="human")

@@ -6,14 +6,15 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import get_args
 
 from driveros._errors import ConfigError
 from driveros._plural import files
 from driveros._unicode import json_terminal_safe, terminal_safe
 from driveros.cli._input import read_input, stdin_usable
-from driveros.cli._options import add_provider, chosen_provider, positive_int
+from driveros.cli._options import add_run_options, run_values
 from driveros.cli._parser import ArgumentParser
-from driveros.config import MAX_ITERATIONS
+from driveros.config import ApproveMode
 
 
 def configure(parser: ArgumentParser) -> None:
@@ -22,11 +23,11 @@ def configure(parser: ArgumentParser) -> None:
     source.add_argument("--github", metavar="OWNER/REPO#N", help="fetch the issue from GitHub")
     parser.add_argument("--workspace", type=Path, default=Path())
     parser.add_argument("--out", type=Path, default=Path(".driveros/issue-bot"))
-    add_provider(parser)
-    parser.add_argument("--max-iterations", type=positive_int, default=MAX_ITERATIONS, metavar="N")
+    add_run_options(parser, "provider", "model", "max_iterations")
     parser.add_argument(
         "--approve",
-        choices=("policy", "never", "interactive"),
+        # every approval mode but ``ask`` through an editor: the bot runs in a terminal
+        choices=tuple(mode for mode in get_args(ApproveMode) if mode != "ask"),
         default="policy",
         help="approval of commands in the scratch copy (default: the safe allowlist)",
     )
@@ -55,8 +56,6 @@ async def _run(args: argparse.Namespace, text: str | None) -> int:
         assert text is not None
         issue = parse_markdown_issue(text, source=args.issue)
 
-    provider, model = chosen_provider(args)
-
     async def on_event(event: Event) -> None:
         if event.type == "tool_call":
             sys.stderr.write(terminal_safe(f"  > {event.name} {event.arguments}") + "\n")
@@ -69,7 +68,7 @@ async def _run(args: argparse.Namespace, text: str | None) -> int:
         out_dir=args.out,
         env=env,
         on_event=on_event,
-        options=RunOptions(provider=provider, model=model, max_iterations=args.max_iterations),
+        options=RunOptions(**run_values(args)),
         approve=args.approve,
         corpus=None if args.no_record else await open_corpus(env, args.corpus),
     )

@@ -7,7 +7,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -18,6 +18,7 @@ from driveros.cli._parser import UsageError
 from driveros.config import Environment, load_environment
 from driveros.memory import (
     Fact,
+    FactStatus,
     MemoryStats,
     MemoryStore,
     Placement,
@@ -110,7 +111,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         _common(p, suppress=True)
     ps["list"].add_argument(
         "--status",
-        choices=("active", "superseded", "forgotten", "all"),
+        choices=(*get_args(FactStatus), "all"),
         default="active",
         help="which facts (default: active)",
     )
