@@ -85,6 +85,7 @@ async def test_add_dir_file_tools_read_it_by_its_absolute_path(
                 ToolCallSpec("read_file", {"path": f"{other}/lib/util.py", "offset": 2, "limit": 1})
             ]
         ),
+        Turn(tool_calls=[ToolCallSpec("read_file", {"path": f"{other}/lib/gone.py"})]),
         Turn(text="read it"),
     ]
     async with ScriptedModelServer(turns) as server:
@@ -100,11 +101,13 @@ async def test_add_dir_file_tools_read_it_by_its_absolute_path(
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     results = [e for e in run.lines() if e["type"] == "tool_result"]
-    assert [r["ok"] for r in results] == [True] * 4, results
+    assert [r["ok"] for r in results] == [True] * 4 + [False], results
     assert results[0]["output"] == "shared notes\n"
     assert results[1]["output"] == "README.md\nlib/"
     assert results[2]["output"] == f"{other}/lib/util.py:1: def helper():"
     assert "    return 42" in results[3]["output"]
+    # an error names the file as the model must (never a path it would read in the workspace)
+    assert f"name it '{other}/lib/gone.py'" in results[4]["output"], results[4]
     # the model is told which folders it has, and how they are named
     system = server.requests[0]["messages"][0]["content"]
     assert f"{other} (read-only)" in system

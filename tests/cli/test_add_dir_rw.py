@@ -231,3 +231,27 @@ async def test_add_dir_rw_held_apply_conflict_in_the_folder_writes_nothing(
     still = await runs("show", run_id, "--format", "json", cwd=calc_repo)
     assert len(still.json()["checkpoints"]) == 3  # still held
     await runs("discard", run_id, cwd=calc_repo)
+
+
+async def test_add_dir_rw_without_review_is_written_in_place(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    other = _other(tmp_path)
+    made = ToolCallSpec("write_file", {"path": f"{other}/made.txt", "content": "made\n"})
+    turns = [*_turns(other)[:2], Turn(tool_calls=[made]), Turn(text="done")]
+    async with ScriptedModelServer(turns) as server:
+        run = await run_cli(
+            "--task",
+            "change both folders",
+            "--add-dir",
+            f"{other}:rw",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=calc_repo,
+        )
+    assert run.code == 0, (run.stderr, run.stdout[-3000:])
+    assert all(e["ok"] for e in run.lines() if e["type"] == "tool_result")
+    assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
+    assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
+    assert (other / "made.txt").read_text() == "made\n"

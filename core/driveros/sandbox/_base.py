@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from driveros._errors import SandboxError
 from driveros.sandbox._channel import Channel
 from driveros.sandbox._env import check_command
 from driveros.sandbox._files import HostFiles
@@ -180,48 +182,56 @@ class SandboxBase:
         """The added folders (see :meth:`add_folder`)."""
         return self._folders
 
-    def _where(self, path: str, *, write: bool = False) -> tuple[HostFiles, str]:
-        """The fenced files ``path`` is in and the path relative to them."""
+    @contextlib.contextmanager
+    def _where(self, path: str, *, write: bool = False) -> Iterator[tuple[HostFiles, str]]:
+        """The fenced files ``path`` is in and the path relative to them. An added folder's
+        errors say which folder (their paths are relative to it)."""
         routed = self._folders.route(path, write=write) if self._folders else None
         if routed is None:
-            return self._files, path
-        return routed[0].files, routed[1]
+            yield self._files, path
+            return
+        folder, rel = routed
+        try:
+            yield folder.files, rel
+        except SandboxError as exc:
+            said = f"{exc} (a path inside the added folder {folder.at!r}: name it {path!r})"
+            raise type(exc)(said, **exc.context) from exc
 
     async def read_file(self, path: str) -> str:
         self._check_open()
-        files, rel = self._where(path)
-        return await files.read_file(rel)
+        with self._where(path) as (files, rel):
+            return await files.read_file(rel)
 
     async def read_bytes(self, path: str) -> bytes:
         self._check_open()
-        files, rel = self._where(path)
-        return await files.read_bytes(rel)
+        with self._where(path) as (files, rel):
+            return await files.read_bytes(rel)
 
     async def read_lines(self, path: str, first: int, count: int | None) -> LineRange:
         """Lines ``first``.. of a text file of any size, streamed (see HostFiles.read_lines)."""
         self._check_open()
-        files, rel = self._where(path)
-        return await files.read_lines(rel, first, count)
+        with self._where(path) as (files, rel):
+            return await files.read_lines(rel, first, count)
 
     async def write_file(self, path: str, content: str) -> None:
         self._check_open()
-        files, rel = self._where(path, write=True)
-        await files.write_file(rel, content)
+        with self._where(path, write=True) as (files, rel):
+            await files.write_file(rel, content)
 
     async def write_bytes(self, path: str, data: bytes) -> None:
         self._check_open()
-        files, rel = self._where(path, write=True)
-        await files.write_bytes(rel, data)
+        with self._where(path, write=True) as (files, rel):
+            await files.write_bytes(rel, data)
 
     async def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> int:
         self._check_open()
-        files, rel = self._where(path, write=True)
-        return await files.edit(rel, old, new, replace_all=replace_all)
+        with self._where(path, write=True) as (files, rel):
+            return await files.edit(rel, old, new, replace_all=replace_all)
 
     async def list_dir(self, path: str = ".") -> list[DirEntry]:
         self._check_open()
-        files, rel = self._where(path)
-        return await files.list_dir(rel)
+        with self._where(path) as (files, rel):
+            return await files.list_dir(rel)
 
     async def search(
         self, pattern: str, *, path: str = ".", glob: str | None = None, max_results: int = 200
@@ -229,23 +239,19 @@ class SandboxBase:
         """Matches (a list); ``.skipped`` names the secret files that were not searched."""
         self._check_open()
         routed = self._folders.route(path) if self._folders else None
-        files = self._files if routed is None else routed[0].files
-        found = await files.search(
-            pattern,
-            path=path if routed is None else routed[1],
-            glob=glob,
-            max_results=max_results,
-            env=self._search_env(),
-        )
+        with self._where(path) as (files, rel):
+            found = await files.search(
+                pattern, path=rel, glob=glob, max_results=max_results, env=self._search_env()
+            )
         return found if routed is None else routed[0].results(found)
 
     async def stat(self, path: str) -> FileStat:
         self._check_open()
-        files, rel = self._where(path)
-        info = await files.stat(rel)
-        return info if files is self._files else info.model_copy(update={"path": path})
+        with self._where(path) as (files, rel):
+            info = await files.stat(rel)
+            return info if files is self._files else info.model_copy(update={"path": path})
 
     async def remove(self, path: str) -> None:
         self._check_open()
-        files, rel = self._where(path, write=True)
-        await files.remove(rel)
+        with self._where(path, write=True) as (files, rel):
+            await files.remove(rel)
