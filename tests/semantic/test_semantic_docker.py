@@ -125,6 +125,60 @@ async def test_semantic_docker_server_runs_in_the_container_on_its_view(py: Setu
     assert set(probe.stdout.split()[-3:]) <= {"basedpyright", "bin", "go", "npm"}
 
 
+async def test_semantic_docker_answers_follow_the_agents_edits(py: Setup) -> None:
+    """Edits made host-side through the fence reach the container's server (document sync)."""
+    before = await py.tools.references("pkg/other.py", 1, 5, None)
+    assert len(places(before.text)) == 3
+    text = (py.root / "main.py").read_text()
+    await py.sandbox.write_file("main.py", text + "helper()\n")
+    py.tools.touched(["main.py"])
+    after = await py.tools.references("pkg/other.py", 1, 5, None)
+    assert ("main.py", 5, 1) in places(after.text)
+    await py.sandbox.write_file("main.py", text)
+    py.tools.touched(["main.py"])
+    again = await py.tools.references("pkg/other.py", 1, 5, None)
+    assert places(again.text) == places(before.text)
+
+
+async def test_semantic_docker_cancellation_keeps_the_server(py: Setup) -> None:
+    await py.tools.hover("main.py", 4, 7, None)
+    session = py.tools.sessions["basedpyright"]
+    for _ in range(50):  # a warm server may answer before the request is seen pending
+        task = asyncio.ensure_future(py.tools.references("main.py", 4, 7, None))
+        while not session.client._pending and not task.done():
+            await asyncio.sleep(0)
+        if not task.done():
+            break
+        await task
+    else:
+        pytest.fail("every request was answered before it could be cancelled")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not session.client._pending
+    assert py.tools.sessions["basedpyright"] is session and session.client.alive
+    assert len(places((await py.tools.references("main.py", 4, 7, None)).text)) == 4
+
+
+async def test_semantic_docker_a_crashed_server_is_restarted(py: Setup) -> None:
+    await py.tools.hover("main.py", 4, 7, None)
+    old = py.tools.sessions["basedpyright"]
+    killed = await py.sandbox.run(
+        'for p in /proc/[0-9]*; do grep -qa "[l]angserver" "$p/cmdline" 2>/dev/null && '
+        'kill -9 "${p#/proc/}"; done; true'
+    )
+    assert killed.exit_code == 0
+    for _ in range(100):
+        if not old.client.alive:
+            break
+        await asyncio.sleep(0.1)
+    assert not old.client.alive
+    assert "ended (exit code" in str(old.client.failure)
+    got = await py.tools.references("main.py", 4, 7, None)
+    assert len(places(got.text)) == 4
+    assert py.tools.sessions["basedpyright"] is not old
+
+
 async def test_semantic_docker_server_gets_the_containers_environment(tmp_path: Path) -> None:
     """The server's environment is the container's allowlisted one (no key, nothing from a
     .env) plus its PATH and Go toolchain variables."""

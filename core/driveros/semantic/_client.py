@@ -218,8 +218,10 @@ class LspClient:
         msg_id = self._ids
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = fut
-        await self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         try:
+            # Inside the try: a caller cancelled while the request is being written (a slow
+            # pipe, docker's exec stream) still takes its entry out of the pending ones.
+            await self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
             async with asyncio.timeout(timeout):
                 return await fut
         except TimeoutError:
@@ -229,6 +231,9 @@ class LspClient:
             ) from None
         except asyncio.CancelledError:
             await self._cancel(msg_id)
+            raise
+        except BaseException:
+            self._pending.pop(msg_id, None)
             raise
 
     async def _cancel(self, msg_id: int) -> None:
