@@ -117,7 +117,7 @@ def test_every_flag_reaches_the_run_without_a_hand_copy(command: str, tmp_path: 
         got = {name: getattr(settings, name) for name in wanted}
         # and every option goes on into each prompt's spec
         spec = settings.spec(task="t", workspace=tmp_path)
-        assert _options(spec, RunOptions) == _options(settings, RunOptions)
+        assert _options(spec, HeadlessOptions) == _options(settings, HeadlessOptions)
     assert got == wanted
     for name, value in wanted.items():
         assert value != RunSpec.model_fields[name].default, name  # the test changed each one

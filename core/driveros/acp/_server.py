@@ -446,17 +446,15 @@ class DriverosAgent:
         env = await asyncio.to_thread(self._loader, session.cwd)
         for warning in env.warnings:
             log.warning("%s", warning)
-        # the settings are the run options (driveros.runs.RunOptions) plus ACP's own
+        # the settings are the run options (driveros.runs.HeadlessOptions) plus ACP's own
         spec = s.spec(
             task=task,
             workspace=session.cwd,
             approve=APPROVE[session.mode],
-            ask_timeout_s=s.ask_timeout_s,
             review=True,
             overlays=overlays,
             diagnostics=s.diagnostics and env.diagnostics_on,
             workspace_trusted=env.workspace_trusted,
-            otel=s.otel,
         )
         asker = AcpAsker(
             lambda call, options: self.conn.request_permission(

@@ -100,9 +100,10 @@ class RunOptions(BaseModel):
         return RunOptions.model_validate(source, from_attributes=True)
 
     def spec(self, **run: Any) -> RunSpec:
-        """The spec of one run with these options; ``run`` names the per-run fields (and may
-        override an option for this run)."""
-        own = {name: getattr(self, name) for name in RunOptions.model_fields}
+        """The spec of one run with these options (and, for :class:`HeadlessOptions`, theirs);
+        ``run`` names the per-run fields (and may override an option for this run)."""
+        shared = HeadlessOptions if isinstance(self, HeadlessOptions) else RunOptions
+        own = {name: getattr(self, name) for name in shared.model_fields}
         return RunSpec.model_validate({**own, **run})
 
 
