@@ -14,11 +14,15 @@ from pathlib import Path
 import pytest
 
 from driveros.config import load_environment
+from driveros.diagnostics import render_snapshot
+from driveros.diagnostics._identity import identity_message
 from driveros.intel import DiagnosticsFeed
 from driveros.runs import RunSpec
 from driveros.runs._oneshot import one_shot_sandbox
 from driveros.sandbox import LocalSandbox, PolicyError
 from driveros.sandbox import _local as local_tier
+from tests.intel._corpus import PROJECTS, RealProject
+from tests.intel._projects import tool_env
 from tests.security._oneshot import (
     LATE_WRITE_WAIT,
     differences,
@@ -124,3 +128,30 @@ async def test_oneshot_docker_sandbox_discards_every_write(tmp_path: Path) -> No
         assert "planted.py" in done.stdout, done.stdout + done.stderr  # it could write
     await asyncio.sleep(LATE_WRITE_WAIT)
     assert differences(before, tree_state(repo)) == []
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
+async def test_oneshot_real_projects_report_what_a_writable_sandbox_reports(
+    project: RealProject, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """more-itertools (unittest), qs (tape), go-difflib (go build, vet, test): their declared
+    builds run and report the same in the overlay, read-only and a writable sandbox."""
+    root = project.build(tmp_path / "p")
+    before = tree_state(root)
+    found: dict[str, list[tuple[str, str, int]]] = {}
+    for access in ("overlay", "read-only", "writable"):
+        if access == "read-only":
+            monkeypatch.setattr(local_tier, "overlay_prefix", lambda *_: None)
+        async with LocalSandbox(
+            root, base_env=tool_env(), discard_writes=access != "writable"
+        ) as box:
+            snapshot = await DiagnosticsFeed(box).snapshot()
+            assert box.workspace_access == access
+        assert project.check in snapshot.checks, render_snapshot(snapshot)
+        found[access] = sorted(
+            (i.path, identity_message(i), i.line) for i in snapshot.items if i.severity == "error"
+        )
+        monkeypatch.undo()
+        if access != "writable":
+            assert differences(before, tree_state(root)) == []
+    assert found["overlay"] == found["read-only"] == found["writable"] != []

@@ -67,6 +67,8 @@ def main(argv: list[str]) -> None:
     upper, work = f"{scratch}/upper", f"{scratch}/work"
     os.mkdir(upper, 0o700)  # noqa: PTH102 - the stdlib minimum, no pathlib import
     os.mkdir(work, 0o700)  # noqa: PTH102
+    # The overlay's root shows the upper directory's mode: the workspace's own.
+    os.chmod(upper, os.stat(workspace).st_mode & 0o7777)  # noqa: PTH101, PTH116
     # The lower layer is the workspace itself (resolved before the overlay covers it).
     options = f"lowerdir={workspace},upperdir={upper},workdir={work},userxattr"
     mount("overlay", workspace, "overlay", _MS_NOSUID | _MS_NODEV, options)
