@@ -1,7 +1,8 @@
 """The fence of an added folder (``--add-dir DIR[:rw]``): the sandbox's file operations reach it
 only by an absolute path inside it, under the same rules as the workspace (no ``..``, no
 symlink out of it, ``.git`` refused, secret files refused and skipped, no write through a link
-or to a hard-linked file; a hard link is the same file, as in the workspace), and a read-only folder refuses every change."""
+or to a hard-linked file; a hard link is the same file, as in the workspace), and a read-only
+folder refuses every change."""
 
 from __future__ import annotations
 
