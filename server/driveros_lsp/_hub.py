@@ -25,6 +25,7 @@ from driveros_lsp._editor import ClientTraits, Editor
 from driveros_lsp._edits import EditPlan, OpenDocument
 from driveros_lsp._runs import Run, RunManager
 from driveros_lsp._trace import TraceChannel, TraceSender, TraceTargets
+from driveros_lsp._trace_locations import editor_locator
 from driveros_lsp.protocol import NOTIFY_PROPOSAL, PROGRESS_TOKEN_PREFIX
 from driveros_lsp.protocol_models import ProposalParams, council_payload, proposal_file
 
@@ -70,6 +71,7 @@ class RunHub:
             token=f"{PROGRESS_TOKEN_PREFIX}{run.run_id}-{run.epoch}",
             targets=TraceTargets(progress=traits.progress, trace=traits.trace),
             sender=sender,
+            locate=editor_locator(server, lambda: self.root(run)),
         )
 
     def run_event(self, run: Run, event: Event) -> None:

@@ -7,7 +7,9 @@ event, so a fast model cannot flood the editor; every other event is sent as is,
 except the run's ``result``: the agent emits it before its cleanup (sandbox teardown, the
 scratch copy's changes), so it is held until the run manager has settled the run's state and
 :meth:`TraceChannel.finish` is called. A client that hears the result can list the run in its
-final state (docs/protocol.md, "Trace"). Every run's trace ends with exactly one ``result``:
+final state (docs/protocol.md, "Trace"). A ``tool_result`` that names places (the semantic
+tools) is sent with them as LSP ``locations`` (:mod:`driveros_lsp._trace_locations`), located
+before it is sent, in order. Every run's trace ends with exactly one ``result``:
 when the agent never wrote one (the run ended before the agent started: canceled during the
 trust question, a setup failure, server exit), :meth:`TraceChannel.finish` sends the one the
 run manager's settled state implies instead.
@@ -28,11 +30,15 @@ from driveros_lsp.protocol_models import trace_params
 
 if TYPE_CHECKING:
     from driveros.agent import Approval, Event
+    from driveros_lsp._trace_locations import Locate
+    from driveros_lsp.protocol_models import TraceLocation
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_INTERVAL_S = 0.05
 PROGRESS_CREATE_TIMEOUT_S = 10.0
+#: How long one event's places may take to locate (reading lines); past it, sent without.
+LOCATE_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -144,8 +150,12 @@ class TraceChannel:
         targets: TraceTargets,
         sender: TraceSender,
         interval: float = DEFAULT_INTERVAL_S,
+        locate: Locate | None = None,
     ) -> None:
         self.run_id = run_id
+        self._locate = locate
+        #: The LSP locations of queued events, by ``seq`` (found before they are sent).
+        self._located: dict[int, list[TraceLocation]] = {}
         self._title = title
         self._token = token
         self._targets = targets
@@ -255,6 +265,7 @@ class TraceChannel:
         while True:
             await self._wake.wait()
             self._wake.clear()
+            await self._locate_pending()
             self._flush()
             if self._end_message is not None and not self._pending:
                 self._end()
@@ -262,6 +273,24 @@ class TraceChannel:
             # Rate limit: wait out the interval, unless the run ends meanwhile.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._finishing.wait(), self._interval)
+
+    async def _locate_pending(self) -> None:
+        """Find the places of the queued events that name some (until none is left: events
+        pushed meanwhile are located too, so :meth:`_flush` sends each with its places)."""
+        if self._locate is None or not self._targets.trace:
+            return
+        while todo := [
+            e
+            for e, _ in self._pending
+            if e.type == "tool_result" and e.locations and e.seq not in self._located
+        ]:
+            for event in todo:
+                try:
+                    async with asyncio.timeout(LOCATE_TIMEOUT_S):
+                        self._located[event.seq] = await self._locate(event)
+                except Exception as exc:  # a link less, never the event
+                    logger.warning("locating %s of run %s: %s", event.name, self.run_id, exc)
+                    self._located[event.seq] = []
 
     def _flush(self) -> None:
         """Send the queued events (deltas merged) and the progress line if it changed."""
@@ -289,7 +318,7 @@ class TraceChannel:
 
     def _send_event(self, event: Event) -> None:
         if self._targets.trace:
-            params = trace_params(self.run_id, event)
+            params = trace_params(self.run_id, event, self._located.pop(event.seq, ()))
             if params is not None:  # a proposal is sent once, as driveros/proposal
                 self._sender.notify(NOTIFY_TRACE, params.wire())
         if self._targets.log:

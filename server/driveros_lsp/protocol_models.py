@@ -72,7 +72,10 @@ __all__ = [
     "RunStateResult",
     "RunSummary",
     "StartResult",
+    "TraceLocation",
     "TraceParams",
+    "TracePosition",
+    "TraceRange",
     "council_payload",
     "payload_json_schema",
     "proposal_file",
@@ -105,11 +108,35 @@ if TYPE_CHECKING:
     TraceEvent: TypeAlias = Event
 
 
+class TracePosition(Payload):
+    """An LSP ``Position``: 0-based line, character in the negotiated encoding's units."""
+
+    line: int
+    character: int
+
+
+class TraceRange(Payload):
+    start: TracePosition
+    end: TracePosition
+
+
+class TraceLocation(Payload):
+    """An LSP ``Location`` in the user's workspace (a file the editor can open)."""
+
+    uri: str
+    range: TraceRange
+
+
 class TraceParams(Payload):
     """Params of ``driveros/trace``: one agent event of a run (schema in docs/events.md)."""
 
     run_id: str
     event: TraceEvent = Field(discriminator="type")
+    locations: list[TraceLocation] = Field(
+        default_factory=list,
+        description="The event's places as LSP Locations in the client's position encoding "
+        "(a tool_result's `locations`: the semantic tools' answers); [] otherwise.",
+    )
 
 
 def _resolve_events() -> None:
@@ -123,13 +150,16 @@ def _resolve_events() -> None:
         TraceParams.model_rebuild(_types_namespace={"TraceEvent": reduce(operator.or_, kinds)})
 
 
-def trace_params(run_id: str, event: Event) -> TraceParams | None:
-    """The ``driveros/trace`` params of ``event``; None for a ``proposal`` event, which is
-    sent as ``driveros/proposal`` instead (one shape)."""
+def trace_params(
+    run_id: str, event: Event, locations: Sequence[TraceLocation] = ()
+) -> TraceParams | None:
+    """The ``driveros/trace`` params of ``event`` (with its places as LSP ``locations``);
+    None for a ``proposal`` event, which is sent as ``driveros/proposal`` instead (one
+    shape)."""
     if event.type == "proposal":
         return None
     _resolve_events()
-    return TraceParams(run_id=run_id, event=event)
+    return TraceParams(run_id=run_id, event=event, locations=list(locations))
 
 
 # -- driveros/proposal -------------------------------------------------------------------

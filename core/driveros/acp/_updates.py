@@ -15,13 +15,13 @@ import posixpath
 import re
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from acp import schema
 
-from driveros.agent import Event
+from driveros.agent import Event, ToolLocation
 from driveros.approval import display_command
 
 log = logging.getLogger(__name__)
@@ -139,17 +139,22 @@ def tool_title(name: str, arguments: dict[str, Any]) -> str:
 
 
 def result_locations(
-    workspace: Path, name: str, output: str
+    workspace: Path, name: str, output: str, places: Sequence[ToolLocation] = ()
 ) -> list[schema.ToolCallLocation] | None:
-    """The workspace places a semantic tool's answer names (None: not such a tool)."""
+    """The workspace places a semantic tool's answer names (None: not such a tool): the
+    result's ``locations`` (a rename's changed lines too), else the ``path:line:`` lines of
+    its output."""
     if name not in _SEMANTIC_TITLES:
         return None
+    named = [(p.path, p.line) for p in places] or [
+        (m.group(1), int(m.group(2))) for m in _PLACE.finditer(output)
+    ]
     found: list[schema.ToolCallLocation] = []
-    for match in _PLACE.finditer(output):
-        rel = posixpath.normpath(match.group(1))
+    for path, line in named:
+        rel = posixpath.normpath(path)
         if rel.startswith(("/", "..")) or "\x00" in rel:
             continue
-        found.append(schema.ToolCallLocation(path=str(workspace / rel), line=int(match.group(2))))
+        found.append(schema.ToolCallLocation(path=str(workspace / rel), line=line))
         if len(found) >= MAX_RESULT_LOCATIONS:
             break
     return found or None
@@ -289,7 +294,9 @@ class UpdateStream:
                         session_update="tool_call_update",
                         tool_call_id=call_id,
                         status="completed" if event.ok else "failed",
-                        locations=result_locations(self._workspace, event.name, event.output),
+                        locations=result_locations(
+                            self._workspace, event.name, event.output, event.locations
+                        ),
                         content=[
                             schema.ContentToolCallContent(type="content", content=text_block(shown))
                         ]

@@ -106,6 +106,17 @@ class ToolCall(_Event):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class ToolLocation(_Printable):
+    """A place a tool's answer names: a workspace-relative path, a 1-based line and column
+    (characters, as the file tools and diagnostics show them)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    line: int
+    column: int = 1
+
+
 class ToolResult(_Event):
     type: Literal["tool_result"] = "tool_result"
     turn: int
@@ -117,6 +128,9 @@ class ToolResult(_Event):
     #: True when the tool observed real state (counts toward a verified answer).
     observed: bool = False
     truncated: bool = False
+    #: The places the answer names (the semantic tools: definitions, references, symbols, the
+    #: lines a rename changed); editors make them links.
+    locations: list[ToolLocation] = Field(default_factory=list)
 
 
 class Diagnostics(_Event):

@@ -353,6 +353,10 @@ class Agent:
                 duration_ms=outcome.duration_ms,
                 observed=outcome.observed,
                 truncated=outcome.truncated,
+                locations=[
+                    {"path": redact(path), "line": line, "column": column}
+                    for path, line, column in outcome.locations
+                ],
             )
             for path, action in outcome.edits:
                 changed.append(path)

@@ -157,6 +157,8 @@ class ToolOutcome:
     observed: bool = False
     #: (path, "create"|"modify") for each file the tool changed.
     edits: list[tuple[str, str]] = field(default_factory=list)
+    #: (path, line, column) of the places the answer names (1-based; the semantic tools).
+    locations: list[tuple[str, int, int]] = field(default_factory=list)
     truncated: bool = False
     duration_ms: float = 0.0
 
@@ -324,7 +326,9 @@ class ToolBox:
         if isinstance(args, _SEMANTIC_ARGS):
             found = await call_semantic(self.semantic, args)
             edits = [(path, "modify") for path in found.edits]
-            return ToolOutcome(True, found.text, observed=not edits, edits=edits)
+            return ToolOutcome(
+                True, found.text, observed=not edits, edits=edits, locations=found.locations
+            )
         match args:
             case RunArgs():
                 res = await sb.run(args.command, timeout=args.timeout or self._timeout)

@@ -45,11 +45,11 @@ _SKIP_DIRS = (".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cac
 
 @dataclass
 class SemanticResult:
-    """A tool's answer for the model, the places it names (path, 1-based line) and the
-    files it changed (rename)."""
+    """A tool's answer for the model, the places it names (path, 1-based line and column,
+    at most :data:`MAX_REFERENCES`) and the files it changed (rename)."""
 
     text: str
-    locations: list[tuple[str, int]] = field(default_factory=list)
+    locations: list[tuple[str, int, int]] = field(default_factory=list)
     edits: list[str] = field(default_factory=list)
 
 
@@ -289,7 +289,9 @@ class SemanticTools:
         if not locs:
             return SemanticResult(f"no definition found for {label}")
         lines = [f"definition of {label}:"] + [f"{p}:{ln}:{c}: {t}" for p, ln, c, t in locs]
-        return SemanticResult("\n".join(lines), [(p, ln) for p, ln, _, _ in locs])
+        return SemanticResult(
+            "\n".join(lines), [(p, ln, c) for p, ln, c, _ in locs[:MAX_REFERENCES]]
+        )
 
     async def references(
         self, path: str | None, line: int | None, column: int | None, symbol: str | None
@@ -313,7 +315,7 @@ class SemanticTools:
         lines = [head] + [f"{p}:{ln}:{c}: {t}" for p, ln, c, t in shown]
         if len(locs) > len(shown):
             lines.append(f"[{len(locs) - len(shown)} more references not shown]")
-        return SemanticResult("\n".join(lines), [(p, ln) for p, ln, _, _ in shown])
+        return SemanticResult("\n".join(lines), [(p, ln, c) for p, ln, c, _ in shown])
 
     async def hover(
         self, path: str | None, line: int | None, column: int | None, symbol: str | None
@@ -325,7 +327,8 @@ class SemanticTools:
             {"textDocument": {"uri": session.uri(rel)}, "position": pos},
         )
         text = hover_text(found)
-        where = [(rel, pos["line"] + 1)]
+        at = (line, column) if symbol is None and line and column else (pos["line"] + 1, 1)
+        where = [(rel, *at)]
         return SemanticResult(text or f"no hover information for {label}", where)
 
     async def symbols(self, query: str | None, path: str | None) -> SemanticResult:
@@ -338,7 +341,7 @@ class SemanticTools:
             outline = format_outline(session, text, found)
             return SemanticResult(
                 f"outline of {path}:\n{outline}" if outline else f"no symbols in {path}",
-                [(path, 1)],
+                [(path, 1, 1)],
             )
         if not query:
             raise LanguageServerError("give query (workspace symbols) or path (a file's outline)")
@@ -353,7 +356,7 @@ class SemanticTools:
         lines = [c.describe() for c in shown]
         if len(cands) > len(shown):
             lines.append(f"[{len(cands) - len(shown)} more symbols not shown: narrow the query]")
-        return SemanticResult("\n".join(lines), [(c.path, c.line) for c in shown])
+        return SemanticResult("\n".join(lines), [(c.path, c.line, c.column) for c in shown])
 
     async def rename(
         self,
@@ -380,7 +383,7 @@ class SemanticTools:
         lines += [
             f"{p}: lines {', '.join(str(n) for n in ns)}" for p, ns in sorted(changed.items())
         ]
-        locs = [(p, ns[0]) for p, ns in sorted(changed.items())]
+        locs = [(p, n, 1) for p, ns in sorted(changed.items()) for n in ns][:MAX_REFERENCES]
         return SemanticResult("\n".join(lines), locs, sorted(changed))
 
 
