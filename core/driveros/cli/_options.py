@@ -4,6 +4,10 @@ Every type here raises ``ArgumentTypeError`` with its own sentence, so argparse 
 shows a Python type name ("invalid _positive_int value"). ``--provider`` takes
 ``NAME[:MODEL]`` everywhere; ``--model`` sets the model of the one provider a subcommand
 uses and wins over a ``:MODEL`` suffix (docs/cli.md, "Conventions").
+
+The run options' flags are not written here: :func:`add_run_options` makes them from the
+fields of ``driveros.runs.RunSpec`` (the one declaration of each option's type, default,
+range, choices and help), and :func:`run_values` gives the parsed values back by field name.
 """
 
 from __future__ import annotations
@@ -239,7 +243,9 @@ def run_values(args: argparse.Namespace) -> dict[str, Any]:
             values[name] = provider
         elif name == "model":
             values[name] = model
-        elif getattr(args, dest) is not None or dest + "s" != name:  # a repeatable never given
+        elif getattr(args, dest) is None and dest + "s" == name:
+            continue  # a repeatable flag never given: the field's own default holds
+        else:
             values[name] = getattr(args, dest)
     return values
 
