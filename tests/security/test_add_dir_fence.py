@@ -108,3 +108,37 @@ async def test_add_dir_fence_writable_folder_writes_its_view_only(
     with pytest.raises(PolicyError):
         await box.write_file(f"{rw}/hard.txt", "over")
     assert (tmp_path / "outside" / "private.txt").read_text() == "private-contents\n"
+
+
+async def test_add_dir_fence_in_place_folder_guards_git_and_hooks_like_the_workspace(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    guarded = tmp_path / "guarded"
+    (guarded / ".git" / "hooks").mkdir(parents=True)
+    (guarded / ".driveros").mkdir()
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    box = LocalSandbox(ws)
+    box.add_folder(guarded, writable=True)
+    box.add_folder(plain, writable=True)
+    try:
+        wrote = await box.run(f"echo ok > {guarded}/file.txt && echo ok > {plain}/file.txt")
+        assert wrote.ok, wrote.stderr
+        hook = await box.run(f"echo evil > {guarded}/.git/hooks/pre-commit")
+        assert not hook.ok and "Read-only file system" in hook.stderr
+        cfg = await box.run(f"echo x > {guarded}/.driveros/hooks.toml")
+        assert not cfg.ok and "Read-only file system" in cfg.stderr
+        planted = await box.run(f"mkdir {plain}/.driveros && echo x > {plain}/.driveros/hooks.toml")
+        assert planted.ok, planted.stderr
+    finally:
+        await box.aclose()
+    assert (guarded / "file.txt").read_text() == "ok\n"  # in place: the folder itself
+    assert not (guarded / ".git" / "hooks" / "pre-commit").exists()
+    assert not (guarded / ".driveros" / "hooks.toml").exists()
+    # made during the run: renamed aside when the sandbox closed, never used
+    assert not (plain / ".driveros" / "hooks.toml").exists()
+    assert [p.name.startswith("hooks.toml.refused-") for p in (plain / ".driveros").iterdir()] == [
+        True
+    ]

@@ -25,6 +25,11 @@ class AddedFolder:
     files: HostFiles
     writable: bool
 
+    @property
+    def in_place(self) -> bool:
+        """Its files are where the tools name them (not a review run's view of it)."""
+        return str(self.files.root) == self.at
+
     def shown(self, rel: str) -> str:
         """The tools' name of ``rel`` (a path relative to the folder)."""
         rel = rel.strip("/")

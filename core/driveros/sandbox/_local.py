@@ -115,6 +115,8 @@ class LocalSandbox(SandboxBase):
         self._host: ContainedHost | None = None
         #: The workspace had no ``.driveros`` to bind read-only (see refuse_planted_hooks).
         self._unguarded_hooks = False
+        #: Writable added folders written in place that had no ``.driveros`` either.
+        self._unguarded_folders: list[Path] = []
         self._host_error: SandboxError | None = None
         #: How commands reach the workspace, once started (see :attr:`workspace_access`).
         self._access: WorkspaceAccess = "writable"
@@ -274,6 +276,12 @@ class LocalSandbox(SandboxBase):
         driveros = driveros_dir(self.workspace)
         self._unguarded_hooks = not driveros and self._written_in is None
         protected += driveros
+        # A writable added folder written in place is guarded as the workspace is (one on a
+        # review view is not: its writes land in the view, and .git is never proposed).
+        for root in (f.files.root for f in self._folders if f.writable and f.in_place):
+            guard = driveros_dir(root)
+            protected += [*git_entries(root), *guard]
+            self._unguarded_folders += [] if guard else [root]
         return Layout(
             workspace=self.workspace,
             home=home,
@@ -398,13 +406,14 @@ class LocalSandbox(SandboxBase):
         await self._close_children()
         if self._host is not None:
             await self._host.aclose()
-            if self._unguarded_hooks:
-                aside = await asyncio.to_thread(refuse_planted_hooks, self.workspace)
+            unguarded = [self.workspace] if self._unguarded_hooks else []
+            for root in [*unguarded, *self._unguarded_folders]:
+                aside = await asyncio.to_thread(refuse_planted_hooks, root)
                 if aside is not None:
                     log.warning(
                         "a command made .driveros/hooks.toml (hooks run outside the sandbox): "
                         "moved to %s, not used",
-                        aside,
+                        root / aside,
                     )
         await self._strip_setid()
         await self._watchdog.aclose()
