@@ -142,3 +142,19 @@ async def test_add_dir_fence_in_place_folder_guards_git_and_hooks_like_the_works
     assert [p.name.startswith("hooks.toml.refused-") for p in (plain / ".driveros").iterdir()] == [
         True
     ]
+
+
+async def test_add_dir_fence_in_place_folder_loses_set_id_bits_at_close(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    box = LocalSandbox(ws)
+    box.add_folder(folder, writable=True)
+    try:
+        made = await box.run(f"cp /bin/true {folder}/t && chmod u+s,g+s {folder}/t")
+        assert made.ok, made.stderr
+        assert (folder / "t").stat().st_mode & 0o6000  # set while the run lasts
+    finally:
+        await box.aclose()
+    assert not (folder / "t").stat().st_mode & 0o6000

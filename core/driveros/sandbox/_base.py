@@ -108,10 +108,15 @@ class SandboxBase:
             raise SandboxClosedError("this sandbox was closed", workspace=str(self.workspace))
 
     async def _strip_setid(self) -> None:
-        """Clear set-id bits commands left on files in the workspace (part of ``aclose()``)."""
+        """Clear set-id bits commands left on files in the workspace and in the writable
+        added folders written in place (part of ``aclose()``; a folder's review view is
+        applied with git's modes, which have no set-id bits)."""
         await asyncio.to_thread(
             strip_new_setid, self.workspace, self._born_ns, written_in=self._written_in
         )
+        for folder in self._folders:
+            if folder.writable and folder.in_place:
+                await asyncio.to_thread(strip_new_setid, folder.files.root, self._born_ns)
 
     async def _close_children(self) -> None:
         """End every session and background process (the first step of ``aclose()``)."""
