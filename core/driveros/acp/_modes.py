@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from acp import schema
 
 from driveros.agent import ApproveMode
 
 ModeId = Literal["ask", "auto", "read-only"]
-MODE_IDS: tuple[ModeId, ...] = ("ask", "auto", "read-only")
+MODE_IDS: tuple[ModeId, ...] = get_args(ModeId)
 
 MODES: tuple[schema.SessionMode, ...] = (
     schema.SessionMode(
