@@ -5,6 +5,7 @@ and conflict rules, and never written before the review says so."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from pathlib import Path
 
 from tests._scripted import FIX_CALC
@@ -255,3 +256,43 @@ async def test_add_dir_rw_without_review_is_written_in_place(
     assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
     assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
     assert (other / "made.txt").read_text() == "made\n"
+
+
+def _git(*args: str, cwd: Path) -> str:
+    git = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", *args]
+    return subprocess.run(git, cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+async def test_add_dir_rw_commit_commits_each_folder_in_its_own_repository(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    other = _other(tmp_path)
+    _git("init", "-q", "-b", "main", cwd=other)
+    _git("add", "-A", cwd=other)
+    _git("commit", "-q", "-m", "theirs", cwd=other)
+    async with ScriptedModelServer(_turns(other)) as server:
+        run = await run_cli(
+            "--task",
+            "change both folders",
+            "--add-dir",
+            f"{other}:rw",
+            "--review",
+            "--review-action",
+            "commit",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=git_repo,
+        )
+    assert run.code == 0, (run.stderr, run.stdout[-3000:])
+    assert run.stderr.count("driveros: review: committed ") == 2
+    assert _git("show", "--name-only", "--format=%s", "HEAD", cwd=git_repo).split() == [
+        "driveros:",
+        "change",
+        "both",
+        "folders",
+        "calc.py",
+    ]
+    shown = _git("show", "--name-only", "--format=%s", "HEAD", cwd=other).split()
+    assert shown[-3:] == ["lib.py", "made.txt", "notes.txt"]
+    assert _git("status", "--porcelain", cwd=other) == ""
