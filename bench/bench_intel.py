@@ -20,6 +20,13 @@ qs, go-difflib: tests/intel/_corpus.py, fetched once by scripts/fetch-corpus.sh)
 settings, against the project's own test command run directly on the host (goal: at most
 1.5x plus 1 s). Fresh feed and sandbox each round, so the first snapshot pays the sandbox's
 start, the plan's probe and every check (the project's tests among them).
+
+``--server`` times the type check after a one-line edit on the same generated project
+configured for basedpyright (``[tool.basedpyright]``): the CLI check (``basedpyright
+--outputjson`` over the project) against the warm language server the semantic tools run
+(docs/intel.md, "The warm language server"), for an edit of a leaf module (1 file asked) and
+of one ten modules import through the chain (11 files asked); and what a cold server costs
+before its first answer, the reason the feed never starts one for this.
 """
 
 from __future__ import annotations
@@ -207,9 +214,87 @@ async def corpus() -> None:
             )
 
 
+async def server() -> None:
+    from driveros.intel import IntelConfig
+    from driveros.semantic import SemanticTools, server_mounts, warm_diagnostics
+
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    config = IntelConfig(tests="off", disable=("ruff", "compileall"))
+    with tempfile.TemporaryDirectory(prefix="bench-intel-server-") as tmp:
+        root = Path(tmp) / "ws"
+        generate(root)
+        with (root / "pyproject.toml").open("a") as f:
+            f.write('\n[tool.basedpyright]\ntypeCheckingMode = "standard"\n')
+        async with LocalSandbox(root, base_env=env, read_only=server_mounts()) as sandbox:
+            off = {"language_server_checks": "off"}
+            cli = DiagnosticsFeed(sandbox, config=config.model_copy(update=off))
+            warm = DiagnosticsFeed(sandbox, config=config)
+            t0 = time.perf_counter()
+            first = await cli.snapshot()
+            print(
+                f"checks: {', '.join(first.checks)} ({cli.checks[0].command}); "
+                f"first CLI snapshot {time.perf_counter() - t0:.2f}s"
+            )
+            await warm.snapshot()
+            tools = SemanticTools(sandbox)
+            warm.use_language_servers(tools)
+            t0 = time.perf_counter()
+            await tools.hover("app/mod_000.py", 3, 5, None)
+            start = time.perf_counter() - t0
+            print(f"cold server: start, index and first answer {start:.2f}s")
+            results = {}
+            for label, target in (
+                ("a leaf module", "app/mod_189.py"),
+                ("a module 10 others import", "app/mod_179.py"),
+            ):
+                original = await sandbox.read_file(target)
+                times: dict[str, list[float]] = {"cli": [], "server": []}
+                edits = 0
+                for r in range(ROUNDS + 2):
+                    for name, feed in (("cli", cli), ("server", warm)):
+                        edits += 1
+                        await sandbox.write_file(target, original + f"\nEDIT_{edits}: int = 1\n")
+                        t0 = time.perf_counter()
+                        await feed.snapshot(changed=[target])
+                        times[name].append(time.perf_counter() - t0)
+                        (run,) = [c for c in feed.runs if c.name == "pyright"]
+                        print(
+                            f"  {label} round {r + 1} {name:<6} {times[name][-1]:.3f}s "
+                            f"({run.mode}, {len(run.files)} files)"
+                        )
+                await sandbox.write_file(target, original)
+                results[label] = (
+                    statistics.median(times["cli"]),
+                    statistics.median(times["server"]),
+                )
+            await tools.aclose()
+            await warm.aclose()
+            # a server started for the check: start, index, the deepest module's diagnostics
+            cold_tools = SemanticTools(sandbox)
+            t0 = time.perf_counter()
+            await cold_tools.symbols(None, "app/mod_189.py")
+            await warm_diagnostics(cold_tools, sandbox, ["app/mod_189.py"], timeout=120)
+            cold_check = time.perf_counter() - t0
+            await cold_tools.aclose()
+    for label, (c, s) in results.items():
+        print(
+            f"diagnostics after a 1-line edit of {label}: warm server {s:.3f}s, "
+            f"CLI check {c:.3f}s: server/CLI {s / c:.2f}x"
+        )
+    print(
+        f"cold server before its first answer: {start:.2f}s; started for the check (start, "
+        f"index, diagnostics of the module importing all others): {cold_check:.2f}s "
+        f"(vs one CLI check {results['a leaf module'][0]:.2f}s)"
+    )
+
+
 def main() -> None:
     if "--corpus" in sys.argv[1:]:
         asyncio.run(corpus())
+        return
+    if "--server" in sys.argv[1:]:
+        asyncio.run(server())
         return
     asyncio.run(measure())
 

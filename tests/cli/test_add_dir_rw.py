@@ -296,3 +296,71 @@ async def test_add_dir_rw_commit_commits_each_folder_in_its_own_repository(
     shown = _git("show", "--name-only", "--format=%s", "HEAD", cwd=other).split()
     assert shown[-3:] == ["lib.py", "made.txt", "notes.txt"]
     assert _git("status", "--porcelain", cwd=other) == ""
+
+
+async def test_add_dir_rw_resume_continues_in_the_folders_view_and_revert_covers_it(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    from .test_runs_cli import runs
+
+    other = _other(tmp_path)
+    async with ScriptedModelServer(_turns(other)) as server:
+        run = await run_cli(
+            "--task",
+            "change both folders",
+            "--add-dir",
+            f"{other}:rw",
+            "--review",
+            "--review-action",
+            "hold",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=calc_repo,
+        )
+    assert run.code == 0, (run.stderr, run.stdout[-3000:])
+    run_id = run.lines()[-1]["run_id"]
+
+    async with ScriptedModelServer([Turn(text="x")]) as server:
+        forked = await run_cli(
+            "--resume", run_id, "--from", "1", "--task", "x", server=server, cwd=calc_repo
+        )
+        assert server.requests == []
+    assert forked.code == 1 and "not supported yet" in forked.stderr
+
+    follow = [
+        Turn(tool_calls=[ToolCallSpec("read_file", {"path": f"{other}/lib.py"})]),
+        Turn(
+            tool_calls=[ToolCallSpec("write_file", {"path": f"{other}/more.txt", "content": "4\n"})]
+        ),
+        Turn(text="Followed up."),
+    ]
+    async with ScriptedModelServer(follow) as server:
+        again = await run_cli(
+            "--resume",
+            run_id,
+            "--task",
+            "one more",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=calc_repo,
+        )
+    assert again.code == 0, (again.stderr, again.stdout[-3000:])
+    results = [e for e in again.lines() if e["type"] == "tool_result"]
+    assert results[0]["output"] == "def helper():\n    return 2\n"  # the held view's state
+    cps = [(e["checkpoint"], e["files"]) for e in again.lines() if e["type"] == "checkpoint"]
+    assert cps == [(4, [f"{other}/more.txt"])]
+    assert not (other / "more.txt").exists()
+
+    reverted = await runs("revert", run_id, "--to", "2", cwd=calc_repo)
+    assert reverted.code == 0, reverted.stderr
+    rest = await runs("diff", run_id, cwd=calc_repo)
+    assert f"b{other}/lib.py" in rest.stdout
+    assert "more.txt" not in rest.stdout and "notes.txt" not in rest.stdout
+    applied = await runs("apply", run_id, cwd=calc_repo)
+    assert applied.code == 0, applied.stderr
+    assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
+    assert (other / "notes.txt").read_text() == "old note\n"
+    assert not (other / "more.txt").exists() and not (other / "made.txt").exists()
+    assert (await runs("list", "--format", "json", cwd=calc_repo)).json() == []

@@ -3,6 +3,7 @@ server"): real basedpyright, its CLI and its language server, in the local sandb
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 import pytest_asyncio
 
 from driveros.diagnostics import DiagnosticItem, DiagnosticsSnapshot
-from driveros.intel import DiagnosticsFeed, IntelConfig
+from driveros.intel import DiagnosticsFeed, IntelConfig, _feed_server
 from driveros.sandbox import LocalSandbox
 from driveros.semantic import SemanticTools, ServerSpec, server_mounts
 from tests.intel._projects import tool_env, write_project
@@ -124,14 +125,19 @@ async def test_feed_server_asks_only_the_edited_files_and_their_importers(
         await feed.aclose()
 
 
-async def test_feed_server_never_starts_a_server_and_honours_off(sandbox: LocalSandbox) -> None:
+async def test_feed_server_never_starts_a_server_for_a_cheap_check_and_honours_off(
+    sandbox: LocalSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the CLI check costs less than a server's start (whatever this machine's load)
+    monkeypatch.setattr(_feed_server, "START_AFTER_S", 1e6)
     feed = DiagnosticsFeed(sandbox, config=CONFIG)
     await feed.snapshot()
     tools = SemanticTools(sandbox)
     feed.use_language_servers(tools)  # attached, never used by the model: nothing warm
-    await sandbox.write_file("main.py", MAIN + "total(1)\n")
-    snap = await feed.snapshot(changed=["main.py"])
-    assert _mode(feed) == ("full", ())
+    for n in range(2):
+        await sandbox.write_file("main.py", MAIN + f"total({n})\n")
+        snap = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("full", ())
     assert tools.sessions == {}
     assert _types(snap) == await _cli(sandbox)
 
@@ -146,6 +152,32 @@ async def test_feed_server_never_starts_a_server_and_honours_off(sandbox: LocalS
         assert _mode(off) == ("full", ())
     finally:
         await warm.aclose()
+
+
+async def test_feed_server_starts_one_when_the_cli_check_costs_more(
+    sandbox: LocalSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_feed_server, "START_AFTER_S", 0.0)  # any CLI run costs more
+    feed = DiagnosticsFeed(sandbox, config=CONFIG)
+    tools = SemanticTools(sandbox)
+    feed.use_language_servers(tools)
+    try:
+        await feed.snapshot()
+        assert tools.sessions == {}  # the baseline alone starts nothing: a run may never edit
+        await sandbox.write_file("main.py", MAIN + "total(1)\n")
+        first = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("full", ())  # this one is the CLI's; the server starts aside
+        assert _types(first) == await _cli(sandbox)
+        async with asyncio.timeout(120):
+            while "basedpyright" not in tools.sessions:
+                await asyncio.sleep(0.1)
+        await sandbox.write_file("main.py", MAIN + "total(2)\n")
+        second = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("server", ("main.py",))
+        assert _types(second) == await _cli(sandbox)
+    finally:
+        await feed.aclose()
+        await tools.aclose()
 
 
 CRASH = """import os, subprocess, sys

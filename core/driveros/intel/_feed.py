@@ -120,6 +120,7 @@ class DiagnosticsFeed(ServerChecks):
         self._graph_lock = asyncio.Lock()
         self._servers = None
         self._cli_versions = {}
+        self._starting = None
         self._last: DiagnosticsSnapshot | None = None
         self._runs: tuple[CheckRun, ...] = ()
         digest = hashlib.blake2b(str(sandbox.workspace).encode(), digest_size=6).hexdigest()
@@ -132,7 +133,9 @@ class DiagnosticsFeed(ServerChecks):
         self._warm = WarmPytest(sandbox, self._cache_dir, renice=BACKGROUND)
 
     async def aclose(self) -> None:
-        """Stop the feed's warm pytest process, if any (closing the sandbox stops it too)."""
+        """Stop the feed's warm pytest process, if any (closing the sandbox stops it too),
+        and a language server start it asked for that is still under way."""
+        await self._stop_starting()
         await self._warm.aclose()
 
     @property

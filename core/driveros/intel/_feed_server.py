@@ -11,6 +11,7 @@ way. Whenever the answer could differ from the CLI's, or the server fails, the C
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import posixpath
@@ -27,7 +28,12 @@ from driveros.intel._feed_run import FeedRunner, one_line
 from driveros.intel._imports import ImportGraph
 from driveros.intel._parsers import parse_output
 from driveros.intel._results import CheckResult, CheckRun, spec_digest
-from driveros.semantic import LanguageServerError, SemanticTools, warm_diagnostics
+from driveros.semantic import (
+    LanguageServerError,
+    SemanticTools,
+    start_server,
+    warm_diagnostics,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -39,6 +45,11 @@ _PAIRS: Mapping[str, tuple[frozenset[str], str]] = {
 MAX_SERVER_FILES = 64
 #: How long the server may take for its answer before the CLI runs instead.
 SERVER_TIMEOUT = 30.0
+#: A CLI check that took longer than this (seconds) costs more than starting the server, its
+#: indexing and its first answer (bench/RESULTS.md): the feed starts one for the next edits.
+START_AFTER_S = 3.0
+#: How long that start may take before it is given up.
+START_TIMEOUT = 120.0
 #: LSP severities the CLI reports (hints, 4, it never prints).
 _SEVERITY = {1: "error", 2: "warning", 3: "information"}
 #: Directories pyright leaves out by default (and the feed's scan never walks).
@@ -53,6 +64,9 @@ class ServerChecks(FeedRunner):
     _inputs: tuple[tuple[str, ...], dict[str, str]]
     _graph_lock: asyncio.Lock
     _servers: SemanticTools | None
+    _runs: tuple[CheckRun, ...]
+    #: The server start the feed asked for (once per feed), if any.
+    _starting: asyncio.Task[None] | None
     #: Per CLI program, the first line of its ``--version`` ("" when it printed none).
     _cli_versions: dict[str, str]
 
@@ -83,8 +97,9 @@ class ServerChecks(FeedRunner):
             got = await warm_diagnostics(
                 self._servers, self._sandbox, files, timeout=SERVER_TIMEOUT
             )
-            if got is None:
-                return None  # not started by the semantic tools (or gone): never started here
+            if got is None:  # not running: started only when the CLI costs more
+                self._start_when_dearer(spec, files[0])
+                return None
             if got.encoding != "utf-16" or got.server != server:
                 return None
             cli = await self._cli_version(spec, program)
@@ -108,6 +123,34 @@ class ServerChecks(FeedRunner):
         self._store(spec.name, result)
         ms = (time.perf_counter() - started) * 1000
         return result, CheckRun(name=spec.name, mode="server", duration_ms=ms, files=files)
+
+    def _start_when_dearer(self, spec: CheckSpec, path: str) -> None:
+        """Start the server in the background (once per feed) when the check's last CLI run
+        took longer than :data:`START_AFTER_S`: this snapshot runs the CLI, the next ones
+        may ask the server. A cheap CLI check never starts one."""
+        last = next((r for r in self._runs if r.name == spec.name), None)
+        if (
+            self._servers is None
+            or self._starting is not None
+            or last is None
+            or last.mode != "full"
+            or last.duration_ms < START_AFTER_S * 1000
+        ):
+            return
+        self._starting = asyncio.create_task(self._start(self._servers, path))
+
+    async def _start(self, tools: SemanticTools, path: str) -> None:
+        try:
+            async with asyncio.timeout(START_TIMEOUT):
+                await start_server(tools, path)
+        except Exception as exc:  # a background start: the CLI goes on deciding
+            _log.info("starting the language server for %s failed: %s", path, one_line(exc))
+
+    async def _stop_starting(self) -> None:
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._starting
 
     def _server_program(self, spec: CheckSpec) -> str | None:
         """The CLI program of a built-in check a server can stand in for (its command is

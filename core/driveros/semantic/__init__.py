@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from driveros.semantic._args import SEMANTIC_TOOLS, call_semantic
 from driveros.semantic._client import LanguageServerError, LspClient
-from driveros.semantic._diagnostics import WarmDiagnostics, warm_diagnostics
+from driveros.semantic._diagnostics import WarmDiagnostics, start_server, warm_diagnostics
 from driveros.semantic._docker import docker_doctor_rows, docker_server_mounts
 from driveros.semantic._registry import (
     DEFAULT_SERVERS,
@@ -38,5 +38,6 @@ __all__ = [
     "load_user_servers",
     "merge_servers",
     "server_mounts",
+    "start_server",
     "warm_diagnostics",
 ]

@@ -99,3 +99,10 @@ async def _pull(session: ServerSession, rel: str, timeout: float) -> list[Mappin
     if not isinstance(items, list) or report.get("kind") != "full":
         raise LanguageServerError(f"{session.spec.name} sent no full diagnostic report for {rel}")
     return [d for d in items if isinstance(d, dict)]
+
+
+async def start_server(tools: SemanticTools, path: str) -> None:
+    """Start the server for ``path``'s language (and let it index) ahead of the model's
+    first question, as the semantic tools would on their first call (the feed does this when
+    the CLI check it stands in for costs more than a server's start)."""
+    await tools._ready(await tools._spec(path))
