@@ -26,7 +26,7 @@ configured for basedpyright (``[tool.basedpyright]``): the CLI check (``basedpyr
 --outputjson`` over the project) against the warm language server the semantic tools run
 (docs/intel.md, "The warm language server"), for an edit of a leaf module (1 file asked) and
 of one ten modules import through the chain (11 files asked); and what a cold server costs
-before its first answer, the reason the feed never starts one for this.
+before its first answer, against which the feed weighs starting one (``START_AFTER_S``).
 """
 
 from __future__ import annotations
