@@ -139,7 +139,7 @@ export class DriverosClient implements vscode.Disposable {
       client.onRequest(ShowMessageRequest.type, (params) => answerMessageRequest(params)),
       client.onNotification(NOTIFY_TRACE, (params: unknown) => {
         if (isTraceParams(params)) {
-          this.store.apply(params.runId, params.event);
+          this.store.apply(params.runId, params.event, params.locations);
           this.traceLog(params.runId, params.event);
         }
       }),

@@ -45,6 +45,7 @@ export interface TraceEvent {
   provider?: string;
   model?: string;
   sandbox?: string;
+  workspace?: string;
   text?: string;
   delta?: boolean;
   call_id?: string;
@@ -84,10 +85,21 @@ export interface TraceEvent {
   error?: string | null;
 }
 
+/**
+ * An LSP Location a trace event names (a semantic tool's answer): the file in the workspace and
+ * the identifier's range, in the negotiated position encoding (docs/protocol.md, "Trace").
+ */
+export interface TraceLocation {
+  uri: string;
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+}
+
 /** Params of the `driveros/trace` notification. */
 export interface TraceParams {
   runId: string;
   event: TraceEvent;
+  /** The event's places as Locations ([] for most events; absent from an older server). */
+  locations?: TraceLocation[];
 }
 
 /**

@@ -4,7 +4,7 @@
  * the pickers read. No agent logic: it only records what the server reported.
  */
 
-import type { CouncilVerdict, ProposalFileParams, TraceEvent, Usage } from "./events";
+import type { CouncilVerdict, ProposalFileParams, TraceEvent, TraceLocation, Usage } from "./events";
 
 export type RunStatus = "running" | "finished";
 
@@ -12,6 +12,8 @@ export interface ToolItem {
   kind: "tool";
   call: TraceEvent;
   result?: TraceEvent;
+  /** The places the result names (a semantic tool's answer), as the server located them. */
+  locations?: TraceLocation[];
 }
 
 export interface StreamItem {
@@ -38,6 +40,8 @@ export interface RunState {
   status: RunStatus;
   provider: string;
   model: string;
+  /** The run's workspace folder (its run_started event): location labels are relative to it. */
+  workspace?: string;
   startedAt?: number;
   updatedAt?: number;
   turns: TurnState[];
@@ -144,8 +148,8 @@ export class RunStore {
     return run;
   }
 
-  /** Fold one trace event into its run. */
-  apply(runId: string, incoming: TraceEvent): RunState {
+  /** Fold one trace event (and the locations it names) into its run. */
+  apply(runId: string, incoming: TraceEvent, locations: readonly TraceLocation[] = []): RunState {
     const run = this.ensure(runId);
     if (run.resumedAfter !== undefined && incoming.type === "turn_started" && typeof incoming.turn === "number") {
       // driveros-lsp numbers a follow-up's turns after the run's earlier ones; an older one
@@ -176,6 +180,7 @@ export class RunStore {
         } else {
           run.task = event.task ?? run.task;
         }
+        run.workspace = event.workspace ?? run.workspace;
         run.provider = event.provider ?? run.provider;
         run.model = event.model ?? run.model;
         break;
@@ -190,7 +195,7 @@ export class RunStore {
         this.turn(run, event.turn).items.push({ kind: "tool", call: event });
         break;
       case "tool_result":
-        this.toolResult(run, event);
+        this.toolResult(run, event, locations);
         break;
       case "turn_finished": {
         const turn = this.turn(run, event.turn);
@@ -356,16 +361,18 @@ export class RunStore {
     }
   }
 
-  private toolResult(run: RunState, event: TraceEvent): void {
+  private toolResult(run: RunState, event: TraceEvent, locations: readonly TraceLocation[]): void {
+    const located = locations.length > 0 ? { locations: [...locations] } : {};
     for (const turn of [...run.turns].reverse()) {
       for (const item of turn.items) {
         if (item.kind === "tool" && item.call.call_id === event.call_id && item.result === undefined) {
           item.result = event;
+          Object.assign(item, located);
           return;
         }
       }
     }
-    this.turn(run, event.turn).items.push({ kind: "tool", call: { ...event, type: "tool_call" }, result: event });
+    this.turn(run, event.turn).items.push({ kind: "tool", call: { ...event, type: "tool_call" }, result: event, ...located });
   }
 
   private fire(run: RunState | undefined): void {

@@ -3,7 +3,7 @@
  * the shape of the trace view is unit-tested; src/traceView.ts maps nodes to TreeItems.
  */
 
-import type { DiagnosticItem, TraceEvent } from "./events";
+import type { DiagnosticItem, TraceEvent, TraceLocation } from "./events";
 import { firstLine, formatArguments, formatCost, formatDuration, formatTokens } from "./format";
 import type { RunState, TurnItem, TurnState } from "./runs";
 
@@ -28,6 +28,7 @@ export type NodeIcon =
   | "checkpoint"
   | "proposal"
   | "file"
+  | "location"
   | "line";
 
 export interface TraceNode {
@@ -46,6 +47,37 @@ export interface TraceNode {
   path?: string;
   /** A checkpoint node's number ("Accept through here", "Revert to here"). */
   checkpoint?: number;
+  /** A place a tool's answer names: clicking the node opens the file there. */
+  location?: TraceLocation;
+}
+
+/** Locations listed under a tool call at most (the server sends up to 200). */
+const LOCATIONS = 200;
+
+/** `pkg/use.py:5:9`: the location's path (relative to the run's folder when under it), 1-based. */
+export function locationLabel(loc: TraceLocation): string {
+  let where = loc.uri;
+  try {
+    where = decodeURIComponent(new URL(loc.uri).pathname);
+  } catch {
+    // not a URL: shown as it is
+  }
+  return `${where}:${loc.range.start.line + 1}:${loc.range.start.character + 1}`;
+}
+
+function relativeTo(label: string, folder: string | undefined): string {
+  return folder !== undefined && folder !== "" && label.startsWith(`${folder}/`) ? label.slice(folder.length + 1) : label;
+}
+
+function locationNodes(id: string, locations: readonly TraceLocation[], folder: string | undefined): TraceNode[] {
+  return locations.slice(0, LOCATIONS).map((loc, i) => ({
+    id: `${id}/loc${i}`,
+    label: relativeTo(locationLabel(loc), folder),
+    tooltip: loc.uri,
+    icon: "location" as const,
+    children: [],
+    location: loc,
+  }));
 }
 
 const OUTPUT_LINES = 40;
@@ -64,7 +96,7 @@ function diagnosticLabel(d: DiagnosticItem): string {
   return `${where} ${d.message}`;
 }
 
-function toolNode(id: string, item: Extract<TurnItem, { kind: "tool" }>): TraceNode {
+function toolNode(id: string, item: Extract<TurnItem, { kind: "tool" }>, folder?: string): TraceNode {
   const name = item.call.name ?? "tool";
   const args = formatArguments(item.call.arguments);
   const r = item.result;
@@ -86,6 +118,7 @@ function toolNode(id: string, item: Extract<TurnItem, { kind: "tool" }>): TraceN
   if (r !== undefined) {
     children.push({ id: `${id}/out`, label: "result", description: firstLine(r.output, 60), icon: "line", children: lines(`${id}/out`, r.output) });
   }
+  children.push(...locationNodes(id, item.locations ?? [], folder));
   return { id, label: args === "" ? name : `${name} ${args}`, description, icon, children, tooltip: r?.output };
 }
 
@@ -180,7 +213,7 @@ function turnNode(run: RunState, turn: TurnState, last: boolean): TraceNode {
           children: lines(itemId, item.text).length > 1 ? lines(itemId, item.text) : [],
         };
       case "tool":
-        return toolNode(itemId, item);
+        return toolNode(itemId, item, run.workspace);
       case "event":
         return run.reverted.has(item.event) ? revertedNode(itemId, item.event) : eventNode(itemId, item.event);
     }

@@ -2,6 +2,7 @@
 
 import * as vscode from "vscode";
 
+import type { TraceLocation } from "./events";
 import type { RunStore } from "./runs";
 import { type NodeIcon, type TraceNode, runNode } from "./traceModel";
 
@@ -26,10 +27,18 @@ const ICONS: Record<NodeIcon, [string, string?]> = {
   checkpoint: ["milestone"],
   proposal: ["git-pull-request"],
   file: ["file"],
+  location: ["location"],
   line: [""],
 };
 
 export const TRACE_VIEW_ID = "driveros.trace";
+
+/** The command that opens a location's file with its range selected (a click on the node). */
+export function openLocation(loc: TraceLocation): vscode.Command {
+  const { start, end } = loc.range;
+  const selection = new vscode.Range(start.line, start.character, end.line, end.character);
+  return { command: "vscode.open", title: "Open", arguments: [vscode.Uri.parse(loc.uri), { selection, preview: true }] };
+}
 
 export class TraceTreeProvider implements vscode.TreeDataProvider<TraceNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<TraceNode | undefined>();
@@ -115,6 +124,9 @@ export class TraceTreeProvider implements vscode.TreeDataProvider<TraceNode>, vs
     item.contextValue = node.contextValue;
     if (node.contextValue === "proposalFile" && node.runId !== undefined && node.path !== undefined) {
       item.command = { command: "driveros.showProposalDiff", title: "Show Diff", arguments: [node] };
+    }
+    if (node.location !== undefined) {
+      item.command = openLocation(node.location);
     }
     return item;
   }

@@ -58,6 +58,7 @@ function shapes(schema: Schema): Record<string, Set<string>> {
   return {
     TraceParams: properties(schema, defName(schema.notifications["driveros/trace"]?.$ref ?? "")),
     TraceEvent: properties(schema, ...events),
+    TraceLocation: properties(schema, "TraceLocation"),
     Usage: properties(schema, "Usage"),
     DiagnosticItem: properties(schema, "DiagnosticItem"),
     ProposalParams: properties(schema, defName(schema.notifications["driveros/proposal"]?.$ref ?? "")),
