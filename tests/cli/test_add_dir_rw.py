@@ -298,7 +298,7 @@ async def test_add_dir_rw_commit_commits_each_folder_in_its_own_repository(
     assert _git("status", "--porcelain", cwd=other) == ""
 
 
-async def test_add_dir_rw_resume_continues_in_the_folders_view_and_revert_covers_it(
+async def test_add_dir_rw_fork_and_resume_continue_in_the_folders_view_and_revert_too(
     calc_repo: Path, tmp_path: Path
 ) -> None:
     from .test_runs_cli import runs
@@ -321,12 +321,31 @@ async def test_add_dir_rw_resume_continues_in_the_folders_view_and_revert_covers
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     run_id = run.lines()[-1]["run_id"]
 
-    async with ScriptedModelServer([Turn(text="x")]) as server:
+    fork_turns = [
+        Turn(tool_calls=[ToolCallSpec("read_file", {"path": f"{other}/lib.py"})]),
+        Turn(tool_calls=[ToolCallSpec("read_file", {"path": f"{other}/notes.txt"})]),
+        Turn(text="Forked."),
+    ]
+    async with ScriptedModelServer(fork_turns) as server:
         forked = await run_cli(
-            "--resume", run_id, "--from", "1", "--task", "x", server=server, cwd=calc_repo
+            "--resume",
+            run_id,
+            "--from",
+            "2",
+            "--task",
+            "fork it",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=calc_repo,
         )
-        assert server.requests == []
-    assert forked.code == 1 and "not supported yet" in forked.stderr
+    assert forked.code == 0, (forked.stderr, forked.stdout[-3000:])
+    seen = [e["output"] for e in forked.lines() if e["type"] == "tool_result"]
+    assert seen == ["def helper():\n    return 2\n", "old note\n"]  # checkpoint 2's state
+    fork_id = forked.lines()[-1]["run_id"]
+    assert fork_id != run_id
+    dropped = await runs("discard", fork_id, cwd=calc_repo)
+    assert dropped.code == 0, dropped.stderr
 
     follow = [
         Turn(tool_calls=[ToolCallSpec("read_file", {"path": f"{other}/lib.py"})]),

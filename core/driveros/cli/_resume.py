@@ -73,14 +73,13 @@ async def resume(args: argparse.Namespace, spec: RunSpec) -> tuple[RunSpec, Resu
     workspace = None if args.resume is not None else spec.workspace
     held = await take_held(args.resume, workspace)
     spec = spec.model_copy(update={"workspace": held.workspace, "run_id": held.run_id})
+    # its added folders stay writable, on their views (docs/cli.md, "More than one folder")
+    added = [a for a in spec.add_dirs if a.path not in held.folders.views]
+    added += [AddedDir(path=at, writable=True) for at in held.folders.views]
+    spec = spec.model_copy(update={"add_dirs": added})
     if args.resume_from is None:
-        checkpoints_of(held.scratch).turn_offset = held.turns
-        for view in held.folders.views.values():
-            checkpoints_of(view).turn_offset = held.turns
-        # its added folders stay writable, on their views (docs/cli.md, "More than one folder")
-        added = [a for a in spec.add_dirs if a.path not in held.folders.views]
-        added += [AddedDir(path=at, writable=True) for at in held.folders.views]
-        spec = spec.model_copy(update={"add_dirs": added})
+        for cps in [held.scratch, *held.folders.views.values()]:
+            checkpoints_of(cps).turn_offset = held.turns
         history: list[Message] = held.history
         return spec, Resumed(
             run={"history": history, "scratch": held.scratch, "folders": held.folders},
@@ -88,19 +87,19 @@ async def resume(args: argparse.Namespace, spec: RunSpec) -> tuple[RunSpec, Resu
             parent=held.parent,
         )
     spec = spec.model_copy(update={"run_id": None})
-    if held.folders:
-        await held.aclose()
-        raise UsageError(
-            f"driveros agent: error: --from: run {held.run_id} has --add-dir DIR:rw folders; "
-            "forking it is not supported yet (--resume it, or apply it with `driveros runs`)"
-        )
     try:
         scratch, history, turn = await fork_held(held, args.resume_from)
+        try:
+            folders = await held.folders.fork(turn)
+        except BaseException:
+            await scratch.aclose()
+            raise
     finally:
         await held.aclose()
-    checkpoints_of(scratch).turn_offset = turn
+    for cps in [scratch, *folders.views.values()]:
+        checkpoints_of(cps).turn_offset = turn
     return spec, Resumed(
-        run={"history": history, "scratch": scratch},
+        run={"history": history, "scratch": scratch, "folders": folders},
         prior_turns=turn,
         parent=f"{held.run_id}@{args.resume_from}",
     )

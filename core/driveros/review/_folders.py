@@ -162,6 +162,19 @@ class FolderViews:
             back += [f"{at}/{p}" for p in done]
         return back
 
+    async def fork(self, turn: int) -> FolderViews:
+        """New views of the same folders holding their changes up to the run's checkpoint at
+        ``turn`` (a fork of the run; these views are unchanged)."""
+        made = await FolderViews.create(list(self.views))
+        try:
+            for at, view in self.views.items():
+                through = through_turn(view, turn)
+                await checkpoints_of(view).write_into(made.views[at].path, through=through)
+        except BaseException:
+            await made.aclose()
+            raise
+        return made
+
     async def aclose(self) -> None:
         """Close every view (a kept one stays on disk: see ScratchWorkspace.keep)."""
         for view in self.views.values():
