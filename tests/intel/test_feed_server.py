@@ -222,3 +222,42 @@ async def test_feed_server_crash_mid_run_falls_back_to_the_cli(
     finally:
         await tools.aclose()
         await feed.aclose()
+
+
+WRAPPER = """#!/bin/sh
+echo "$*" >> "$(dirname "$0")/../calls.log"
+exec {real} "$@"
+"""
+
+
+async def test_feed_server_answers_in_an_agent_run_after_a_semantic_tool(tmp_path: Path) -> None:
+    """execute_run (the CLI's, the language server's and ACP's path): the model hovers, then
+    edits; the edit turn's diagnostics come from the warm server, with the CLI's identity,
+    and the CLI runs only for the baseline (and its --version)."""
+    from driveros.testing import ToolCallSpec, Turn
+    from tests.agent.conftest import run_scripted
+
+    real = program("basedpyright").replace("-langserver", "")
+    root = write_project(tmp_path / "ws", FILES)
+    wrapper = root / ".venv/bin/basedpyright"
+    wrapper.parent.mkdir(parents=True)
+    wrapper.write_text(WRAPPER.format(real=real))
+    wrapper.chmod(0o755)
+    edit = {"path": "main.py", "old_string": "total([1, 2])", "new_string": 'total(["a"])'}
+    turns = [
+        Turn(tool_calls=[ToolCallSpec("hover", {"path": "main.py", "line": 1, "column": 23})]),
+        Turn(tool_calls=[ToolCallSpec("edit_file", edit)]),
+        Turn(text="Done."),
+    ]
+    out = await run_scripted(turns, root, diagnostics=True, task="break it")
+    assert out.report.result.outcome == "answered", out.report.result
+    hover = next(e for e in out.of("tool_result") if e.name == "hover")
+    assert hover.ok and "total" in hover.output
+    (diag,) = [e for e in out.of("diagnostics") if e.turn == 2]
+    assert "pyright" in diag.checks
+    calls = (root / ".venv/calls.log").read_text().splitlines()
+    assert calls == ["--outputjson", "--version"]  # the baseline, then the server answered
+    async with LocalSandbox(root, base_env=tool_env(), read_only=server_mounts()) as box:
+        cli = [i for i in await _cli(box) if i.path == "main.py"]
+    assert [i for i in diag.new if i.source == "pyright"] == cli
+    assert [(i.line, i.column, i.code) for i in cli] == [(3, 32, "reportArgumentType")]
