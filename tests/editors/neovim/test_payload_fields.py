@@ -29,6 +29,7 @@ from driveros.agent import (
     Text,
     Thinking,
     ToolCall,
+    ToolLocation,
     ToolResult,
     TurnFinished,
     TurnStarted,
@@ -50,6 +51,9 @@ from driveros_lsp.protocol_models import (
     RunStateResult,
     RunSummary,
     StartResult,
+    TraceLocation,
+    TracePosition,
+    TraceRange,
     trace_params,
 )
 from tests.editors.neovim._nvim import run_nvim
@@ -99,6 +103,15 @@ def _trace() -> list[dict[str, Any]]:
     ]
     assert {e.type for e in events} == set(EVENT_TYPES) - {"proposal"}
     sent = [trace_params("r1", e) for e in events]
+    # a semantic tool's answer, with the places it names as LSP Locations
+    place = ToolLocation(path="app.py", line=1, column=1)
+    refs = ToolResult(
+        run_id="r1", turn=1, call_id="c3", name="references", ok=True, output="1", locations=[place]
+    )
+    span = TraceRange(
+        start=TracePosition(line=0, character=0), end=TracePosition(line=0, character=1)
+    )
+    sent.append(trace_params("r1", refs, [TraceLocation(uri="file:///w/app.py", range=span)]))
     return [p.wire() for p in sent if p is not None]
 
 

@@ -6,7 +6,7 @@ local runs = require('driveros.runs')
 
 local M = {}
 
-local SUBCOMMANDS = { 'run', 'fix', 'cancel', 'review', 'trace', 'runs', 'followup', 'accept', 'revert' }
+local SUBCOMMANDS = { 'run', 'fix', 'cancel', 'review', 'trace', 'runs', 'followup', 'accept', 'revert', 'locations' }
 
 ---@param run_id string
 ---@param task string
@@ -224,6 +224,8 @@ function M.dispatch(opts)
     M.trace(rest)
   elseif sub == 'runs' then
     M.runs()
+  elseif sub == 'locations' then
+    require('driveros.trace').quickfix(rest ~= '' and rest or nil)
   elseif sub == 'followup' or sub == 'accept' or sub == 'revert' then
     require('driveros.iterate')[sub](rest)
   elseif sub and vim.startswith(sub, '/') then
@@ -243,7 +245,7 @@ function M.complete(arglead, cmdline, _)
     end, SUBCOMMANDS)
   end
   local sub = words[2]
-  if sub == 'cancel' or sub == 'review' or sub == 'trace' then
+  if sub == 'cancel' or sub == 'review' or sub == 'trace' or sub == 'locations' then
     return vim.tbl_filter(function(id)
       return vim.startswith(id, arglead)
     end, runs.order)

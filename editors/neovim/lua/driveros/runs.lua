@@ -11,6 +11,7 @@ local M = {}
 ---@field proposal table[]|nil files of the latest proposal
 ---@field council table|nil the council's verdict on the proposal (setting `council`)
 ---@field proposal_traced boolean|nil the trace shows the current proposal already
+---@field locations {name: string, items: lsp.Location[]}|nil the latest located tool answer
 ---@field started number
 
 ---@type table<string, driveros.Run>

@@ -3,6 +3,9 @@
 ---Events from `driveros/trace` are turned into blocks of lines. Redraws are batched on a
 ---timer (at most `trace.max_updates_per_second`), so a fast stream never blocks the UI.
 ---Tool results are indented one level deeper than their call and folded (foldmethod=indent).
+---The places a semantic tool's answer names (the trace's `locations`) are `→ path:line:col`
+---lines under its result: <CR> on one opens the file there; `:DriverOS locations` puts the
+---latest ones in the quickfix list.
 ---@brief ]]
 
 local runs = require('driveros.runs')
@@ -20,6 +23,55 @@ local ns = vim.api.nvim_create_namespace('driveros.trace')
 
 ---@type table<string, driveros.TraceView>
 local views = {}
+
+---Checkpoint events a revert dropped (weak keys: they go with their run's events).
+---@type table<table, boolean>
+local reverted = setmetatable({}, { __mode = 'k' })
+
+---The LSP Locations a tool_result event's notification carried (weak keys, as above).
+---@type table<table, lsp.Location[]>
+local located = setmetatable({}, { __mode = 'k' })
+
+---The driveros client's position encoding (the one the locations are counted in).
+---@return string
+local function encoding()
+  local client = require('driveros.server').client()
+  return client and client.offset_encoding or 'utf-16'
+end
+
+---@param pos any
+---@return lsp.Position?
+local function position(pos)
+  if type(pos) ~= 'table' or type(pos.line) ~= 'number' or type(pos.character) ~= 'number' then
+    return nil
+  end
+  return { line = pos.line, character = pos.character }
+end
+
+---The well-formed `file:` Locations of a notification, as plain tables (exactly the fields of
+---the payload schema: vim.lsp.util would read others, such as a LocationLink's).
+---@param raw any
+---@return lsp.Location[]
+local function locations_of(raw)
+  local out = {}
+  for _, loc in ipairs(type(raw) == 'table' and raw or {}) do
+    local range = type(loc) == 'table' and loc.range or nil
+    local first, last = position(type(range) == 'table' and range.start), position(type(range) == 'table' and range['end'])
+    if type(loc.uri) == 'string' and vim.startswith(loc.uri, 'file:') and first and last then
+      table.insert(out, { uri = loc.uri, range = { start = first, ['end'] = last } })
+    end
+  end
+  return out
+end
+
+---`path:line:col` of a location, the path relative to the current directory when under it.
+---@param loc lsp.Location
+---@return string
+local function place(loc)
+  local ok, fname = pcall(vim.uri_to_fname, loc.uri)
+  local path = ok and vim.fn.fnamemodify(fname, ':.') or loc.uri
+  return ('%s:%d:%d'):format(path, loc.range.start.line + 1, loc.range.start.character + 1)
+end
 
 local function indent(text, prefix)
   local out = {}
@@ -76,7 +128,12 @@ local function add_event(view, ev)
       ev.truncated and ' [truncated]' or '')
     local lines = { head }
     vim.list_extend(lines, indent(ev.output, '      '))
-    block = { lines = lines, hl = ev.ok and 'DiagnosticOk' or 'DiagnosticError' }
+    local locs = located[ev] or {}
+    local first = #lines + 1
+    for _, loc in ipairs(locs) do
+      table.insert(lines, '      → ' .. place(loc))
+    end
+    block = { lines = lines, hl = ev.ok and 'DiagnosticOk' or 'DiagnosticError', locs = #locs > 0 and locs or nil, loc_from = first }
   elseif t == 'diagnostics' then
     local lines = { ('  ◆ diagnostics: %d total, %d new, %d fixed'):format(ev.total or 0, #(ev.new or {}), #(ev.fixed or {})) }
     for _, d in ipairs(ev.new or {}) do
@@ -113,7 +170,7 @@ local function add_event(view, ev)
     block = { lines = { ('  ◇ memory %s (%d) %s'):format(ev.action, ev.count or 0, ev.detail or '') }, hl = 'Comment' }
   elseif t == 'turn_finished' then
     block = { lines = { ('  … turn %d: %d ms, %s'):format(ev.turn or 0, math.floor(ev.duration_ms or 0), tokens(ev.usage)) }, hl = 'Comment' }
-  elseif t == 'checkpoint' and ev.reverted then
+  elseif t == 'checkpoint' and reverted[ev] then
     -- its number is free again: the next turn that changes a file takes it
     block = { lines = { ('  ◇ checkpoint %d (turn %d): %s — reverted'):format(ev.checkpoint or 0, ev.turn or 0,
       table.concat(ev.files or {}, ', ')) }, hl = 'Comment' }
@@ -221,6 +278,11 @@ local function view_for(run_id)
   vim.bo[bufnr].shiftwidth = 2
   view = { bufnr = bufnr, blocks = {}, rendered = 0, line_of = {}, scheduled = false }
   views[run_id] = view
+  vim.keymap.set('n', '<CR>', function()
+    if not M.jump(run_id) then
+      vim.cmd('normal! j')
+    end
+  end, { buffer = bufnr, desc = 'DriverOS: open the location under the cursor' })
   for _, ev in ipairs(runs.ensure(run_id).events) do
     add_event(view, ev)
   end
@@ -236,6 +298,11 @@ function M.on_trace(_, params, _)
   local ev = params.event
   local run = runs.ensure(params.runId, ev.type == 'run_started' and ev.task or nil)
   table.insert(run.events, ev)
+  local locs = locations_of(params.locations)
+  if #locs > 0 then
+    located[ev] = locs
+    run.locations = { name = ev.name, items = locs }
+  end
   if ev.type == 'run_started' then
     run.proposal_traced = nil -- a run resumed with feedback proposes again
   elseif ev.type == 'result' then
@@ -269,7 +336,7 @@ function M.reverted(run_id, to)
   end
   for _, ev in ipairs(run.events) do
     if ev.type == 'checkpoint' and (ev.checkpoint or 0) > to then
-      ev.reverted = true
+      reverted[ev] = true
     end
   end
   local view = views[run_id]
@@ -300,6 +367,68 @@ function M.on_proposal(params)
     add_event(view, ev)
     schedule(view)
   end
+end
+
+---The location on the trace buffer's line `row` (0-based), if it shows one.
+---@param view driveros.TraceView
+---@param row integer
+---@return lsp.Location?
+local function location_at(view, row)
+  for i = #view.blocks, 1, -1 do
+    local top = view.line_of[i]
+    if top and top <= row then
+      local b = view.blocks[i]
+      local k = row - top + 1 - (b.loc_from or 0)
+      return b.locs and b.locs[k + 1] or nil
+    end
+  end
+  return nil
+end
+
+---Open the location under the cursor of a trace buffer, in the previous window (a new split
+---when the trace is the only one). Returns false when the line shows none.
+---@param run_id string
+---@return boolean
+function M.jump(run_id)
+  local view = views[run_id]
+  if not view then
+    return false
+  end
+  local loc = location_at(view, vim.api.nvim_win_get_cursor(0)[1] - 1)
+  if not loc then
+    return false
+  end
+  local trace_win = vim.api.nvim_get_current_win()
+  vim.cmd('wincmd p')
+  if vim.api.nvim_get_current_win() == trace_win then
+    vim.cmd('aboveleft split')
+  end
+  vim.lsp.util.show_document(loc, encoding(), { focus = true })
+  return true
+end
+
+---Put a run's latest located answer in the quickfix list (and open it).
+---@param run_id? string the latest run with locations when nil
+---@return boolean
+function M.quickfix(run_id)
+  local run = run_id and runs.by_id[run_id] or nil
+  if not run then
+    for i = #runs.order, 1, -1 do
+      local r = runs.by_id[runs.order[i]]
+      if r and r.locations then
+        run = r
+        break
+      end
+    end
+  end
+  if not run or not run.locations then
+    vim.notify('DriverOS: no run has located an answer yet', vim.log.levels.WARN)
+    return false
+  end
+  local items = vim.lsp.util.locations_to_items(run.locations.items, encoding())
+  vim.fn.setqflist({}, ' ', { title = ('DriverOS %s: %s'):format(run.id, run.locations.name or ''), items = items })
+  vim.cmd('botright copen')
+  return true
 end
 
 ---The trace buffer of a run (created on demand), without opening a window.

@@ -64,6 +64,7 @@ for i, params in ipairs(P.trace) do
   trace.on_trace(nil, wrap(params, 'trace:' .. i, {}), {})
 end
 trace.flush('r1')
+trace.quickfix('r1') -- the semantic answer's locations
 
 -- driveros/proposal: a council verdict and a council error, each reviewed file by file
 for i, params in ipairs(P.proposals) do
