@@ -137,12 +137,13 @@ class ServerChecks(FeedRunner):
             or last.duration_ms < START_AFTER_S * 1000
         ):
             return
-        self._starting = asyncio.create_task(self._start(self._servers, path))
+        server = _PAIRS[spec.parser][1]
+        self._starting = asyncio.create_task(self._start(self._servers, path, server))
 
-    async def _start(self, tools: SemanticTools, path: str) -> None:
+    async def _start(self, tools: SemanticTools, path: str, server: str) -> None:
         try:
             async with asyncio.timeout(START_TIMEOUT):
-                await start_server(tools, path)
+                await start_server(tools, path, name=server)
         except Exception as exc:  # a background start: the CLI goes on deciding
             _log.info("starting the language server for %s failed: %s", path, one_line(exc))
 

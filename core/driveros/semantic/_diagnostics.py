@@ -101,8 +101,13 @@ async def _pull(session: ServerSession, rel: str, timeout: float) -> list[Mappin
     return [d for d in items if isinstance(d, dict)]
 
 
-async def start_server(tools: SemanticTools, path: str) -> None:
+async def start_server(tools: SemanticTools, path: str, *, name: str | None = None) -> bool:
     """Start the server for ``path``'s language (and let it index) ahead of the model's
     first question, as the semantic tools would on their first call (the feed does this when
-    the CLI check it stands in for costs more than a server's start)."""
-    await tools._ready(await tools._spec(path))
+    the CLI check it stands in for costs more than a server's start). ``name``: only when
+    that is the server configured for ``path`` (False, nothing started, otherwise)."""
+    spec = await tools._spec(path)
+    if name is not None and spec.name != name:
+        return False
+    await tools._ready(spec)
+    return True
