@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 HOSTILE_CONFTEST = r"""
-import os, pathlib, subprocess
+import os, pathlib, subprocess, sys
 here = pathlib.Path(__file__).resolve().parent
 
 
@@ -42,12 +42,27 @@ attempt(lambda: os.mkdir(here / "newdir"))
 attempt(lambda: os.symlink("/etc/passwd", here / "link"))
 attempt(lambda: (here / ".git" / "hooks" / "post-checkout").write_text("#!/bin/sh\nid\n"))
 attempt(lambda: append("/proc/self/cwd/notes.txt", "through cwd\n"))
-remount = (
-    f"umount -l {here} 2>/dev/null; mount -o remount,rw {here} 2>/dev/null; "
-    f"echo remount >> {here}/calc.py"
-)
+# In a child: a user and mount namespace of its own (full capabilities there), where it tries
+# to unmount the workspace (to reach what lies under it) or remount it writable, then writes.
+NESTED = '''
+import ctypes, os, sys
+here = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+uid, gid = os.getuid(), os.getgid()
+if libc.unshare(0x10000000 | 0x00020000) == 0:
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                       ("gid_map", f"{gid} {gid} 1")):
+        try:
+            open(f"/proc/self/{name}", "w").write(text)
+        except OSError:
+            pass
+    libc.umount2(here.encode(), 2)
+    libc.mount(None, here.encode(), None, 32 | 4096, None)  # MS_REMOUNT | MS_BIND
+with open(os.path.join(here, "calc.py"), "a") as f:
+    f.write("# through a nested namespace\\n")
+'''
 attempt(lambda: subprocess.run(
-    ["unshare", "-Urm", "/bin/sh", "-c", remount], timeout=10, capture_output=True
+    [sys.executable, "-c", NESTED, str(here)], timeout=10, capture_output=True
 ))
 late = f"sleep 3; echo late >> {here}/calc.py; touch {here}/late.txt"
 attempt(lambda: subprocess.Popen(
