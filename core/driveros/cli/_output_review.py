@@ -73,7 +73,7 @@ def commit_message(task: str, answer: str, run_id: str) -> str:
 
 async def _hold(report: RunReport, *, task: str, prior_turns: int, parent: str | None) -> None:
     from driveros.review import checkpoints_of, render_changes
-    from driveros.runs import hold_run
+    from driveros.runs import hold_folders, hold_run
 
     scratch = report.scratch
     assert scratch is not None
@@ -89,8 +89,8 @@ async def _hold(report: RunReport, *, task: str, prior_turns: int, parent: str |
         answer=result.answer,
         outcome=result.outcome,
         parent=parent,
-        folders=report.folders,
     )
+    await hold_folders(report.folders, run_id=result.run_id)
     count = len(checkpoints_of(scratch).records)
     sys.stderr.write(
         f"driveros: review: held as run {result.run_id} ({count} checkpoints, "

@@ -174,7 +174,7 @@ def _through_from_paths(args: argparse.Namespace) -> None:
 
 async def _hold_again(held: Any) -> None:
     """Record the run's new checkpoint list (the rest of its manifest unchanged)."""
-    from driveros.runs import hold_run
+    from driveros.runs import hold_folders, hold_run
 
     await hold_run(
         held.scratch,
@@ -185,5 +185,5 @@ async def _hold_again(held: Any) -> None:
         answer=held.answer,
         outcome=held.outcome,
         parent=held.parent,
-        folders=held.folders,
     )
+    await hold_folders(held.folders, run_id=held.run_id)

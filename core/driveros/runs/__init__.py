@@ -32,7 +32,15 @@ if TYPE_CHECKING:
         new_run_id,
         run_in,
     )
-    from driveros.runs._held import HeldRun, fork_held, held_runs, hold_run, open_held, take_held
+    from driveros.runs._held import (
+        HeldRun,
+        fork_held,
+        held_runs,
+        hold_folders,
+        hold_run,
+        open_held,
+        take_held,
+    )
     from driveros.runs._provider import make_provider, pick_provider
     from driveros.runs._sandbox import DOCKER_GIT_DIR, DOCKER_WORKSPACE, docker_git, run_tier
 
@@ -52,6 +60,7 @@ __all__ = [
     "execute_run",
     "fork_held",
     "held_runs",
+    "hold_folders",
     "hold_run",
     "make_provider",
     "new_run_id",
@@ -73,6 +82,7 @@ _LAZY = {
     "HeldRun": "_held",
     "fork_held": "_held",
     "held_runs": "_held",
+    "hold_folders": "_held",
     "take_held": "_held",
     "hold_run": "_held",
     "open_held": "_held",

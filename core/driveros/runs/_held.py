@@ -105,20 +105,9 @@ async def hold_run(
     answer: str = "",
     outcome: str = "answered",
     parent: str | None = None,
-    folders: FolderViews | None = None,
 ) -> None:
-    """Keep ``scratch`` (a review run's copy) with its checkpoints and conversation, and the
-    views of its writable added folders (``folders``), each with its own checkpoints."""
-    folders = folders or FolderViews()
-    for at, view in folders.views.items():
-        await view.keep(
-            {
-                "kind": KIND,
-                FOLDER_OF: run_id,
-                "folder": str(at),
-                **checkpoints_of(view).manifest_entry(),
-            }
-        )
+    """Keep ``scratch`` (a review run's copy) with its checkpoints and conversation (its
+    writable added folders' views: :func:`hold_folders`)."""
     manifest: dict[str, Any] = {
         "kind": KIND,
         "run_id": run_id,
@@ -129,10 +118,17 @@ async def hold_run(
         "parent": parent,
         "held_at": time.time(),
         "history": _HISTORY.dump_python(list(history), mode="json"),
-        "folders": [str(at) for at in folders.views],
         **checkpoints_of(scratch).manifest_entry(),
     }
     await scratch.keep(manifest)
+
+
+async def hold_folders(folders: FolderViews | None, *, run_id: str) -> None:
+    """Keep the views of held run ``run_id``'s writable added folders, each with its own
+    checkpoints (again after a revert: the manifest is replaced)."""
+    for at, view in (folders or FolderViews()).views.items():
+        entry = checkpoints_of(view).manifest_entry()
+        await view.keep({"kind": KIND, FOLDER_OF: run_id, "folder": str(at), **entry})
 
 
 def _held(scratch: ScratchWorkspace, manifest: dict[str, Any]) -> HeldRun:
@@ -157,18 +153,18 @@ def is_held_run(manifest: Mapping[str, Any]) -> bool:
     return manifest.get("kind") == KIND and FOLDER_OF not in manifest
 
 
-async def _held_folders(run_id: str, named: Sequence[str]) -> FolderViews:
-    """The kept views of held run ``run_id``'s added folders, reopened."""
-    views: dict[Path, ScratchWorkspace] = {}
-    for folder in named:
+async def _held_folders(run_ids: Sequence[str]) -> dict[str, FolderViews]:
+    """The kept views of the held runs' added folders, reopened, by run id."""
 
-        def wanted(manifest: Mapping[str, Any], folder: str = folder) -> bool:
-            return manifest.get(FOLDER_OF) == run_id and manifest.get("folder") == folder
+    def wanted(manifest: Mapping[str, Any]) -> bool:
+        return manifest.get(FOLDER_OF) in run_ids
 
-        for kept in await reopen_kept_where(wanted, workspace=Path(folder)):
-            checkpoints_of(kept.scratch, kept.manifest)
-            views[Path(folder)] = kept.scratch
-    return FolderViews(views)
+    found: dict[str, FolderViews] = {}
+    for kept in await reopen_kept_where(wanted):
+        checkpoints_of(kept.scratch, kept.manifest)
+        views = found.setdefault(str(kept.manifest[FOLDER_OF]), FolderViews())
+        views.views[Path(str(kept.manifest.get("folder")))] = kept.scratch
+    return found
 
 
 async def held_runs(workspace: Path | None = None) -> list[HeldRun]:
@@ -176,11 +172,12 @@ async def held_runs(workspace: Path | None = None) -> list[HeldRun]:
     Other kept copies (an editor's kept proposals) are not touched."""
     found: list[HeldRun] = []
     for kept in await reopen_kept_where(is_held_run, workspace=workspace):
-        held = _held(kept.scratch, kept.manifest)
-        named = [str(f) for f in kept.manifest.get("folders") or []]
-        if named:
-            held.folders = await _held_folders(held.run_id, named)
-        found.append(held)
+        found.append(_held(kept.scratch, kept.manifest))
+    folders = await _held_folders([r.run_id for r in found]) if found else {}
+    for held in found:
+        held.folders = folders.pop(held.run_id, held.folders)
+    for orphans in folders.values():  # none expected: only these runs' views were asked for
+        await orphans.aclose()
     return sorted(found, key=lambda r: r.held_at)
 
 
