@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as lsp
 
-from driveros_lsp._edits import EditPlan, OpenDocument, closed_file_drift, plan_edit
+from driveros_lsp._edits import EditPlan, OpenDocument, Roots, closed_file_drift, plan_edit
 
 if TYPE_CHECKING:
     from driveros_lsp._editor import ClientTraits
@@ -130,13 +130,14 @@ class Acceptance:
         assert run.outcome is not None
         traits = desk.traits
         root = desk.root(run)
+        roots = Roots(root, tuple(Path(f) for f in run.request.folders))
         changes = [c for c in run.outcome.changes if str(c.path) in run.pending]
         drifted: dict[str, str] = {}
         while True:
             plan = await asyncio.to_thread(
                 plan_edit,
                 changes,
-                root=root,
+                root=roots,
                 paths=[p for p in todo if p not in drifted],
                 documents=desk.documents(),
                 encoding=traits.encoding,

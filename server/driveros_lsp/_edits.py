@@ -18,6 +18,7 @@ the run's rationale) and the annotation map holds exactly the ids that are used.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,25 @@ class EditPlan:
     in_flight: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Roots:
+    """A run's folders: its workspace (changes named by relative path) and the folders added
+    to it (changes named by absolute path, inside one of them)."""
+
+    workspace: Path
+    added: tuple[Path, ...] = ()
+
+    def folder_of(self, name: str) -> Path:
+        """The folder of a change named ``name``; an absolute name outside every added
+        folder stays the workspace's (the planner refuses it as leaving the workspace)."""
+        path = Path(name)
+        if path.is_absolute():
+            for folder in self.added:
+                if path.is_relative_to(folder) and path != folder:
+                    return folder
+        return self.workspace
+
+
 def path_uri(root: Path, rel: str) -> str:
     return (root / rel).as_uri()
 
@@ -88,7 +108,7 @@ def _text_edits(
 def plan_edit(
     changes: Sequence[Any],
     *,
-    root: Path,
+    root: Path | Roots,
     paths: Sequence[str] | None,
     documents: dict[str, OpenDocument],
     encoding: Encoding,
@@ -100,29 +120,45 @@ def plan_edit(
 
     Which change may be written and with what text is decided by the review planner of
     ``driveros.review`` (the same rule as the CLI's apply); this function only turns its
-    decisions into LSP document changes.
+    decisions into LSP document changes. With :class:`Roots`, a change of an added folder
+    (named by absolute path) is decided against that folder, by the same rule.
     """
     from driveros.review import plan_file
 
+    roots = root if isinstance(root, Roots) else Roots(root)
+    root = roots.workspace
     plan = EditPlan(edit=None)
     doc_changes: list[DocumentChange] = []
     annotations: dict[str, lsp.ChangeAnnotation] = {}
     wanted = set(paths) if paths is not None else None
     versions: dict[str, int | None] = {}
 
-    def current(rel: str) -> str | None:
-        doc = documents.get(path_uri(root, rel))
-        if doc is not None:
-            versions[rel] = doc.version
-            return doc.text
-        versions[rel] = None
-        return _read(root / rel)
+    def current_in(folder: Path) -> Callable[[str], str | None]:
+        def current(local: str) -> str | None:
+            rel = local if folder == root else str(folder / local)
+            doc = documents.get(path_uri(root, rel))
+            if doc is not None:
+                versions[rel] = doc.version
+                return doc.text
+            versions[rel] = None
+            return _read(root / rel)
+
+        return current
 
     for change in changes:
         rel = str(change.path)
         if wanted is not None and rel not in wanted:
             continue
-        decided = plan_file(root, change, current=current, rebase=rebase)
+        folder = roots.folder_of(rel)
+        if folder == root:
+            decided = plan_file(root, change, current=current_in(root), rebase=rebase)
+        else:
+            decided = _qualified(
+                folder,
+                plan_file(
+                    folder, _local(change, folder), current=current_in(folder), rebase=rebase
+                ),
+            )
         if decided.conflict is not None:
             plan.conflicts[rel] = decided.conflict
             continue
@@ -185,6 +221,24 @@ def plan_edit(
             change_annotations={k: v for k, v in annotations.items() if k in used} or None,
         )
     return plan
+
+
+def _local(change: Any, folder: Path) -> Any:
+    """``change`` (of an added folder, named by absolute path) named inside ``folder``."""
+    update = {"path": str(Path(change.path).relative_to(folder))}
+    if change.old_path:
+        update["old_path"] = str(Path(change.old_path).relative_to(folder))
+    return change.model_copy(update=update)
+
+
+def _qualified(folder: Path, decided: Any) -> Any:
+    """A decision made inside ``folder``, its paths named absolutely again."""
+    return dataclasses.replace(
+        decided,
+        path=str(folder / decided.path),
+        source=str(folder / decided.source),
+        conflict_path=str(folder / decided.conflict_path) if decided.conflict_path else "",
+    )
 
 
 def closed_file_drift(root: Path, closed: dict[str, Any], *, after: bool) -> dict[str, str]:

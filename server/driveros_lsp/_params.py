@@ -24,6 +24,7 @@ SQLITE_INTEGER_MAX = 2**63 - 1
 #: Longest lists a command takes (checked before their items are read).
 MAX_DIAGNOSTICS = 1_000
 MAX_PATHS = 10_000
+MAX_FOLDERS = 100
 #: An InvalidParams message names at most this many problems.
 _PROBLEMS = 5
 
@@ -70,6 +71,9 @@ class StartParams(_Params):
     task: Text = Field(min_length=1)
     uri: str | None = None
     range: Range | None = None
+    #: Workspace folder URIs the task runs in: the first is its workspace, the others are
+    #: added to it (docs/protocol.md, "More than one folder").
+    folders: list[str] | None = Field(default=None, min_length=1, max_length=MAX_FOLDERS)
 
 
 class CommandParams(_Params):

@@ -66,6 +66,9 @@ class RunRequest(BaseModel):
     #: Target diagnostics, each shaped like ``driveros.agent.DiagnosticItem`` (plain dicts
     #: here so that importing this module does not import the agent).
     targets: list[dict[str, Any]] = Field(default_factory=list)
+    #: Folders added to the run, writable, besides ``workspace`` (absolute paths: the other
+    #: workspace folders a task names); never configuration, whatever their trust.
+    folders: list[str] = Field(default_factory=list)
     #: The user trusts the workspace (decided by ``_trust.WorkspaceTrust`` as the run starts).
     trusted: bool = False
     #: Who approval ``ask`` asks (a ``driveros.approval.Asker``, the editor); None:
@@ -143,6 +146,9 @@ class RunOutcome(BaseModel):
     council: dict[str, Any] | None = None
     #: The run's turns so far, all its parts: a follow-up's turns are numbered after them.
     turns: int = 0
+    #: The views of the run's writable added folders (``driveros.review.FolderViews``), handed
+    #: back to a follow-up; released and let go with the scratch copy.
+    folders: Any = None
 
 
 class RestoredRun(BaseModel):
@@ -209,13 +215,14 @@ class AgentRunner:
         # sandbox, the diagnostics feed): do that off the event loop, once.
         await asyncio.to_thread(_warm_imports, request.settings.memory)
         from driveros.config import load_environment
-        from driveros.runs import RunContext, execute_run, pick_provider
+        from driveros.runs import AddedDir, RunContext, execute_run, pick_provider
 
         root = Path(request.workspace)
         env = await asyncio.to_thread(load_environment, cwd=root, trusted=request.trusted)
         for warning in env.warnings:  # stderr: the editor's server log
             logger.warning("%s", warning)
         s = request.settings
+        added = await asyncio.to_thread(lambda: [Path(f).resolve() for f in request.folders])
         # the settings are run options (driveros.runs.RunOptions) plus the editor's own
         spec = s.spec(
             task=request.task,
@@ -228,6 +235,7 @@ class AgentRunner:
             targets=list(request.targets),
             run_id=request.run_id,
             workspace_trusted=env.workspace_trusted,
+            add_dirs=[AddedDir(path=f, writable=True) for f in added],
             # DRIVEROS_DIAGNOSTICS=off holds for every front end
             diagnostics=s.diagnostics and env.diagnostics_on,
         )
@@ -246,7 +254,12 @@ class AgentRunner:
             spec,
             env=env,
             on_event=deliver,
-            context=RunContext(history=history, scratch=scratch, asker=request.asker),
+            context=RunContext(
+                history=history,
+                scratch=scratch,
+                asker=request.asker,
+                folders=resume.folders if resume is not None else None,
+            ),
         )
         turns = prior + report.result.turns
         release, keep = _scratch_handles(report.scratch, report.history, turns=turns)
@@ -258,7 +271,7 @@ class AgentRunner:
             diff = combined_patch(report.changes)
             author = pick_provider(env, s.provider)
             council = await council_review(env, diff=diff, task=request.task, author=author)
-        return RunOutcome(
+        outcome = RunOutcome(
             council=council,
             result=RunResult.of(report.result),
             changes=list(report.changes),
@@ -269,6 +282,9 @@ class AgentRunner:
             let_go=_let_go(report.scratch),
             turns=turns,
         )
+        if report.folders:  # the added folders' views go with the scratch copy
+            outcome = _with_folders(outcome, report.folders)
+        return outcome
 
     async def restore(self, workspace: str) -> list[RestoredRun]:
         """The proposals kept by earlier servers for ``workspace``, reopened (oldest first)."""
@@ -364,6 +380,30 @@ def _scratch_handles(
         await scratch.keep({**manifest, **entry, "history": talk, "turns": turns})
 
     return release, keep
+
+
+def _with_folders(outcome: RunOutcome, folders: Any) -> RunOutcome:
+    """``outcome`` whose release and let-go also end its added folders' views (a kept
+    proposal's folders are not kept: they are released at exit)."""
+    release, let_go = outcome.release, outcome.let_go
+
+    async def release_both() -> None:
+        try:
+            if release is not None:
+                await release()
+        finally:
+            await folders.discard()
+
+    async def let_go_both() -> None:
+        try:
+            if let_go is not None:
+                await let_go()
+        finally:
+            await folders.discard()
+
+    return outcome.model_copy(
+        update={"folders": folders, "release": release_both, "let_go": let_go_both}
+    )
 
 
 def _let_go(scratch: Any) -> Release | None:

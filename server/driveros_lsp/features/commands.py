@@ -16,7 +16,7 @@ import asyncio
 import functools
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types as lsp
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from driveros.conventions import Commands
     from driveros.diagnostics import DiagnosticItem, Severity
+    from driveros_lsp._folders import TaskFolders
     from driveros_lsp._params import Diagnostic, RunRef, StartParams
     from driveros_lsp._runs import Run
     from driveros_lsp._server import DriverosLanguageServer
@@ -178,12 +179,33 @@ def _selection(server: DriverosLanguageServer, p: StartParams, rel: str) -> str:
     )
 
 
+async def _task_folders(server: DriverosLanguageServer, p: StartParams) -> TaskFolders:
+    """The folders a task runs in (``_folders.py``): named, the file's, or asked for."""
+    from driveros_lsp._folders import TaskFolders, ask_folders, named_folders, workspace_folders
+    from driveros_lsp._runs import RunError
+
+    if p.folders is not None:
+        try:
+            return named_folders(server, p.folders)
+        except RunError as exc:  # a folder the client did not open: the params are wrong
+            raise JsonRpcInvalidParams(str(exc)) from exc
+    folders = workspace_folders(server)
+    if p.uri is not None or len(folders) < 2:
+        return TaskFolders(workspace=_root(server, p.uri))
+    try:
+        return await ask_folders(server, folders)
+    except RunError as exc:
+        raise RequestFailed(str(exc)) from exc
+
+
 async def _launch(
     server: DriverosLanguageServer,
     root: Path,
     task: str,
     targets: list[dict[str, Any]],
     title: str,
+    *,
+    added: Sequence[Path] = (),
 ) -> dict[str, Any]:
     from driveros_lsp._approval import EditorAsker, effective_approval
     from driveros_lsp._runner import RunRequest
@@ -201,6 +223,8 @@ async def _launch(
         settings=settings,
         overlays=overlays,
         targets=targets,
+        # named as the run names their files: by real path
+        folders=await asyncio.to_thread(lambda: [str(f.resolve()) for f in added]),
         asker=EditorAsker(server, asyncio.get_running_loop()) if asks else None,
     )
     try:
@@ -258,12 +282,13 @@ def setup(server: DriverosLanguageServer) -> None:
         from driveros_lsp._params import StartParams, parse
 
         p = parse(CMD_AGENT_START, StartParams, args)
-        root = _root(server, p.uri)
+        chosen = await _task_folders(server, p)
+        root = chosen.workspace
         task = p.task
         if p.uri is not None:
             rel = _rel(server, root, p.uri)
             task += f"\n\nThe user is looking at {rel}." + _selection(server, p, rel)
-        return await _launch(server, root, task, [], p.task)
+        return await _launch(server, root, task, [], p.task, added=chosen.added)
 
     @command(server, CMD_AGENT_FIX)
     async def fix(ls: Any, *args: Any) -> dict[str, Any]:

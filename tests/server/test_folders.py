@@ -1,0 +1,181 @@
+"""A task in a workspace of more than one folder (pygls client over stdio, the real agent, a
+scripted model): named folders run across all of them, an unnamed one is asked for (or refused
+with the folders listed), and each folder keeps its own trust."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
+
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
+from driveros_lsp import protocol
+from tests.server._lsp import Editor, editor_session
+from tests.server.conftest import model_env
+from tests.server.test_flow import SETTINGS, wait_state
+
+
+@pytest.fixture
+def second(tmp_path: Path) -> Path:
+    folder = tmp_path / "second"
+    folder.mkdir()
+    (folder / "lib.py").write_text("VALUE = 1\n")
+    return folder
+
+
+def _questions(ed: Editor, answer: str | None) -> list[lsp.ShowMessageRequestParams]:
+    asked: list[lsp.ShowMessageRequestParams] = []
+    ed.client.protocol.fm.features.pop(lsp.WINDOW_SHOW_MESSAGE_REQUEST, None)
+
+    @ed.client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
+    def on_question(params: lsp.ShowMessageRequestParams) -> Any:
+        asked.append(params)
+        if answer is None:
+            return None
+        return lsp.MessageActionItem(title=answer)
+
+    return asked
+
+
+async def test_folders_a_task_named_across_two_folders_edits_both(
+    workspace: Path, second: Path, scripted_model
+) -> None:
+    turns = [
+        Turn(tool_calls=[ToolCallSpec("write_file", {"path": "main.txt", "content": "a\n"})]),
+        Turn(
+            tool_calls=[
+                ToolCallSpec(
+                    "edit_file",
+                    {
+                        "path": str(second.resolve() / "lib.py"),
+                        "old_string": "VALUE = 1",
+                        "new_string": "VALUE = 2",
+                    },
+                )
+            ]
+        ),
+        Turn(text="both folders"),
+    ]
+    async with (
+        scripted_model(turns) as model,
+        editor_session(
+            workspace,
+            profile="neovim",
+            env=model_env(model),
+            settings=SETTINGS,
+            extra_folders=(second,),
+        ) as ed,
+    ):
+        folders = [workspace.as_uri(), second.as_uri()]
+        started = await ed.command(protocol.CMD_AGENT_START, {"task": "both", "folders": folders})
+        run_id = started["runId"]
+        await wait_state(ed, run_id, "proposed")
+        proposal = ed.last_proposal(run_id)
+        assert proposal is not None
+        uris = sorted(f["uri"] for f in proposal["files"])
+        assert uris == sorted([(workspace / "main.txt").as_uri(), (second / "lib.py").as_uri()])
+        answer = await ed.command(protocol.CMD_REVIEW_ACCEPT, {"runId": run_id})
+        assert (sorted(answer["applying"]), answer["conflicts"]) == (
+            sorted(["main.txt", f"{second.resolve()}/lib.py"]),
+            {},
+        )
+        await wait_state(ed, run_id, "accepted")
+    assert (workspace / "main.txt").read_text() == "a\n"
+    assert (second / "lib.py").read_text() == "VALUE = 2\n"
+
+
+async def test_folders_an_unnamed_task_asks_which_folder_and_runs_there(
+    workspace: Path, second: Path, scripted_model
+) -> None:
+    turns = [
+        Turn(tool_calls=[ToolCallSpec("write_file", {"path": "here.txt", "content": "x\n"})]),
+        Turn(text="written"),
+    ]
+    async with (
+        scripted_model(turns) as model,
+        editor_session(
+            workspace,
+            profile="neovim",
+            env=model_env(model),
+            settings=SETTINGS,
+            extra_folders=(second,),
+        ) as ed,
+    ):
+        asked = _questions(ed, "second")
+        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "write"}))["runId"]
+        await wait_state(ed, run_id, "proposed")
+        [question] = asked
+        assert [a.title for a in question.actions or []] == ["ws", "second", "All folders"]
+        [file] = ed.last_proposal(run_id)["files"]  # type: ignore[index]
+        assert file["uri"] == (second / "here.txt").as_uri()
+
+
+async def test_folders_a_dismissed_question_or_an_unknown_folder_starts_nothing(
+    workspace: Path, second: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    async with editor_session(
+        workspace, profile="neovim", settings=SETTINGS, extra_folders=(second,)
+    ) as ed:
+        _questions(ed, None)
+        with pytest.raises(JsonRpcException) as dismissed:
+            await ed.command(protocol.CMD_AGENT_START, {"task": "write"})
+        assert "no folder was chosen" in str(dismissed.value)
+        with pytest.raises(JsonRpcException) as unknown:
+            await ed.command(
+                protocol.CMD_AGENT_START, {"task": "write", "folders": [elsewhere.as_uri()]}
+            )
+        assert unknown.value.code == -32602 and "not one of the workspace's folders" in str(
+            unknown.value
+        )
+        assert (await ed.command(protocol.CMD_AGENT_LIST))["runs"] == []
+
+
+async def test_folders_a_client_that_cannot_answer_is_told_to_name_them(
+    workspace: Path, second: Path
+) -> None:
+    caps = lsp.ClientCapabilities(window=lsp.WindowClientCapabilities(work_done_progress=True))
+    async with editor_session(
+        workspace, capabilities=caps, settings=SETTINGS, extra_folders=(second,)
+    ) as ed:
+        with pytest.raises(JsonRpcException) as refused:
+            await ed.command(protocol.CMD_AGENT_START, {"task": "write"})
+        message = str(refused.value)
+        assert refused.value.code == -32803
+        assert "2 folders" in message and "`folders`" in message and str(second) in message
+
+
+async def test_folders_an_untrusted_second_folder_gains_no_trust_from_the_first(
+    workspace: Path, second: Path, tmp_path: Path, scripted_model
+) -> None:
+    """The first folder is trusted; a task named in [second, first] runs in the second, whose
+    .env names another endpoint: the server asks about the second folder's trust, and with
+    "Not now" that endpoint receives nothing."""
+    config = tmp_path / "user-config"
+    config.mkdir()
+    async with ScriptedModelServer([Turn(text="thanks")] * 2) as attacker:
+        (second / ".env").write_text(f"OPENAI_BASE_URL={attacker.openai_base_url}\n")
+        async with scripted_model([Turn(text="done")]) as model:
+            env = {"XDG_CONFIG_HOME": str(config)} | model_env(model)
+            async with editor_session(
+                workspace, profile="neovim", env=env, settings=SETTINGS, extra_folders=(second,)
+            ) as ed:
+                from driveros.trust import TrustStore
+
+                TrustStore(config / "driveros").trust(workspace)
+                asked = _questions(ed, "Not now")
+                folders = [second.as_uri(), workspace.as_uri()]
+                run_id = (
+                    await ed.command(protocol.CMD_AGENT_START, {"task": "hi", "folders": folders})
+                )["runId"]
+                results = await ed.wait_for(
+                    lambda: ed.events(run_id, "result"), what="the run's result"
+                )
+                assert results[-1]["outcome"] in ("answered", "unverified")
+                assert model.requests  # the user's endpoint answered
+                assert [str(second) in (q.message or "") for q in asked] == [True]
+            assert attacker.requests == []
