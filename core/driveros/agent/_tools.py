@@ -247,7 +247,7 @@ class ToolBox:
         self._limit = output_limit
         self._timeout = default_timeout
         #: The run's language servers, started on the first semantic tool call.
-        self.semantic = SemanticTools(sandbox)
+        self.semantic = SemanticTools(sandbox, before_file=before_file)
 
     async def aclose(self) -> None:
         """End the language servers (the sandbox's close ends them too)."""
@@ -261,7 +261,8 @@ class ToolBox:
             except DriverosError as exc:
                 return ToolOutcome(False, f"error: the workspace is not ready: {exc}")
         outcome = await self._dispatch(name, arguments, raw)
-        self.semantic.touched(path for path, _ in outcome.edits)
+        # an added folder's files (absolute paths) are no language server's
+        self.semantic.touched(path for path, _ in outcome.edits if not path.startswith("/"))
         outcome.output, outcome.truncated = clip(outcome.output, self._limit)
         outcome.duration_ms = (time.perf_counter() - started) * 1000
         return outcome
