@@ -12,8 +12,13 @@ shows the same conftest does change the tree in an ordinary (writable) local san
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from driveros.sandbox import LocalSandbox
 from driveros.testing import ScriptedModelServer, Turn
@@ -111,3 +116,37 @@ async def test_oneshot_publish_diagnostics_leaves_the_tree(tmp_path: Path) -> No
         assert await client.exit_code() == 0
     await asyncio.sleep(LATE_WRITE_WAIT)
     assert differences(before, tree_state(repo)) == []
+
+
+@pytest.fixture
+def home_bound_elsewhere(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """A home directory and a bind mount of it at another path (the workspace)."""
+    if os.geteuid() != 0:
+        pytest.skip("binding a directory elsewhere needs root (mount --bind)")
+    home = hostile_repo(tmp_path / "home", calc=CALC_GOOD)
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    bound = tmp_path / "ws"
+    bound.mkdir()
+    subprocess.run(["mount", "--bind", str(home), str(bound)], check=True)
+    try:
+        yield home, bound
+    finally:
+        subprocess.run(["umount", "-l", str(bound)], check=False)
+
+
+async def test_oneshot_fix_refuses_a_workspace_that_is_the_home_directory(
+    home_bound_elsewhere: tuple[Path, Path],
+) -> None:
+    """The feed shows its workspace whole: over the home directory (here a bind mount of it
+    at another path) it would show ``~/.ssh``. Refused, as ``driveros trust`` refuses it."""
+    home, bound = home_bound_elsewhere
+    before = tree_state(home)
+    for cwd in (home, bound):
+        res = await run_cli(
+            "--fix", "--format", "json", server=None, cwd=cwd, extra_env={"HOME": str(home)}
+        )
+        assert res.code == 1, res.stdout + res.stderr
+        assert "home directory" in res.stderr, res.stderr
+        assert "Traceback" not in res.stderr
+    assert differences(before, tree_state(home)) == []
