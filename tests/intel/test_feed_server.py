@@ -125,6 +125,37 @@ async def test_feed_server_asks_only_the_edited_files_and_their_importers(
         await feed.aclose()
 
 
+async def test_feed_server_new_and_deleted_files_go_to_the_cli(sandbox: LocalSandbox) -> None:
+    """A new or deleted module changes what imports resolve to: that snapshot is the CLI's,
+    and the server, which had the deleted file open, never answers from it afterwards."""
+    feed = DiagnosticsFeed(sandbox, config=CONFIG)
+    await feed.snapshot()
+    tools = await _warm(sandbox, feed)
+    try:
+        await sandbox.write_file("extra.py", "def g() -> int:\n    return 1\n")
+        await feed.snapshot(changed=["extra.py"])
+        assert _mode(feed) == ("full", ())
+        await sandbox.write_file("extra.py", 'def g() -> int:\n    return "1"\n')
+        snap = await feed.snapshot(changed=["extra.py"])
+        assert _mode(feed) == ("server", ("extra.py",))
+        assert _types(snap) == await _cli(sandbox)
+        # the server opens calc.py (an edit), then it is deleted
+        await sandbox.write_file("pkg/calc.py", CALC + "\n")
+        await feed.snapshot(changed=["pkg/calc.py"])
+        assert _mode(feed) == ("server", ("main.py", "pkg/calc.py", "uses.py"))
+        await sandbox.remove("pkg/calc.py")
+        gone = await feed.snapshot()
+        assert _mode(feed) == ("full", ())
+        assert any(i.path == "main.py" for i in _types(gone))  # the import is unresolved
+        await sandbox.write_file("main.py", MAIN + "n = 1\n")
+        after = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("server", ("main.py",))
+        assert _types(after) == await _cli(sandbox)
+    finally:
+        await tools.aclose()
+        await feed.aclose()
+
+
 async def test_feed_server_never_starts_a_server_for_a_cheap_check_and_honours_off(
     sandbox: LocalSandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:

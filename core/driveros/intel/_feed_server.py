@@ -31,6 +31,7 @@ from driveros.intel._results import CheckResult, CheckRun, spec_digest
 from driveros.semantic import (
     LanguageServerError,
     SemanticTools,
+    forget_files,
     start_server,
     warm_diagnostics,
 )
@@ -88,6 +89,14 @@ class ServerChecks(FeedRunner):
         program = self._server_program(spec)
         if program is None or self._servers is None:
             return None
+        gone = sorted(p for p in touched if p not in hashes)
+        if gone:  # the server may hold them open: it must not answer from them later
+            try:
+                await forget_files(self._servers, gone)
+            except LanguageServerError as exc:
+                _log.debug("telling the language server of deleted files: %s", one_line(exc))
+        if any(p not in prev.hashes for p in touched):
+            return None  # a new or deleted file changes import resolution: the CLI
         files = await self._server_files(touched, relevant, hashes)
         if files is None:
             return None

@@ -415,7 +415,8 @@ class LocalSandbox(SandboxBase):
                         "moved to %s, not used",
                         root / aside,
                     )
-        await self._strip_setid()
+        if not self.options.discard_writes:  # nothing of the tree could be written
+            await self._strip_setid()
         await self._watchdog.aclose()
         if self._scratch is not None:
             await asyncio.to_thread(shutil.rmtree, self._scratch, True)

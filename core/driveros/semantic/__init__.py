@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from driveros.semantic._args import SEMANTIC_TOOLS, call_semantic
 from driveros.semantic._client import LanguageServerError, LspClient
-from driveros.semantic._diagnostics import WarmDiagnostics, start_server, warm_diagnostics
+from driveros.semantic._diagnostics import (
+    WarmDiagnostics,
+    forget_files,
+    start_server,
+    warm_diagnostics,
+)
 from driveros.semantic._docker import docker_doctor_rows, docker_server_mounts
 from driveros.semantic._registry import (
     DEFAULT_SERVERS,
@@ -34,6 +39,7 @@ __all__ = [
     "docker_doctor_rows",
     "docker_server_mounts",
     "doctor_rows",
+    "forget_files",
     "hover_text",
     "load_user_servers",
     "merge_servers",

@@ -111,3 +111,13 @@ async def start_server(tools: SemanticTools, path: str, *, name: str | None = No
         return False
     await tools._ready(spec)
     return True
+
+
+async def forget_files(tools: SemanticTools, paths: Sequence[str]) -> None:
+    """Tell every running server these files are gone (closed and deleted), so none answers
+    from a text it was given before."""
+    for session in tools.sessions.values():
+        if session.client.alive:
+            for rel in paths:
+                if session.spec.serves(rel):
+                    await session.forget(rel)
