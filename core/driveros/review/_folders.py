@@ -21,23 +21,27 @@ from driveros.review._errors import ConflictError, UnknownPathError
 from driveros.review._models import ApplyResult, Conflict, FileChange
 from driveros.review._scratch import ScratchWorkspace
 
-_HEADERS = ("diff --git ", "--- ", "+++ ", "rename from ", "rename to ")
 
-
-def _qualified_diff(diff: str, at: str, rels: Iterable[str]) -> str:
-    """``diff`` with its header lines naming ``at/rel`` instead of ``rel``."""
+def _qualified_diff(change: FileChange, at: str) -> str:
+    """``change.diff`` with its header lines naming ``at/rel`` for each side's ``rel``."""
+    old, new = change.old_path or change.path, change.path
     out: list[str] = []
     in_header = True
-    for line in diff.splitlines(keepends=True):
+    for line in change.diff.splitlines(keepends=True):
+        end = line[len(line.rstrip("\n")) :]
         if line.startswith("@@"):
             in_header = False
-        elif line.startswith("diff --git "):
+        elif line.startswith("diff --git a/"):
             in_header = True
-        if in_header and line.startswith(_HEADERS):
-            for rel in rels:
-                line = line.replace(f"a/{rel}", f"a{at}/{rel}").replace(f"b/{rel}", f"b{at}/{rel}")
-                if line.startswith(("rename from ", "rename to ")):
-                    line = line.replace(f" {rel}", f" {at}/{rel}", 1)
+            line = f"diff --git a{at}/{old} b{at}/{new}{end}"
+        elif in_header and line.startswith(("--- a/", "+++ b/")):
+            line = f"{line[:5]}{at}/{line[6:]}"
+        elif in_header and line.startswith(("rename from ", "rename to ")):
+            head, _, rest = line.partition(" ")[2].partition(" ")
+            line = f"rename {head} {at}/{rest}"
+        elif in_header and line.startswith("Binary files "):
+            line = line.replace(f" a/{old} ", f" a{at}/{old} ", 1)
+            line = line.replace(f" b/{new} ", f" b{at}/{new} ", 1)
         out.append(line)
     return "".join(out)
 
@@ -48,7 +52,7 @@ def qualified(change: FileChange, at: str) -> FileChange:
         update={
             "path": f"{at}/{change.path}",
             "old_path": None if change.old_path is None else f"{at}/{change.old_path}",
-            "diff": _qualified_diff(change.diff, at, sorted(set(change.paths), key=len)[::-1]),
+            "diff": _qualified_diff(change, at),
         }
     )
 
