@@ -11,13 +11,14 @@ workspace's relative paths; their diffs' ``a/``/``b/`` headers carry the same ab
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from driveros._together import all_of
 from driveros.review._apply import find_conflicts
 from driveros.review._checkpoints import Checkpoints, checkpoints_of
-from driveros.review._errors import ConflictError, UnknownPathError
+from driveros.review._errors import ConflictError, ReviewError, UnknownPathError
 from driveros.review._models import ApplyResult, Conflict, FileChange
 from driveros.review._scratch import ScratchWorkspace
 
@@ -224,9 +225,25 @@ async def apply_together(
     if own is None or own:
         written += (await scratch.apply(own)).applied
     for at, rels in theirs.items():
-        done = await folders.views[at].apply(rels)
+        with _partly(written, at):
+            done = await folders.views[at].apply(rels)
         written += [f"{at}/{p}" for p in done.applied]
     return ApplyResult(applied=written)
+
+
+@contextlib.contextmanager
+def _partly(written: list[str], at: Path | str) -> Iterator[None]:
+    """A folder's write failure after others were written: the error lists every file
+    left written (``context["written"]``), the earlier folders' too."""
+    try:
+        yield
+    except ReviewError as exc:
+        if not written:
+            raise
+        left = [*written, *(f"{at}/{p}" for p in exc.context.get("written") or [])]
+        raise ReviewError(
+            f"partly applied: {exc}; the folders before {at} were written", written=left
+        ) from exc
 
 
 async def commit_together(
@@ -298,6 +315,7 @@ async def apply_checkpoints(
         )
     written: list[str] = []
     for where, cps, n, rels in plans:
-        done = await cps.apply(through=n, paths=rels)
+        with _partly(written, where):
+            done = await cps.apply(through=n, paths=rels)
         written += [f"{where}/{p}" if where else p for p in done.applied]
     return ApplyResult(applied=written)
