@@ -383,3 +383,47 @@ async def test_add_dir_rw_fork_and_resume_continue_in_the_folders_view_and_rever
     assert (other / "notes.txt").read_text() == "old note\n"
     assert not (other / "more.txt").exists() and not (other / "made.txt").exists()
     assert (await runs("list", "--format", "json", cwd=calc_repo)).json() == []
+
+
+async def test_add_dir_a_task_across_several_folders(calc_repo: Path, tmp_path: Path) -> None:
+    first, second, docs = tmp_path / "first", tmp_path / "second", tmp_path / "docs"
+    for folder in (first, second, docs):
+        folder.mkdir()
+        (folder / "v.txt").write_text(f"{folder.name} 1\n")
+    turns = [
+        Turn(
+            tool_calls=[
+                ToolCallSpec("read_file", {"path": f"{docs}/v.txt"}),
+                ToolCallSpec("run", {"command": f"sed -i s/1/2/ {first}/v.txt {second}/v.txt"}),
+                ToolCallSpec("write_file", {"path": "from_docs.txt", "content": "docs 1\n"}),
+            ]
+        ),
+        Turn(text="all three"),
+    ]
+    async with ScriptedModelServer(turns) as server:
+        run = await run_cli(
+            "--task",
+            "bump both",
+            "--add-dir",
+            f"{first}:rw",
+            "--add-dir",
+            f"{second}:rw",
+            "--add-dir",
+            str(docs),
+            "--review",
+            "--review-action",
+            "keep",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=calc_repo,
+        )
+    assert run.code == 0, (run.stderr, run.stdout[-3000:])
+    (proposal,) = [e for e in run.lines() if e["type"] == "proposal"]
+    assert sorted(f["path"] for f in proposal["files"]) == sorted(
+        ["from_docs.txt", f"{first}/v.txt", f"{second}/v.txt"]
+    )
+    assert (first / "v.txt").read_text() == "first 2\n"
+    assert (second / "v.txt").read_text() == "second 2\n"
+    assert (docs / "v.txt").read_text() == "docs 1\n"
+    assert (calc_repo / "from_docs.txt").read_text() == "docs 1\n"
