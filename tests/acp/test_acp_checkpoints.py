@@ -60,3 +60,76 @@ async def test_acp_checkpoints_command_and_follow_up(acp_schema: Schema, calc_re
     assert "three steps" in str(follow) and "now check the plan" in str(follow)
     assert "plan" in reread  # the follow-up's run sees the accepted state
     assert (calc_repo / "calc.py").read_text().endswith("a + b\n")  # the shell edit, accepted
+
+
+async def test_acp_revert_drops_the_later_checkpoints_and_undoes_what_they_wrote(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    """Three turns' edits are allowed and written; ``/revert 1`` takes the shell edit and the
+    third turn's new file back out of the user's files, keeps the first turn's, and answers
+    with the checkpoint that is left; a bad N is a plain message; no model request is made."""
+    original = (calc_repo / "calc.py").read_text()
+    async with ScriptedModelServer(THREE_TURNS) as server:
+        client = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)
+        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        new = await client.request("session/new", {"cwd": str(calc_repo), "mcpServers": []})
+        session = new["sessionId"]
+
+        async def allow(params: dict[str, Any]) -> dict[str, Any]:
+            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+        client.handlers["session/request_permission"] = allow
+        await client.request("session/prompt", _prompt(session, "three steps"))
+        assert (calc_repo / "extra.txt").exists()
+        asked = len(server.requests)
+        replies: list[str] = []
+        for text in ("/revert x", "/revert 7", "/revert 1", "/checkpoints", "/revert 1"):
+            before = len(client.text())
+            await client.request("session/prompt", _prompt(session, text))
+            replies.append(client.text()[before:])
+        assert len(server.requests) == asked  # answered without the model
+        assert await client.close() == 0
+    assert client.errors == []
+    usage, unknown, reverted, listing, again = replies
+    assert usage.startswith("Usage: /revert N")
+    assert unknown.startswith("No checkpoint 7 in the last prompt (checkpoints: 1, 2, 3).")
+    assert reverted.splitlines() == [
+        "Reverted to checkpoint 1.",
+        "Restored: calc.py",
+        "Removed: extra.txt",
+        "Checkpoints of the last prompt (1):",
+        "1. turn 1: plan.txt",
+    ]
+    assert listing.splitlines() == ["Checkpoints of the last prompt (1):", "1. turn 1: plan.txt"]
+    assert again.startswith("Nothing after checkpoint 1.")
+    assert (calc_repo / "calc.py").read_text() == original
+    assert not (calc_repo / "extra.txt").exists()
+    assert (calc_repo / "plan.txt").read_text() == "plan\n"
+
+
+async def test_acp_revert_leaves_a_file_the_user_changed_since(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    async with ScriptedModelServer(THREE_TURNS) as server:
+        client = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)
+        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        new = await client.request("session/new", {"cwd": str(calc_repo), "mcpServers": []})
+        session = new["sessionId"]
+
+        async def allow(params: dict[str, Any]) -> dict[str, Any]:
+            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+        client.handlers["session/request_permission"] = allow
+        await client.request("session/prompt", _prompt(session, "three steps"))
+        (calc_repo / "extra.txt").write_text("mine now\n")
+        before = len(client.text())
+        await client.request("session/prompt", _prompt(session, "/revert 0"))
+        reply = client.text()[before:]
+        assert await client.close() == 0
+    assert client.errors == []
+    assert "Left as it is: extra.txt (changed since the run wrote it)" in reply.splitlines()
+    assert "Removed: plan.txt" in reply.splitlines()
+    assert (calc_repo / "extra.txt").read_text() == "mine now\n"
+    assert not (calc_repo / "plan.txt").exists()
+    assert "a - b" in (calc_repo / "calc.py").read_text()
+    assert reply.splitlines()[-1].startswith("No checkpoints")

@@ -18,6 +18,21 @@ from .conftest import acp_environ
 pytestmark = pytest.mark.e2e
 
 
+#: The session's own commands, announced after the custom ones (docs/acp.md, "Checkpoints").
+SESSION_COMMANDS = [
+    {
+        "name": "checkpoints",
+        "description": "List the last prompt's checkpoints (one per turn that changed files)",
+    },
+    {
+        "name": "revert",
+        "description": "Drop the last prompt's checkpoints after N and undo what they wrote",
+        "input": {"hint": "checkpoint number"},
+    },
+]
+SESSION_NAMES = [c["name"] for c in SESSION_COMMANDS]
+
+
 def _config_dir() -> Path:
     return Path(os.environ["XDG_CONFIG_HOME"]) / "driveros"
 
@@ -56,7 +71,8 @@ async def test_acp_lists_and_runs_the_users_and_a_trusted_workspaces_commands(
         client, session = await _session(acp_schema, server, calc_repo)
         listed = await _announced(client)
         assert listed == [
-            {"name": "explain", "description": "Explain a file", "input": {"hint": "PATH"}}
+            {"name": "explain", "description": "Explain a file", "input": {"hint": "PATH"}},
+            *SESSION_COMMANDS,
         ]
         await client.request(
             "session/prompt",
@@ -72,7 +88,7 @@ async def test_acp_lists_and_runs_the_users_and_a_trusted_workspaces_commands(
     async with ScriptedModelServer([Turn(text="shipped")]) as server:
         client, session = await _session(acp_schema, server, calc_repo)
         listed = await _announced(client)
-        assert [c["name"] for c in listed] == ["explain", "ship"]
+        assert [c["name"] for c in listed] == ["explain", "ship", *SESSION_NAMES]
         await client.request(
             "session/prompt",
             {"sessionId": session, "prompt": [{"type": "text", "text": "/ship v1 today"}]},
@@ -97,6 +113,6 @@ async def test_acp_a_loaded_session_gets_the_commands_too(
         await client.request(
             "session/load", {"sessionId": session, "cwd": str(calc_repo), "mcpServers": []}
         )
-        assert [c["name"] for c in await _announced(client)] == ["explain"]
+        assert [c["name"] for c in await _announced(client)] == ["explain", *SESSION_NAMES]
         assert await client.close() == 0
         assert client.errors == []

@@ -1,5 +1,6 @@
 """Custom commands as ACP slash commands: ``available_commands_update`` after a session
-opens, and a prompt ``/name args`` whose text becomes the command's task (docs/acp.md)."""
+opens (with the session's own ``/checkpoints`` and ``/revert``), and a prompt ``/name args``
+whose text becomes the command's task (docs/acp.md)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from pathlib import Path
 from acp import schema
 
 from driveros._paths import user_config_dir
+from driveros.acp._checkpoints import session_commands
 from driveros.config import Environment
 from driveros.conventions import Commands, load_commands
 
 log = logging.getLogger(__name__)
 
 
-async def session_commands(cwd: Path, loader: Callable[[Path], Environment]) -> Commands:
+async def custom_commands(cwd: Path, loader: Callable[[Path], Environment]) -> Commands:
     """The user's commands and, when the workspace is trusted, its own."""
     env = await asyncio.to_thread(loader, cwd)
     return await asyncio.to_thread(
@@ -28,8 +30,11 @@ async def session_commands(cwd: Path, loader: Callable[[Path], Environment]) -> 
     )
 
 
-def commands_update(commands: Commands) -> schema.AvailableCommandsUpdate:
-    """The session update listing ``commands`` (name, description, argument hint)."""
+def commands_update(commands: Commands | None) -> schema.AvailableCommandsUpdate:
+    """The session update listing ``commands`` (name, description, argument hint), then the
+    session's own ``/checkpoints`` and ``/revert`` (which win over a custom command's name)."""
+    own = session_commands()
+    taken = {c.name for c in own}
     listed = [
         schema.AvailableCommand(
             name=c.name,
@@ -38,10 +43,11 @@ def commands_update(commands: Commands) -> schema.AvailableCommandsUpdate:
             if (hint := c.meta.argument_hint)
             else None,
         )
-        for c in sorted(commands.commands.values(), key=lambda c: c.name)
+        for c in sorted(commands.commands.values() if commands else (), key=lambda c: c.name)
+        if c.name not in taken
     ]
     return schema.AvailableCommandsUpdate(
-        session_update="available_commands_update", available_commands=listed
+        session_update="available_commands_update", available_commands=[*listed, *own]
     )
 
 
@@ -72,10 +78,13 @@ class Announcer:
         send: Callable[[schema.AvailableCommandsUpdate], Awaitable[None]],
     ) -> None:
         async def run() -> None:
+            found: Commands | None = None
             try:
-                found = await session_commands(cwd, loader)
-                if found.commands:
-                    await send(commands_update(found))
+                found = await custom_commands(cwd, loader)
+            except Exception as exc:  # the session's own commands are still announced
+                log.info("custom commands not read: %s", exc)
+            try:
+                await send(commands_update(found))
             except Exception as exc:  # a failed announcement leaves the session usable
                 log.info("available_commands_update not sent: %s", exc)
 
@@ -88,5 +97,5 @@ async def expand_prompt(text: str, cwd: Path, loader: Callable[[Path], Environme
     """``text``, or the task of the custom command it invokes (``/name args``)."""
     if not text.lstrip().startswith("/"):
         return text
-    expanded = expand_slash(text, await session_commands(cwd, loader))
+    expanded = expand_slash(text, await custom_commands(cwd, loader))
     return text if expanded is None else expanded

@@ -17,7 +17,7 @@ from driveros._errors import DriverosError
 from driveros._paths import user_home
 from driveros._unicode import printable
 from driveros.acp import _store as store
-from driveros.acp._checkpoints import checkpoints_text, is_checkpoints_command
+from driveros.acp._checkpoints import LastProposal
 from driveros.acp._commands import Announcer, expand_prompt
 from driveros.acp._edits import EditGate, deliver_edits, feedback_prompt, proposed
 from driveros.acp._modes import APPROVE, MODE_IDS, ModeId, mode_state
@@ -28,7 +28,7 @@ from driveros.acp._reads import overlay_path as _overlay_path
 from driveros.acp._reads import read_problem, relative
 from driveros.acp._settings import Settings, mcp_configs
 from driveros.acp._updates import Update, UpdateStream, text_block
-from driveros.agent import EXIT_CODES, CheckpointInfo
+from driveros.agent import EXIT_CODES
 from driveros.config import Environment, load_environment
 from driveros.llm import Message
 from driveros.mcptools import McpServerConfig, open_mcp_tools
@@ -47,8 +47,8 @@ class Session:
     mode: ModeId
     #: The model conversation so far (passed back to the next run).
     history: list[Message] = field(default_factory=list)
-    #: The last prompt's checkpoints (``/checkpoints``).
-    checkpoints: list[CheckpointInfo] = field(default_factory=list)
+    #: The last prompt's checkpoints and copy (``/checkpoints``, ``/revert N``).
+    proposal: LastProposal = field(default_factory=LastProposal)
     #: Every update sent to the client (replayed by session/load).
     updates: list[Update] = field(default_factory=list)
     #: What the model must hear at the next prompt (rejected or unwritten edits).
@@ -245,6 +245,10 @@ class DriverosAgent:
         session.cancel_requested = True
         session.task.cancel()
 
+    async def aclose(self) -> None:
+        """Close every session's held proposal (the connection ended)."""
+        await asyncio.gather(*(s.proposal.aclose() for s in self._sessions.values()))
+
     async def input_closed(self) -> None:
         """The client closed stdin: no answer to a permission request can come any more.
         Every running prompt is canceled as ``session/cancel`` would, and a prompt read
@@ -382,12 +386,14 @@ class DriverosAgent:
                 )
             )
             return "end_turn"
-        if is_checkpoints_command(text):
-            reply = text_block(checkpoints_text(session.checkpoints))
+        answer = await session.proposal.answer(text)
+        if answer is not None:  # a session command: no model request
+            reply = text_block(answer)
             await stream.emit(
                 schema.AgentMessageChunk(session_update="agent_message_chunk", content=reply)
             )
             return "end_turn"
+        await session.proposal.aclose()  # this prompt's proposal replaces the last one
         task = feedback_prompt(session.feedback) + await expand_prompt(
             text, session.cwd, self._loader
         )
@@ -401,7 +407,6 @@ class DriverosAgent:
             await stream.fail_open_calls("cancelled")
             raise
         result = report.result
-        session.checkpoints = list(result.checkpoints)
         await stream.close()
         try:
             reviewing = report.scratch is not None and result.outcome != "canceled"
@@ -428,8 +433,7 @@ class DriverosAgent:
                     session.edits = gate.always
         finally:
             await stream.settle_unreviewed_edits("not proposed: the user's file is unchanged")
-            if report.scratch is not None:
-                await report.scratch.aclose()
+            await session.proposal.hold(report.scratch, result, session.cwd)
         if result.exit_code == EXIT_CODES["setup_error"] or result.outcome == "provider_error":
             await stream.emit(
                 schema.AgentMessageChunk(

@@ -237,6 +237,9 @@ async def serve(settings: Settings | None = None) -> None:
         # protocol lists every optional one, hence the cast.
         agent = DriverosAgent(settings)
         guarded = GuardedTransport(reader, writer, on_eof=agent.input_closed)
-        await run_agent(cast(Any, agent), guarded)
+        try:
+            await run_agent(cast(Any, agent), guarded)
+        finally:
+            await agent.aclose()  # the last prompts' held copies
     finally:
         writer.close()
