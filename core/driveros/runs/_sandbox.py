@@ -144,19 +144,6 @@ def local_mounts(
     return read_only, hidden
 
 
-async def open_sandbox(
-    spec: RunSpec, root: Path, env: Environment, scratch: ScratchWorkspace | None = None
-) -> tuple[Sandbox, str]:
-    """The started sandbox over ``root`` and the workspace root as its commands see it."""
-    box, workspace_in_sandbox = make_sandbox(spec, root, env, scratch)
-    try:
-        await box.start()
-    except BaseException:
-        await box.aclose()
-        raise
-    return box, workspace_in_sandbox
-
-
 class SandboxStart:
     """A run's sandbox starting beside its first model request (the request needs no
     sandbox). :meth:`start` starts it (``now``: at once); the tools wait for it
