@@ -11,7 +11,7 @@ from driveros._errors import ConfigError
 from driveros.agent import Tier
 from driveros.config import Environment
 from driveros.runs._options import RunSpec
-from driveros.sandbox import DockerSandbox, LocalSandbox, Sandbox
+from driveros.sandbox import DockerSandbox, LocalSandbox
 from driveros.semantic import docker_server_mounts, server_mounts
 from driveros.state import state_dir
 
