@@ -151,6 +151,25 @@ async def test_feed_server_new_and_deleted_files_go_to_the_cli(sandbox: LocalSan
         after = await feed.snapshot(changed=["main.py"])
         assert _mode(feed) == ("server", ("main.py",))
         assert _types(after) == await _cli(sandbox)
+        # back as it was: a cached snapshot, then the server must resolve the import again
+        await sandbox.write_file("pkg/calc.py", CALC + "\n")
+        await feed.snapshot(changed=["pkg/calc.py"])
+        await sandbox.write_file("main.py", MAIN + "n = 2\n")
+        back = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("server", ("main.py",))
+        assert _types(back) == await _cli(sandbox)
+        assert not any(i.path == "main.py" for i in _types(back))
+        # a module the code imports appears: the server learns it exists
+        await sandbox.write_file("main.py", MAIN + "import helper\n")
+        missing = await feed.snapshot(changed=["main.py"])
+        assert [i.code for i in _types(missing) if i.path == "main.py"] == ["reportMissingImports"]
+        await sandbox.write_file("helper.py", "X = 1\n")
+        await feed.snapshot(changed=["helper.py"])
+        assert _mode(feed) == ("full", ())
+        await sandbox.write_file("main.py", MAIN + "import helper\nhelper.X\n")
+        found = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("server", ("main.py",))
+        assert _types(found) == await _cli(sandbox)
     finally:
         await tools.aclose()
         await feed.aclose()

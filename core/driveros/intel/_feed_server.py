@@ -31,7 +31,7 @@ from driveros.intel._results import CheckResult, CheckRun, spec_digest
 from driveros.semantic import (
     LanguageServerError,
     SemanticTools,
-    forget_files,
+    files_changed,
     start_server,
     warm_diagnostics,
 )
@@ -70,6 +70,8 @@ class ServerChecks(FeedRunner):
     _starting: asyncio.Task[None] | None
     #: Per CLI program, the first line of its ``--version`` ("" when it printed none).
     _cli_versions: dict[str, str]
+    #: The Python files the running servers were last told exist (None: not yet told).
+    _told: set[str] | None
 
     def use_language_servers(self, tools: SemanticTools | None) -> None:
         """The run's semantic tools: their running servers may answer for a check
@@ -89,12 +91,7 @@ class ServerChecks(FeedRunner):
         program = self._server_program(spec)
         if program is None or self._servers is None:
             return None
-        gone = sorted(p for p in touched if p not in hashes)
-        if gone:  # the server may hold them open: it must not answer from them later
-            try:
-                await forget_files(self._servers, gone)
-            except LanguageServerError as exc:
-                _log.debug("telling the language server of deleted files: %s", one_line(exc))
+        await self._tell_files(self._servers, prev, hashes)
         if any(p not in prev.hashes for p in touched):
             return None  # a new or deleted file changes import resolution: the CLI
         files = await self._server_files(touched, relevant, hashes)
@@ -132,6 +129,24 @@ class ServerChecks(FeedRunner):
         self._store(spec.name, result)
         ms = (time.perf_counter() - started) * 1000
         return result, CheckRun(name=spec.name, mode="server", duration_ms=ms, files=files)
+
+    async def _tell_files(
+        self, tools: SemanticTools, prev: CheckResult, hashes: Mapping[str, str]
+    ) -> None:
+        """Tell the running servers which Python files appeared or went since they were last
+        told (the feed's own view: created and deleted files, also those a cached snapshot
+        passed over), so their import resolution follows the workspace."""
+        now = {p for p in hashes if p.endswith((".py", ".pyi"))}
+        if self._told is None:  # the servers read the files present before this edit
+            self._told = {p for p in prev.hashes if p.endswith((".py", ".pyi"))}
+        told = self._told
+        created, deleted = sorted(now - told), sorted(told - now)
+        self._told = now
+        if created or deleted:
+            try:
+                await files_changed(tools, created=created, deleted=deleted)
+            except LanguageServerError as exc:
+                _log.debug("telling the language servers of files: %s", one_line(exc))
 
     def _start_when_dearer(self, spec: CheckSpec, path: str) -> None:
         """Start the server in the background (once per feed) when the check's last CLI run

@@ -11,7 +11,7 @@ from driveros.semantic._args import SEMANTIC_TOOLS, call_semantic
 from driveros.semantic._client import LanguageServerError, LspClient
 from driveros.semantic._diagnostics import (
     WarmDiagnostics,
-    forget_files,
+    files_changed,
     start_server,
     warm_diagnostics,
 )
@@ -39,7 +39,7 @@ __all__ = [
     "docker_doctor_rows",
     "docker_server_mounts",
     "doctor_rows",
-    "forget_files",
+    "files_changed",
     "hover_text",
     "load_user_servers",
     "merge_servers",

@@ -113,11 +113,18 @@ async def start_server(tools: SemanticTools, path: str, *, name: str | None = No
     return True
 
 
-async def forget_files(tools: SemanticTools, paths: Sequence[str]) -> None:
-    """Tell every running server these files are gone (closed and deleted), so none answers
-    from a text it was given before."""
+async def files_changed(
+    tools: SemanticTools, *, created: Sequence[str] = (), deleted: Sequence[str] = ()
+) -> None:
+    """Tell every running server which files appeared and which are gone (closed and
+    deleted), as an editor's file watcher would: what imports resolve to changes, and no
+    server answers from a text it was given before."""
     for session in tools.sessions.values():
-        if session.client.alive:
-            for rel in paths:
-                if session.spec.serves(rel):
-                    await session.forget(rel)
+        if not session.client.alive:
+            continue
+        for rel in deleted:
+            if session.spec.serves(rel):
+                await session.forget(rel)
+        new = [{"uri": session.uri(rel), "type": 1} for rel in created if session.spec.serves(rel)]
+        if new:
+            await session.client.notify("workspace/didChangeWatchedFiles", {"changes": new})
