@@ -74,6 +74,9 @@ class RunRequest(BaseModel):
     #: Who approval ``ask`` asks (a ``driveros.approval.Asker``, the editor); None:
     #: nobody can be asked and ``ask`` runs as ``policy``.
     asker: Any = Field(default=None, exclude=True, repr=False)
+    #: Reads the editor's unsaved buffer of a path (a ``driveros.runs.ReadBuffer``,
+    #: ``_buffers.EditorBuffers``); None: only ``overlays``.
+    buffers: Any = Field(default=None, exclude=True, repr=False)
 
     @property
     def label(self) -> str:
@@ -231,7 +234,8 @@ class AgentRunner:
             approve="ask" if request.asker is not None else _no_ask(s.approval),
             ask_timeout_s=s.approval_timeout_s,
             review=True,
-            overlays=dict(request.overlays),
+            # a follow-up's copy has the buffers of its start; the editor has what it has now
+            overlays=dict(request.overlays) if resume is None else {},
             targets=list(request.targets),
             run_id=request.run_id,
             workspace_trusted=env.workspace_trusted,
@@ -258,6 +262,7 @@ class AgentRunner:
                 history=history,
                 scratch=scratch,
                 asker=request.asker,
+                buffers=request.buffers,
                 folders=resume.folders if resume is not None else None,
             ),
         )

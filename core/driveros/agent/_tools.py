@@ -247,7 +247,7 @@ class ToolBox:
         self._limit = output_limit
         self._timeout = default_timeout
         #: The run's language servers, started on the first semantic tool call.
-        self.semantic = SemanticTools(sandbox)
+        self.semantic = SemanticTools(sandbox, before_file=before_file)
 
     async def aclose(self) -> None:
         """End the language servers (the sandbox's close ends them too)."""

@@ -68,6 +68,17 @@ def apply_text_edits(
     return text, sorted({s[3] for s in spans})
 
 
+def edited_paths(session: ServerSession, edit: Any) -> list[str]:
+    """The workspace-relative paths a WorkspaceEdit changes, in its order (those outside the
+    workspace left out: applying refuses them)."""
+    found = []
+    for uri in _text_edits(edit):
+        rel, inside = uri_path(session.root, uri)
+        if inside:
+            found.append(rel)
+    return found
+
+
 async def apply_workspace_edit(
     sandbox: Sandbox, session: ServerSession, edit: Any
 ) -> dict[str, list[int]]:

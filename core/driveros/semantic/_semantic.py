@@ -4,22 +4,29 @@ Servers start lazily, on the first call that needs one, inside the run's sandbox
 workspace (the scratch view under review), stay warm for the run, and end with
 :meth:`SemanticTools.aclose` (or with the sandbox). Files the agent edited are given to the
 server before the next question, so answers reflect the scratch state.
+
+A front end that reads its editor's unsaved buffers (``before_file``: the run's buffer hook,
+``driveros.runs._buffers``) has them adopted into the run's copy for every file a rename
+touches, not only the file the call names: the files of the server's edit go through the hook,
+and when that changed one, the server is given the new text and asked again, so the edit
+applied is the rename of the text the editor has. A symbol's file goes through it too before
+its position is used.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from driveros._errors import SandboxError
+from driveros._errors import DriverosError, SandboxError
 from driveros.sandbox import Sandbox
 from driveros.semantic._client import LanguageServerError
 from driveros.semantic._docker import launch_for
-from driveros.semantic._edits import apply_workspace_edit
+from driveros.semantic._edits import apply_workspace_edit, edited_paths
 from driveros.semantic._positions import line_of, uri_path
 from driveros.semantic._registry import (
     ServerSpec,
@@ -40,6 +47,9 @@ MAX_SYMBOLS = 100
 MAX_STARTS = 3
 #: How long the first opened file waits for its diagnostics (the project is loaded).
 PUBLISH_WAIT = 15.0
+#: A rename is asked again at most this many times after the editor's buffers changed its
+#: files (each file is adopted once per run, so this only bounds a chain of new files).
+ADOPT_ROUNDS = 3
 _SKIP_DIRS = (".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", "vendor")
 
 
@@ -64,8 +74,12 @@ class SemanticTools:
         environ: Mapping[str, str] | None = None,
         ready_bound: float = 60.0,
         request_timeout: float = 60.0,
+        before_file: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self._sandbox = sandbox
+        #: The run's buffer hook (see the module docstring); None: no editor buffers.
+        self._before_file = before_file
+        self._adopted: set[str] = set()
         #: None: the defaults and the user's own, read on first use.
         self._servers = tuple(servers) if servers is not None else None
         self._environ = environ
@@ -169,6 +183,27 @@ class SemanticTools:
         await session.client.wait_ready(settle=0.0, bound=self._ready_bound)
         return await session.client.request(method, params, timeout=self._timeout)
 
+    async def _adopt(self, paths: Iterable[str]) -> list[str]:
+        """Give each path's editor buffer to the run's copy (once per path and run); the
+        paths whose text that changed. The hook's failures cost only the buffer."""
+        if self._before_file is None:
+            return []
+        changed = []
+        for rel in paths:
+            if rel in self._adopted:
+                continue
+            self._adopted.add(rel)
+            before = await self._text({}, rel)
+            try:
+                await self._before_file(rel)
+            except (DriverosError, OSError) as exc:
+                _log.info("the editor's buffer of %s: %s", rel, exc)
+                continue
+            if await self._text({}, rel) != before:
+                changed.append(rel)
+                self.touched([rel])
+        return changed
+
     async def _workspace_files(self) -> list[str]:
         if self._files is None:
             prune = " -o ".join(f"-name {d}" for d in _SKIP_DIRS)
@@ -193,6 +228,8 @@ class SemanticTools:
         """(session, path, server position, what is asked about) for a position or symbol."""
         if symbol:
             cand = await self._resolve(symbol, path)
+            if await self._adopt([cand.path]):  # the editor's text moved it: look again
+                cand = await self._resolve(symbol, path)
             path, line, column = cand.path, cand.line, cand.column
             label = symbol
         elif path is None or line is None or column is None:
@@ -374,6 +411,13 @@ class SemanticTools:
             if prepared is None:
                 raise LanguageServerError(f"{session.spec.name} cannot rename {label} here")
         found = await self._request(session, "textDocument/rename", {**doc, "newName": new_name})
+        for _ in range(ADOPT_ROUNDS):  # the files it edits, as the editor has them
+            if not found or not await self._adopt(edited_paths(session, found)):
+                break
+            await self._ready(session.spec)  # the adopted texts go to the server
+            found = await self._request(
+                session, "textDocument/rename", {**doc, "newName": new_name}
+            )
         if not found:
             raise LanguageServerError(f"{session.spec.name} proposed no edit renaming {label}")
         changed = await apply_workspace_edit(self._sandbox, session, found)

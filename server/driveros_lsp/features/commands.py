@@ -208,6 +208,7 @@ async def _launch(
     added: Sequence[Path] = (),
 ) -> dict[str, Any]:
     from driveros_lsp._approval import EditorAsker, effective_approval
+    from driveros_lsp._buffers import EditorBuffers
     from driveros_lsp._runner import RunRequest
     from driveros_lsp._runs import RunError, new_run_id
     from driveros_lsp.protocol_models import StartResult
@@ -226,6 +227,7 @@ async def _launch(
         # named as the run names their files: by real path
         folders=await asyncio.to_thread(lambda: [str(f.resolve()) for f in added]),
         asker=EditorAsker(server, asyncio.get_running_loop()) if asks else None,
+        buffers=EditorBuffers(server, asyncio.get_running_loop(), root),
     )
     try:
         run = server.runs.start(request, limit=settings.max_concurrent_runs)

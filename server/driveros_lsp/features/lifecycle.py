@@ -86,10 +86,15 @@ async def restore_proposals(server: DriverosLanguageServer) -> None:
     except LookupError:
         return
     settings = await server.current_settings()
+    from driveros_lsp._buffers import EditorBuffers
     from driveros_lsp._runner import RunRequest
 
+    buffers = EditorBuffers(server, asyncio.get_running_loop(), root)
+
     def request(run_id: str, task: str) -> RunRequest:
-        return RunRequest(run_id=run_id, task=task, workspace=str(root), settings=settings)
+        return RunRequest(
+            run_id=run_id, task=task, workspace=str(root), settings=settings, buffers=buffers
+        )
 
     runs = await server.runs.restore(request)
     for run in runs:
