@@ -155,3 +155,13 @@ async def test_oneshot_real_projects_report_what_a_writable_sandbox_reports(
         if access != "writable":
             assert differences(before, tree_state(root)) == []
     assert found["overlay"] == found["read-only"] == found["writable"] != []
+
+
+def test_oneshot_overlay_helper_does_nothing_when_imported() -> None:
+    """The helper runs only as ``python -c``: importing it (a module walk, a doc tool) must
+    not move the importing process into new namespaces."""
+    import importlib
+
+    namespaces = [os.readlink(f"/proc/self/ns/{ns}") for ns in ("user", "mnt")]
+    importlib.import_module("driveros.sandbox._overlay_inner")
+    assert [os.readlink(f"/proc/self/ns/{ns}") for ns in ("user", "mnt")] == namespaces

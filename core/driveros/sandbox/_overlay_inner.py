@@ -78,4 +78,5 @@ def main(argv: list[str]) -> None:
         _fail(f"exec {command[0]}", exc.errno or 0)
 
 
-main(sys.argv[1:])
+if __name__ == "__main__":  # run with -c; never on import
+    main(sys.argv[1:])
