@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from driveros._errors import SandboxError
+from driveros.diagnostics import DiagnosticItem
 from driveros.intel._config import CheckSpec
 from driveros.intel._feed_run import FeedRunner, one_line
 from driveros.intel._imports import ImportGraph
@@ -254,7 +255,7 @@ class ServerChecks(FeedRunner):
 
     async def _server_items(
         self, spec: CheckSpec, files: Mapping[str, Sequence[Mapping[str, Any]]]
-    ) -> list[Any]:
+    ) -> list[DiagnosticItem]:
         """The server's diagnostics as the CLI prints them, through the CLI's parser and
         column conversion (the same normalisation, so the same identity)."""
         entries = []
