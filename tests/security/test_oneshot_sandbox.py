@@ -165,3 +165,20 @@ def test_oneshot_overlay_helper_does_nothing_when_imported() -> None:
     namespaces = [os.readlink(f"/proc/self/ns/{ns}") for ns in ("user", "mnt")]
     importlib.import_module("driveros.sandbox._overlay_inner")
     assert [os.readlink(f"/proc/self/ns/{ns}") for ns in ("user", "mnt")] == namespaces
+
+
+async def test_oneshot_an_added_writable_folder_is_read_only(tmp_path: Path) -> None:
+    """``--add-dir DIR:rw`` beside the one-shot feed: its commands cannot write there either."""
+    repo = hostile_repo(tmp_path / "repo")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "shared.py").write_text("SHARED = 1\n")
+    before = tree_state(other)
+    box = LocalSandbox(repo, base_env=ENV, discard_writes=True)
+    box.add_folder(other, writable=True)
+    async with box:
+        done = await box.run(f"echo x >> {other}/shared.py; touch {other}/new.txt")
+        assert done.exit_code != 0
+        with pytest.raises(PolicyError):
+            await box.write_file(str(other / "shared.py"), "x")
+    assert differences(before, tree_state(other)) == []
