@@ -80,6 +80,10 @@ class LocalSandbox(SandboxBase):
     are killed whole on timeout, cancellation, ``aclose()`` or the owner's death.
     ``written_in``: a directory laid out like the workspace holding every file written in
     it (an overlay view's upper layer); the set-id sweep of ``aclose()`` looks only there.
+    ``discard_writes``: commands never change the workspace (a throwaway overlay, else a
+    read-only bind) and the file operations that write raise :class:`PolicyError`. Settings
+    are the fields of :class:`LocalSandboxOptions` (``.options``), given as one value or as
+    keywords.
     """
 
     tier = "local"
