@@ -311,3 +311,44 @@ async def test_feed_server_answers_in_an_agent_run_after_a_semantic_tool(tmp_pat
         cli = [i for i in await _cli(box) if i.path == "main.py"]
     assert [i for i in diag.new if i.source == "pyright"] == cli
     assert [(i.line, i.column, i.code) for i in cli] == [(3, 32, "reportArgumentType")]
+
+
+async def test_feed_server_another_version_or_an_excluded_file_goes_to_the_cli(
+    sandbox: LocalSandbox,
+) -> None:
+    """The server stands in only for the same program, and only for files the CLI checks."""
+    real = program("basedpyright").replace("-langserver", "")
+    older = '#!/bin/sh\n[ "$1" = --version ] && { echo "basedpyright 1.0.0"; exit 0; }\n'
+    await sandbox.write_file(".venv/bin/basedpyright", older + f'exec {real} "$@"\n')
+    await sandbox.run("chmod +x .venv/bin/basedpyright")
+    feed = DiagnosticsFeed(sandbox, config=CONFIG)
+    await feed.snapshot()
+    assert feed.checks[0].command == ".venv/bin/basedpyright --outputjson"
+    tools = await _warm(sandbox, feed)
+    try:
+        await sandbox.write_file("main.py", MAIN + "total(1)\n")
+        snap = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("full", ())  # "basedpyright 1.0.0" is not the server's version
+        assert _types(snap) == await _cli(sandbox)
+    finally:
+        await tools.aclose()
+        await feed.aclose()
+    await sandbox.remove(".venv/bin/basedpyright")
+    await sandbox.write_file("pyproject.toml", FILES["pyproject.toml"] + 'exclude = ["gen"]\n')
+    await sandbox.write_file("gen/made.py", 'y: int = "generated"\n')
+    feed = DiagnosticsFeed(sandbox, config=CONFIG)
+    await feed.snapshot()
+    tools = await _warm(sandbox, feed)
+    try:
+        await sandbox.write_file("gen/made.py", 'y: int = "generated again"\n')
+        snap = await feed.snapshot(changed=["gen/made.py"])
+        # the server would report the excluded file once opened; the CLI never does
+        assert _mode(feed) == ("full", ())
+        assert not any(i.path.startswith("gen/") for i in _types(snap))
+        await sandbox.write_file("main.py", MAIN + "total(2)\n")
+        snap = await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("server", ("main.py",))
+        assert _types(snap) == await _cli(sandbox)
+    finally:
+        await tools.aclose()
+        await feed.aclose()
