@@ -232,8 +232,8 @@ class ServerChecks(FeedRunner):
                 table = tool.get("basedpyright") or tool.get("pyright") or {}
         except (ValueError, tomllib.TOMLDecodeError):
             return None
-        if not isinstance(table, dict):
-            return None
+        if not isinstance(table, dict) or "extends" in table:
+            return None  # (a base configuration's include/exclude are not read here)
         dirs: list[tuple[str, ...]] = []
         for name in ("include", "exclude"):
             value = table.get(name, [])
