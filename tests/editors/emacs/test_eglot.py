@@ -6,21 +6,17 @@ proposal" from the same menu edits the buffer and leaves the disk alone."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
-import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.editors._model import model_env, model_server
+from tests.editors.emacs._emacs import run_emacs
 
-SCRIPT = Path(__file__).resolve().parent / "el" / "eglot_wrap.el"
 CALC = "def add(a: int, b: int) -> int:\n    return a + b\n\n\ntotal: str = add(1, 2)\n"
 FIXED = CALC.replace("total: str", "total: int")
 TURNS = [
@@ -48,29 +44,10 @@ def readme_eglot_snippet() -> str:
     return found.group(1)
 
 
-def emacs_binary() -> str:
-    found = shutil.which("emacs")
-    if not found or not Path("/usr/share/emacs/site-lisp/elpa").is_dir():
-        pytest.fail("emacs with eglot not installed: apt-get install emacs-nox elpa-eglot")
-    return found
-
-
 @pytest.fixture
 def scripted_model(tmp_path: Path) -> Iterator[str]:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(TURNS))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "driveros.testing.scripted", "--script", str(script)],
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        yield json.loads(proc.stdout.readline())["openai_base_url"]
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
+    with model_server(TURNS, tmp_path / "script.json") as url:
+        yield url
 
 
 @pytest.mark.e2e
@@ -83,31 +60,17 @@ def test_eglot_readme_setup_fixes_a_pyright_diagnostic(tmp_path: Path, scripted_
     (project / "calc.py").write_text(CALC)
     init = tmp_path / "init.el"
     init.write_text(snippet)
-    result = tmp_path / "result.json"
-    env = {
-        "HOME": str(tmp_path),
-        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "LANG": "C.UTF-8",
-        "DRIVEROS_SNIPPET": str(init),
-        "DRIVEROS_FILE": str(project / "calc.py"),
-        "RESULT": str(result),
-        "OPENAI_API_KEY": "test-key",
-        "OPENAI_BASE_URL": scripted_model,
-        "OPENAI_MODEL": "scripted-model",
-        "DRIVEROS_STATE_DIR": str(tmp_path / "state"),
-    }
-    proc = subprocess.run(
-        [emacs_binary(), "--batch", "-Q", "-l", str(SCRIPT)],
-        cwd=project,
+    env = {**model_env(scripted_model), "DRIVEROS_STATE_DIR": str(tmp_path / "state")}
+    out, stderr = run_emacs(
+        "eglot_wrap.el",
+        project=project,
+        home=tmp_path,
+        snippet=init,
+        file=project / "calc.py",
         env=env,
-        capture_output=True,
-        text=True,
         timeout=400,
-        check=False,
     )
-    assert result.exists(), proc.stderr[-3000:]
-    out = json.loads(result.read_text(encoding="utf-8"))
-    assert "error" not in out, [out.get("error"), out.get("events"), proc.stderr[-3000:]]
+    assert "error" not in out, [out.get("error"), out.get("events"), stderr[-3000:]]
     assert out["mode"] == "python-mode"
     assert "driveros-lsp" in out["contact"]  # started from the README's entry
     assert "--wrap" in out["contact"]

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
-import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -88,32 +85,3 @@ def run_nvim(
     data["_stderr"] = proc.stderr
     data["_exit"] = proc.returncode
     return data
-
-
-@contextlib.contextmanager
-def scripted_model(script: list[dict[str, Any]], where: Path) -> Iterator[str]:
-    """A loopback model server (``driveros.testing.scripted``) playing ``script``, written to
-    ``where``; yields its OpenAI base URL and stops it (its whole process group) after."""
-    where.write_text(json.dumps(script))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "driveros.testing.scripted", "--script", str(where)],
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        yield json.loads(proc.stdout.readline())["openai_base_url"]
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
-
-
-def server_env(model_url: str) -> dict[str, str]:
-    """The environment of a Neovim whose driveros-lsp (this venv's) asks ``model_url``."""
-    return {
-        "DRIVEROS_LSP": str(Path(sys.executable).with_name("driveros-lsp")),
-        "OPENAI_API_KEY": "test-key",
-        "OPENAI_BASE_URL": model_url,
-        "OPENAI_MODEL": "scripted-model",
-    }

@@ -4,15 +4,12 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.editors._model import model_env, model_server, venv_path
 from tests.editors.neovim._nvim import run_nvim
 
 RUN_PROBE = {"tool_calls": [{"name": "run", "arguments": {"command": "python3 probe.py"}}]}
@@ -21,20 +18,8 @@ SCRIPT = [RUN_PROBE, RUN_PROBE, {"text": "The probe ran twice."}]
 
 @pytest.fixture
 def scripted_model(tmp_path: Path) -> Iterator[str]:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "driveros.testing.scripted", "--script", str(script)],
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        yield json.loads(proc.stdout.readline())["openai_base_url"]
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
+    with model_server(SCRIPT, tmp_path / "script.json") as url:
+        yield url
 
 
 @pytest.mark.e2e
@@ -49,12 +34,10 @@ def test_neovim_answers_the_approval_question_through_vim_ui_select(
         "approval_ask.lua",
         cwd=project,
         env={
-            "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "PATH": venv_path(),
             "DRIVEROS_FILE": str(project / "probe.py"),
             "DRIVEROS_ANSWER": "Allow for this run",
-            "OPENAI_API_KEY": "test-key",
-            "OPENAI_BASE_URL": scripted_model,
-            "OPENAI_MODEL": "scripted-model",
+            **model_env(scripted_model),
         },
         timeout=180,
     )

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.editors._model import DRIVEROS_LSP, model_env, model_server
 from tests.editors.neovim._nvim import run_nvim
 
 CALC = "def add(a, b):\n    return a - b\n"
@@ -50,21 +48,8 @@ SCRIPT = [
 
 @pytest.fixture
 def scripted_model(tmp_path: Path) -> Iterator[str]:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "driveros.testing.scripted", "--script", str(script)],
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        yield json.loads(line)["openai_base_url"]
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
+    with model_server(SCRIPT, tmp_path / "script.json") as url:
+        yield url
 
 
 def _repo(path: Path) -> Path:
@@ -84,15 +69,12 @@ def _repo(path: Path) -> Path:
 @pytest.mark.e2e
 def test_neovim_fix_review_undo_and_cancel(tmp_path: Path, scripted_model: str) -> None:
     repo = _repo(tmp_path / "repo")
-    lsp = str(Path(sys.executable).with_name("driveros-lsp"))
     out = run_nvim(
         "e2e_fix.lua",
         cwd=repo,
         env={
-            "DRIVEROS_LSP": lsp,
-            "OPENAI_API_KEY": "test-key",
-            "OPENAI_BASE_URL": scripted_model,
-            "OPENAI_MODEL": "scripted-model",
+            "DRIVEROS_LSP": str(DRIVEROS_LSP),
+            **model_env(scripted_model),
         },
         timeout=180,
     )
@@ -151,15 +133,12 @@ def test_neovim_custom_command_by_name_and_from_the_picker(
     (commands / "explain.md").write_text(
         "---\ndescription: Explain a file\n---\nExplain $1, $2: $ARGUMENTS\n"
     )
-    lsp = str(Path(sys.executable).with_name("driveros-lsp"))
     out = run_nvim(
         "custom_command.lua",
         cwd=repo,
         env={
-            "DRIVEROS_LSP": lsp,
-            "OPENAI_API_KEY": "test-key",
-            "OPENAI_BASE_URL": scripted_model,
-            "OPENAI_MODEL": "scripted-model",
+            "DRIVEROS_LSP": str(DRIVEROS_LSP),
+            **model_env(scripted_model),
         },
         timeout=120,
     )

@@ -4,17 +4,14 @@ without a warning, and a single file outside any project is a workspace of its o
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.editors._model import model_env, model_server, venv_path
 from tests.editors.neovim._nvim import run_nvim
 
 CALC = "def add(a, b):\n    return a - b\n"
@@ -46,8 +43,7 @@ def readme_neovim_snippet() -> str:
 
 def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     # the server on PATH, as the README asks; no provider key unless given
-    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"
-    return {"PATH": path, **(extra or {})}
+    return {"PATH": venv_path(), **(extra or {})}
 
 
 def _warnings(out: dict[str, object]) -> list[str]:
@@ -62,20 +58,8 @@ def _warnings(out: dict[str, object]) -> list[str]:
 
 @pytest.fixture
 def scripted_model(tmp_path: Path) -> Iterator[str]:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(FIX))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "driveros.testing.scripted", "--script", str(script)],
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        yield json.loads(proc.stdout.readline())["openai_base_url"]
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
+    with model_server(FIX, tmp_path / "script.json") as url:
+        yield url
 
 
 @pytest.mark.parametrize("config", ["readme", "enable-only"])
@@ -117,9 +101,7 @@ def test_a_single_file_outside_any_project_gets_a_run(tmp_path: Path, scripted_m
                 "DRIVEROS_FILE": str(lone / "x.py"),
                 "DRIVEROS_TASK": "make add add",
                 "DRIVEROS_WAIT_PROPOSAL": "1",
-                "OPENAI_API_KEY": "test-key",
-                "OPENAI_BASE_URL": scripted_model,
-                "OPENAI_MODEL": "scripted-model",
+                **model_env(scripted_model),
             }
         ),
         timeout=180,

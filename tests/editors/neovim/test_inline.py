@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.editors._model import DRIVEROS_LSP, model_env, model_server
 from tests.editors.neovim._nvim import run_nvim
 
 SOURCE = "def add(a, b):\n    \n\n\nprint(add(1, 2))\n"
@@ -19,20 +16,10 @@ SOURCE = "def add(a, b):\n    \n\n\nprint(add(1, 2))\n"
 
 @pytest.fixture
 def fim_model(tmp_path: Path) -> Iterator[str]:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"turns": [{"text": "eturn a + b"}], "repeat_last": True}))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "driveros.testing.scripted", "--script", str(script)],
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        yield json.loads(proc.stdout.readline())["openai_base_url"]
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
+    with model_server(
+        {"turns": [{"text": "eturn a + b"}], "repeat_last": True}, tmp_path / "script.json"
+    ) as url:
+        yield url
 
 
 def test_neovim_ghost_text_appears_and_tab_inserts_it(tmp_path: Path, fim_model: str) -> None:
@@ -43,9 +30,8 @@ def test_neovim_ghost_text_appears_and_tab_inserts_it(tmp_path: Path, fim_model:
         "inline_ghost.lua",
         cwd=ws,
         env={
-            "DRIVEROS_LSP": str(Path(sys.executable).with_name("driveros-lsp")),
-            "OPENAI_API_KEY": "test-key",
-            "OPENAI_BASE_URL": fim_model,
+            "DRIVEROS_LSP": str(DRIVEROS_LSP),
+            **model_env(fim_model, model=None),
         },
         timeout=120,
     )

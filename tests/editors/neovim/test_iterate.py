@@ -4,15 +4,12 @@ checkpoints in the trace, :DriverOS revert N, :DriverOS followup, :DriverOS acce
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.editors._model import DRIVEROS_LSP, model_env, model_server
 from tests.editors.neovim._nvim import run_nvim
 
 CALC = "def add(a, b):\n    return a - b\n"
@@ -34,20 +31,8 @@ SCRIPT = [
 
 @pytest.fixture
 def scripted_model(tmp_path: Path) -> Iterator[str]:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "driveros.testing.scripted", "--script", str(script)],
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert proc.stdout is not None
-        yield json.loads(proc.stdout.readline())["openai_base_url"]
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
+    with model_server(SCRIPT, tmp_path / "script.json") as url:
+        yield url
 
 
 def test_neovim_checkpoints_revert_followup_and_accept_through(
@@ -60,10 +45,8 @@ def test_neovim_checkpoints_revert_followup_and_accept_through(
         "iterate.lua",
         cwd=repo,
         env={
-            "DRIVEROS_LSP": str(Path(sys.executable).with_name("driveros-lsp")),
-            "OPENAI_API_KEY": "test-key",
-            "OPENAI_BASE_URL": scripted_model,
-            "OPENAI_MODEL": "scripted-model",
+            "DRIVEROS_LSP": str(DRIVEROS_LSP),
+            **model_env(scripted_model),
         },
         timeout=180,
     )

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.editors.neovim._nvim import run_nvim, scripted_model, server_env
+from tests.editors._model import DRIVEROS_LSP, model_env, model_server
+from tests.editors.neovim._nvim import run_nvim
 from tests.semantic._oracle import program
 
 CALC = 'def compute_total(items):\n    """Sum the items."""\n    return sum(items)\n'
@@ -29,8 +30,9 @@ def test_neovim_semantic_locations_jump_and_fill_the_quickfix_list(tmp_path: Pat
     (root / "pkg/calc.py").write_text(CALC)
     (root / "pkg/use.py").write_text(USE)
     (root / "pyproject.toml").write_text("[project]\nname = 'p'\nversion = '0'\n")
-    with scripted_model(SCRIPT, tmp_path / "script.json") as url:
-        out = run_nvim("locations.lua", cwd=root, env=server_env(url), timeout=180)
+    with model_server(SCRIPT, tmp_path / "script.json") as url:
+        env = {"DRIVEROS_LSP": str(DRIVEROS_LSP), **model_env(url)}
+        out = run_nvim("locations.lua", cwd=root, env=env, timeout=180)
     assert "error" not in out, [out.get("error"), out.get("notes"), out.get("_stderr", "")[-3000:]]
     assert out["place_lines"] == [
         "→ pkg/calc.py:1:5",

@@ -3,19 +3,7 @@ local H = dofile(vim.env.DRIVEROS_TEST_LUA .. '/helpers.lua')
 local root = vim.fn.getcwd()
 local out = { steps = {} }
 
-require('driveros').setup({
-  cmd = { vim.env.DRIVEROS_LSP, '--stdio' },
-  settings = { provider = 'openai', approval = 'policy' },
-  trace = { auto_open = false },
-  review = { auto_open = false },
-})
-vim.lsp.enable('driveros')
-vim.cmd('edit ' .. vim.fn.fnameescape(root .. '/calc.py'))
-local buf = vim.api.nvim_get_current_buf()
-H.wait(20000, function()
-  local c = require('driveros.server').client(buf)
-  return c ~= nil and c.initialized
-end, 'the driveros client to initialize')
+local buf = H.start(root .. '/calc.py')
 
 vim.cmd('DriverOS /explain calc.py briefly')
 H.wait(20000, function()

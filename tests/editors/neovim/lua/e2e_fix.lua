@@ -8,19 +8,7 @@ local function step(name)
   table.insert(out.steps, name)
 end
 
-require('driveros').setup({
-  cmd = { vim.env.DRIVEROS_LSP, '--stdio' },
-  settings = { provider = 'openai', approval = 'policy' },
-  trace = { auto_open = true },
-  review = { auto_open = false },
-})
-vim.lsp.enable('driveros')
-vim.cmd('edit ' .. vim.fn.fnameescape(root .. '/calc.py'))
-local buf = vim.api.nvim_get_current_buf()
-H.wait(20000, function()
-  local c = require('driveros.server').client(buf)
-  return c ~= nil and c.initialized
-end, 'the driveros client to initialize')
+local buf = H.start(root .. '/calc.py', { trace = { auto_open = true } })
 step('attached')
 local client = require('driveros.server').client(buf)
 out.trace_capability = client.config.capabilities.experimental.driverosTrace

@@ -26,4 +26,27 @@ function H.finish(result)
   vim.cmd('qa!')
 end
 
+---Set the plugin up against $DRIVEROS_LSP (the scripted model's provider, policy approval,
+---no window opened on its own; `opts` overrides any of it), enable it, open `file` and wait
+---for its client. Returns the buffer.
+---@param file string
+---@param opts? table
+---@return integer
+function H.start(file, opts)
+  require('driveros').setup(vim.tbl_deep_extend('force', {
+    cmd = { vim.env.DRIVEROS_LSP, '--stdio' },
+    settings = { provider = 'openai', approval = 'policy' },
+    trace = { auto_open = false },
+    review = { auto_open = false },
+  }, opts or {}))
+  vim.lsp.enable('driveros')
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  H.wait(20000, function()
+    local c = require('driveros.server').client(buf)
+    return c ~= nil and c.initialized
+  end, 'the driveros client to initialize')
+  return buf
+end
+
 return H

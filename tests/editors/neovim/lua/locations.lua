@@ -4,19 +4,7 @@ local H = dofile(vim.env.DRIVEROS_TEST_LUA .. '/helpers.lua')
 local root = vim.fn.getcwd()
 local out = {}
 
-require('driveros').setup({
-  cmd = { vim.env.DRIVEROS_LSP, '--stdio' },
-  settings = { provider = 'openai', approval = 'policy' },
-  trace = { auto_open = false },
-  review = { auto_open = false },
-})
-vim.lsp.enable('driveros')
-vim.cmd('edit ' .. vim.fn.fnameescape(root .. '/pkg/calc.py'))
-local buf = vim.api.nvim_get_current_buf()
-H.wait(20000, function()
-  local c = require('driveros.server').client(buf)
-  return c ~= nil and c.initialized
-end, 'the driveros client to initialize')
+H.start(root .. '/pkg/calc.py')
 
 local runs = require('driveros.runs')
 vim.cmd('DriverOS run find the references')
