@@ -62,7 +62,12 @@ test-vscode: $(STAMP)
 
 test: lint typecheck pytest test-vscode
 
-bench: $(STAMP)
+# The peers the benchmarks compare with (the official SDKs, pydantic-ai), once.
+$(VENV)/.bench-stamp: $(STAMP) pyproject.toml
+	$(BIN)/pip install --quiet -e '.[bench,otel]'
+	touch $@
+
+bench: $(VENV)/.bench-stamp
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench $(ARGS)
 
 clean:

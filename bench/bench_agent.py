@@ -36,6 +36,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from bench._results import Row, ratio, report
 from driveros.agent import Agent, AgentConfig, Event
 from driveros.approval import AllowAllApproval
 from driveros.llm import Provider, Request, StreamEvent, anthropic
@@ -231,8 +232,29 @@ async def amain() -> None:
         )
         print(f"ratio driveros/pydantic-ai (end to end): {total / other:.2f}")
         print(f"ratio driveros/pydantic-ai (harness only): {harness / other_harness:.2f}")
+        peer = f"{other:.2f} ms/turn pydantic-ai", ratio(total, other)
+        peer_harness = f"{other_harness:.2f} ms/turn pydantic-ai", ratio(harness, other_harness)
     else:
         print("pydantic-ai: not installed (pip install 'pydantic-ai-slim[openai]')")
+        peer = peer_harness = ("pydantic-ai not installed", "n/a")
+    ROWS.extend(
+        [
+            Row(
+                benchmark=f"agent loop per turn end to end, {TURNS + 1}-turn run of `read_file` "
+                f"calls against a scripted model, median of {ROUNDS} (`make bench ARGS=agent`)",
+                measured=f"{total:.2f} ms/turn",
+                baseline=peer[0],
+                ratio=peer[1],
+            ),
+            Row(
+                benchmark="agent harness per turn, excluding the model call (same run; CPU "
+                f"{statistics.median(ours_cpu):.2f} ms/turn)",
+                measured=f"{harness:.2f} ms/turn",
+                baseline=peer_harness[0],
+                ratio=peer_harness[1],
+            ),
+        ]
+    )
 
 
 def _blocks(body: dict[str, Any]) -> list[tuple[str, bool]]:
@@ -320,11 +342,26 @@ async def amain_caching() -> None:
     print(f"  input tokens billed per run with caching:    {cached:9.0f}")
     print(f"  input tokens billed per run without caching: {plain:9.0f}")
     print(f"  ratio: {cached / plain:.2f}x (goal: at most 0.30x)")
+    ROWS.append(
+        Row(
+            benchmark=f"prompt caching, input tokens billed per {CACHE_TURNS}-turn run "
+            "(Anthropic wire, simulated cache; same run)",
+            measured=f"{cached:.0f}",
+            baseline=f"{plain:.0f} without caching",
+            ratio=ratio(cached, plain),
+            goal="<= 0.30x: " + ("met" if cached <= 0.3 * plain else "not met"),
+        )
+    )
+
+
+#: What this run measured, reported into bench/RESULTS.md at the end.
+ROWS: list[Row] = []
 
 
 def main() -> None:
     asyncio.run(amain())
     asyncio.run(amain_caching())
+    report("agent", ROWS)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Checkpoint cost per turn on a 10,000-file repository (docs/review.md, "Checkpoints").
 
-    python bench/bench_checkpoint.py [--files 10000] [--turns 15]
+    python -m bench checkpoint [--files 10000] [--turns 15]
 
 Each turn changes K files in the scratch copy (a view where the machine allows one), then
 ``checkpoints_of(scratch).record(turn)`` is timed. Reported: the median per turn for a one-file
@@ -15,11 +15,11 @@ import asyncio
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench._results import Row, ratio, report
 from driveros.review import ScratchWorkspace, checkpoints_of
 
 
@@ -70,15 +70,39 @@ async def main() -> None:
         base = Path(tmp) / "scratch"
         base.mkdir()
         _repo(repo, args.files)
+        rows: list[Row] = []
+        one = 0.0
         for per_turn in (1, 100):
             times, full, strategy = await _measure(repo, base, per_turn, args.turns)
             med = statistics.median(times)
-            sys.stdout.write(
-                f"{args.files} files, {strategy}, {per_turn}-file turns: checkpoint median "
-                f"{med:.1f} ms (min {min(times):.1f}, max {max(times):.1f}); "
-                f"scratch.changes() after {args.turns} turns {full:.1f} ms; "
-                f"load {os.getloadavg()[0]:.0f}\n"
+            if per_turn == 1:
+                name = (
+                    f"checkpoint per turn, {args.files:,} files, `{strategy}`, a one-file turn "
+                    "(`make bench ARGS=checkpoint`)"
+                )
+                goal = f"<= 20 ms for a one-file turn: {'met' if med <= 20 else 'not met'}"
+                one = med
+            else:
+                name = (
+                    f"checkpoint per turn, {args.files:,} files, `{strategy}`, a {per_turn}-file "
+                    "turn (same run)"
+                )
+                goal = (
+                    f"proportional to the turn's changes: {med / one:.0f}x the one-file turn "
+                    f"for {per_turn}x the files"
+                )
+            rows.append(
+                Row(
+                    benchmark=name,
+                    measured=f"{med:.1f} ms median ({min(times):.1f}-{max(times):.1f} over "
+                    f"{args.turns} turns)",
+                    baseline=f"{full:.1f} ms `scratch.changes()` (the full diff a review "
+                    "computes) on the same copy",
+                    ratio=ratio(med, full),
+                    goal=goal,
+                )
             )
+        report("checkpoint", rows)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench._results import Row, ratio, report
 from driveros.config import load_environment
 from driveros.evals import (
     EvalOptions,
@@ -81,6 +82,19 @@ async def main() -> None:
     print(f"{'local':<10}{local:>12.1f}")
     print(f"{'ray':<10}{ray_rate:>12.1f}")
     print(f"ratio ray/local: {ray_rate / local:.2f}x (1.0 = parity; >1 faster)")
+    report(
+        "evals",
+        [
+            Row(
+                benchmark="evals, cases per minute on a local Ray cluster, the replayed `smoke` "
+                "and `fix-failing-test` suites (`make bench ARGS=evals`)",
+                measured=f"{ray_rate:.1f} cases/min",
+                baseline=f"{local:.1f} cases/min `LocalExecutor`, same concurrency",
+                ratio=ratio(ray_rate, local),
+                goal="none; parity on one machine, Ray is the path past it",
+            )
+        ],
+    )
 
 
 if __name__ == "__main__":

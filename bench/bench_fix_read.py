@@ -9,12 +9,13 @@ Ratios, never pass/fail timings.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from bench._results import Row, ratio, report
 
 RUNS = 3
 CHILD = r"""
@@ -60,17 +61,26 @@ def main() -> None:
         with open(sparse, "wb") as fh:
             fh.write(b"x = 1\n")
             fh.truncate(600 * 1024 * 1024)
-        load = os.getloadavg()[0]
-        print(f"load {load:.1f}")
-        cases = [("100 MB text", text, [10, 500_000]), ("600 MB sparse", sparse, [0, 3])]
+        cases = [
+            ("a closed 100 MB text file, lines 10 and 500 000", text, [10, 500_000]),
+            ("a closed 600 MB sparse file (one line, then zeros), lines 0 and 3", sparse, [0, 3]),
+        ]
+        rows: list[Row] = []
         for name, path, wanted in cases:
             new_ms, new_mib = _measure(path, "streamed", wanted)
             old_ms, old_mib = _measure(path, "whole", wanted)
-            print(
-                f"{name}: streamed {new_ms:.1f} ms, +{new_mib:.0f} MiB peak; "
-                f"whole file {old_ms:.1f} ms, +{old_mib:.0f} MiB peak; "
-                f"time ratio {new_ms / old_ms:.3f}"
+            where = " (`make bench ARGS=fix_read`): streamed `read_lines`" if not rows else ""
+            rows.append(
+                Row(
+                    benchmark=f"fix positions on {name}{where or ' (same run)'}",
+                    measured=f"{new_ms:.0f} ms, +{new_mib:.0f} MiB peak RSS",
+                    baseline=f"{old_ms:.0f} ms, +{old_mib:.0f} MiB reading the whole file and "
+                    "splitting it",
+                    ratio=ratio(new_ms, old_ms, 3),
+                    goal="memory flat: " + ("met" if new_mib < 16 else "not met"),
+                )
             )
+        report("fix_read", rows)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
+from bench._results import Row, ratio, report
 from driveros.llm.fim import CompletionsFim, FimRequest
 from driveros.testing import ScriptedModelServer, Turn
 
@@ -146,7 +147,7 @@ async def _stop(client: LanguageClient) -> None:
     await client.stop()
 
 
-async def _overhead(root: Path) -> None:
+async def _overhead(root: Path) -> list[Row]:
     async with ScriptedModelServer([Turn(text="x")], repeat_last=True) as model:
         client, editor, pid = await _server(root, model, debounce_ms=0)
         direct = CompletionsFim("scripted-model", base_url=model.openai_base_url, api_key="k")
@@ -192,12 +193,45 @@ async def _overhead(root: Path) -> None:
                 f"{rss_n:.1f} MiB ({len(model.received) - before} model requests; goal: flat); "
                 f"MiB along the way: {', '.join(marks)}"
             )
+            p50, p99 = statistics.median(overheads), _pct(overheads, 0.99)
+            same = "interleaved with the direct FIM call to the scripted endpoint"
+            return [
+                Row(
+                    benchmark=f"inline completion, server overhead per completion, p50, "
+                    f"{ROUNDS} rounds {same} (`make bench ARGS=inline`)",
+                    measured=f"{p50:.2f} ms",
+                    baseline="the direct model call, same round",
+                    ratio=f"+{p50:.2f} ms",
+                ),
+                Row(
+                    benchmark="inline completion, server overhead per completion, p99 (same run)",
+                    measured=f"{p99:.2f} ms",
+                    baseline="the direct model call, same round",
+                    ratio=f"+{p99:.2f} ms",
+                    goal="<= 5 ms: " + ("met" if p99 <= 5 else "not met"),
+                ),
+                Row(
+                    benchmark=f"inline completion, server CPU per completion over {n:,} "
+                    "completions (same run)",
+                    measured=f"{cpu_ms:.2f} ms",
+                    baseline=f"{wall_ms:.2f} ms wall each, model and client included",
+                    ratio=ratio(cpu_ms, wall_ms),
+                ),
+                Row(
+                    benchmark=f"inline completion, server RSS after {TOTAL:,} completions "
+                    "(same run)",
+                    measured=f"{rss_n:.1f} MiB",
+                    baseline=f"{rss_1k:.1f} MiB after 1,000",
+                    ratio=ratio(rss_n, rss_1k),
+                    goal="flat: " + ("met" if rss_n <= rss_1k * 1.1 else "not met"),
+                ),
+            ]
         finally:
             await direct.aclose()
             await _stop(client)
 
 
-async def _burst(root: Path) -> None:
+async def _burst(root: Path) -> list[Row]:
     async with ScriptedModelServer([Turn(text="x")], repeat_last=True) as model:
         client, editor, _pid = await _server(root, model, debounce_ms=75)
         try:
@@ -221,6 +255,17 @@ async def _burst(root: Path) -> None:
                 f"{len(model.received) - before} model requests, {shown} answers with items "
                 "(goal <= 2 requests)"
             )
+            asked = len(model.received) - before
+            return [
+                Row(
+                    benchmark="inline completion, model requests from 20 keystrokes 30 ms "
+                    "apart, debounce 75 ms (same run)",
+                    measured=str(asked),
+                    baseline="20 keystrokes",
+                    ratio=ratio(asked, 20),
+                    goal="<= 2: " + ("met" if asked <= 2 else "not met"),
+                )
+            ]
         finally:
             await _stop(client)
 
@@ -229,13 +274,13 @@ async def _main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-inline-") as tmp:
         root = Path(tmp)
         (root / "area.py").write_text(HEAD + "    " + TAIL)
+        rows = await _overhead(root)
         if os.environ.get("BENCH_INLINE_PART") != "overhead":
-            await _burst(root)
-        await _overhead(root)
+            rows += await _burst(root)
+    report("inline", rows)
 
 
 def main() -> None:
-    print(f"load average {os.getloadavg()[0]:.1f}")
     asyncio.run(_main())
 
 

@@ -122,6 +122,28 @@ async def measure() -> None:
         f"pytest whole suite alone: cold {cold_suite:.3f}s, warm {warm_suite:.3f}s "
         f"(warm/cold {warm_suite / cold_suite:.2f}x)"
     )
+    from bench._results import Row, ratio, report
+
+    rows = [
+        Row(
+            benchmark=f"intel one-line edit {label}, incremental (warm pytest process) vs full "
+            f"cold re-run, {files}-file generated project"
+            + (" (`make bench ARGS=intel`)" if i == 0 else " (same run)"),
+            measured=f"{inc:.2f} s",
+            baseline=f"{full:.2f} s full",
+            ratio=ratio(inc, full),
+        )
+        for i, (label, (full, inc)) in enumerate(results.items())
+    ]
+    rows.append(
+        Row(
+            benchmark="intel pytest's whole suite, warm process vs cold (same run)",
+            measured=f"{warm_suite:.2f} s",
+            baseline=f"{cold_suite:.2f} s cold",
+            ratio=ratio(warm_suite, cold_suite),
+        )
+    )
+    report("intel", rows)
 
 
 async def whole_suite(feed: DiagnosticsFeed, sandbox: LocalSandbox) -> tuple[float, float]:
@@ -181,7 +203,10 @@ async def corpus() -> None:
     from tests.intel._corpus import PROJECTS
     from tests.intel._projects import tool_env
 
+    from bench._results import Row, report
+
     env = tool_env()
+    corpus_rows: list[Row] = []
     for project in PROJECTS:
         with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
             try:
@@ -212,6 +237,18 @@ async def corpus() -> None:
                 f"directly {d:.2f}s: {f / d:.2f}x (+{f - d:.2f}s); goal <= 1.5x + 1s: {goal}; "
                 f"{failing} failing test(s) reported"
             )
+            corpus_rows.append(
+                Row(
+                    benchmark=f"intel first snapshot, {project.name} with one bug, default "
+                    f"settings, contained ({failing} failing test(s) reported; "
+                    "`make bench ARGS=intel --corpus`)",
+                    measured=f"{f:.2f} s",
+                    baseline=f"{d:.2f} s `{' '.join(command)}` directly",
+                    ratio=f"{f / d:.2f} ({f - d:+.2f} s)",
+                    goal=f"<= 1.5x + 1 s: {goal}",
+                )
+            )
+    report("intel-corpus", corpus_rows)
 
 
 async def server() -> None:

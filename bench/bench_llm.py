@@ -24,6 +24,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bench._results import Row, ratio, report
+
 GENERATE_CALLS = 300
 STREAM_CALLS = 15
 STREAM_DELTAS = 3000
@@ -289,7 +291,22 @@ async def _anthropic_sdk(url: str) -> tuple[Call, Call] | None:
     return generate, stream
 
 
+#: What this run measured, reported into bench/RESULTS.md at the end.
+ROWS: list[Row] = []
+
+
 def _row(label: str, ours: float, theirs: float | None, unit: str) -> str:
+    where = " (`make bench ARGS=llm`)" if not ROWS else " (same run)"
+    ROWS.append(
+        Row(
+            benchmark=f"LLM driver, {label}{where}",
+            measured=f"{ours * 1e6:.1f} {unit}",
+            baseline="SDK not installed" if theirs is None else f"{theirs * 1e6:.1f} {unit} SDK",
+            ratio="n/a" if theirs is None else ratio(ours, theirs),
+            goal="<= 1.0x the SDK"
+            + ("" if theirs is None else (": met" if ours <= theirs else ": not met")),
+        )
+    )
     if theirs is None:
         return f"  {label:<34} driveros {ours * 1e6:9.1f} {unit}   sdk: not installed"
     return (
@@ -306,7 +323,7 @@ async def _clients(url: str) -> None:
         mine = await _time(ours[wire][0], GENERATE_CALLS)
         sdk = sdks[wire]
         theirs = await _time(sdk[0], GENERATE_CALLS) if sdk else None
-        print(_row(f"{wire} wire (vs {wire} SDK)", mine, theirs, "us/call"))
+        print(_row(f"per-request overhead, {wire} wire", mine, theirs, "us/call"))
     print(f"stream parsing, {STREAM_DELTAS} deltas x{STREAM_CALLS} streams (lower is better)")
     for wire in ("openai", "anthropic"):
         mine = await _time(ours[wire][1], STREAM_CALLS, warmup=2)
@@ -314,7 +331,8 @@ async def _clients(url: str) -> None:
         theirs = await _time(sdk[1], STREAM_CALLS, warmup=2) if sdk else None
         per_delta_ours = mine / STREAM_DELTAS
         per_delta_theirs = theirs / STREAM_DELTAS if theirs is not None else None
-        print(_row(f"{wire} SSE (vs {wire} SDK)", per_delta_ours, per_delta_theirs, "us/delta"))
+        label = f"stream parsing, {wire} SSE, {STREAM_DELTAS} deltas"
+        print(_row(label, per_delta_ours, per_delta_theirs, "us/delta"))
     for name in ("litellm", "pydantic_ai"):
         state = "installed, not measured" if _installed(name) else "not installed"
         print(f"  {name:<34} {state}")
@@ -357,6 +375,16 @@ def main() -> None:
                 f"  {'import ' + module:<34} {theirs * 1e3:7.1f} ms"
                 f"   ratio driveros/{module} {ours / theirs:5.2f}"
             )
+        ROWS.append(
+            Row(
+                benchmark=f"LLM driver, `import driveros.llm` vs `import {module}`, median of "
+                f"{IMPORT_RUNS} fresh interpreters (same run)",
+                measured=f"{ours * 1e3:.1f} ms",
+                baseline="not installed" if theirs is None else f"{theirs * 1e3:.1f} ms",
+                ratio="n/a" if theirs is None else ratio(ours, theirs),
+            )
+        )
+    report("llm", ROWS)
 
 
 if __name__ == "__main__":

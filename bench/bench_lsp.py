@@ -36,6 +36,8 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
+from bench._results import Row, ratio, report
+
 BARE_SERVER = """
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -207,6 +209,20 @@ async def _start_bench(ours: list[str], bare: list[str], root: Path) -> None:
     print(f"startup to initialize (median of {starts}):")
     print(f"  bare pygls   {bare_start * 1000:7.1f} ms")
     print(f"  driveros-lsp {our_start * 1000:7.1f} ms   ratio {our_start / bare_start:.2f}")
+    times_over = our_start / bare_start
+    report(
+        "lsp-start",
+        [
+            Row(
+                benchmark="language server spawn -> `initialize` answered "
+                f"(`make bench ARGS=lsp --start-only`, median of {starts}, interleaved)",
+                measured=f"{our_start * 1000:.0f} ms",
+                baseline=f"{bare_start * 1000:.0f} ms bare pygls 2.x",
+                ratio=f"{times_over:.2f}",
+                goal="<= 1.1x bare pygls: " + ("met" if times_over <= 1.1 else "not met"),
+            )
+        ],
+    )
 
 
 async def _bench(root: Path, bare_script: Path) -> None:
@@ -227,6 +243,7 @@ async def _bench(root: Path, bare_script: Path) -> None:
     print(_line("bare pygls, idle", bare_lat))
     # Two loads: a model streaming at a real model's pace (~100 deltas/s per run), and a
     # torrent (every delta at once) that mostly measures two cores running out of CPU.
+    rows: list[Row] = []
     for label, interval in (("paced ~100 deltas/s", 0.01), ("unpaced torrent", 0.0)):
         idle, busy, rate = await _busy_latencies(root, ours, interval)
         if interval:
@@ -236,6 +253,16 @@ async def _bench(root: Path, bare_script: Path) -> None:
             f"  p99 ratio busy/bare {_pct(busy, 0.99) / _pct(bare_lat, 0.99):.2f}"
             f"   (trace notifications per run per second: {rate:.1f}, probes: {len(busy)})"
         )
+        rows.append(
+            Row(
+                benchmark=f"codeAction p99 while {RUNS} runs stream, {label} "
+                f"({rate:.0f} trace notifications per run per second; `make bench ARGS=lsp`)",
+                measured=f"{_pct(busy, 0.99):.2f} ms",
+                baseline=f"{_pct(bare_lat, 0.99):.2f} ms bare pygls idle",
+                ratio=ratio(_pct(busy, 0.99), _pct(bare_lat, 0.99)),
+            )
+        )
+    report("lsp-latency", rows)
 
 
 async def _busy_latencies(
@@ -352,6 +379,7 @@ async def _wrap_bench(root: Path, bare_script: Path) -> None:
         f"--wrap forwarding: textDocument/hover ({WRAP_ROUNDS} x {WRAP_PROBES // WRAP_ROUNDS} "
         "sequential requests each, direct and wrapped alternating)"
     )
+    rows: list[Row] = []
     for name, inner in inners.items():
         direct: list[float] = []
         wrapped: list[float] = []
@@ -367,14 +395,23 @@ async def _wrap_bench(root: Path, bare_script: Path) -> None:
                 f"  {label} ratio wrapped/direct {w / d:.2f}   (+{w - d:.2f} ms; "
                 f"bound 1.1x + 1 ms: {verdict})"
             )
+            where = "(`make bench ARGS=lsp --wrap-only`)" if not rows else "(same run)"
+            rows.append(
+                Row(
+                    benchmark=f"`--wrap` forwarding, hover {label}, {name} {where}",
+                    measured=f"{w:.2f} ms",
+                    baseline=f"{d:.2f} ms direct",
+                    ratio=f"{w / d:.2f} ({w - d:+.2f} ms)",
+                    goal="<= 1.1x + 1 ms: " + ("met" if verdict == "ok" else "not met"),
+                )
+            )
+    report("lsp-wrap", rows)
 
 
 def main() -> None:
     if "--inline-only" in sys.argv:
-        try:
-            from bench import bench_inline
-        except ImportError:  # run as a script: bench/ is the first path entry
-            import bench_inline  # type: ignore[no-redef]
+        from bench import bench_inline
+
         bench_inline.main()
         return
     with tempfile.TemporaryDirectory() as tmp:

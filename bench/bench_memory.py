@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench._results import Row, ratio, report
 from driveros.memory import MemoryStore, Provenance
 from driveros.memory._rows import now_iso
 from driveros.memory._search import pack
@@ -190,9 +191,26 @@ async def after_write(store: MemoryStore, queries: list[str], rounds: int = 5) -
     return pct(times, 0.5)
 
 
-def row(label: str, ours: tuple[list[float], list[float]], base: list[float]) -> str:
+#: What this run measured, reported into bench/RESULTS.md at the end.
+ROWS: list[Row] = []
+
+
+def row(label: str, ours: tuple[list[float], list[float]], base: list[float], n: int) -> str:
     wall, cpu = ours
     p50, p99, b50, b99 = pct(wall, 0.5), pct(wall, 0.99), pct(base, 0.5), pct(base, 0.99)
+    goal = "none"
+    if n == SIZES[-1]:
+        goal = "p99 < 20 ms: " + ("met" if p99 < 20 else "not met")
+    where = " (`make bench ARGS=memory`)" if not ROWS else " (same run)"
+    ROWS.append(
+        Row(
+            benchmark=f"memory recall p99, {n:,} facts, {label}{where}",
+            measured=f"{p99:.2f} ms (p50 {p50:.2f} ms)",
+            baseline=f"{b99:.2f} ms brute force (p50 {b50:.2f} ms)",
+            ratio=ratio(p99, b99, 3),
+            goal=goal,
+        )
+    )
     return (
         f"{label:<22} ours p50 {p50:7.2f} ms  p99 {p99:7.2f} ms "
         f"(cpu p50 {pct(cpu, 0.5):5.2f} p99 {pct(cpu, 0.99):5.2f}) | "
@@ -214,7 +232,7 @@ async def run() -> None:
             nb = BASELINE_QUERIES[n]
             async with await MemoryStore.open(path, scope="bench") as lexical:
                 lex = await time_search(lexical, queries)
-            print(row("lexical (FTS5 BM25)", lex, baseline_lexical(path, queries[:nb])))
+            print(row("lexical (FTS5 BM25)", lex, baseline_lexical(path, queries[:nb]), n))
             async with await MemoryStore.open(
                 path, scope="bench", embedder=SyntheticEmbedder()
             ) as hybrid:
@@ -226,7 +244,7 @@ async def run() -> None:
                 assert index is not None  # built by the searches above
                 recall = vector_recall(index, queries)
                 written = await after_write(hybrid, queries)
-            print(row("hybrid (BM25+cosine)", ours, baseline_vector(path, queries[:nb])))
+            print(row("hybrid (BM25+cosine)", ours, baseline_vector(path, queries[:nb]), n))
             print(f"{'':<22} first hybrid query (vector index load): {cold:.1f} ms")
             print(f"{'':<22} first hybrid query after a write (incremental): {written:.1f} ms")
             if recall is not None:
@@ -241,6 +259,16 @@ async def run() -> None:
             f"\nstore throughput: MemoryStore.apply {ours_tp:8.0f} facts/s (5 per transaction) | "
             f"bare sqlite3 {raw_tp:8.0f} facts/s | ratio {ours_tp / raw_tp:.3f}"
         )
+    ROWS.append(
+        Row(
+            benchmark="memory store throughput, `MemoryStore.apply`, 5 facts per transaction "
+            "(same run)",
+            measured=f"{ours_tp:.0f} facts/s",
+            baseline=f"{raw_tp:.0f} facts/s bare sqlite3 inserts",
+            ratio=ratio(ours_tp, raw_tp, 3),
+        )
+    )
+    report("memory", ROWS)
 
 
 def main() -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -23,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from bench._results import Row, ratio, report
 from driveros.agent import Event
 from driveros.config import load_environment
 from driveros.runs import RunSpec, execute_run
@@ -97,13 +97,29 @@ async def main() -> None:
         replay = await _replay(events, traced)
     receiver.shutdown()
     m_off, m_on = statistics.median(off), statistics.median(on)
-    load = os.getloadavg()[0]
-    sys.stdout.write(
-        f"end to end: OTel off {m_off:.2f} ms/turn, on {m_on:.2f} ms/turn, ratio "
-        f"{m_on / m_off:.3f} (median of {ROUNDS} interleaved rounds, {TURNS} turns; "
-        f"load {load:.1f})\n"
-        f"tracing alone (a run's events replayed through it, export and flush included): "
-        f"{replay:.3f} ms/turn, CPU; {(m_off + replay) / m_off:.3f}x the off run's turn\n"
+    traced_turn = (m_off + replay) / m_off
+    report(
+        "otel",
+        [
+            Row(
+                benchmark=f"OpenTelemetry export per turn, tracing alone: a {TURNS + 1}-turn "
+                "run's events through the span recorder, OTLP/HTTP export to a loopback "
+                "receiver and the flush at `result`, CPU (`make bench ARGS=otel`)",
+                measured=f"{replay:.3f} ms/turn",
+                baseline=f"{m_off:.2f} ms/turn, the same run untraced",
+                ratio=f"{traced_turn:.3f} (off turn + tracing)",
+                goal="<= 1.05x harness time per turn: "
+                + ("met" if traced_turn <= 1.05 else "not met"),
+            ),
+            Row(
+                benchmark=f"OpenTelemetry on vs off end to end, wall time per turn, {ROUNDS} "
+                "interleaved rounds (same run)",
+                measured=f"{m_on:.2f} ms/turn",
+                baseline=f"{m_off:.2f} ms/turn off",
+                ratio=ratio(m_on, m_off),
+                goal="none (the CPU row above is the measure)",
+            ),
+        ],
     )
 
 

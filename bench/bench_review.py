@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench._results import Row, ratio, report
 from driveros.config import load_environment
 from driveros.review import STRATEGY_VAR, ScratchWorkspace, scratch_strategies
 from driveros.runs import RunSpec, execute_run
@@ -185,7 +186,7 @@ def _median(runs: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
 
-async def _bench_size(root: Path, files: int, strategies: list[str]) -> None:
+async def _bench_size(root: Path, files: int, strategies: list[str]) -> list[Row]:
     src = root / f"repo{files}"
     t0 = time.perf_counter()
     await asyncio.to_thread(_generate, src, files)
@@ -228,6 +229,55 @@ async def _bench_size(root: Path, files: int, strategies: list[str]) -> None:
         runs = [await _run_start(plain, base, s) for _ in range(ROUNDS)]
         run = statistics.median(runs)
         print(f"  plain directory: {s:<9} run start {run * 1000:8.1f} ms (x{run / ref:5.2f})")
+    return _rows(files, strategies, results)
+
+
+def _rows(
+    files: int, strategies: list[str], results: dict[str, list[dict[str, float]]]
+) -> list[Row]:
+    """The table's rows for one size: the first strategy, the others in its ratio cell."""
+    best, wt = strategies[0], results["wt"]
+    ref = _median(wt, "start")
+    others = ", ".join(f"`{s}` {_median(results[s], 'start') / ref:.2f}" for s in strategies[1:])
+    copied = _median(results["cp"], "start") / ref
+    name = f"review {{what}}, {files:,} files, `{best}` (`make bench ARGS=review`)"
+    start = _median(results[best], "start")
+    run = _median(results[best], "run")
+    rows = [
+        Row(
+            benchmark=name.format(what="scratch copy start"),
+            measured=f"{start * 1000:.0f} ms",
+            baseline=f"{ref * 1000:.0f} ms `git worktree add`",
+            ratio=f"{start / ref:.2f} ({others}{', ' if others else ''}`shutil.copytree` "
+            f"{copied:.2f})",
+        ),
+        Row(
+            benchmark=name.format(what="disk written per run"),
+            measured=f"{_median(results[best], 'disk') / 1e6:.2f} MB",
+            baseline=f"{_median(wt, 'disk') / 1e6:.0f} MB `git worktree add`",
+            ratio=ratio(_median(results[best], "disk"), _median(wt, "disk")),
+        ),
+        Row(
+            benchmark=name.format(
+                what="run start (`execute_run` until the model has its first request)"
+            ),
+            measured=f"{run * 1000:.0f} ms",
+            baseline=f"{ref * 1000:.0f} ms `git worktree add`",
+            ratio=ratio(run, ref),
+            goal="<= 0.2x `git worktree add`: " + ("met" if run <= 0.2 * ref else "not met"),
+        ),
+    ]
+    if "worktree" in results and best != "worktree":
+        mine, theirs = _median(results[best], "changes"), _median(results["worktree"], "changes")
+        rows.append(
+            Row(
+                benchmark=name.format(what="`changes()` after ten edits"),
+                measured=f"{mine * 1000:.0f} ms",
+                baseline=f"{theirs * 1000:.0f} ms `worktree`",
+                ratio=ratio(mine, theirs),
+            )
+        )
+    return rows
 
 
 async def main() -> None:
@@ -245,8 +295,8 @@ async def main() -> None:
         await asyncio.to_thread(_generate, warm, 1000)
         (root / "warm-scratch").mkdir()
         await _run_start(warm, root / "warm-scratch", usable[0])
-        for files in _sizes():
-            await _bench_size(root, files, usable)
+        rows = [row for files in _sizes() for row in await _bench_size(root, files, usable)]
+    report("review", rows)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from bench._results import Row, ratio, report
 from driveros.sandbox import (
     DEFAULT_IMAGE,
     DEFAULT_OUTPUT_CAP,
@@ -49,9 +50,47 @@ async def timed(fn: Callable[[], Awaitable[object]], repeat: int) -> float:
     return statistics.median(samples)
 
 
+#: What this run measured, reported into bench/RESULTS.md at the end.
+ROWS: list[Row] = []
+#: The section the next rows belong to, and its baseline's label and seconds.
+SECTION = {"name": "", "base": "", "seconds": 0.0}
+
+
 def row(label: str, seconds: float, baseline: float | None = None) -> None:
-    ratio = f"{seconds / baseline:7.3f}x" if baseline else "   base "
-    print(f"  {label:<46} {seconds * 1000:9.2f} ms  {ratio}")
+    shown = f"{seconds / baseline:7.3f}x" if baseline else "   base "
+    print(f"  {label:<46} {seconds * 1000:9.2f} ms  {shown}")
+    if baseline is None:
+        SECTION["base"], SECTION["seconds"] = label, seconds
+        return
+    where = " (`make bench ARGS=sandbox`)" if not ROWS else ""
+    ROWS.append(
+        Row(
+            benchmark=f"{SECTION['name']}: {label}{where}",
+            measured=f"{seconds * 1000:.1f} ms",
+            baseline=f"{baseline * 1000:.1f} ms {SECTION['base']}",
+            ratio=ratio(seconds, baseline),
+            goal=_goal(label, seconds / baseline),
+        )
+    )
+
+
+def section(name: str) -> None:
+    print(name)
+    SECTION["name"] = name
+
+
+#: The goals of docs/sandbox.md (the most times the baseline), by row label.
+GOALS = {
+    "LocalSandbox.run (contained, one bwrap)": 1.3,
+    "LocalSandbox session.run (contained)": 1.3,
+}
+
+
+def _goal(label: str, times: float) -> str:
+    most = GOALS.get(label)
+    if most is None:
+        return "none"
+    return f"<= {most}x the baseline: {'met' if times <= most else 'not met'}"
 
 
 PYTHON = os.path.realpath(sys.executable)
@@ -90,7 +129,7 @@ async def interleaved(
 
 async def bench_local(workspace: Path, command: str) -> float:
     """The per-command rows for ``command``; the contained run's median."""
-    print(f"per command, local tier: {command}")
+    section(f"local tier per command, `{command}`")
     # The sandbox uses worker threads, which make every fork dearer; give the bare baseline
     # the same process state so the ratio measures the sandbox, not the thread pool.
     await asyncio.to_thread(lambda: None)
@@ -147,7 +186,7 @@ async def bench_local(workspace: Path, command: str) -> float:
 
 
 async def bench_first(workspace: Path, run: float) -> None:
-    print("local tier, the first command of a run")
+    section("local tier, the first command of a run (vs a warm `LocalSandbox.run`)")
 
     async def first_command() -> None:
         async with LocalSandbox(workspace) as box:
@@ -190,7 +229,7 @@ async def bench_docker(workspace: Path) -> None:
                 network_mode="none",
             )
 
-        print("per command, docker tier")
+        section("docker tier per command, `true`")
         per_run = await timed(docker_run, DOCKER_RUNS)
         row("`docker run` per command", per_run)
         async with DockerSandbox(workspace) as sandbox:
@@ -216,7 +255,7 @@ async def startup(make: Callable[[], LocalSandbox | DockerSandbox]) -> float:
 
 
 async def bench_startup(workspace: Path) -> None:
-    print("start-up (start + one command + aclose)")
+    section("sandbox start-up (start + one command + aclose)")
     local = await startup(lambda: LocalSandbox(workspace))
     row("local", local)
     if await docker_problem() is not None:
@@ -238,6 +277,7 @@ async def main() -> None:
         await bench_first(workspace, runs[0])
         await bench_docker(workspace)
         await bench_startup(workspace)
+    report("sandbox", ROWS)
 
 
 if __name__ == "__main__":
