@@ -210,7 +210,9 @@ class ServerChecks(FeedRunner):
             if not self._graph.complete():
                 return None  # an unparsable file's imports are unknown
             files = sorted(self._graph.dependents(touched) & set(relevant))
-        if len(files) > MAX_SERVER_FILES or not all(_in_scope(p, *scope) for p in files):
+        if len(files) > MAX_SERVER_FILES or not all(
+            _in_scope(p, *scope) and not _HIDDEN.search(p) for p in files
+        ):
             return None
         return tuple(files)
 
