@@ -352,3 +352,37 @@ async def test_feed_server_another_version_or_an_excluded_file_goes_to_the_cli(
     finally:
         await tools.aclose()
         await feed.aclose()
+
+
+async def test_feed_server_killed_between_edits_falls_back_with_one_warning(
+    sandbox: LocalSandbox, caplog: pytest.LogCaptureFixture
+) -> None:
+    feed = DiagnosticsFeed(sandbox, config=CONFIG)
+    await feed.snapshot()
+    tools = await _warm(sandbox, feed)
+    try:
+        await sandbox.write_file("main.py", MAIN + "total(1)\n")
+        await feed.snapshot(changed=["main.py"])
+        assert _mode(feed) == ("server", ("main.py",))
+        # the server dies (its processes, by id, inside the sandbox's PID namespace)
+        found = await sandbox.run("pgrep -f langserver")
+        pids = found.stdout.split()
+        assert pids, found
+        await sandbox.run(f"kill -9 {' '.join(pids)}")
+        session = tools.sessions["basedpyright"]
+        async with asyncio.timeout(30):
+            while session.client.alive:
+                await asyncio.sleep(0.05)
+        with caplog.at_level(logging.DEBUG, logger="driveros.intel"):
+            for n in (2, 3):
+                await sandbox.write_file("main.py", MAIN + f"total({n})\n")
+                snap = await feed.snapshot(changed=["main.py"])
+                assert _mode(feed) == ("full", ())
+                assert _types(snap) == await _cli(sandbox)
+        said = [r for r in caplog.records if "runs instead" in r.getMessage()]
+        assert [r.levelname for r in said] == ["WARNING", "DEBUG"]  # said once, then quiet
+        assert "no longer running" in said[0].getMessage()
+        assert all(r.exc_info is None for r in caplog.records)
+    finally:
+        await tools.aclose()
+        await feed.aclose()

@@ -122,6 +122,7 @@ class DiagnosticsFeed(ServerChecks):
         self._cli_versions = {}
         self._starting = None
         self._told = None
+        self._failures = set()
         self._last: DiagnosticsSnapshot | None = None
         self._runs: tuple[CheckRun, ...] = ()
         digest = hashlib.blake2b(str(sandbox.workspace).encode(), digest_size=6).hexdigest()

@@ -73,6 +73,8 @@ class ServerChecks(FeedRunner):
     _cli_versions: dict[str, str]
     #: The Python files the running servers were last told exist (None: not yet told).
     _told: set[str] | None
+    #: The server failures logged so far (each is a warning once, then debug).
+    _failures: set[str]
 
     def use_language_servers(self, tools: SemanticTools | None) -> None:
         """The run's semantic tools: their running servers may answer for a check
@@ -117,10 +119,11 @@ class ServerChecks(FeedRunner):
                 return None
             items = await self._server_items(spec, got.files)
         except (LanguageServerError, SandboxError) as exc:
-            # the CLI decides; one line, never a traceback
-            _log.warning(
-                "%s diagnostics failed (%s); %s runs instead", server, one_line(exc), spec.name
-            )
+            # the CLI decides; one line per distinct failure, never a traceback
+            said = one_line(exc)
+            log = _log.debug if said in self._failures else _log.warning
+            self._failures.add(said)
+            log("%s diagnostics failed (%s); %s runs instead", server, said, spec.name)
             return None
         asked = set(files)
         kept = tuple(i for i in prev.items if i.path not in asked)

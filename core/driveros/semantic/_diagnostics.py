@@ -38,7 +38,9 @@ class WarmDiagnostics:
 
 def _running(tools: SemanticTools, paths: Sequence[str]) -> ServerSession | None:
     for session in tools.sessions.values():
-        if session.client.alive and all(session.spec.serves(p) for p in paths):
+        if all(session.spec.serves(p) for p in paths):
+            if not session.client.alive:  # it crashed or was killed since it answered
+                raise LanguageServerError(f"{session.spec.name} is no longer running")
             return session
     return None
 
@@ -47,9 +49,9 @@ async def warm_diagnostics(
     tools: SemanticTools, sandbox: Sandbox, paths: Sequence[str], *, timeout: float
 ) -> WarmDiagnostics | None:
     """The running server's diagnostics for ``paths`` (all served by one server), or None
-    when no server for them is running. :class:`LanguageServerError` when it fails, ends or
-    does not answer within ``timeout`` seconds (a :class:`~driveros.sandbox.SandboxError`
-    when a file cannot be read)."""
+    when no server for them was started. :class:`LanguageServerError` when it is no longer
+    running, fails, ends or does not answer within ``timeout`` seconds (a
+    :class:`~driveros.sandbox.SandboxError` when a file cannot be read)."""
     session = _running(tools, paths)
     if session is None or not paths:
         return None
