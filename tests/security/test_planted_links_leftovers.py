@@ -13,7 +13,7 @@ import pytest
 
 from driveros._safe_open import PlantedLinkError
 from driveros.memory._scope import exclude_from_git
-from driveros.review._files import atomic_write, remove_file
+from driveros.review._files import atomic_write, remove_file, sync_paths, write_overlays
 
 
 def _outside(tmp_path: Path) -> Path:
@@ -103,3 +103,35 @@ def test_remove_file_removes_empty_parents(tmp_path: Path) -> None:
     (root / "keep.txt").write_text("k")
     remove_file(root, root / "a" / "b" / "x.py")
     assert sorted(p.name for p in root.iterdir()) == ["keep.txt"]
+
+
+def test_sync_into_a_copy_follows_no_link_there(tmp_path: Path) -> None:
+    """Making the copy: a link where the source has a directory is replaced, never written
+    or removed through."""
+    outside = _outside(tmp_path)
+    src, copy = tmp_path / "src", tmp_path / "copy"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "x.py").write_text("SOURCE = 1\n")
+    (src / "gone").mkdir()
+    copy.mkdir()
+    (copy / "sub").symlink_to(outside)
+    (copy / "gone").symlink_to(outside)
+    before = _snapshot(outside)
+    sync_paths(src, copy, ["sub/x.py", "gone/x.py"])
+    assert _snapshot(outside) == before
+    assert not (copy / "sub").is_symlink()
+    assert (copy / "sub" / "x.py").read_text() == "SOURCE = 1\n"
+
+
+def test_buffers_written_into_a_copy_follow_no_link_there(tmp_path: Path) -> None:
+    outside = _outside(tmp_path)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "sub").symlink_to(outside)
+    (copy / "top.py").symlink_to(outside / "x.py")
+    before = _snapshot(outside)
+    write_overlays(copy, {"sub/x.py": "BUFFER = 1\n", "top.py": "TOP = 1\r\n"})
+    assert _snapshot(outside) == before
+    assert (copy / "sub" / "x.py").read_text() == "BUFFER = 1\n"
+    assert (copy / "top.py").read_bytes() == b"TOP = 1\r\n"
+    assert not (copy / "top.py").is_symlink()

@@ -43,8 +43,19 @@ def open_parent(root: Path, rel: str) -> Iterator[tuple[int, str]]:
 
 
 def clone_or_copy(dir_fd: int, name: str, dst: Path) -> bool:
-    """Copy the file ``name`` of the directory ``dir_fd`` (see :func:`open_parent`), content
-    and mode, to a new ``dst``; a symlink is copied as a link.
+    """Copy the file ``name`` of the directory ``dir_fd`` (see :func:`open_parent`) to a new
+    ``dst`` (see :func:`copy_into`); True when it was cloned."""
+    parent = os.open(dst.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return copy_into(dir_fd, name, parent, dst.name)
+    finally:
+        os.close(parent)
+
+
+def copy_into(dir_fd: int, name: str, dst_fd: int, dst_name: str) -> bool:
+    """Copy the file ``name`` of the directory ``dir_fd``, content and mode, to a new
+    ``dst_name`` of the directory ``dst_fd`` (never through a link); a symlink is copied as a
+    link.
 
     A regular file is first cloned (``FICLONE``: a reflink, sharing blocks copy-on-write, on
     btrfs, xfs and the like: no data written), else copied. True when it was cloned. Anything
@@ -52,7 +63,7 @@ def clone_or_copy(dir_fd: int, name: str, dst: Path) -> bool:
     """
     st = os.lstat(name, dir_fd=dir_fd)
     if stat.S_ISLNK(st.st_mode):
-        dst.symlink_to(os.readlink(name, dir_fd=dir_fd))
+        os.symlink(os.readlink(name, dir_fd=dir_fd), dst_name, dir_fd=dst_fd)
         return False
     if not stat.S_ISREG(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, "not a regular file", name)
@@ -64,7 +75,8 @@ def clone_or_copy(dir_fd: int, name: str, dst: Path) -> bool:
         st = os.fstat(fd_in)  # what was opened: the path may have changed since lstat
         if not stat.S_ISREG(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "no longer a regular file", name)
-        fd_out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        out_flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd_out = os.open(dst_name, out_flags, 0o600, dir_fd=dst_fd)
         try:
             try:
                 fcntl.ioctl(fd_out, FICLONE, fd_in)
@@ -94,22 +106,56 @@ def check_relpath(rel: str) -> str:
     return p.as_posix()
 
 
-def _remove(path: Path) -> None:
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.is_dir():
-        shutil.rmtree(path)
+@contextlib.contextmanager
+def _made_parent(root: Path, rel: str) -> Iterator[tuple[int, str]]:
+    """A descriptor of the directory holding ``root/rel`` in a copy, and ``rel``'s last name.
+    Every directory below ``root`` is reached without following a link and made where
+    missing; a link or a file standing where a directory goes is removed first (the copy
+    takes the source's shape), never followed."""
+    *dirs, name = rel.split("/")
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    fd = os.open(root, flags)
+    try:
+        for part in dirs:
+            try:
+                inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    os.unlink(part, dir_fd=fd)
+                elif exc.errno != errno.ENOENT:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=fd)
+                inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        yield fd, name
+    finally:
+        os.close(fd)
 
 
-def _ensure_parent(root: Path, target: Path) -> None:
-    # A parent that is a file in the copy but a directory in the source gets replaced.
-    parent = target.parent
-    for anc in reversed([parent, *parent.parents]):
-        if anc == root or root not in anc.parents:
-            continue
-        if anc.is_symlink() or anc.is_file():
-            anc.unlink()
-    parent.mkdir(parents=True, exist_ok=True)
+def _clear(dir_fd: int, name: str, *, dirs: bool = True) -> None:
+    """Remove ``name`` of the directory ``dir_fd``: a file, a link itself, or (``dirs``) a
+    directory tree. Missing is fine."""
+    try:
+        mode = os.lstat(name, dir_fd=dir_fd).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(mode):
+        os.unlink(name, dir_fd=dir_fd)
+    elif dirs:
+        shutil.rmtree(name, dir_fd=dir_fd)
+
+
+def _drop(root: Path, rel: str, *, dirs: bool = True) -> None:
+    """Remove ``root/rel`` (see :func:`_clear`), reached without following a link; a parent
+    that is missing, a link or a file means there is nothing there to remove."""
+    try:
+        with open_parent(root, rel) as (fd, name):
+            _clear(fd, name, dirs=dirs)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR):
+            raise
 
 
 #: Errors reading a source path that mean it changed under the copy (vanished, or became a
@@ -126,53 +172,51 @@ def sync_paths(src_root: Path, dst_root: Path, relpaths: Sequence[str]) -> None:
     deleted a moment earlier. Nothing half-copied is left behind.
     """
     for rel in relpaths:
-        dst = dst_root / rel
         for _ in range(_SYNC_TRIES):
             try:
-                _sync_one(src_root, rel, dst, dst_root)
+                _sync_one(src_root, rel, dst_root)
                 break
             except OSError as exc:
                 if exc.errno not in _SOURCE_CHANGED:
                     raise
-                _drop_file(dst)  # whatever was half-made
+                _drop(dst_root, rel, dirs=False)  # whatever was half-made
         else:
-            _drop_file(dst)
+            _drop(dst_root, rel, dirs=False)
 
 
-def _drop_file(dst: Path) -> None:
-    if os.path.lexists(dst) and not (dst.is_dir() and not dst.is_symlink()):
-        dst.unlink()
-
-
-def _sync_one(src_root: Path, rel: str, dst: Path, dst_root: Path) -> None:
+def _sync_one(src_root: Path, rel: str, dst_root: Path) -> None:
     # The source is reached one directory at a time (a directory swapped for a link raises,
-    # is tried again, and ends absent): the copy never reads outside ``src_root``.
+    # is tried again, and ends absent): the copy never reads outside ``src_root``. The copy
+    # is written the same way, so a link in it never leads a write outside ``dst_root``.
     with open_parent(src_root, rel) as (dir_fd, name):
         try:
             is_dir = stat.S_ISDIR(os.lstat(name, dir_fd=dir_fd).st_mode)
         except FileNotFoundError:
-            if os.path.lexists(dst):
-                _remove(dst)
+            _drop(dst_root, rel)
             return
         if is_dir:
             return  # nested repositories and the like are not copied
-        if os.path.lexists(dst):
-            _remove(dst)
-        _ensure_parent(dst_root, dst)
-        # Content and mode only (timestamps do not matter); a reflink where the file
-        # system has them.
-        clone_or_copy(dir_fd, name, dst)
+        with _made_parent(dst_root, rel) as (dst_fd, dst_name):
+            _clear(dst_fd, dst_name)
+            # Content and mode only (timestamps do not matter); a reflink where the file
+            # system has them.
+            copy_into(dir_fd, name, dst_fd, dst_name)
 
 
 def write_overlays(root: Path, overlays: Mapping[str, str]) -> None:
+    """Write each buffer's text at its path in the copy ``root`` (a link or a directory
+    there is replaced; no link on the way is followed)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
     for rel, text in overlays.items():
-        dst = root / rel
-        if os.path.lexists(dst) and (dst.is_symlink() or dst.is_dir()):
-            _remove(dst)
-        _ensure_parent(root, dst)
-        # newline="" keeps the buffer's own line endings byte for byte.
-        with open(dst, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with _made_parent(root, rel) as (fd, name):
+            with contextlib.suppress(FileNotFoundError):
+                mode = os.lstat(name, dir_fd=fd).st_mode
+                if stat.S_ISLNK(mode) or stat.S_ISDIR(mode):
+                    _clear(fd, name)
+            out = os.open(name, flags, 0o666, dir_fd=fd)
+            # newline="" keeps the buffer's own line endings byte for byte.
+            with os.fdopen(out, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
 
 
 def chunks(items: Sequence[str], n: int) -> list[Sequence[str]]:
