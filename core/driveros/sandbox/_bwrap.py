@@ -183,7 +183,11 @@ def namespace_args(*, network: bool) -> list[str]:
     return args
 
 
-def _system_args() -> list[str]:
+def _system_args(size: int | None = None) -> list[str]:
+    """The system directories read-only, masked secrets, private ``/dev``, ``/proc`` and
+    scratch tmpfs. ``size``: every writable tmpfs is limited to that many bytes and ``/dev``
+    is read-only but its device files (``/dev/shm`` a bounded tmpfs), so a command that fills
+    them fails with ENOSPC instead of taking the machine's memory."""
     args: list[str] = []
     for name in SYSTEM_DIRS:
         path = Path(name)
@@ -198,9 +202,26 @@ def _system_args() -> list[str]:
         if Path(name).is_dir():
             args += ["--tmpfs", name, "--remount-ro", name]
     # Private, empty scratch space (never the host's /tmp).
-    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]  # noqa: S108
-    args += ["--tmpfs", "/run"]
+    sized = ["--size", str(size)] if size else []
+    args += ["--dev", "/dev", "--proc", "/proc"]
+    for name in ("/tmp", "/var/tmp", "/run"):  # noqa: S108
+        args += [*sized, "--tmpfs", name]
+    if size:
+        args += ["--remount-ro", "/dev", *sized, "--tmpfs", "/dev/shm"]  # noqa: S108
     return args
+
+
+@functools.cache
+def sizes_tmpfs(bwrap: str) -> bool:
+    """Whether ``bwrap`` can limit a tmpfs's size (``--size``: bubblewrap 0.7 and later).
+    Blocking, cached per process."""
+    try:
+        said = subprocess.run(
+            [bwrap, "--help"], capture_output=True, text=True, timeout=10, check=False, env={}
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in said.stdout + said.stderr
 
 
 def _within(path: Path, root: Path) -> bool:
@@ -324,18 +345,29 @@ class Layout:
     #: False: the workspace is bound read-only (a sandbox that discards its writes, where
     #: no overlay can be laid: see driveros.sandbox._oneshot).
     workspace_writable: bool = True
+    #: Bytes: HOME and TMPDIR are tmpfs of this size instead of the host directories, as are
+    #: ``/tmp``, ``/var/tmp``, ``/run`` and ``/dev/shm`` (a sandbox that discards its writes:
+    #: nothing it writes reaches the host's disk, nor takes unbounded memory). None: unbounded.
+    tmpfs_bytes: int | None = None
 
 
 def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
     """bubblewrap's arguments up to (not including) ``--`` and the command."""
-    args = [bwrap, *namespace_args(network=layout.network), *_system_args()]
+    size = layout.tmpfs_bytes
+    args = [bwrap, *namespace_args(network=layout.network), *_system_args(size)]
     if layout.network:
         resolv = Path("/etc/resolv.conf")
         if resolv.is_symlink() and (target := resolv.resolve()).is_file():
             args += ["--ro-bind", str(target), str(target)]
     for path in layout.read_only:
         args += ["--ro-bind-try", str(path), str(path)]
-    for path in (layout.home, layout.tmp, *layout.writable):
+    for path in (layout.home, layout.tmp):
+        args += (
+            ["--size", str(size), "--tmpfs", str(path)]
+            if size
+            else ["--bind", str(path), str(path)]
+        )
+    for path in layout.writable:
         args += ["--bind", str(path), str(path)]
     for source, target, writable in layout.folders:
         args += ["--bind" if writable else "--ro-bind", str(source), str(target)]

@@ -31,6 +31,7 @@ from driveros.sandbox._bwrap import (
     interpreter_dirs,
     probe,
     refuse_planted_hooks,
+    sizes_tmpfs,
     toolchain_dirs,
 )
 from driveros.sandbox._channel import LocalChannel
@@ -209,8 +210,11 @@ class LocalSandbox(SandboxBase):
         if not self.options.discard_writes:
             return await ContainedHost.start(bwrap_argv(bwrap, layout), watchdog=self._watchdog)
         assert self._scratch is not None
+        # Every tmpfs bounded, HOME and TMPDIR among them: nothing reaches the host's disk.
+        if await asyncio.to_thread(sizes_tmpfs, bwrap):
+            layout = dataclasses.replace(layout, tmpfs_bytes=self.options.tmpfs_bytes)
         upper = Path(self._scratch, "overlay")
-        prefix = overlay_prefix(self.workspace, upper)
+        prefix = overlay_prefix(self.workspace, upper, self.options.tmpfs_bytes)
         if prefix is not None and await asyncio.to_thread(overlay_works):
             await asyncio.to_thread(upper.mkdir, 0o700)
             argv = [*prefix, *bwrap_argv(bwrap, layout)]

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
 from driveros.sandbox._files import DEFAULT_MAX_READ
+from driveros.sandbox._oneshot import TMPFS_BYTES
 from driveros.sandbox._protocol import DEFAULT_OUTPUT_CAP
 
 #: The timeout applied when ``run()`` is given none.
@@ -46,6 +47,9 @@ class LocalSandboxOptions:
     #: write refuse. For the feed run once over the user's own tree (docs/sandbox.md,
     #: "Sandboxes that discard their writes").
     discard_writes: bool = False
+    #: With ``discard_writes``: the size of each tmpfs its commands write to (the overlay's
+    #: upper layer, HOME, TMPDIR, ``/tmp``, ...); filling one fails with ENOSPC.
+    tmpfs_bytes: int = TMPFS_BYTES
 
 
 class LocalSandboxFields(TypedDict, total=False):
@@ -64,3 +68,4 @@ class LocalSandboxFields(TypedDict, total=False):
     writable: Sequence[PathLike]
     hidden: Sequence[PathLike]
     discard_writes: bool
+    tmpfs_bytes: int

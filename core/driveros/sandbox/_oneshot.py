@@ -33,16 +33,19 @@ _SOURCE = Path(__file__).with_name("_overlay_inner.py")
 _INTERPRETER = os.path.realpath(sys.executable)
 #: Characters overlayfs' mount options cannot carry in a layer's path.
 _UNNAMEABLE = frozenset(",:\\\n")
+#: The size of each tmpfs such a sandbox writes to (the overlay's upper layer, HOME, TMPDIR,
+#: ``/tmp``, ...): a command that fills one gets ENOSPC; nothing reaches the host's disk.
+TMPFS_BYTES = 2 << 30
 
 
-def overlay_prefix(workspace: Path, scratch: Path) -> list[str] | None:
+def overlay_prefix(workspace: Path, scratch: Path, size: int = TMPFS_BYTES) -> list[str] | None:
     """The command that lays the throwaway overlay over ``workspace`` (its upper layer on a
-    tmpfs mounted at ``scratch``, an empty directory) and then runs the bubblewrap command
-    appended to it; None when overlayfs cannot name one of the paths."""
+    tmpfs of ``size`` bytes mounted at ``scratch``, an empty directory) and then runs the
+    bubblewrap command appended to it; None when overlayfs cannot name one of the paths."""
     if any(c in _UNNAMEABLE for c in f"{workspace}{scratch}"):
         return None
     source = _SOURCE.read_text(encoding="utf-8")
-    return [_INTERPRETER, "-I", "-S", "-c", source, str(workspace), str(scratch)]
+    return [_INTERPRETER, "-I", "-S", "-c", source, str(workspace), str(scratch), str(size)]
 
 
 @functools.cache

@@ -1,9 +1,10 @@
 """Lays a throwaway overlay over a workspace, then becomes bubblewrap (stdlib only).
 
 Never imported by driveros: :mod:`driveros.sandbox._oneshot` reads this file's text and runs
-it as ``python -I -S -c SOURCE WORKSPACE SCRATCH BWRAP ARGS...`` on the host. It enters a
+it as ``python -I -S -c SOURCE WORKSPACE SCRATCH BYTES BWRAP ARGS...`` on the host. It enters a
 new user namespace (the caller's uid and gid mapped to themselves) with a new mount
-namespace, makes every mount private, mounts a tmpfs on ``SCRATCH`` and an overlay on
+namespace, makes every mount private, mounts a tmpfs of ``BYTES`` on ``SCRATCH`` (a command that
+fills it gets ENOSPC) and an overlay on
 ``WORKSPACE`` whose lower layer is the workspace itself and whose upper layer is on that
 tmpfs, then executes bubblewrap, which binds the overlay as the sandbox's workspace. Every
 write a command makes lands in the tmpfs and is gone with the namespace: the user's tree is
@@ -39,7 +40,7 @@ def _write(path: str, text: str) -> None:
 
 
 def main(argv: list[str]) -> None:
-    workspace, scratch, command = argv[0], argv[1], argv[2:]
+    workspace, scratch, size, command = argv[0], argv[1], int(argv[2]), argv[3:]
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
@@ -63,7 +64,7 @@ def main(argv: list[str]) -> None:
             _fail(f"mount {kind or 'private'} on {target}", ctypes.get_errno())
 
     mount(None, "/", None, _MS_REC | _MS_PRIVATE, "")
-    mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0700")
+    mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=0700,size={size}")
     upper, work = f"{scratch}/upper", f"{scratch}/work"
     os.mkdir(upper, 0o700)  # noqa: PTH102 - the stdlib minimum, no pathlib import
     os.mkdir(work, 0o700)  # noqa: PTH102
