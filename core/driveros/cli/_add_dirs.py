@@ -22,6 +22,7 @@ from driveros._unicode import printable
 from driveros.cli._parser import UsageError
 from driveros.runs import AddedDir
 from driveros.sandbox import secret_path_reason
+from driveros.trust import broad_root
 
 #: Entries looked at per folder before giving up on checking it (then it is refused).
 MAX_ENTRIES = 200_000
@@ -61,6 +62,7 @@ def _secrets(root: Path) -> list[str]:
 def parse_add_dirs(args: argparse.Namespace, workspace: Path, state: Path) -> list[AddedDir]:
     """The resolved ``--add-dir`` folders; UsageError for one that cannot be given."""
     out: list[AddedDir] = []
+    state = Path(os.path.realpath(state))  # compared with resolved folders
     for given in args.add_dirs:
         writable = given.endswith(":rw")
         name = given.removesuffix(":rw")
@@ -69,11 +71,13 @@ def parse_add_dirs(args: argparse.Namespace, workspace: Path, state: Path) -> li
         if not path.is_dir():
             raise UsageError(f"driveros agent: error: --add-dir {shown}: not a directory")
         path = path.resolve()
-        if path == Path("/") or path == Path.home() or state.is_relative_to(path):
-            raise UsageError(
-                f"driveros agent: error: --add-dir {shown}: too wide (it holds your home, the "
-                "root or driveros' state directory)"
-            )
+        # The rule of `driveros trust` (no root, system directory or home, nor one holding
+        # a home), and never driveros' state directory, a folder holding it or inside it.
+        wide = broad_root(path, Path.home())
+        if wide is None and (state.is_relative_to(path) or path.is_relative_to(state)):
+            wide = "it is, holds or lies inside driveros' state directory"
+        if wide is not None:
+            raise UsageError(f"driveros agent: error: --add-dir {shown}: too wide ({wide})")
         if path == workspace or path.is_relative_to(workspace) or workspace.is_relative_to(path):
             raise UsageError(
                 f"driveros agent: error: --add-dir {shown}: overlaps the workspace {workspace}"
