@@ -62,8 +62,8 @@ def _edit(line: int, start: int, end: int, new: str) -> dict[str, object]:
 
 def test_semantic_text_edits_apply_from_the_end_and_refuse_overlaps() -> None:
     text = "a = f()\nb = f()\n"
-    new, lines = apply_text_edits(text, [_edit(0, 4, 5, "g"), _edit(1, 4, 5, "g")], "utf-16")
-    assert (new, lines) == ("a = g()\nb = g()\n", [1, 2])
+    new, starts = apply_text_edits(text, [_edit(0, 4, 5, "g"), _edit(1, 4, 5, "g")], "utf-16")
+    assert (new, starts) == ("a = g()\nb = g()\n", [(1, 5), (2, 5)])  # line, column
     with pytest.raises(LanguageServerError, match="overlap"):
         apply_text_edits(text, [_edit(0, 0, 5, "x"), _edit(0, 4, 6, "y")], "utf-16")
 

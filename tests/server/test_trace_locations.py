@@ -97,6 +97,31 @@ async def test_semantic_answers_are_trace_locations_in_the_clients_encoding(
     assert encoding == ("utf-16" if profile == "vscode" else "utf-8")
 
 
+async def test_a_renames_locations_are_the_old_names_in_the_users_files(
+    tmp_path: Path, scripted_model: ModelFactory
+) -> None:
+    program("basedpyright")
+    root = _project(tmp_path / "ws")
+    rename = ToolCallSpec("rename", {"symbol": "compute_total", "new_name": "grand_total"})
+    turns = [Turn(tool_calls=[rename]), Turn(text="Renamed.")]
+    async with (
+        scripted_model(turns) as model,
+        editor_session(root, profile="neovim", env=model_env(model), settings=SETTINGS) as ed,
+    ):
+        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "rename"}))["runId"]
+        await wait_state(ed, run_id, "proposed")
+        [done] = [t for t in ed.traces if t["event"]["type"] == "tool_result"]
+        await ed.command(protocol.CMD_REVIEW_REJECT, {"runId": run_id})
+        encoding = ed.encoding
+    assert done["event"]["ok"], done
+    # the proposal is not applied: the links point at the old name where the user has it
+    assert done["locations"] == [
+        _where(root, "pkg/calc.py", 0, "compute_total", encoding),
+        _where(root, "pkg/use.py", 0, "compute_total", encoding),
+        _where(root, "pkg/use.py", 4, "compute_total", encoding),
+    ]
+
+
 class _Docs:
     text_documents: ClassVar[dict[str, Any]] = {}
 

@@ -43,11 +43,20 @@ def _offset(lines: list[str], pos: Any, encoding: str) -> int:
     return sum(len(x) for x in lines[:row]) + min(char, len(line.rstrip("\r\n")))
 
 
+def _where(lines: list[str], pos: Any, encoding: str) -> tuple[int, int]:
+    """The 1-based line and column (characters) of a position in the text before the edit."""
+    row = int(pos.get("line", 0))
+    if row >= len(lines):
+        return row + 1, 1
+    line = lines[row].rstrip("\r\n")
+    return row + 1, min(to_chars(line, int(pos.get("character", 0)), encoding), len(line)) + 1
+
+
 def apply_text_edits(
     text: str, edits: list[dict[str, Any]], encoding: str
-) -> tuple[str, list[int]]:
-    """``text`` with ``edits`` applied (non-overlapping, as LSP requires) and the 1-based
-    lines they start on."""
+) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` with ``edits`` applied (non-overlapping, as LSP requires) and where they
+    start in ``text`` (1-based line and column, sorted)."""
     lines = text.splitlines(keepends=True) or [""]
     spans = []
     for e in edits:
@@ -56,9 +65,8 @@ def apply_text_edits(
         end = _offset(lines, rng.get("end", {}), encoding)
         if end < start:
             raise LanguageServerError("the language server's edit has a reversed range")
-        spans.append(
-            (start, end, str(e.get("newText", "")), int(rng.get("start", {}).get("line", 0)) + 1)
-        )
+        at = _where(lines, rng.get("start", {}), encoding)
+        spans.append((start, end, str(e.get("newText", "")), at))
     spans.sort(key=lambda s: (s[0], s[1]))
     for (_, end_a, _, _), (start_b, _, _, _) in itertools.pairwise(spans):
         if start_b < end_a:
@@ -81,11 +89,11 @@ def edited_paths(session: ServerSession, edit: Any) -> list[str]:
 
 async def apply_workspace_edit(
     sandbox: Sandbox, session: ServerSession, edit: Any
-) -> dict[str, list[int]]:
+) -> dict[str, list[tuple[int, int]]]:
     """Apply ``edit`` to the workspace (every file computed first, then written through the
-    fence); path → 1-based lines changed. Nothing is written when any file is outside the
-    workspace or the edit does not apply."""
-    planned: dict[str, tuple[str, list[int]]] = {}
+    fence); path → where its edits start (1-based line and column, before the edit). Nothing
+    is written when any file is outside the workspace or the edit does not apply."""
+    planned: dict[str, tuple[str, list[tuple[int, int]]]] = {}
     for uri, edits in _text_edits(edit).items():
         rel, inside = uri_path(session.root, uri)
         if not inside:
@@ -93,9 +101,9 @@ async def apply_workspace_edit(
                 f"the language server's edit touches {rel}, outside the workspace; not applied"
             )
         old = await sandbox.read_file(rel)
-        new, lines = apply_text_edits(old, edits, session.encoding)
+        new, starts = apply_text_edits(old, edits, session.encoding)
         if new != old:
-            planned[rel] = (new, lines)
+            planned[rel] = (new, starts)
     for rel, (new, _) in planned.items():
         await sandbox.write_file(rel, new)
-    return {rel: lines for rel, (_, lines) in planned.items()}
+    return {rel: starts for rel, (_, starts) in planned.items()}

@@ -422,12 +422,13 @@ class SemanticTools:
             raise LanguageServerError(f"{session.spec.name} proposed no edit renaming {label}")
         changed = await apply_workspace_edit(self._sandbox, session, found)
         self.touched(changed)
-        edits = sum(len(v) for v in changed.values())
+        rows = {p: sorted({line for line, _ in starts}) for p, starts in changed.items()}
+        edits = sum(len(v) for v in rows.values())
         lines = [f"renamed {label} to {new_name}: {edits} edits in {len(changed)} files"]
-        lines += [
-            f"{p}: lines {', '.join(str(n) for n in ns)}" for p, ns in sorted(changed.items())
-        ]
-        locs = [(p, n, 1) for p, ns in sorted(changed.items()) for n in ns][:MAX_REFERENCES]
+        lines += [f"{p}: lines {', '.join(str(n) for n in ns)}" for p, ns in sorted(rows.items())]
+        # where the old name stands in the files as they were (the user's, until accepted)
+        locs = [(p, ln, c) for p, starts in sorted(changed.items()) for ln, c in starts]
+        locs = locs[:MAX_REFERENCES]
         return SemanticResult("\n".join(lines), locs, sorted(changed))
 
 
