@@ -7,6 +7,7 @@ tree is as it was."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -81,4 +82,22 @@ async def test_oneshot_vector_changes_nothing_through_fix(tmp_path: Path, vector
     ran = res.json()["answer"]
     assert "pytest" in ran or "unittest" in ran, ran  # the vector's runner ran
     await asyncio.sleep(LATE_WRITE_WAIT / 5)
+    assert differences(before, tree_state(root)) == []
+
+
+@pytest.mark.docker
+async def test_oneshot_vector_changes_nothing_through_fix_in_docker(tmp_path: Path) -> None:
+    """The docker tier's one-shot feed runs on a scratch copy: the declared unittest suite
+    runs in the container and writes only there."""
+    from tests.sandbox.conftest import require_docker
+
+    require_docker()
+    root = _project(tmp_path / "p", "makefile-unittest")
+    if os.geteuid() == 0:  # the container runs as 65532: let it write where it could
+        for path in [root, *root.rglob("*")]:
+            path.chmod(path.stat().st_mode | 0o777)
+    before = tree_state(root)
+    res = await run_cli("--fix", "--format", "json", "--sandbox", "docker", server=None, cwd=root)
+    assert res.code == 0, res.stderr
+    assert "unittest" in res.json()["answer"], res.json()["answer"]
     assert differences(before, tree_state(root)) == []
