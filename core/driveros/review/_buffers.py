@@ -30,7 +30,7 @@ async def _baseline_entry(lay: Layout, gitpath: str) -> tuple[str, str] | None:
     _, out, _ = await run_git(
         ["ls-tree", "-z", "--full-tree", lay.baseline, "--", gitpath],
         cwd=lay.work,
-        repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+        repo=lay.private_repo,
     )
     for record in out.split(b"\0"):
         meta, _, name = record.partition(b"\t")

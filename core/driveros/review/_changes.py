@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from driveros._errors import GitError
-from driveros._git import GitRepo, run_git, split_z
+from driveros._git import run_git, split_z
 from driveros.review._diff import unified_diff
 from driveros.review._layout import Layout
 from driveros.review._models import FileChange
@@ -66,7 +66,7 @@ async def _read_blobs(lay: Layout, shas: set[str]) -> dict[str, bytes | None]:
     _, check, _ = await run_git(
         ["cat-file", "--batch-check"],
         cwd=lay.work,
-        repo=GitRepo(git_dir=lay.git_dir, scratch=True),
+        repo=lay.private_store,
         stdin="".join(f"{s}\n" for s in ordered).encode(),
     )
     small: list[str] = []
@@ -81,7 +81,7 @@ async def _read_blobs(lay: Layout, shas: set[str]) -> dict[str, bytes | None]:
         _, data, _ = await run_git(
             ["cat-file", "--batch"],
             cwd=lay.work,
-            repo=GitRepo(git_dir=lay.git_dir, scratch=True),
+            repo=lay.private_store,
             stdin="".join(f"{s}\n" for s in small).encode(),
         )
         pos = 0
@@ -128,7 +128,7 @@ async def _add_overlay_changes(lay: Layout) -> None:
             _, known_out, _ = await run_git(
                 ["ls-files", "-z", "--cached", "--", *gone[i : i + 500]],
                 cwd=lay.work,
-                repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+                repo=lay.private_repo,
             )
             known.extend(split_z(known_out))
         still = {p for p in gone if any(k == p or k.startswith(p + "/") for k in known)}
@@ -158,7 +158,7 @@ async def _tracked(lay: Layout) -> set[str]:
         _, out, _ = await run_git(
             ["ls-files", "-z", "--cached"],
             cwd=lay.work,
-            repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+            repo=lay.private_repo,
         )
         lay.tracked = set(split_z(out))
     return lay.tracked
@@ -172,7 +172,7 @@ async def _ignored(lay: Layout, paths: list[str]) -> set[str]:
     code, out, err = await run_git(
         ["check-ignore", "--stdin", "-z"],
         cwd=lay.work,
-        repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+        repo=lay.private_repo,
         stdin=b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths),
         check=False,
         literal=False,
@@ -205,7 +205,7 @@ async def stage_all(lay: Layout) -> None:
         await run_git(
             ["add", "-A", *lay.pathspec],
             cwd=lay.work,
-            repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+            repo=lay.private_repo,
         )
 
 
@@ -224,7 +224,7 @@ async def compute_changes(lay: Layout) -> list[FileChange]:
             *lay.pathspec,
         ],
         cwd=lay.work,
-        repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+        repo=lay.private_repo,
     )
     return await changes_from_raw(lay, raw)
 

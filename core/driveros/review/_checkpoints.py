@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from driveros._finish import finish_then_reraise
-from driveros._git import GitRepo, run_git, split_z
+from driveros._git import run_git, split_z
 from driveros.review._apply import apply_changes
 from driveros.review._changes import changes_from_raw, stage_all
 from driveros.review._errors import ReviewError, UnknownPathError
@@ -76,7 +76,7 @@ async def _blobs(lay: Layout, shas: Iterable[str]) -> dict[str, bytes]:
     _, out, _ = await run_git(
         ["cat-file", "--batch"],
         cwd=lay.work,
-        repo=GitRepo(git_dir=lay.git_dir, scratch=True),
+        repo=lay.private_store,
         stdin="".join(f"{s}\n" for s in wanted).encode(),
     )
     found: dict[str, bytes] = {}
@@ -191,7 +191,7 @@ class Checkpoints:
         _, out, _ = await run_git(
             ["write-tree"],
             cwd=lay.work,
-            repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+            repo=lay.private_repo,
         )
         return out.decode().strip()
 
@@ -209,7 +209,7 @@ class Checkpoints:
             _, out, _ = await run_git(
                 ["diff-tree", "-r", "-z", "--name-only", "--no-renames", last, tree],
                 cwd=lay.work,
-                repo=GitRepo(git_dir=lay.git_dir, scratch=True),
+                repo=lay.private_store,
             )
             files = sorted(_rel(lay, p) for p in split_z(out))
             cp = CheckpointRecord(
@@ -240,7 +240,7 @@ class Checkpoints:
         _, raw, _ = await run_git(
             _diff_args(lay, old, new),
             cwd=lay.work,
-            repo=GitRepo(git_dir=lay.git_dir, scratch=True),
+            repo=lay.private_store,
         )
         return await changes_from_raw(lay, raw)
 
@@ -296,7 +296,7 @@ class Checkpoints:
             _, raw, _ = await run_git(
                 _diff_args(lay, now, target),
                 cwd=lay.work,
-                repo=GitRepo(git_dir=lay.git_dir, scratch=True),
+                repo=lay.private_store,
             )
             back = await changes_from_raw(lay, raw)
             blobs = await _blobs(lay, [c.after_sha for c in back if c.after_sha])

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from driveros._git import GitRepo
 from driveros.review._environments import ENVIRONMENT_DIRS
 from driveros.review._errors import ReviewError
 from driveros.review._files import check_relpath
@@ -71,6 +72,20 @@ class Layout:
     @property
     def pathspec(self) -> list[str]:
         return ["--", self.prefix.rstrip("/")] if self.prefix else []
+
+    @property
+    def private_repo(self) -> GitRepo:
+        """The private repository with the copy (``work``) as its work tree."""
+        return self.private_repo_at(self.work)
+
+    @property
+    def private_store(self) -> GitRepo:
+        """The private repository alone, for its objects and refs (no work tree)."""
+        return GitRepo(git_dir=self.git_dir, scratch=True)
+
+    def private_repo_at(self, work_tree: Path) -> GitRepo:
+        """The private repository with ``work_tree`` (the copy, or a tree beside it)."""
+        return GitRepo(git_dir=self.git_dir, work_tree=work_tree, scratch=True)
 
 
 def layout_to_json(lay: Layout) -> dict[str, Any]:

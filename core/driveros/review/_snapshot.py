@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from driveros._finish import finish_then_reraise, thread_to_the_end
-from driveros._git import GitRepo, run_git, split_z, yielding_cpu
+from driveros._git import run_git, split_z, yielding_cpu
 from driveros._tmp import temp_root
 from driveros.review._environments import (
     ENVIRONMENT_DIRS,
@@ -137,7 +137,7 @@ async def _exclude_big(lay: Layout, tree: Path, max_file_size: int) -> None:
     _, out, _ = await run_git(
         ["ls-files", "-o", "--exclude-standard", "-z"],
         cwd=tree,
-        repo=GitRepo(git_dir=lay.git_dir, work_tree=tree, scratch=True),
+        repo=lay.private_repo_at(tree),
     )
     big = await thread_to_the_end(too_big, tree, split_z(out), max_file_size)
     lay.left_out = [p for p in big if "\n" not in p]  # a name git's excludes can say
@@ -156,7 +156,7 @@ async def _populate_copy(lay: Layout, max_file_size: int) -> None:
     await run_git(
         ["checkout-index", "--all", "--force", "--index"],
         cwd=lay.work,
-        repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+        repo=lay.private_repo,
     )
 
 
@@ -187,7 +187,7 @@ async def _exclude_environments(lay: Layout) -> None:
         _, out, _ = await run_git(
             ["ls-files", "-z", "--cached", "--", *(f"{lay.prefix}{n}" for n in found)],
             cwd=lay.work,
-            repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+            repo=lay.private_repo,
         )
         tracked = {p[len(lay.prefix) :].split("/", 1)[0] for p in split_z(out)}
         found = [n for n in found if n not in tracked]
@@ -442,7 +442,7 @@ async def _record_baseline(lay: Layout, overlays: Mapping[str, str]) -> None:
     _, tree, _ = await run_git(
         ["write-tree"],
         cwd=lay.work,
-        repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+        repo=lay.private_repo,
     )
     lay.baseline = tree.decode().strip()
 

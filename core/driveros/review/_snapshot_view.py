@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from driveros._finish import thread_to_the_end
-from driveros._git import GitRepo, run_git, split_z
+from driveros._git import run_git, split_z
 from driveros._together import both
 from driveros.review._hiding import hidden_of, mount_view, untracked_environments
 from driveros.review._layout import Layout
@@ -52,7 +52,7 @@ async def overlay_baseline(
         await init_private(lay.git_dir, excludes=text, alternates=common / "objects")
         # The baseline starts as HEAD (the user's dirty files are added below); read from
         # the private repository alone, it needs neither the status nor the mount.
-        private = GitRepo(git_dir=lay.git_dir, scratch=True)
+        private = lay.private_store
         await run_git(["read-tree", head], cwd=lay.git_dir, repo=private)
 
     async def changed() -> list[str]:

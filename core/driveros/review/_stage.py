@@ -10,7 +10,7 @@ import zlib
 from pathlib import Path
 
 from driveros._finish import thread_to_the_end
-from driveros._git import GitRepo, GitResult, run_git, split_z
+from driveros._git import GitResult, run_git, split_z
 from driveros.review._files import blob_sha, open_parent
 from driveros.review._layout import Layout
 
@@ -26,7 +26,7 @@ async def add_paths(lay: Layout, relpaths: list[str], *, force: bool = False) ->
     await run_git(
         ["add", "-A", *(["-f"] if force else []), "--pathspec-from-file=-", "--pathspec-file-nul"],
         cwd=lay.work,
-        repo=GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True),
+        repo=lay.private_repo,
         stdin=b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in relpaths),
     )
 
@@ -49,7 +49,7 @@ async def stage(lay: Layout, tree: Path, relpaths: list[str] | None) -> None:
         return await run_git(
             args,
             cwd=tree,
-            repo=GitRepo(git_dir=lay.git_dir, work_tree=tree, scratch=True),
+            repo=lay.private_repo_at(tree),
             stdin=stdin,
             check=check,
         )
