@@ -109,7 +109,15 @@ async def test_containment_rows2_3_the_diagnostics_feed(
                 server=server, cwd=calc_repo,
             )  # fmt: skip
     assert res.code in (0, 2), res.stderr
-    _assert_contained(attacker, outside, res.stdout, res.stderr, workspace=calc_repo)
+    if row.startswith("row2"):
+        _assert_contained(attacker, outside, res.stdout, res.stderr, workspace=calc_repo)
+        return
+    # --approve never is read-only everywhere: the tests ran (pytest's report), and the
+    # conftest's marker went with the sandbox's discarded writes.
+    _assert_contained(attacker, outside, res.stdout, res.stderr)
+    [found] = [e for e in res.lines() if e["type"] == "tool_result"]
+    assert "pytest" in json.dumps(found), found
+    assert not (calc_repo / "conftest_ran.txt").exists()
 
 
 async def test_containment_discarded_review_leaves_the_tree(git_repo: Path, tmp_path: Path) -> None:

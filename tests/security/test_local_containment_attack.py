@@ -106,7 +106,7 @@ async def test_planted_pyvenv_cfg_binds_nothing_outside(
             else {"VIRTUAL_ENV": str(venv)}
         )
         res = await run_cli(
-            "--task", "t", "--format", "ndjson", "--approve", "never",
+            "--task", "t", "--format", "ndjson", "--approve", "policy",
             server=server, cwd=calc_repo, extra_env=extra,
         )  # fmt: skip
     assert res.code in (0, 2), res.stderr
@@ -139,15 +139,16 @@ subprocess.run(["git", "config", "core.hooksPath", ".planted"], cwd=here, check=
 async def test_code_the_feed_runs_cannot_write_the_repositorys_git_dir(
     git_repo: Path, outside: Path
 ) -> None:
-    """A repository's conftest, imported by the feed's pytest under ``--approve never``,
-    plants a hook and ``core.fsmonitor`` in ``.git``: the user's next ``git status`` or
-    ``git commit`` on the host would run them. ``.git`` is read-only in the sandbox."""
+    """A repository's conftest, imported by the feed's pytest on the user's tree (``--approve
+    policy``: a writable sandbox; under ``never`` it discards every write), plants a hook and
+    ``core.fsmonitor`` in ``.git``: the user's next ``git status`` or ``git commit`` on the
+    host would run them. ``.git`` is read-only in the sandbox."""
     (git_repo / "conftest.py").write_text(GIT_CONFTEST.format(outside=str(outside)))
     config = (git_repo / ".git" / "config").read_bytes()
     turns = [Turn(tool_calls=[ToolCallSpec("diagnostics", {})]), Turn(text="ok")]
     async with ScriptedModelServer(turns) as server:
         res = await run_cli(
-            "--task", "t", "--format", "ndjson", "--approve", "never",
+            "--task", "t", "--format", "ndjson", "--approve", "policy",
             server=server, cwd=git_repo,
         )  # fmt: skip
     assert res.code in (0, 2), res.stderr

@@ -47,7 +47,13 @@ from driveros.runs._conventions import run_hooks, traced, with_instructions
 from driveros.runs._oneshot import one_shot_sandbox
 from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
-from driveros.runs._sandbox import SandboxStart, folder_views, make_sandbox, run_tier
+from driveros.runs._sandbox import (
+    SandboxStart,
+    folder_views,
+    make_sandbox,
+    read_only_in_place,
+    run_tier,
+)
 from driveros.runs._wiring import FeedParts, diagnostics_feed, feed_cache, open_memory
 from driveros.sandbox import Sandbox, dotenv_assignments
 
@@ -348,7 +354,9 @@ async def _execute(
             else:
                 sink = await sink_ready
             views = wired.folders.roots if wired.folders else None
-            sandbox, workspace_in_sandbox = make_sandbox(spec, root, env, scratch, views)
+            sandbox, workspace_in_sandbox = make_sandbox(
+                spec, root, env, scratch, views, discard_writes=read_only_in_place(spec)
+            )
             stack.push_async_callback(sandbox.aclose)
             # A container starts at once (it takes a while); a local sandbox once the first
             # request is on its way. The tools wait for either.

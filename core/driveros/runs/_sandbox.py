@@ -50,6 +50,13 @@ def docker_git(
     return ({}, {}) if git is None else (git.mounts, git.env)
 
 
+def read_only_in_place(spec: RunSpec) -> bool:
+    """Whether the run's local sandbox discards its commands' writes: ``--approve never`` on
+    the user's own tree (no ``--review``), where the only code that runs is the feed's (the
+    repository's tests, its conftest.py): read-only everywhere, added folders included."""
+    return spec.approve == "never" and not spec.review and spec.sandbox == "local"
+
+
 def make_sandbox(
     spec: RunSpec,
     root: Path,
