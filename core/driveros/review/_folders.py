@@ -82,15 +82,21 @@ class FolderViews:
         *,
         defer_baseline: bool = False,
         has: FolderViews | None = None,
+        container: str | None = None,
+        hide_git: bool = False,
     ) -> FolderViews:
         """A view of each of ``folders`` (with ``has``'s views: one there is kept, not made
-        again). When one fails, those made are closed."""
+        again; ``container``, ``hide_git``: as for :meth:`ScratchWorkspace.create`). When one
+        fails, those made are closed."""
         made = cls(has.views if has is not None else None)
         try:
             for folder in folders:
                 if folder not in made.views:
                     made.views[folder] = await ScratchWorkspace.create(
-                        folder, defer_baseline=defer_baseline
+                        folder,
+                        defer_baseline=defer_baseline,
+                        container=container,
+                        hide_git=hide_git,
                     )
         except BaseException:
             await cls(
@@ -206,8 +212,7 @@ async def apply_together(
     found = await conflicts_of(scratch, own) if own is None or own else []
     clean: list[str] = []
     for at, rels in theirs.items():
-        mine = await conflicts_of(folders.views[at], rels)
-        found += [Conflict(path=f"{at}/{c.path}", reason=c.reason) for c in mine]
+        found += _in_folder(at, await conflicts_of(folders.views[at], rels))
     if found:
         bad = {c.path for c in found}
         every = [*(await scratch.changes()), *(await folders.changes())]
@@ -215,12 +220,7 @@ async def apply_together(
         if paths is not None:
             wanted = set(paths)
             clean = [p for p in clean if p in wanted]
-        names = ", ".join(sorted(bad))
-        raise ConflictError(
-            f"not applied: the folders changed since the run started ({names})",
-            conflicts=found,
-            clean=clean,
-        )
+        raise _folders_changed("applied", found, clean)
     written: list[str] = []
     if own is None or own:
         written += (await scratch.apply(own)).applied
@@ -229,6 +229,21 @@ async def apply_together(
             done = await folders.views[at].apply(rels)
         written += [f"{at}/{p}" for p in done.applied]
     return ApplyResult(applied=written)
+
+
+def _in_folder(at: Path | str, conflicts: Iterable[Conflict]) -> list[Conflict]:
+    """``conflicts`` of the folder ``at`` named by absolute path ("": the workspace's own)."""
+    return [Conflict(path=f"{at}/{c.path}" if at else c.path, reason=c.reason) for c in conflicts]
+
+
+def _folders_changed(done: str, found: list[Conflict], clean: list[str]) -> ConflictError:
+    """The refusal of an operation (``done``: "applied", "committed") that writes nothing."""
+    names = ", ".join(sorted({c.path for c in found}))
+    return ConflictError(
+        f"not {done}: the folders changed since the run started ({names})",
+        conflicts=found,
+        clean=clean,
+    )
 
 
 @contextlib.contextmanager
@@ -253,16 +268,9 @@ async def commit_together(
     repository), after :func:`apply_together`'s check of every folder."""
     found = await conflicts_of(scratch, None)
     for at, view in folders.views.items():
-        found += [
-            Conflict(path=f"{at}/{c.path}", reason=c.reason) for c in await conflicts_of(view, None)
-        ]
+        found += _in_folder(at, await conflicts_of(view, None))
     if found:
-        names = ", ".join(sorted(c.path for c in found))
-        raise ConflictError(
-            f"not committed: the folders changed since the run started ({names})",
-            conflicts=found,
-            clean=[],
-        )
+        raise _folders_changed("committed", found, [])
     done: list[ApplyResult] = []
     if await scratch.changes():
         done.append(await scratch.commit(message))
@@ -303,16 +311,9 @@ async def apply_checkpoints(
             changes = [c for c in changes if set(rels).intersection(c.paths)]
         lay = cps._lay
         mine = await asyncio.to_thread(find_conflicts, lay.workspace, changes, lay.disk_baseline)
-        found += [
-            Conflict(path=f"{where}/{c.path}" if where else c.path, reason=c.reason) for c in mine
-        ]
+        found += _in_folder(where, mine)
     if found:
-        names = ", ".join(sorted(c.path for c in found))
-        raise ConflictError(
-            f"not applied: the folders changed since the run started ({names})",
-            conflicts=found,
-            clean=[],
-        )
+        raise _folders_changed("applied", found, [])
     written: list[str] = []
     for where, cps, n, rels in plans:
         with _partly(written, where):

@@ -73,9 +73,8 @@ def make_sandbox(
     tree; docker gets a scratch copy from the caller instead)."""
     # A view's writes all land in its upper layer: the set-id sweep at close walks only that.
     written_in = scratch.written_layer if scratch is not None and scratch.path == root else None
+    views = views or {}
     if spec.sandbox == "docker":
-        if spec.add_dirs:
-            raise ConfigError("--add-dir needs the local sandbox (--sandbox local)")
         mounts, git_env = docker_git(spec, scratch)
         # The host's language servers, read-only (docs/semantic.md, "Tiers").
         hidden = [state_dir(env.process_env), *([scratch.workspace] if scratch else [])]
@@ -92,9 +91,10 @@ def make_sandbox(
             allow_secret_files=spec.allow_secret_files,
             written_in=written_in,
         )
+        # A one-shot sandbox (discard_writes) binds every added folder read-only.
+        _add_folders(box, spec, views, hidden, read_only=discard_writes)
         return box, DOCKER_WORKSPACE
     read_only, hidden = local_mounts(spec, env, scratch)
-    views = views or {}
     local = LocalSandbox(
         root,
         base_env=env.process_env,
@@ -106,14 +106,26 @@ def make_sandbox(
         hidden=[*hidden, *(at for at in views if at.is_dir())],
         discard_writes=discard_writes,
     )
+    _add_folders(local, spec, views, hidden)
+    return local, str(root)
+
+
+def _add_folders(
+    box: LocalSandbox | DockerSandbox,
+    spec: RunSpec,
+    views: Mapping[Path, Path],
+    hidden: list[Path],
+    *,
+    read_only: bool = False,
+) -> None:
+    """Give ``box`` the run's added folders (a writable one of a review run: its view)."""
     for added in spec.add_dirs:
         at = added.path
         if spec.review and added.writable and at not in views:
             raise ConfigError(f"--add-dir {at}:rw in a review run needs a scratch view of it")
         # Never one holding what the sandbox must not show (the state directory).
         if not any(h.is_relative_to(at) for h in hidden):
-            local.add_folder(at, views.get(at, at), writable=added.writable)
-    return local, str(root)
+            box.add_folder(at, views.get(at, at), writable=added.writable and not read_only)
 
 
 async def folder_views(
@@ -126,7 +138,15 @@ async def folder_views(
         return has
     from driveros.review import FolderViews
 
-    made = await FolderViews.create(writable, defer_baseline=True, has=has)
+    # As the workspace's: a view where the docker runtime can use one (docs/scratch.md).
+    runtime = "runsc" if spec.untrusted else spec.runtime
+    made = await FolderViews.create(
+        writable,
+        defer_baseline=True,
+        has=has,
+        container=runtime if spec.sandbox == "docker" else None,
+        hide_git=spec.untrusted,
+    )
     pending.append(made.start_baseline)
     return made
 

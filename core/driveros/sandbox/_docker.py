@@ -21,6 +21,13 @@ from driveros._errors import SandboxError
 from driveros.sandbox._base import SandboxBase
 from driveros.sandbox._channel import run_on_channel
 from driveros.sandbox._docker_exec import DockerChannel
+from driveros.sandbox._docker_folders import (
+    check_folder_target,
+    folder_volumes,
+    open_up_views,
+    refuse_made_hooks,
+    unguarded_folders,
+)
 from driveros.sandbox._docker_options import (
     DEFAULT_IMAGE,
     DockerSandboxFields,
@@ -125,6 +132,8 @@ class DockerSandbox(SandboxBase):
         self._daemon_url = ""
         self._client: Any = None
         self._container_id: str | None = None
+        #: Writable added folders written in place without a ``.driveros`` to bind read-only.
+        self._unguarded: list[Path] = []
 
     def _environment(self, dotenv: Iterable[tuple[str, str]]) -> dict[str, str]:
         """The container's environment: the allowlist, less host paths, plus ``extra_env``."""
@@ -172,6 +181,17 @@ class DockerSandbox(SandboxBase):
             checked[host] = str(pure)
         return checked
 
+    def add_folder(
+        self,
+        at: str | os.PathLike[str],
+        root: str | os.PathLike[str] | None = None,
+        *,
+        writable: bool = False,
+    ) -> None:
+        """As :meth:`SandboxBase.add_folder`; the container also binds it at ``at``."""
+        check_folder_target(os.fspath(at))
+        super().add_folder(at, root, writable=writable)
+
     # -- lifecycle ----------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -185,6 +205,7 @@ class DockerSandbox(SandboxBase):
             )
             if self._open_up and await asyncio.to_thread(open_up_private_copy, self.workspace):
                 self._files.fence.others_bits = 0o006  # what the file tools create, too
+            await asyncio.to_thread(open_up_views, self._folders, open_up_private_copy)
             self._client = await asyncio.to_thread(self._connect)
             await asyncio.to_thread(self._preflight)
             await self._watchdog.start()
@@ -287,6 +308,8 @@ class DockerSandbox(SandboxBase):
         volumes = {str(self.workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}
         volumes.update(self._git_mounts())
         volumes.update({src: {"bind": dst, "mode": "ro"} for src, dst in self._mounts.items()})
+        volumes.update(folder_volumes(self._folders))  # --add-dir: docs/sandbox.md
+        self._unguarded = unguarded_folders(self._folders)
         container = self._client.containers.create(
             self.image,
             command=["sleep", "infinity"],
@@ -332,6 +355,8 @@ class DockerSandbox(SandboxBase):
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(self._client.api.remove_container, cid, force=True)
             self._watchdog.untrack_container(cid)
+        for moved in await asyncio.to_thread(refuse_made_hooks, self._unguarded):
+            log.warning("a command made %s (hooks run outside the sandbox): not used", moved)
         await self._strip_setid()
         await self._watchdog.aclose()
         if self._client is not None:

@@ -1,0 +1,95 @@
+"""The docker tier's added folders (``--add-dir DIR[:rw]``): each bound at its own absolute
+path in the container, as the local tier binds it (docs/sandbox.md, "Added folders in the
+docker tier").
+
+A read-only folder is bound read-only. A writable one is bound writable from where its files
+are: a review run's scratch view of it, or the folder itself outside a review, where, as in
+the local tier, every ``.git`` in it and its ``.driveros`` are bound read-only over it (no
+command plants a git hook, a ``core.fsmonitor`` or a ``hooks.toml`` the user's next ``git``
+or trusted run would run on the host), and a ``.driveros/hooks.toml`` made where there was no
+``.driveros`` is renamed aside at close.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from driveros.sandbox._bwrap import driveros_dir, git_entries, refuse_planted_hooks
+from driveros.sandbox._folders import Folders
+from driveros.sandbox._protocol import PolicyError
+
+#: Container paths an added folder may neither be nor lie inside: the workspace, the
+#: sessions' and processes' state in ``/tmp``, what the kernel and docker provide, and the
+#: read-only mounts driveros adds (language servers, a review run's git directory).
+RESERVED = (
+    "/workspace",
+    "/tmp/.driveros",  # noqa: S108 - the container's own tmpfs
+    "/proc",
+    "/dev",
+    "/sys",
+    "/opt/driveros",
+    "/driveros",
+)
+
+
+def check_folder_target(at: str) -> None:
+    """Refuse (PolicyError) a folder the container cannot show at its own path ``at``."""
+    pure = PurePosixPath(at)
+    if not pure.is_absolute() or ".." in pure.parts or str(pure) in ("/", "/tmp"):  # noqa: S108
+        raise PolicyError(f"added folder {at!r}: the docker tier cannot mount it there", path=at)
+    for reserved in map(PurePosixPath, RESERVED):
+        if pure == reserved or reserved in pure.parents or pure in reserved.parents:
+            raise PolicyError(
+                f"added folder {at!r} overlaps {reserved} in the container; give another folder",
+                path=at,
+            )
+
+
+def folder_volumes(folders: Folders) -> dict[str, dict[str, str]]:
+    """The docker SDK's ``volumes`` for ``folders`` (host path -> bind and mode). Blocking:
+    a writable folder written in place is walked for its ``.git`` entries."""
+    volumes: dict[str, dict[str, str]] = {}
+    for folder in folders:
+        root = folder.files.root
+        volumes[str(root)] = {"bind": folder.at, "mode": "rw" if folder.writable else "ro"}
+        if not (folder.writable and folder.in_place):
+            continue
+        for entry in [*git_entries(root), *driveros_dir(root)]:
+            target = PurePosixPath(folder.at, entry.relative_to(root).as_posix())
+            volumes[str(entry)] = {"bind": str(target), "mode": "ro"}
+    return volumes
+
+
+def unguarded_folders(folders: Folders) -> list[Path]:
+    """The writable folders written in place that have no ``.driveros`` to bind read-only
+    (see :func:`refuse_made_hooks`). Blocking."""
+    return [
+        f.files.root
+        for f in folders
+        if f.writable and f.in_place and not driveros_dir(f.files.root)
+    ]
+
+
+def refuse_made_hooks(roots: list[Path]) -> list[Path]:
+    """After the container is gone: a ``.driveros/hooks.toml`` in ``roots`` (folders that had
+    no ``.driveros``) was made by a command; renamed aside. The new paths. Blocking."""
+    moved: list[Path] = []
+    for root in roots:
+        aside = refuse_planted_hooks(root)
+        if aside is not None:
+            moved.append(root / aside)
+    return moved
+
+
+def open_up_views(folders: Folders, open_up: Callable[[Path], bool]) -> None:
+    """Let the container's unprivileged uid write each writable folder's root-owned review
+    view (``open_up``: :func:`driveros.sandbox._docker.open_up_private_copy`, which changes
+    nothing outside a directory private to root). Blocking."""
+    for folder in folders:
+        if folder.writable and not folder.in_place:
+            with contextlib.suppress(OSError):
+                if os.stat(folder.files.root).st_uid == 0:  # noqa: PTH116
+                    open_up(folder.files.root)

@@ -1,0 +1,133 @@
+"""``driveros agent --sandbox docker --add-dir DIR[:rw]``: the container binds each added folder
+at its own absolute path (read-only, a review run's view of it, or in place with its ``.git``
+read-only), and the file tools reach it host-side exactly as in the local tier."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests._scripted import FIX_CALC
+
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+from .conftest import run_cli
+from .test_agent_docker import docker_ready as docker_ready  # the fixture
+
+pytestmark = pytest.mark.docker
+
+LIB = "def helper():\n    return 1\n"
+
+
+def _other(tmp_path: Path) -> Path:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "lib.py").write_text(LIB)
+    (other / "notes.txt").write_text("old note\n")
+    return other
+
+
+def _results(events: list[Any]) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == "tool_result"]
+
+
+async def test_docker_reads_a_read_only_added_folder_and_cannot_write_it(
+    calc_repo: Path, tmp_path: Path, docker_ready: None
+) -> None:
+    other = _other(tmp_path)
+    turns = [
+        Turn(tool_calls=[ToolCallSpec("read_file", {"path": f"{other}/lib.py"})]),
+        Turn(tool_calls=[ToolCallSpec("run", {"command": f"cat {other}/lib.py"})]),
+        Turn(tool_calls=[ToolCallSpec("run", {"command": f"echo x > {other}/new.txt"})]),
+        Turn(tool_calls=[ToolCallSpec("write_file", {"path": f"{other}/x.py", "content": "x"})]),
+        Turn(text="read it"),
+    ]
+    async with ScriptedModelServer(turns) as server:
+        run = await run_cli(
+            "--task",
+            "read the other folder",
+            "--sandbox",
+            "docker",
+            "--add-dir",
+            str(other),
+            "--review",
+            "--review-action",
+            "discard",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=calc_repo,
+        )
+    assert run.code == 0, (run.stderr, run.stdout[-3000:])
+    read, cat, echo, write = _results(run.lines())
+    assert read["ok"] and "return 1" in read["output"], read
+    assert cat["ok"] and "return 1" in cat["output"], cat
+    assert "Read-only file system" in echo["output"], echo
+    assert not write["ok"] and "read-only added folder" in write["output"], write
+    assert sorted(p.name for p in other.iterdir()) == ["lib.py", "notes.txt"]
+
+
+def _rw_turns(other: Path) -> list[Turn]:
+    return [
+        Turn(tool_calls=[FIX_CALC]),
+        Turn(
+            tool_calls=[
+                ToolCallSpec(
+                    "edit_file",
+                    {"path": f"{other}/lib.py", "old_string": "return 1", "new_string": "return 2"},
+                )
+            ]
+        ),
+        Turn(
+            tool_calls=[
+                ToolCallSpec("run", {"command": f"sed -i s/old/new/ {other}/notes.txt"}),
+                ToolCallSpec("run", {"command": f"echo made > {other}/made.txt; id -u"}),
+            ]
+        ),
+        Turn(text="done in both"),
+    ]
+
+
+@pytest.mark.parametrize("action", ["keep", "discard"])
+async def test_docker_review_proposes_an_rw_folder_with_the_workspace(
+    calc_repo: Path, tmp_path: Path, docker_ready: None, action: str
+) -> None:
+    other = _other(tmp_path)
+    before = {p.name: p.read_text() for p in other.iterdir()}
+    async with ScriptedModelServer(_rw_turns(other)) as server:
+        run = await run_cli(
+            "--task",
+            "change both folders",
+            "--sandbox",
+            "docker",
+            "--add-dir",
+            f"{other}:rw",
+            "--review",
+            "--review-action",
+            action,
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=calc_repo,
+        )
+    assert run.code == 0, (run.stderr, run.stdout[-3000:])
+    events = run.lines()
+    results = _results(events)
+    assert all(r["ok"] for r in results), results
+    assert results[-1]["output"].split()[-1] != "0"  # never root in the container
+    (proposal,) = [e for e in events if e["type"] == "proposal"]
+    assert {(f["path"], f["action"]) for f in proposal["files"]} == {
+        ("calc.py", "modify"),
+        (f"{other}/lib.py", "modify"),
+        (f"{other}/made.txt", "create"),
+        (f"{other}/notes.txt", "modify"),
+    }
+    if action == "keep":
+        assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
+        assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
+        assert (other / "notes.txt").read_text() == "new note\n"
+        assert (other / "made.txt").read_text() == "made\n"
+    else:
+        assert (calc_repo / "calc.py").read_text().endswith("a - b\n")
+        assert {p.name: p.read_text() for p in other.iterdir()} == before
