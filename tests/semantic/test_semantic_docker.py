@@ -14,6 +14,9 @@ from typing import Literal
 
 import pytest
 import pytest_asyncio
+from tests._scripted import calc_repo as calc_repo  # the fixture, for these tests
+from tests.acp._client import Schema, install_sdk, start_agent
+from tests.acp.conftest import acp_environ
 from tests.cli.conftest import run_cli
 from tests.runs.conftest import run_scripted
 from tests.sandbox.conftest import daemon_runtimes, require_docker
@@ -27,7 +30,7 @@ from driveros.agent._tools import ToolBox
 from driveros.sandbox import DockerSandbox
 from driveros.semantic import LanguageServerError, SemanticTools, docker_server_mounts
 from driveros.semantic._docker import BASEDPYRIGHT, BIN, NODE_MODULES, SERVERS_ROOT
-from driveros.testing import ScriptedModelServer
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 pytestmark = [pytest.mark.docker, pytest.mark.asyncio(loop_scope="module")]
 
@@ -47,6 +50,21 @@ def container_processes(sandbox: DockerSandbox) -> list[str]:
     finally:
         client.close()
     return [row[-1] for row in top.get("Processes") or []]
+
+
+def owned_processes(owner: int) -> list[str]:
+    """The command lines running in the containers a driveros process started."""
+    import docker
+
+    client = docker.from_env()
+    try:
+        found = []
+        for c in client.api.containers(filters={"label": f"driveros.owner.pid={owner}"}):
+            top = client.api.top(c["Id"], ps_args="-eo pid,args")
+            found += [row[-1] for row in top.get("Processes") or []]
+        return found
+    finally:
+        client.close()
 
 
 def container_exists(cid: str) -> bool:
@@ -400,3 +418,53 @@ async def test_semantic_docker_rename_through_the_cli_review(tmp_path: Path) -> 
     assert results[1]["output"].startswith("5 references to grand_total in 3 files")
     for rel, text in want.items():
         assert (root / rel).read_text() == text
+
+
+@pytest.mark.e2e
+async def test_semantic_docker_references_through_acp(calc_repo: Path) -> None:
+    """`driveros acp --sandbox docker`: the answer comes from the container's server and its
+    places are the update's locations, as on the local tier."""
+    require_docker()
+    program("basedpyright")
+    (calc_repo / "use.py").write_text("from calc import add\n\nprint(add(1, 2))\n")
+    schema = Schema(install_sdk() / "schema" / "v1" / "schema.json")
+    turns = [
+        Turn(tool_calls=[ToolCallSpec("references", {"symbol": "add"})]),
+        Turn(text="add is used in use.py.", delay_s=1),
+    ]
+    async with ScriptedModelServer(turns) as server:
+        client = await start_agent(
+            schema, env=acp_environ(server), cwd=calc_repo, args=("--sandbox", "docker")
+        )
+        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        new = await client.request("session/new", {"cwd": str(calc_repo), "mcpServers": []})
+        prompt = asyncio.ensure_future(
+            client.request(
+                "session/prompt",
+                {
+                    "sessionId": new["sessionId"],
+                    "prompt": [{"type": "text", "text": "who uses add"}],
+                },
+            )
+        )
+        async with asyncio.timeout(120):
+            while len(server.requests) < 2:  # the references answered: the server is warm
+                await asyncio.sleep(0.05)
+        running = owned_processes(client.proc.pid)
+        result = await prompt
+        assert await client.close() == 0
+    assert any(str(BASEDPYRIGHT) in a for a in running), running
+    assert client.errors == []
+    assert result == {"stopReason": "end_turn"}
+    (done,) = [
+        u
+        for u in client.updates
+        if u["sessionUpdate"] == "tool_call_update" and u.get("status") == "completed"
+    ]
+    assert [(loc["path"], loc["line"]) for loc in done["locations"]] == [
+        (str(calc_repo / "calc.py"), 1),
+        (str(calc_repo / "test_calc.py"), 1),
+        (str(calc_repo / "test_calc.py"), 5),
+        (str(calc_repo / "use.py"), 1),
+        (str(calc_repo / "use.py"), 3),
+    ]
