@@ -152,7 +152,7 @@ class LastProposal:
         if match is None:
             return None
         arg = (match.group("arg") or "").strip()
-        if not arg.isdigit() or len(arg) > 9:
+        if not (arg.isascii() and arg.isdigit()) or len(arg) > 9:  # never "²" or "٣"
             return USAGE
         return await self._revert(int(arg))
 
