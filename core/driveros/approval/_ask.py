@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from driveros.approval._policies import DEFAULT_ASK_TIMEOUT, decide_in_tier
@@ -13,6 +14,7 @@ from driveros.approval._types import (
     ApprovalRequest,
     Asker,
     Decision,
+    FolderAccess,
     Question,
     Tier,
 )
@@ -49,8 +51,10 @@ class AskApproval:
         workspace: str | Path | None = None,
         tier: Tier | None = None,
         timeout: float | None = DEFAULT_ASK_TIMEOUT,
+        folders: Sequence[FolderAccess] = (),
     ) -> None:
         self.asker = asker
+        self.folders = tuple(folders)
         self.tier = tier or LOCAL_TIER
         self._workspace = str(workspace) if workspace is not None else None
         self._timeout = timeout
@@ -58,7 +62,9 @@ class AskApproval:
         self._for_run: dict[tuple[str, str], str] = {}
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        auto = await decide_in_tier(request, workspace=self._workspace, tier=self.tier)
+        auto = await decide_in_tier(
+            request, workspace=self._workspace, tier=self.tier, folders=self.folders
+        )
         if auto.allowed:
             return auto
         async with self._lock:

@@ -6,10 +6,11 @@ import asyncio
 import contextlib
 import errno
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from driveros.approval._ask import AskApproval
-from driveros.approval._types import Answer, NoTerminalError, Question, Tier
+from driveros.approval._types import Answer, FolderAccess, NoTerminalError, Question, Tier
 
 _MAX_ANSWER = 4096
 
@@ -72,9 +73,14 @@ class InteractiveApproval(AskApproval):
         workspace: str | Path | None = None,
         tier: Tier | None = None,
         timeout: float | None = None,
+        folders: Sequence[FolderAccess] = (),
     ) -> None:
         super().__init__(
-            TtyAsker(tty_path=tty_path), workspace=workspace, tier=tier, timeout=timeout
+            TtyAsker(tty_path=tty_path),
+            workspace=workspace,
+            tier=tier,
+            timeout=timeout,
+            folders=folders,
         )
 
 

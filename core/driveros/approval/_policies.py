@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import glob
 import json
-from pathlib import Path
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
 
 from driveros._errors import GitError
 from driveros._git import planted_programs
@@ -17,18 +18,24 @@ from driveros.approval._types import (
     LOCAL_TIER,
     ApprovalRequest,
     Decision,
+    FolderAccess,
     Tier,
 )
 from driveros.config import ASK_TIMEOUT_S
 
 
 def policy_decision(
-    request: ApprovalRequest, *, workspace: str | None = None, tier: Tier | None = None
+    request: ApprovalRequest,
+    *,
+    workspace: str | None = None,
+    tier: Tier | None = None,
+    folders: Sequence[FolderAccess] = (),
 ) -> Decision:
     """What :class:`PolicyApproval` decides, as a plain function (docs/approval.md, the matrix).
 
     A request carrying a command is judged as a command whatever its tool: in a contained
-    ``tier`` it is allowed, elsewhere only when on the allowlist.
+    ``tier`` it is allowed, elsewhere only when on the allowlist (``folders``: the run's
+    added folders, whose paths it may name as :func:`classify_command` says).
     """
     tier = tier or LOCAL_TIER
     if request.command is not None or request.tool == RUN_TOOL:
@@ -39,7 +46,7 @@ def policy_decision(
                 allowed=True,
                 reason=f"allowed by policy: contained tier ({tier.describe()})",
             )
-        return classify_command(request.command, workspace=workspace)
+        return classify_command(request.command, workspace=workspace, folders=folders)
     if request.tool in READ_ONLY_TOOLS:
         return Decision(allowed=True, reason="allowed by policy: read-only tool")
     if request.tool in EDIT_TOOLS:
@@ -64,27 +71,46 @@ def policy_decision(
     return Decision(allowed=False, reason=f"blocked by policy: unknown tool {request.tool!r}")
 
 
-def _leaves_through_symlink(workspace: str, paths: list[str], globs: list[str]) -> str | None:
+def _on_disk(text: str, workspace: str, folders: Sequence[FolderAccess]) -> tuple[Path, Path, Path]:
+    """Where ``text`` (relative to the workspace, or absolute) is on this machine, the root
+    it must stay in there (the added folder it names: its files, a view's; else the
+    workspace) and that root as commands name it."""
+    path = PurePosixPath(workspace, text)
+    for folder in folders:
+        if folder.holds(path):
+            files = Path(folder.files or folder.path)
+            return files / path.relative_to(folder.path), files, Path(folder.path)
+    return Path(path), Path(workspace), Path(workspace)
+
+
+def _leaves_through_symlink(
+    workspace: str, paths: list[str], globs: list[str], folders: Sequence[FolderAccess] = ()
+) -> str | None:
     """The first of ``paths`` (or of the expansions of ``globs``, expanded as the shell
-    would) that resolves through a symlink outside ``workspace``."""
-    root = Path(workspace).resolve()
-    expanded = [
-        str(Path(workspace) / match)
-        for pattern in globs
-        # glob.glob, not Path.glob: absolute patterns, and no dotfiles for * as in the shell
-        for match in glob.glob(pattern, root_dir=workspace)  # noqa: PTH207
-    ]
+    would) that resolves through a symlink outside the root it names: the workspace, or the
+    added folder it is in (a link from one into another counts as outside)."""
+    expanded: list[str] = []
+    for pattern in globs:
+        place, root, shown = _on_disk(pattern, workspace, folders)
+        # glob.glob, not Path.glob: no dotfiles for * as in the shell
+        found = glob.glob(str(place))  # noqa: PTH207
+        expanded += [str(shown / Path(m).relative_to(root)) for m in found]
     for text in [*paths, *expanded]:
         if text == "/dev/null":
             continue
-        real = (Path(workspace) / text).resolve()
-        if real != root and not real.is_relative_to(root):
+        place, root, _shown = _on_disk(text, workspace, folders)
+        real, top = place.resolve(), root.resolve()
+        if real != top and not real.is_relative_to(top):
             return text
     return None
 
 
 async def decide_in_tier(
-    request: ApprovalRequest, *, workspace: str | None = None, tier: Tier | None = None
+    request: ApprovalRequest,
+    *,
+    workspace: str | None = None,
+    tier: Tier | None = None,
+    folders: Sequence[FolderAccess] = (),
 ) -> Decision:
     """:func:`policy_decision`, plus, in the local tier (the workspace is on this machine),
     a look at the file system: an allowed command whose path arguments lead outside the
@@ -93,15 +119,15 @@ async def decide_in_tier(
     (``diff.external``, a ``filter.<x>.clean``, ``gpg.program``...: docs/security.md,
     "Allowlisted commands that read outside the workspace or run planted code")."""
     tier = tier or LOCAL_TIER
-    decision = policy_decision(request, workspace=workspace, tier=tier)
+    decision = policy_decision(request, workspace=workspace, tier=tier, folders=folders)
     if not decision.allowed or tier.sandbox != "local" or workspace is None:
         return decision
     if request.command is None:
         return decision
-    reach = command_reach(request.command, workspace=workspace)
+    reach = command_reach(request.command, workspace=workspace, folders=folders)
     if reach.paths or reach.globs:
         escaped = await asyncio.to_thread(
-            _leaves_through_symlink, workspace, reach.paths, reach.globs
+            _leaves_through_symlink, workspace, reach.paths, reach.globs, folders
         )
         if escaped is not None:
             return Decision(
@@ -149,17 +175,26 @@ class PolicyApproval:
 
     ``workspace`` is the workspace root as commands see it (e.g. ``/workspace`` in a
     container): absolute paths below it count as inside the workspace. ``tier`` is where
-    commands run (default: the local tier).
+    commands run (default: the local tier). ``folders``: the run's added folders.
     """
 
     name = "policy"
 
-    def __init__(self, *, workspace: str | Path | None = None, tier: Tier | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        workspace: str | Path | None = None,
+        tier: Tier | None = None,
+        folders: Sequence[FolderAccess] = (),
+    ) -> None:
         self._workspace = str(workspace) if workspace is not None else None
         self.tier = tier or LOCAL_TIER
+        self.folders = tuple(folders)
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        return await decide_in_tier(request, workspace=self._workspace, tier=self.tier)
+        return await decide_in_tier(
+            request, workspace=self._workspace, tier=self.tier, folders=self.folders
+        )
 
 
 class NeverApproval:

@@ -20,6 +20,7 @@ from driveros.approval._options import (
     is_long_prefix,
     parse_options,
 )
+from driveros.approval._types import FolderAccess
 
 __all__ = ["ENV_PREFIXES", "Ctx", "Unsafe", "check_path_arg", "classify_argv"]
 
@@ -56,16 +57,19 @@ _PLAIN_VALUE = re.compile(r"^[A-Za-z0-9_.,:+@%-]*$")
 
 
 class Ctx:
-    """What the rules know besides argv: the workspace root as commands see it, and an
-    optional ``secret_reason(path)`` that names why a path is a secret file (or None)."""
+    """What the rules know besides argv: the workspace root as commands see it, an optional
+    ``secret_reason(path)`` that names why a path is a secret file (or None), and the run's
+    added folders (``--add-dir``): absolute paths inside one count as inside."""
 
     def __init__(
         self,
         workspace: PurePosixPath | None,
         secret_reason: Callable[[str], str | None] | None = None,
+        folders: Sequence[FolderAccess] = (),
     ) -> None:
         self.workspace = workspace
         self.secret_reason = secret_reason
+        self.folders = tuple(folders)
         #: A ``cd`` ran earlier in this command line: git could find another repository.
         self.moved = False
         #: Where the command stands after its ``cd``s, relative to where it started.
@@ -77,6 +81,24 @@ class Ctx:
         self.globs: list[str] = []
         #: An allowed ``git`` runs: callers that can read the repository check its config.
         self.runs_git = False
+
+    def folder_of(self, path: PurePosixPath) -> FolderAccess | None:
+        """The added folder holding the absolute ``path``, or None."""
+        return next((f for f in self.folders if f.holds(path)), None)
+
+    def names_read_only(self, argv: Sequence[str]) -> str | None:
+        """The read-only added folder a simple command stands in (after its ``cd``s) or names
+        in any word (an operand, an option's value, ``NAME=value``), or None. Text, not
+        parsing: a word can reach a path only by spelling it (no expansion is allowed)."""
+        for folder in self.folders:
+            if folder.writable:
+                continue
+            if self.cwd.is_absolute() and folder.holds(self.cwd):
+                return folder.path
+            root = folder.path.rstrip("/")
+            if any(re.search(rf"{re.escape(root)}(/|$)", a) for a in argv):
+                return folder.path
+        return None
 
 
 def _is_git_dir_name(part: str) -> bool:
@@ -96,7 +118,8 @@ def _check_place(value: str, arg: str, ctx: Ctx | None) -> None:
         raise Unsafe(f"{arg!r} names git's own directory (never the agent's)")
     if p.is_absolute() and value != "/dev/null":
         ws = ctx.workspace if ctx is not None else None
-        if ws is None or not (p == ws or ws in p.parents):
+        inside = ws is not None and (p == ws or ws in p.parents)
+        if not inside and (ctx is None or ctx.folder_of(p) is None):
             raise Unsafe(f"{arg!r} is outside the workspace")
     if ctx is not None and ctx.secret_reason is not None and value:
         why = ctx.secret_reason(value)
@@ -435,6 +458,7 @@ def _check_assignment(name: str, value: str, ctx: Ctx) -> None:
 
 
 def classify_argv(argv: list[str], ctx: Ctx) -> None:
+    words = list(argv)
     while argv and (m := _ASSIGN.match(argv[0])):
         _check_assignment(m.group(1), m.group(2), ctx)
         argv = argv[1:]
@@ -449,10 +473,14 @@ def classify_argv(argv: list[str], ctx: Ctx) -> None:
         argv = [name, *argv[1:]]
     if "/" in name:
         raise Unsafe(f"`{name}`: only commands found on PATH are auto-allowed")
-    if _PYTHON.match(name):
-        _python(argv, ctx)
-        return
-    rule = _RULES.get(name)
+    rule = _python if _PYTHON.match(name) else _RULES.get(name)
     if rule is None:
         raise Unsafe(f"`{name}` is not on the allowlist")
     rule(argv, ctx)
+    # A read-only added folder is for reading: the runners and checkers run code and write
+    # caches where they stand, so they never name one (docs/approval.md).
+    if rule in (_test_runner, _python) and (folder := ctx.names_read_only(words)):
+        raise Unsafe(
+            f"`{name}` runs code or writes where it works; {folder!r} is a read-only added "
+            "folder (only reading commands may name it)"
+        )

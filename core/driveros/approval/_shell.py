@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from driveros.approval._rules import Ctx, Unsafe, check_path_arg, classify_argv
-from driveros.approval._types import Decision
+from driveros.approval._types import Decision, FolderAccess
 from driveros.sandbox import secret_path_reason
 
 
@@ -230,16 +230,19 @@ def classify_command(
     *,
     workspace: str | None = None,
     secret_reason: Callable[[str], str | None] | None = None,
+    folders: Sequence[FolderAccess] = (),
 ) -> Decision:
     """Whether the policy auto-allows ``command``; the reason names what blocked it.
 
     ``workspace`` is the workspace root as the command sees it; absolute paths below it are
-    allowed, every other absolute path, ``~`` and ``..`` are not. ``secret_reason(path)``
+    allowed, and so are those inside one of ``folders`` (the run's added folders; a
+    read-only one only for reading commands); every other absolute path, ``~`` and ``..``
+    are not. ``secret_reason(path)``
     (default: :func:`driveros.sandbox.secret_path_reason`, the one deny list of the fence and
     ``search``) names why a file argument is a secret file; such arguments, and globs that
     could expand to one, are refused.
     """
-    return _classify(command, workspace=workspace, secret_reason=secret_reason)[0]
+    return _classify(command, workspace=workspace, secret_reason=secret_reason, folders=folders)[0]
 
 
 @dataclass(frozen=True)
@@ -252,9 +255,11 @@ class CommandReach:
     runs_git: bool
 
 
-def command_reach(command: str, *, workspace: str | None = None) -> CommandReach:
+def command_reach(
+    command: str, *, workspace: str | None = None, folders: Sequence[FolderAccess] = ()
+) -> CommandReach:
     """What an allowed ``command`` reaches (nothing when the command is refused)."""
-    decision, ctx = _classify(command, workspace=workspace, secret_reason=None)
+    decision, ctx = _classify(command, workspace=workspace, secret_reason=None, folders=folders)
     if not decision.allowed:
         return CommandReach([], [], runs_git=False)
     return CommandReach(ctx.paths, ctx.globs, runs_git=ctx.runs_git)
@@ -265,8 +270,13 @@ def _classify(
     *,
     workspace: str | None,
     secret_reason: Callable[[str], str | None] | None,
+    folders: Sequence[FolderAccess] = (),
 ) -> tuple[Decision, Ctx]:
-    ctx = Ctx(PurePosixPath(workspace) if workspace else None, secret_reason or secret_path_reason)
+    ctx = Ctx(
+        PurePosixPath(workspace) if workspace else None,
+        secret_reason or secret_path_reason,
+        folders,
+    )
     try:
         for argv in _simple_commands(tokenize(command), ctx):
             classify_argv(argv, ctx)

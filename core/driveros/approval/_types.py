@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import PurePosixPath
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -102,6 +103,25 @@ class Tier(BaseModel):
         parts = [where, "network on" if self.network else "network off"]
         parts.append("scratch copy" if self.scratch else "your workspace")
         return ", ".join(parts)
+
+
+class FolderAccess(BaseModel):
+    """An added folder (``--add-dir DIR[:rw]``) as the allowlist sees it: ``path`` as commands
+    see it (absolute), whether it is ``writable``, and ``files``, where its files are on this
+    machine when that is elsewhere (a review run's view of it: the local tier resolves
+    symlinks there). Allowlisted read commands may name a read-only folder's paths; every
+    allowlisted command a writable one's, as the workspace's (docs/approval.md)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    writable: bool = False
+    files: str | None = None
+
+    def holds(self, path: PurePosixPath) -> bool:
+        """Whether the absolute ``path`` is this folder or inside it."""
+        root = PurePosixPath(self.path)
+        return path == root or root in path.parents
 
 
 #: The local tier on the user's workspace: the most conservative default.

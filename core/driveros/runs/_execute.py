@@ -49,6 +49,7 @@ from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
 from driveros.runs._sandbox import (
     SandboxStart,
+    approval_folders,
     folder_views,
     make_sandbox,
     read_only_in_place,
@@ -371,6 +372,7 @@ async def _execute(
                 tier=run_tier(spec),
                 asker=context.asker,
                 timeout=spec.ask_timeout_s,
+                folders=approval_folders(spec, views),
             )
             buffers = context.buffers
             gates = _ToolGates(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from driveros._errors import ConfigError
 from driveros.agent import Tier
+from driveros.approval import FolderAccess
 from driveros.config import Environment
 from driveros.runs._options import RunSpec
 from driveros.sandbox import DockerSandbox, LocalSandbox
@@ -126,6 +127,21 @@ def _add_folders(
         # Never one holding what the sandbox must not show (the state directory).
         if not any(h.is_relative_to(at) for h in hidden):
             box.add_folder(at, views.get(at, at), writable=added.writable and not read_only)
+
+
+def approval_folders(spec: RunSpec, views: Mapping[Path, Path] | None) -> list[FolderAccess]:
+    """The run's added folders as the approval allowlist sees them: at their own path in
+    both tiers, a writable one of a review run with its files in its view (docs/approval.md,
+    "Added folders")."""
+    views = views or {}
+    return [
+        FolderAccess(
+            path=str(a.path),
+            writable=a.writable,
+            files=str(views[a.path]) if a.path in views else None,
+        )
+        for a in spec.add_dirs
+    ]
 
 
 async def folder_views(
