@@ -107,3 +107,18 @@ async def run_cli(
     out, err = await proc.communicate(stdin.encode() if stdin is not None else None)
     assert proc.returncode is not None
     return CliRun(proc.returncode, out.decode(), err.decode())
+
+
+async def run_ndjson(
+    task: str,
+    *args: str,
+    server: ScriptedModelServer | None,
+    cwd: Path,
+    review_action: str | None = None,
+) -> CliRun:
+    """``driveros agent --task TASK ARGS… --format ndjson``, under ``--review --review-action
+    REVIEW_ACTION`` when one is given."""
+    review = ("--review", "--review-action", review_action) if review_action else ()
+    return await run_cli(
+        "--task", task, *args, *review, "--format", "ndjson", server=server, cwd=cwd
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-from .conftest import run_cli
+from .conftest import run_cli, run_ndjson
 
 
 def _other(tmp_path: Path) -> Path:
@@ -28,18 +28,12 @@ async def test_add_dir_is_readable_and_read_only_in_the_sandbox(
         Turn(text="read it"),
     ]
     async with ScriptedModelServer(turns) as server:
-        run = await run_cli(
-            "--task",
+        run = await run_ndjson(
             "read the other folder",
-            "--add-dir",
-            str(other),
-            "--review",
-            "--review-action",
-            "discard",
-            "--format",
-            "ndjson",
+            *("--add-dir", str(other)),
             server=server,
             cwd=calc_repo,
+            review_action="discard",
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     results = [e for e in run.lines() if e["type"] == "tool_result"]
@@ -89,15 +83,8 @@ async def test_add_dir_file_tools_read_it_by_its_absolute_path(
         Turn(text="read it"),
     ]
     async with ScriptedModelServer(turns) as server:
-        run = await run_cli(
-            "--task",
-            "read the other folder",
-            "--add-dir",
-            str(other),
-            "--format",
-            "ndjson",
-            server=server,
-            cwd=calc_repo,
+        run = await run_ndjson(
+            "read the other folder", "--add-dir", str(other), server=server, cwd=calc_repo
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     results = [e for e in run.lines() if e["type"] == "tool_result"]
@@ -129,18 +116,10 @@ async def test_add_dir_read_only_refuses_every_change_by_a_tool(
         Turn(tool_calls=[ToolCallSpec("write_file", {"path": f"{other}/new.txt", "content": "x"})]),
         Turn(text="could not"),
     ]
-    for review in ((), ("--review", "--review-action", "keep")):
+    for review in (None, "keep"):
         async with ScriptedModelServer(turns) as server:
-            run = await run_cli(
-                "--task",
-                "edit",
-                "--add-dir",
-                str(other),
-                *review,
-                "--format",
-                "ndjson",
-                server=server,
-                cwd=calc_repo,
+            run = await run_ndjson(
+                "edit", "--add-dir", str(other), server=server, cwd=calc_repo, review_action=review
             )
         # every tool was refused: nothing observed, so unverified
         assert run.code == 2, (run.stderr, run.stdout[-3000:])
@@ -168,16 +147,7 @@ async def test_add_dir_symlink_out_of_it_is_refused(calc_repo: Path, tmp_path: P
         Turn(text="refused"),
     ]
     async with ScriptedModelServer(turns) as server:
-        run = await run_cli(
-            "--task",
-            "escape",
-            "--add-dir",
-            str(other),
-            "--format",
-            "ndjson",
-            server=server,
-            cwd=calc_repo,
-        )
+        run = await run_ndjson("escape", "--add-dir", str(other), server=server, cwd=calc_repo)
     assert run.code == 2, (run.stderr, run.stdout[-3000:])
     results = [e for e in run.lines() if e["type"] == "tool_result"]
     assert len(results) == 5

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+from collections.abc import Awaitable
 from pathlib import Path
 
 from tests._scripted import FIX_CALC
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-from .conftest import run_cli
+from .conftest import CliRun, run_ndjson
+from .test_runs_cli import runs
 
 LIB = "def helper():\n    return 1\n"
 
@@ -23,6 +25,27 @@ def _other(tmp_path: Path) -> Path:
     (other / "lib.py").write_text(LIB)
     (other / "notes.txt").write_text("old note\n")
     return other
+
+
+def _change_both(
+    other: Path, server: ScriptedModelServer, cwd: Path, review_action: str | None
+) -> Awaitable[CliRun]:
+    return run_ndjson(
+        "change both folders",
+        "--add-dir",
+        f"{other}:rw",
+        server=server,
+        cwd=cwd,
+        review_action=review_action,
+    )
+
+
+async def _held(other: Path, cwd: Path) -> str:
+    """The id of a run of :func:`_turns` held for review (nothing written)."""
+    async with ScriptedModelServer(_turns(other)) as server:
+        run = await _change_both(other, server, cwd, "hold")
+    assert run.code == 0, (run.stderr, run.stdout[-3000:])
+    return str(run.lines()[-1]["run_id"])
 
 
 def _turns(other: Path, *, answer_delay: float = 0.0) -> list[Turn]:
@@ -52,19 +75,7 @@ async def test_add_dir_rw_proposes_both_folders_and_keep_writes_both(
 ) -> None:
     other = _other(tmp_path)
     async with ScriptedModelServer(_turns(other)) as server:
-        run = await run_cli(
-            "--task",
-            "change both folders",
-            "--add-dir",
-            f"{other}:rw",
-            "--review",
-            "--review-action",
-            "keep",
-            "--format",
-            "ndjson",
-            server=server,
-            cwd=calc_repo,
-        )
+        run = await _change_both(other, server, calc_repo, "keep")
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     events = run.lines()
     results = [e for e in events if e["type"] == "tool_result"]
@@ -92,19 +103,7 @@ async def test_add_dir_rw_discard_writes_nothing_anywhere(calc_repo: Path, tmp_p
     other = _other(tmp_path)
     before = {p.name: p.read_text() for p in other.iterdir()}
     async with ScriptedModelServer(_turns(other)) as server:
-        run = await run_cli(
-            "--task",
-            "change both folders",
-            "--add-dir",
-            f"{other}:rw",
-            "--review",
-            "--review-action",
-            "discard",
-            "--format",
-            "ndjson",
-            server=server,
-            cwd=calc_repo,
-        )
+        run = await _change_both(other, server, calc_repo, "discard")
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     assert any(e["type"] == "proposal" for e in run.lines())
     assert {p.name: p.read_text() for p in other.iterdir()} == before
@@ -125,19 +124,7 @@ async def test_add_dir_rw_users_edit_during_the_run_conflicts_and_nothing_is_wri
             (other / "lib.py").write_text(mine)
 
         run, _ = await asyncio.gather(
-            run_cli(
-                "--task",
-                "change both folders",
-                "--add-dir",
-                f"{other}:rw",
-                "--review",
-                "--review-action",
-                "keep",
-                "--format",
-                "ndjson",
-                server=server,
-                cwd=calc_repo,
-            ),
+            _change_both(other, server, calc_repo, "keep"),
             user_edits(),
         )
     assert run.code == 1, (run.stderr, run.stdout[-3000:])
@@ -152,25 +139,8 @@ async def test_add_dir_rw_users_edit_during_the_run_conflicts_and_nothing_is_wri
 async def test_add_dir_rw_hold_then_runs_diff_apply_and_discard_cover_the_folder(
     calc_repo: Path, tmp_path: Path
 ) -> None:
-    from .test_runs_cli import runs
-
     other = _other(tmp_path)
-    async with ScriptedModelServer(_turns(other)) as server:
-        run = await run_cli(
-            "--task",
-            "change both folders",
-            "--add-dir",
-            f"{other}:rw",
-            "--review",
-            "--review-action",
-            "hold",
-            "--format",
-            "ndjson",
-            server=server,
-            cwd=calc_repo,
-        )
-    assert run.code == 0, (run.stderr, run.stdout[-3000:])
-    run_id = run.lines()[-1]["run_id"]
+    run_id = await _held(other, calc_repo)
     assert (other / "lib.py").read_text() == LIB  # held: nothing written
 
     shown = await runs("show", run_id, "--format", "json", cwd=calc_repo)
@@ -203,25 +173,8 @@ async def test_add_dir_rw_hold_then_runs_diff_apply_and_discard_cover_the_folder
 async def test_add_dir_rw_held_apply_conflict_in_the_folder_writes_nothing(
     calc_repo: Path, tmp_path: Path
 ) -> None:
-    from .test_runs_cli import runs
-
     other = _other(tmp_path)
-    async with ScriptedModelServer(_turns(other)) as server:
-        run = await run_cli(
-            "--task",
-            "change both folders",
-            "--add-dir",
-            f"{other}:rw",
-            "--review",
-            "--review-action",
-            "hold",
-            "--format",
-            "ndjson",
-            server=server,
-            cwd=calc_repo,
-        )
-    assert run.code == 0, (run.stderr, run.stdout[-3000:])
-    run_id = run.lines()[-1]["run_id"]
+    run_id = await _held(other, calc_repo)
     (other / "notes.txt").write_text("the user's note\n")
     applied = await runs("apply", run_id, cwd=calc_repo)
     assert applied.code == 1, applied.stderr
@@ -241,16 +194,7 @@ async def test_add_dir_rw_without_review_is_written_in_place(
     made = ToolCallSpec("write_file", {"path": f"{other}/made.txt", "content": "made\n"})
     turns = [*_turns(other)[:2], Turn(tool_calls=[made]), Turn(text="done")]
     async with ScriptedModelServer(turns) as server:
-        run = await run_cli(
-            "--task",
-            "change both folders",
-            "--add-dir",
-            f"{other}:rw",
-            "--format",
-            "ndjson",
-            server=server,
-            cwd=calc_repo,
-        )
+        run = await _change_both(other, server, calc_repo, None)
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     assert all(e["ok"] for e in run.lines() if e["type"] == "tool_result")
     assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
@@ -271,19 +215,7 @@ async def test_add_dir_rw_commit_commits_each_folder_in_its_own_repository(
     _git("add", "-A", cwd=other)
     _git("commit", "-q", "-m", "theirs", cwd=other)
     async with ScriptedModelServer(_turns(other)) as server:
-        run = await run_cli(
-            "--task",
-            "change both folders",
-            "--add-dir",
-            f"{other}:rw",
-            "--review",
-            "--review-action",
-            "commit",
-            "--format",
-            "ndjson",
-            server=server,
-            cwd=git_repo,
-        )
+        run = await _change_both(other, server, git_repo, "commit")
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     assert run.stderr.count("driveros: review: committed ") == 2
     assert _git("show", "--name-only", "--format=%s", "HEAD", cwd=git_repo).split() == [
@@ -301,25 +233,8 @@ async def test_add_dir_rw_commit_commits_each_folder_in_its_own_repository(
 async def test_add_dir_rw_fork_and_resume_continue_in_the_folders_view_and_revert_too(
     calc_repo: Path, tmp_path: Path
 ) -> None:
-    from .test_runs_cli import runs
-
     other = _other(tmp_path)
-    async with ScriptedModelServer(_turns(other)) as server:
-        run = await run_cli(
-            "--task",
-            "change both folders",
-            "--add-dir",
-            f"{other}:rw",
-            "--review",
-            "--review-action",
-            "hold",
-            "--format",
-            "ndjson",
-            server=server,
-            cwd=calc_repo,
-        )
-    assert run.code == 0, (run.stderr, run.stdout[-3000:])
-    run_id = run.lines()[-1]["run_id"]
+    run_id = await _held(other, calc_repo)
 
     fork_turns = [
         Turn(tool_calls=[ToolCallSpec("read_file", {"path": f"{other}/lib.py"})]),
@@ -327,17 +242,8 @@ async def test_add_dir_rw_fork_and_resume_continue_in_the_folders_view_and_rever
         Turn(text="Forked."),
     ]
     async with ScriptedModelServer(fork_turns) as server:
-        forked = await run_cli(
-            "--resume",
-            run_id,
-            "--from",
-            "2",
-            "--task",
-            "fork it",
-            "--format",
-            "ndjson",
-            server=server,
-            cwd=calc_repo,
+        forked = await run_ndjson(
+            "fork it", "--resume", run_id, "--from", "2", server=server, cwd=calc_repo
         )
     assert forked.code == 0, (forked.stderr, forked.stdout[-3000:])
     seen = [e["output"] for e in forked.lines() if e["type"] == "tool_result"]
@@ -355,16 +261,7 @@ async def test_add_dir_rw_fork_and_resume_continue_in_the_folders_view_and_rever
         Turn(text="Followed up."),
     ]
     async with ScriptedModelServer(follow) as server:
-        again = await run_cli(
-            "--resume",
-            run_id,
-            "--task",
-            "one more",
-            "--format",
-            "ndjson",
-            server=server,
-            cwd=calc_repo,
-        )
+        again = await run_ndjson("one more", "--resume", run_id, server=server, cwd=calc_repo)
     assert again.code == 0, (again.stderr, again.stdout[-3000:])
     results = [e for e in again.lines() if e["type"] == "tool_result"]
     assert results[0]["output"] == "def helper():\n    return 2\n"  # the held view's state
@@ -401,22 +298,12 @@ async def test_add_dir_a_task_across_several_folders(calc_repo: Path, tmp_path: 
         Turn(text="all three"),
     ]
     async with ScriptedModelServer(turns) as server:
-        run = await run_cli(
-            "--task",
+        run = await run_ndjson(
             "bump both",
-            "--add-dir",
-            f"{first}:rw",
-            "--add-dir",
-            f"{second}:rw",
-            "--add-dir",
-            str(docs),
-            "--review",
-            "--review-action",
-            "keep",
-            "--format",
-            "ndjson",
+            *("--add-dir", f"{first}:rw", "--add-dir", f"{second}:rw", "--add-dir", str(docs)),
             server=server,
             cwd=calc_repo,
+            review_action="keep",
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     (proposal,) = [e for e in run.lines() if e["type"] == "proposal"]

@@ -11,7 +11,7 @@ import pytest
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from tests._scripted import calc_repo as calc_repo  # the fixture
-from tests.cli.conftest import run_cli
+from tests.cli.conftest import run_ndjson
 
 
 def _hostile(tmp_path: Path, marker: Path) -> Path:
@@ -51,19 +51,12 @@ async def test_add_dir_untrusted_folder_is_never_configuration_in_a_trusted_work
         Turn(text="read"),
     ]
     async with ScriptedModelServer(turns) as server:
-        run = await run_cli(
-            "--task",
+        run = await run_ndjson(
             f"look at {other}/lib.py and {other}/AGENTS.md",
-            "--trust",
-            "--add-dir",
-            f"{other}{mode}",
-            "--review",
-            "--review-action",
-            "discard",
-            "--format",
-            "ndjson",
+            *("--trust", "--add-dir", f"{other}{mode}"),
             server=server,
             cwd=calc_repo,
+            review_action="discard",
         )
         requests = json.dumps(server.requests)
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
