@@ -45,7 +45,6 @@ export interface TraceEvent {
   provider?: string;
   model?: string;
   sandbox?: string;
-  workspace?: string;
   text?: string;
   delta?: boolean;
   call_id?: string;

@@ -40,8 +40,6 @@ export interface RunState {
   status: RunStatus;
   provider: string;
   model: string;
-  /** The run's workspace folder (its run_started event): location labels are relative to it. */
-  workspace?: string;
   startedAt?: number;
   updatedAt?: number;
   turns: TurnState[];
@@ -180,7 +178,6 @@ export class RunStore {
         } else {
           run.task = event.task ?? run.task;
         }
-        run.workspace = event.workspace ?? run.workspace;
         run.provider = event.provider ?? run.provider;
         run.model = event.model ?? run.model;
         break;

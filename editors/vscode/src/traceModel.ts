@@ -54,25 +54,26 @@ export interface TraceNode {
 /** Locations listed under a tool call at most (the server sends up to 200). */
 const LOCATIONS = 200;
 
-/** `pkg/use.py:5:9`: the location's path (relative to the run's folder when under it), 1-based. */
-export function locationLabel(loc: TraceLocation): string {
-  let where = loc.uri;
+/**
+ * `/abs/pkg/use.py:5:9`: the location's file and 1-based line and column (the trace view shows
+ * the path relative to the workspace: traceView.ts).
+ */
+export function locationLabel(loc: TraceLocation, path: (uri: string) => string = filePath): string {
+  return `${path(loc.uri)}:${loc.range.start.line + 1}:${loc.range.start.character + 1}`;
+}
+
+function filePath(uri: string): string {
   try {
-    where = decodeURIComponent(new URL(loc.uri).pathname);
+    return decodeURIComponent(new URL(uri).pathname);
   } catch {
-    // not a URL: shown as it is
+    return uri; // not a URL: shown as it is
   }
-  return `${where}:${loc.range.start.line + 1}:${loc.range.start.character + 1}`;
 }
 
-function relativeTo(label: string, folder: string | undefined): string {
-  return folder !== undefined && folder !== "" && label.startsWith(`${folder}/`) ? label.slice(folder.length + 1) : label;
-}
-
-function locationNodes(id: string, locations: readonly TraceLocation[], folder: string | undefined): TraceNode[] {
+function locationNodes(id: string, locations: readonly TraceLocation[]): TraceNode[] {
   return locations.slice(0, LOCATIONS).map((loc, i) => ({
     id: `${id}/loc${i}`,
-    label: relativeTo(locationLabel(loc), folder),
+    label: locationLabel(loc),
     tooltip: loc.uri,
     icon: "location" as const,
     children: [],
@@ -96,7 +97,7 @@ function diagnosticLabel(d: DiagnosticItem): string {
   return `${where} ${d.message}`;
 }
 
-function toolNode(id: string, item: Extract<TurnItem, { kind: "tool" }>, folder?: string): TraceNode {
+function toolNode(id: string, item: Extract<TurnItem, { kind: "tool" }>): TraceNode {
   const name = item.call.name ?? "tool";
   const args = formatArguments(item.call.arguments);
   const r = item.result;
@@ -118,7 +119,7 @@ function toolNode(id: string, item: Extract<TurnItem, { kind: "tool" }>, folder?
   if (r !== undefined) {
     children.push({ id: `${id}/out`, label: "result", description: firstLine(r.output, 60), icon: "line", children: lines(`${id}/out`, r.output) });
   }
-  children.push(...locationNodes(id, item.locations ?? [], folder));
+  children.push(...locationNodes(id, item.locations ?? []));
   return { id, label: args === "" ? name : `${name} ${args}`, description, icon, children, tooltip: r?.output };
 }
 
@@ -213,7 +214,7 @@ function turnNode(run: RunState, turn: TurnState, last: boolean): TraceNode {
           children: lines(itemId, item.text).length > 1 ? lines(itemId, item.text) : [],
         };
       case "tool":
-        return toolNode(itemId, item, run.workspace);
+        return toolNode(itemId, item);
       case "event":
         return run.reverted.has(item.event) ? revertedNode(itemId, item.event) : eventNode(itemId, item.event);
     }

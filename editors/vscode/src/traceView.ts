@@ -4,7 +4,7 @@ import * as vscode from "vscode";
 
 import type { TraceLocation } from "./events";
 import type { RunStore } from "./runs";
-import { type NodeIcon, type TraceNode, runNode } from "./traceModel";
+import { type NodeIcon, type TraceNode, locationLabel, runNode } from "./traceModel";
 
 const ICONS: Record<NodeIcon, [string, string?]> = {
   run: ["hubot"],
@@ -109,7 +109,9 @@ export class TraceTreeProvider implements vscode.TreeDataProvider<TraceNode>, vs
     if (node.children.length > 0 || node.contextValue?.startsWith("run.") === true) {
       state = node.expanded === true ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed;
     }
-    const item = new vscode.TreeItem(node.label, state);
+    // a location is labelled by its path in the workspace (its node holds the absolute one)
+    const label = node.location !== undefined ? locationLabel(node.location, (uri) => vscode.workspace.asRelativePath(vscode.Uri.parse(uri), false)) : node.label;
+    const item = new vscode.TreeItem(label, state);
     item.id = node.id;
     item.description = node.description;
     if (node.tooltip !== undefined && node.tooltip !== "") {

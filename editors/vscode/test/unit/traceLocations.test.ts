@@ -7,6 +7,7 @@ import type { TraceLocation } from "../../src/events";
 import { RunStore } from "../../src/runs";
 import { runNode } from "../../src/traceModel";
 import { TraceTreeProvider } from "../../src/traceView";
+import { state } from "./vscodeStub";
 
 const ROOT = "/home/u/proj";
 
@@ -16,7 +17,7 @@ function at(rel: string, line: number, character: number, length: number): Trace
 
 function semanticRun(store: RunStore): TraceLocation[] {
   const places = [at("pkg/calc.py", 0, 4, 13), at("pkg/use.py", 4, 33, 13)];
-  store.apply("s", { type: "run_started", run_id: "s", task: "find", workspace: ROOT });
+  store.apply("s", { type: "run_started", run_id: "s", task: "find" });
   store.apply("s", { type: "turn_started", run_id: "s", turn: 1 });
   store.apply("s", { type: "tool_call", run_id: "s", turn: 1, call_id: "c", name: "references", arguments: { symbol: "compute_total" } });
   store.apply("s", { type: "tool_result", run_id: "s", turn: 1, call_id: "c", name: "references", ok: true, output: "2 references" }, places);
@@ -34,8 +35,8 @@ test("test_trace_semantic_tool_locations_are_nodes_under_the_call", () => {
   assert.deepEqual(
     located.map((n) => [n.label, n.icon, n.location]),
     [
-      ["pkg/calc.py:1:5", "location", places[0]],
-      ["pkg/use.py:5:34", "location", places[1]],
+      [`${ROOT}/pkg/calc.py:1:5`, "location", places[0]],
+      [`${ROOT}/pkg/use.py:5:34`, "location", places[1]],
     ],
   );
 });
@@ -44,14 +45,16 @@ test("test_trace_location_node_is_a_command_link_opening_the_file_at_the_range",
   const store = new RunStore();
   semanticRun(store);
   const view = new TraceTreeProvider(store);
+  state.workspaceFolders = [{ uri: vscode.Uri.file(ROOT), name: "proj", index: 0 }];
   try {
     const [runRoot] = view.getChildren();
     assert.ok(runRoot !== undefined);
     const call = view.getChildren(view.getChildren(runRoot)[0])[0];
     assert.ok(call !== undefined);
-    const node = view.getChildren(call).find((n) => n.label === "pkg/use.py:5:34");
+    const node = view.getChildren(call).find((n) => n.label === `${ROOT}/pkg/use.py:5:34`);
     assert.ok(node !== undefined);
     const item = view.getTreeItem(node);
+    assert.equal(item.label, "pkg/use.py:5:34"); // relative to the workspace folder
     assert.equal(item.command?.command, "vscode.open");
     const [uri, options] = item.command?.arguments ?? [];
     assert.ok(uri instanceof vscode.Uri);
@@ -65,6 +68,7 @@ test("test_trace_location_node_is_a_command_link_opening_the_file_at_the_range",
     // a node without a location opens nothing
     assert.equal(view.getTreeItem(call).command, undefined);
   } finally {
+    state.workspaceFolders = [];
     view.dispose();
   }
 });

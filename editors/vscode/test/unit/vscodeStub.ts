@@ -174,7 +174,11 @@ export const workspace = {
   fs: {
     readFile: async (uri: Uri): Promise<Uint8Array> => new Uint8Array(await readFile(uri.fsPath)),
   },
-  asRelativePath: (uri: Uri): string => uri.path,
+  /** Relative to the first workspace folder holding it, as VS Code's (else the whole path). */
+  asRelativePath: (uri: Uri): string => {
+    const folder = state.workspaceFolders.find((f) => uri.path.startsWith(`${f.uri.path}/`));
+    return folder !== undefined ? uri.path.slice(folder.uri.path.length + 1) : uri.path;
+  },
 };
 
 export const window = {
