@@ -21,25 +21,44 @@ COPY_WORKERS = 4
 FICLONE = 0x40049409
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_BELOW = _DIR_FLAGS | os.O_NOFOLLOW  #: a directory below the root: never through a link
+
+
 @contextlib.contextmanager
-def open_parent(root: Path, rel: str) -> Iterator[tuple[int, str]]:
+def open_parent(root: Path, rel: str, *, make: bool = False) -> Iterator[tuple[int, str]]:
     """An open descriptor of the directory holding ``root/rel``, and ``rel``'s last name.
 
     Every directory below ``root`` is opened without following a symlink (``ELOOP`` or
     ``ENOTDIR`` when one is a link now), so a directory swapped for a link while the tree is
-    read cannot lead the reader outside ``root``.
+    read cannot lead the reader outside ``root``. ``make`` (in a copy being made): a missing
+    directory is made, and a link or a file standing where a directory goes is removed first
+    (the copy takes the source's shape), never followed.
     """
     *dirs, name = rel.split("/")
-    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_DIRECTORY
-    fd = os.open(root, flags)
+    fd = os.open(root, _DIR_FLAGS)
     try:
         for part in dirs:
-            inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            inner = _made_dir(fd, part) if make else os.open(part, _BELOW, dir_fd=fd)
             os.close(fd)
             fd = inner
         yield fd, name
     finally:
         os.close(fd)
+
+
+def _made_dir(dir_fd: int, part: str) -> int:
+    """The directory ``part`` of ``dir_fd``, opened (see :func:`open_parent`'s ``make``)."""
+    try:
+        return os.open(part, _BELOW, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            os.unlink(part, dir_fd=dir_fd)
+        elif exc.errno != errno.ENOENT:
+            raise
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(part, dir_fd=dir_fd)
+    return os.open(part, _BELOW, dir_fd=dir_fd)
 
 
 def clone_or_copy(dir_fd: int, name: str, dst: Path) -> bool:
@@ -106,34 +125,6 @@ def check_relpath(rel: str) -> str:
     return p.as_posix()
 
 
-@contextlib.contextmanager
-def _made_parent(root: Path, rel: str) -> Iterator[tuple[int, str]]:
-    """A descriptor of the directory holding ``root/rel`` in a copy, and ``rel``'s last name.
-    Every directory below ``root`` is reached without following a link and made where
-    missing; a link or a file standing where a directory goes is removed first (the copy
-    takes the source's shape), never followed."""
-    *dirs, name = rel.split("/")
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-    fd = os.open(root, flags)
-    try:
-        for part in dirs:
-            try:
-                inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    os.unlink(part, dir_fd=fd)
-                elif exc.errno != errno.ENOENT:
-                    raise
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, dir_fd=fd)
-                inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        yield fd, name
-    finally:
-        os.close(fd)
-
-
 def _clear(dir_fd: int, name: str, *, dirs: bool = True) -> None:
     """Remove ``name`` of the directory ``dir_fd``: a file, a link itself, or (``dirs``) a
     directory tree. Missing is fine."""
@@ -196,7 +187,7 @@ def _sync_one(src_root: Path, rel: str, dst_root: Path) -> None:
             return
         if is_dir:
             return  # nested repositories and the like are not copied
-        with _made_parent(dst_root, rel) as (dst_fd, dst_name):
+        with open_parent(dst_root, rel, make=True) as (dst_fd, dst_name):
             _clear(dst_fd, dst_name)
             # Content and mode only (timestamps do not matter); a reflink where the file
             # system has them.
@@ -208,7 +199,7 @@ def write_overlays(root: Path, overlays: Mapping[str, str]) -> None:
     there is replaced; no link on the way is followed)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
     for rel, text in overlays.items():
-        with _made_parent(root, rel) as (fd, name):
+        with open_parent(root, rel, make=True) as (fd, name):
             with contextlib.suppress(FileNotFoundError):
                 mode = os.lstat(name, dir_fd=fd).st_mode
                 if stat.S_ISLNK(mode) or stat.S_ISDIR(mode):
