@@ -11,12 +11,16 @@ than one folder".
   and the ``folders`` argument.
 
 Trust stays per folder: the run's workspace is trusted or not on its own (``_trust.py``), and
-an added folder is never configuration, whatever the trust of the first.
+an added folder is never configuration, whatever the trust of the first. An added folder
+follows ``--add-dir``'s rules (:func:`checked`): never inside the workspace or another
+folder, nor holding one; never a folder ``driveros trust`` refuses (a home directory or one
+holding it); never driveros' state directory, one holding it or inside it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,7 +76,29 @@ def named_folders(editor: Editor, uris: list[str]) -> TaskFolders:
             raise RunError(f"{uri} is not one of the workspace's folders")
         if path not in chosen:
             chosen.append(path)
-    return TaskFolders(workspace=chosen[0], added=chosen[1:])
+    return checked(TaskFolders(workspace=chosen[0], added=chosen[1:]))
+
+
+def checked(chosen: TaskFolders) -> TaskFolders:
+    """``chosen`` when its added folders may be given to a run, else RunError saying why.
+    Blocking (resolves paths)."""
+    from driveros.state import state_dir
+    from driveros.trust import broad_root
+
+    state = Path(os.path.realpath(state_dir()))
+    seen = [chosen.workspace.resolve()]
+    for folder in chosen.added:
+        path = folder.resolve()
+        reason = broad_root(path, Path.home())
+        if reason is None and (state.is_relative_to(path) or path.is_relative_to(state)):
+            reason = "it is, holds or lies inside driveros' state directory"
+        for other in seen:
+            if reason is None and (path.is_relative_to(other) or other.is_relative_to(path)):
+                reason = f"it overlaps the folder {other}"
+        if reason is not None:
+            raise RunError(f"the folder {folder} cannot be added to the task: {reason}")
+        seen.append(path)
+    return chosen
 
 
 def _labels(folders: list[tuple[str, Path]]) -> list[str]:
@@ -105,7 +131,7 @@ async def ask_folders(editor: Editor, folders: list[tuple[str, Path]]) -> TaskFo
     title = answer.title if isinstance(answer, lsp.MessageActionItem) else None
     if title == ALL_FOLDERS:
         paths = [path for _, path in folders]
-        return TaskFolders(workspace=paths[0], added=paths[1:])
+        return checked(TaskFolders(workspace=paths[0], added=paths[1:]))
     for label, (_, path) in zip(labels, folders, strict=True):
         if title == label:
             return TaskFolders(workspace=path)
