@@ -92,8 +92,10 @@ def make_sandbox(
             allow_secret_files=spec.allow_secret_files,
             written_in=written_in,
         )
-        # A one-shot sandbox (discard_writes) binds every added folder read-only.
-        _add_folders(box, spec, views, hidden, read_only=discard_writes)
+        # Every added folder read-only in a one-shot sandbox (discard_writes) and, as in the
+        # local tier, under --approve never on the user's tree (only the feed's code runs).
+        never = spec.approve == "never" and not spec.review
+        _add_folders(box, spec, views, hidden, read_only=discard_writes or never)
         return box, DOCKER_WORKSPACE
     read_only, hidden = local_mounts(spec, env, scratch)
     local = LocalSandbox(
