@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from driveros.sandbox import DockerSandbox, PolicyError
+from driveros.sandbox import DockerSandbox, PolicyError, SandboxError
 from tests.sandbox.conftest import SANDBOX_UID, make_workspace, require_docker
 
 pytestmark = pytest.mark.docker
@@ -55,6 +55,8 @@ async def test_docker_added_folders_read_only_and_in_place(tmp_path: Path) -> No
         assert hook.exit_code != 0 and "Read-only file system" in hook.stderr, hook
         made = await box.run(f"mkdir {rw}/.driveros && echo x > {rw}/.driveros/hooks.toml")
         assert made.exit_code == 0, made
+        with pytest.raises(SandboxError, match="add it first"):
+            box.add_folder(tmp_path / "late")
     assert (rw / "made.txt").read_text() == "made\n"
     assert (rw / "tool.txt").read_text() == "by the tool\n"
     assert not (rw / ".git" / "hooks" / "post-checkout").exists()

@@ -188,7 +188,10 @@ class DockerSandbox(SandboxBase):
         *,
         writable: bool = False,
     ) -> None:
-        """As :meth:`SandboxBase.add_folder`; the container also binds it at ``at``."""
+        """As :meth:`SandboxBase.add_folder`; the container also binds it at ``at`` (so it
+        is added before :meth:`start`: a running container gets no new mount)."""
+        if self._container_id is not None:
+            raise SandboxError("an added folder is bound when the container starts: add it first")
         check_folder_target(os.fspath(at))
         super().add_folder(at, root, writable=writable)
 
