@@ -14,6 +14,7 @@ from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 from .conftest import run_cli
 from .test_agent_docker import docker_ready as docker_ready  # the fixture
+from .test_runs_cli import runs
 
 pytestmark = pytest.mark.docker
 
@@ -89,10 +90,13 @@ def _rw_turns(other: Path) -> list[Turn]:
     ]
 
 
-@pytest.mark.parametrize("action", ["keep", "discard"])
+@pytest.mark.parametrize(
+    ("action", "untrusted"), [("keep", False), ("discard", False), ("keep", True)]
+)
 async def test_docker_review_proposes_an_rw_folder_with_the_workspace(
-    calc_repo: Path, tmp_path: Path, docker_ready: None, action: str
+    calc_repo: Path, tmp_path: Path, docker_ready: None, action: str, untrusted: bool
 ) -> None:
+    """``untrusted``: under gVisor (runsc), where the views are copies."""
     other = _other(tmp_path)
     before = {p.name: p.read_text() for p in other.iterdir()}
     async with ScriptedModelServer(_rw_turns(other)) as server:
@@ -101,6 +105,7 @@ async def test_docker_review_proposes_an_rw_folder_with_the_workspace(
             "change both folders",
             "--sandbox",
             "docker",
+            *(["--untrusted"] if untrusted else []),
             "--add-dir",
             f"{other}:rw",
             "--review",
@@ -131,3 +136,37 @@ async def test_docker_review_proposes_an_rw_folder_with_the_workspace(
     else:
         assert (calc_repo / "calc.py").read_text().endswith("a - b\n")
         assert {p.name: p.read_text() for p in other.iterdir()} == before
+
+
+async def test_docker_held_run_with_an_rw_folder_applies_later(
+    calc_repo: Path, tmp_path: Path, docker_ready: None
+) -> None:
+    other = _other(tmp_path)
+    async with ScriptedModelServer(_rw_turns(other)) as server:
+        run = await run_cli(
+            "--task",
+            "change both folders",
+            "--sandbox",
+            "docker",
+            "--add-dir",
+            f"{other}:rw",
+            "--review",
+            "--review-action",
+            "hold",
+            "--format",
+            "ndjson",
+            server=server,
+            cwd=calc_repo,
+        )
+    assert run.code == 0, (run.stderr, run.stdout[-3000:])
+    run_id = str(run.lines()[-1]["run_id"])
+    assert (other / "lib.py").read_text() == LIB  # held: nothing written
+    shown = await runs("show", run_id, "--format", "json", cwd=calc_repo)
+    assert shown.json()["folders"] == [str(other)]
+    files = [f for c in shown.json()["checkpoints"] for f in c["files"]]
+    assert f"{other}/lib.py" in files and "calc.py" in files
+    applied = await runs("apply", run_id, cwd=calc_repo)
+    assert applied.code == 0, applied.stderr
+    assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
+    assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
+    assert (other / "made.txt").read_text() == "made\n"
