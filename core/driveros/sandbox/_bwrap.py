@@ -349,12 +349,17 @@ class Layout:
     #: ``/tmp``, ``/var/tmp``, ``/run`` and ``/dev/shm`` (a sandbox that discards its writes:
     #: nothing it writes reaches the host's disk, nor takes unbounded memory). None: unbounded.
     tmpfs_bytes: int | None = None
+    #: Bytes: ``/tmp``, ``/var/tmp``, ``/run`` and ``/dev/shm`` are tmpfs of this size and the
+    #: rest of ``/dev`` read-only (every sandbox where bubblewrap has ``--size``: a command
+    #: that fills them gets ENOSPC instead of taking the machine's memory). None: unbounded.
+    system_tmpfs_bytes: int | None = None
 
 
 def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
     """bubblewrap's arguments up to (not including) ``--`` and the command."""
     size = layout.tmpfs_bytes
-    args = [bwrap, *namespace_args(network=layout.network), *_system_args(size)]
+    system = _system_args(size or layout.system_tmpfs_bytes)
+    args = [bwrap, *namespace_args(network=layout.network), *system]
     if layout.network:
         resolv = Path("/etc/resolv.conf")
         if resolv.is_symlink() and (target := resolv.resolve()).is_file():

@@ -207,11 +207,14 @@ class LocalSandbox(SandboxBase):
         """Start bubblewrap. One that discards its writes lays the throwaway overlay first,
         and where it cannot, binds the workspace read-only (docs/sandbox.md, "Sandboxes that
         discard their writes")."""
+        sized = await asyncio.to_thread(sizes_tmpfs, bwrap)
+        if sized:  # /tmp, /var/tmp, /run, /dev/shm bounded: no command takes all memory
+            layout = dataclasses.replace(layout, system_tmpfs_bytes=self.options.tmpfs_bytes)
         if not self.options.discard_writes:
             return await ContainedHost.start(bwrap_argv(bwrap, layout), watchdog=self._watchdog)
         assert self._scratch is not None
         # Every tmpfs bounded, HOME and TMPDIR among them: nothing reaches the host's disk.
-        if await asyncio.to_thread(sizes_tmpfs, bwrap):
+        if sized:
             layout = dataclasses.replace(layout, tmpfs_bytes=self.options.tmpfs_bytes)
         upper = Path(self._scratch, "overlay")
         prefix = overlay_prefix(self.workspace, upper, self.options.tmpfs_bytes)

@@ -47,8 +47,9 @@ class LocalSandboxOptions:
     #: write refuse. For the feed run once over the user's own tree (docs/sandbox.md,
     #: "Sandboxes that discard their writes").
     discard_writes: bool = False
-    #: With ``discard_writes``: the size of each tmpfs its commands write to (the overlay's
-    #: upper layer, HOME, TMPDIR, ``/tmp``, ...); filling one fails with ENOSPC.
+    #: The size of each tmpfs commands write to: ``/tmp``, ``/var/tmp``, ``/run``, ``/dev/shm``
+    #: and, with ``discard_writes``, the overlay's upper layer, HOME and TMPDIR too; filling
+    #: one fails with ENOSPC.
     tmpfs_bytes: int = TMPFS_BYTES
 
 
