@@ -170,3 +170,25 @@ async def test_docker_held_run_with_an_rw_folder_applies_later(
     assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
     assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
     assert (other / "made.txt").read_text() == "made\n"
+
+
+async def test_docker_refuses_a_folder_it_cannot_bind_before_any_request(
+    calc_repo: Path,
+) -> None:
+    async with ScriptedModelServer([Turn(text="never asked")]) as server:
+        run = await run_cli(
+            "--task",
+            "t",
+            "--sandbox",
+            "docker",
+            "--add-dir",
+            "/proc/1/fdinfo",
+            "--format",
+            "json",
+            server=server,
+            cwd=calc_repo,
+        )
+        assert server.received == []
+    assert run.code == 1, run.stderr
+    assert run.json()["outcome"] == "setup_error"
+    assert "overlaps /proc in the container" in run.stderr and "Traceback" not in run.stderr
