@@ -81,6 +81,11 @@ async def test_acp_revert_drops_the_later_checkpoints_and_undoes_what_they_wrote
         client.handlers["session/request_permission"] = allow
         await client.request("session/prompt", _prompt(session, "three steps"))
         assert (calc_repo / "extra.txt").exists()
+        told = [u for u in client.updates if u["sessionUpdate"] == "available_commands_update"]
+        # the prompt left checkpoints: the session's own commands are told (no custom ones)
+        assert [[c["name"] for c in u["availableCommands"]] for u in told] == [
+            ["checkpoints", "revert"]
+        ]
         asked = len(server.requests)
         replies: list[str] = []
         for text in ("/revert x", "/revert 7", "/revert 1", "/checkpoints", "/revert 1"):
@@ -133,3 +138,53 @@ async def test_acp_revert_leaves_a_file_the_user_changed_since(
     assert not (calc_repo / "plan.txt").exists()
     assert "a - b" in (calc_repo / "calc.py").read_text()
     assert reply.splitlines()[-1].startswith("No checkpoints")
+
+
+async def test_acp_revert_goes_through_the_clients_files_as_edits_do(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    """A client with ``fs``: the run's edits were written through it, and so is the revert
+    of a modified file (read and written through ``fs/*_text_file``); a created file is
+    removed on disk."""
+    original = (calc_repo / "calc.py").read_text()
+    writes: list[tuple[str, str]] = []
+    async with ScriptedModelServer(THREE_TURNS) as server:
+        client = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)
+        caps = {"fs": {"readTextFile": True, "writeTextFile": True}}
+        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": caps})
+        new = await client.request("session/new", {"cwd": str(calc_repo), "mcpServers": []})
+        session = new["sessionId"]
+
+        async def allow(params: dict[str, Any]) -> dict[str, Any]:
+            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+        async def read(params: dict[str, Any]) -> dict[str, Any]:
+            return {"content": Path(params["path"]).read_text()}
+
+        async def write(params: dict[str, Any]) -> dict[str, Any]:  # an editor that saves
+            writes.append((params["path"], params["content"]))
+            Path(params["path"]).write_text(params["content"])
+            return {}
+
+        client.handlers.update(
+            {
+                "session/request_permission": allow,
+                "fs/read_text_file": read,
+                "fs/write_text_file": write,
+            }
+        )
+        await client.request("session/prompt", _prompt(session, "three steps"))
+        written = len(writes)
+        before = len(client.text())
+        await client.request("session/prompt", _prompt(session, "/revert 1"))
+        reply = client.text()[before:]
+        assert await client.close() == 0
+    assert client.errors == []
+    assert writes[written:] == [(str(calc_repo / "calc.py"), original)]
+    assert reply.splitlines()[:3] == [
+        "Reverted to checkpoint 1.",
+        "Restored: calc.py",
+        "Removed: extra.txt",
+    ]
+    assert not (calc_repo / "extra.txt").exists()
+    assert (calc_repo / "calc.py").read_text() == original

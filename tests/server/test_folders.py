@@ -179,3 +179,44 @@ async def test_folders_an_untrusted_second_folder_gains_no_trust_from_the_first(
                 assert model.requests  # the user's endpoint answered
                 assert [str(second) in (q.message or "") for q in asked] == [True]
             assert attacker.requests == []
+
+
+async def test_folders_a_follow_up_keeps_the_added_folders_changes(
+    workspace: Path, second: Path, scripted_model
+) -> None:
+    lib = str(second.resolve() / "lib.py")
+    turns = [
+        Turn(
+            tool_calls=[
+                ToolCallSpec(
+                    "edit_file", {"path": lib, "old_string": "VALUE = 1", "new_string": "VALUE = 2"}
+                )
+            ]
+        ),
+        Turn(text="first"),
+        Turn(tool_calls=[ToolCallSpec("write_file", {"path": "main.txt", "content": "b\n"})]),
+        Turn(text="second"),
+    ]
+    async with (
+        scripted_model(turns) as model,
+        editor_session(
+            workspace,
+            profile="neovim",
+            env=model_env(model),
+            settings=SETTINGS,
+            extra_folders=(second,),
+        ) as ed,
+    ):
+        folders = [workspace.as_uri(), second.as_uri()]
+        started = await ed.command(protocol.CMD_AGENT_START, {"task": "one", "folders": folders})
+        run_id = started["runId"]
+        await wait_state(ed, run_id, "proposed")
+        await ed.command(protocol.CMD_AGENT_FOLLOW_UP, {"runId": run_id, "task": "and main"})
+        await ed.wait_for(
+            lambda: len((ed.last_proposal(run_id) or {}).get("files", [])) == 2,
+            what="the follow-up's proposal of both folders",
+        )
+        await ed.command(protocol.CMD_REVIEW_ACCEPT, {"runId": run_id})
+        await wait_state(ed, run_id, "accepted")
+    assert (second / "lib.py").read_text() == "VALUE = 2\n"
+    assert (workspace / "main.txt").read_text() == "b\n"

@@ -14,8 +14,9 @@ into the user's files: a file that still holds the run's version gets its versio
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from acp import schema
 from driveros._atomic import write_atomic
 from driveros._unicode import printable
 from driveros.agent import CheckpointInfo, Result
+
+log = logging.getLogger(__name__)
 
 #: The prompt texts that ask for them.
 COMMAND = "/checkpoints"
@@ -78,44 +81,78 @@ class Rewound:
     kept: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ClientFiles:
+    """The client's side of the user's files (ACP ``fs``), each None where it cannot: read
+    a file's text (the editor's buffer; None: the disk's counts), write a file's text."""
+
+    read: Callable[[str], Awaitable[str | None]] | None = None
+    write: Callable[[str, str], Awaitable[None]] | None = None
+
+
 def _read(path: Path) -> str | None:
     from driveros.review import read_text
 
     return read_text(path)
 
 
-def _rewind(workspace: Path, final: dict[str, str | None], at: dict[str, str | None]) -> Rewound:
-    """Give each file that still holds the run's ``final`` version its version ``at`` the
-    checkpoint (blocking)."""
+def _check(workspace: Path, rel: str, remove: bool) -> str | None:
     from driveros.review import path_problem
 
+    return path_problem(workspace, rel, remove=remove)
+
+
+def _write(workspace: Path, rel: str, text: str | None) -> None:
+    """Write ``text`` at ``rel`` (None: remove it), keeping an existing file's mode."""
+    target = workspace / rel
+    if text is None:
+        target.unlink()
+        return
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+    write_atomic(target, text.encode("utf-8"), perms=mode, root=workspace)
+
+
+async def _rewind(
+    workspace: Path, final: dict[str, str | None], at: dict[str, str | None], files: ClientFiles
+) -> Rewound:
+    """Give each file that still holds the run's ``final`` version its version ``at`` the
+    checkpoint: read and written through the client where it can (as edits are), else on
+    disk; a removal is always on disk."""
     done = Rewound()
     for rel in sorted(at):
-        problem = path_problem(workspace, rel, remove=at[rel] is None)
+        want = at[rel]
+        problem = await asyncio.to_thread(_check, workspace, rel, want is None)
         if problem is not None:
             done.kept[rel] = problem
             continue
-        target = workspace / rel
+        path = workspace / rel
         try:
-            now = _read(target)
+            now = await files.read(str(path)) if files.read is not None else None
+            if now is None:
+                now = await asyncio.to_thread(_read, path)
         except (OSError, UnicodeDecodeError) as exc:
             done.kept[rel] = f"cannot read it: {exc}"
             continue
-        if now == at[rel]:
+        except Exception as exc:  # the client failed the read: the disk counts
+            log.info("fs/read_text_file %s failed: %s", rel, exc)
+            now = await asyncio.to_thread(_read, path)
+        if now == want:
             continue  # never written (rejected), or already back
         if rel not in final or now != final[rel]:
             done.kept[rel] = "changed since the run wrote it"
             continue
         try:
-            if at[rel] is None:
-                target.unlink()
-                done.removed.append(rel)
+            if want is not None and files.write is not None:
+                await files.write(str(path), want)
             else:
-                mode = target.stat().st_mode & 0o777 if now is not None else 0o644
-                write_atomic(target, str(at[rel]).encode("utf-8"), perms=mode, root=workspace)
-                done.restored.append(rel)
-        except OSError as exc:
+                await asyncio.to_thread(_write, workspace, rel, want)
+        except FileNotFoundError:  # only in an unsaved buffer of the editor's
+            done.kept[rel] = "not on disk: an unsaved buffer in the editor is yours to close"
+            continue
+        except Exception as exc:  # a refused write leaves the file as it is
             done.kept[rel] = f"cannot write it: {exc}"
+            continue
+        (done.restored if want is not None else done.removed).append(rel)
     return done
 
 
@@ -144,7 +181,7 @@ class LastProposal:
         if scratch is not None:
             await scratch.aclose()
 
-    async def answer(self, text: str) -> str | None:
+    async def answer(self, text: str, files: ClientFiles | None = None) -> str | None:
         """The reply to a session command, or None when ``text`` is none."""
         if is_checkpoints_command(text):
             return checkpoints_text(self.checkpoints)
@@ -154,9 +191,9 @@ class LastProposal:
         arg = (match.group("arg") or "").strip()
         if not (arg.isascii() and arg.isdigit()) or len(arg) > 9:  # never "²" or "٣"
             return USAGE
-        return await self._revert(int(arg))
+        return await self._revert(int(arg), files or ClientFiles())
 
-    async def _revert(self, to: int) -> str:
+    async def _revert(self, to: int, files: ClientFiles) -> str:
         from driveros.review import ReviewError, checkpoints_of
 
         scratch, workspace = self._scratch, self._workspace
@@ -187,7 +224,7 @@ class LastProposal:
             return f"{exc}. {USAGE}"
         self.checkpoints = [c for c in self.checkpoints if c.checkpoint <= to]
         at = await asyncio.to_thread(read_all, back)
-        done = await asyncio.to_thread(_rewind, workspace, final, at)
+        done = await _rewind(workspace, final, at, files)
         return _reverted_text(to, done) + "\n" + checkpoints_text(self.checkpoints)
 
 

@@ -1,6 +1,7 @@
 """Custom commands as ACP slash commands: ``available_commands_update`` after a session
-opens (with the session's own ``/checkpoints`` and ``/revert``), and a prompt ``/name args``
-whose text becomes the command's task (docs/acp.md)."""
+opens (with the session's own ``/checkpoints`` and ``/revert``; those alone once a prompt left
+checkpoints), and a prompt ``/name args`` whose text becomes the command's task
+(docs/acp.md)."""
 
 from __future__ import annotations
 
@@ -64,9 +65,31 @@ def expand_slash(text: str, commands: Commands) -> str | None:
     return command.task(rest.strip())
 
 
+async def tell_commands(
+    cwd: Path,
+    loader: Callable[[Path], Environment],
+    send: Callable[[schema.AvailableCommandsUpdate], Awaitable[None]],
+    *,
+    always: bool = True,
+) -> None:
+    """Send the ``available_commands_update`` (custom commands, then the session's own);
+    with ``always`` False only when there are custom commands. Never raises."""
+    found: Commands | None = None
+    try:
+        found = await custom_commands(cwd, loader)
+    except Exception as exc:  # the session's own commands can still be told
+        log.info("custom commands not read: %s", exc)
+    if not always and not (found and found.commands):
+        return
+    try:
+        await send(commands_update(found))
+    except Exception as exc:  # a failed announcement leaves the session usable
+        log.info("available_commands_update not sent: %s", exc)
+
+
 class Announcer:
     """Sends each new session its ``available_commands_update`` in the background (after the
-    ``session/new`` answer), keeping the tasks until they end."""
+    ``session/new`` answer) when it has custom commands, keeping the tasks until they end."""
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[None]] = set()
@@ -77,18 +100,9 @@ class Announcer:
         loader: Callable[[Path], Environment],
         send: Callable[[schema.AvailableCommandsUpdate], Awaitable[None]],
     ) -> None:
-        async def run() -> None:
-            found: Commands | None = None
-            try:
-                found = await custom_commands(cwd, loader)
-            except Exception as exc:  # the session's own commands are still announced
-                log.info("custom commands not read: %s", exc)
-            try:
-                await send(commands_update(found))
-            except Exception as exc:  # a failed announcement leaves the session usable
-                log.info("available_commands_update not sent: %s", exc)
-
-        task = asyncio.get_running_loop().create_task(run())
+        task = asyncio.get_running_loop().create_task(
+            tell_commands(cwd, loader, send, always=False)
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

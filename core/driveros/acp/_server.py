@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, schema
 from acp.interfaces import Client
@@ -17,52 +16,25 @@ from driveros._errors import DriverosError
 from driveros._paths import user_home
 from driveros._unicode import printable
 from driveros.acp import _store as store
-from driveros.acp._checkpoints import LastProposal
-from driveros.acp._commands import Announcer, expand_prompt
+from driveros.acp._checkpoints import ClientFiles
+from driveros.acp._commands import Announcer, expand_prompt, tell_commands
 from driveros.acp._edits import EditGate, deliver_edits, feedback_prompt, proposed
-from driveros.acp._modes import APPROVE, MODE_IDS, ModeId, mode_state
+from driveros.acp._modes import APPROVE, MODE_IDS, mode_state
 from driveros.acp._permission import AcpAsker
 from driveros.acp._plan import RunPlan
 from driveros.acp._reads import inside as _inside
 from driveros.acp._reads import overlay_path as _overlay_path
 from driveros.acp._reads import read_problem, relative
+from driveros.acp._session import Session, StopReason
 from driveros.acp._settings import Settings, mcp_configs
 from driveros.acp._updates import Update, UpdateStream, text_block
 from driveros.agent import EXIT_CODES
 from driveros.config import Environment, load_environment
-from driveros.llm import Message
-from driveros.mcptools import McpServerConfig, open_mcp_tools
+from driveros.mcptools import open_mcp_tools
 from driveros.runs import RunContext, RunReport, execute_run
 from driveros.trust import broad_root
 
 log = logging.getLogger(__name__)
-
-StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
-
-
-@dataclass
-class Session:
-    id: str
-    cwd: Path
-    mode: ModeId
-    #: The model conversation so far (passed back to the next run).
-    history: list[Message] = field(default_factory=list)
-    #: The last prompt's checkpoints and copy (``/checkpoints``, ``/revert N``).
-    proposal: LastProposal = field(default_factory=LastProposal)
-    #: Every update sent to the client (replayed by session/load).
-    updates: list[Update] = field(default_factory=list)
-    #: What the model must hear at the next prompt (rejected or unwritten edits).
-    feedback: list[str] = field(default_factory=list)
-    edits: Literal["allow", "reject"] | None = None
-    rejecting_commands: bool = False
-    task: asyncio.Task[StopReason] | None = None
-    cancel_requested: bool = False
-    #: Workspace files the client has (mentioned in a prompt, or written through it): each
-    #: prompt reads them through fs/read_text_file, so the run sees their unsaved buffers.
-    client_files: set[str] = field(default_factory=set)
-    #: MCP servers from session/new (started per prompt, stopped with its run).
-    mcp: list[McpServerConfig] = field(default_factory=list)
-
 
 _STOP: dict[str, StopReason] = {
     "canceled": "cancelled",
@@ -386,7 +358,11 @@ class DriverosAgent:
                 )
             )
             return "end_turn"
-        answer = await session.proposal.answer(text)
+        files = ClientFiles(
+            read=(lambda p: self._read_client(session, p)) if self._fs_read else None,
+            write=(lambda p, c: self._write_client(session, p, c)) if self._fs_write else None,
+        )
+        answer = await session.proposal.answer(text, files)
         if answer is not None:  # a session command: no model request
             reply = text_block(answer)
             await stream.emit(
@@ -417,10 +393,8 @@ class DriverosAgent:
                     ask=lambda call, options: self.conn.request_permission(
                         session_id=session.id, tool_call=call, options=options
                     ),
-                    read=(lambda p: self._read_client(session, p)) if self._fs_read else None,
-                    write=(lambda p, c: self._write_client(session, p, c))
-                    if self._fs_write
-                    else None,
+                    read=files.read,
+                    write=files.write,
                     always=session.edits,
                     plan=plan,
                     settled=lambda paths, written, note: stream.settle_edits(
@@ -434,6 +408,13 @@ class DriverosAgent:
         finally:
             await stream.settle_unreviewed_edits("not proposed: the user's file is unchanged")
             await session.proposal.hold(report.scratch, result, session.cwd)
+        if session.proposal.checkpoints and not session.commands_told:  # /revert applies now
+            session.commands_told = True
+            await tell_commands(
+                session.cwd,
+                self._loader,
+                lambda u: self.conn.session_update(session_id=session.id, update=u),
+            )
         if result.exit_code == EXIT_CODES["setup_error"] or result.outcome == "provider_error":
             await stream.emit(
                 schema.AgentMessageChunk(
