@@ -49,10 +49,10 @@ from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
 from driveros.runs._sandbox import (
     SandboxStart,
-    approval_folders,
     folder_views,
     make_sandbox,
     read_only_in_place,
+    run_approval,
     run_tier,
 )
 from driveros.runs._wiring import FeedParts, diagnostics_feed, feed_cache, open_memory
@@ -366,13 +366,8 @@ async def _execute(
             if not at_once:
                 after_first_request.pending.append(starting.start)
             stack.push_async_callback(starting.aclose)
-            policy = context.approval or approval_policy(
-                spec.approve,
-                workspace=workspace_in_sandbox,
-                tier=run_tier(spec),
-                asker=context.asker,
-                timeout=spec.ask_timeout_s,
-                folders=approval_folders(spec, views),
+            policy = context.approval or run_approval(
+                spec, workspace_in_sandbox, views, context.asker
             )
             buffers = context.buffers
             gates = _ToolGates(

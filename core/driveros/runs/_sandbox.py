@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from driveros._errors import ConfigError
 from driveros.agent import Tier
-from driveros.approval import FolderAccess
+from driveros.approval import ApprovalPolicy, Asker, FolderAccess, approval_policy
 from driveros.config import Environment
 from driveros.runs._options import RunSpec
 from driveros.sandbox import DockerSandbox, LocalSandbox
@@ -144,6 +144,21 @@ def approval_folders(spec: RunSpec, views: Mapping[Path, Path] | None) -> list[F
         )
         for a in spec.add_dirs
     ]
+
+
+def run_approval(
+    spec: RunSpec, workspace: str, views: Mapping[Path, Path] | None, asker: Asker | None
+) -> ApprovalPolicy:
+    """The run's approval policy: ``spec.approve`` for commands in the run's tier, over its
+    workspace (as commands see it) and its added folders, asking ``asker`` (``ask``)."""
+    return approval_policy(
+        spec.approve,
+        workspace=workspace,
+        tier=run_tier(spec),
+        asker=asker,
+        timeout=spec.ask_timeout_s,
+        folders=approval_folders(spec, views),
+    )
 
 
 async def folder_views(
