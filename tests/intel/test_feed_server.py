@@ -4,9 +4,11 @@ server"): real basedpyright, its CLI and its language server, in the local sandb
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 import pytest_asyncio
@@ -65,13 +67,39 @@ async def _warm(sandbox: LocalSandbox, feed: DiagnosticsFeed) -> SemanticTools:
     return tools
 
 
-async def test_feed_server_type_error_has_the_cli_identity(sandbox: LocalSandbox) -> None:
+class _Warm(NamedTuple):
+    feed: DiagnosticsFeed
+    tools: SemanticTools
+    base: DiagnosticsSnapshot  #: the feed's baseline, taken before the tools were warm
+
+
+@contextlib.asynccontextmanager
+async def _warm_feed(sandbox: LocalSandbox) -> AsyncIterator[_Warm]:
+    """A feed with its baseline taken, then the semantic tools warm; both closed after."""
     feed = DiagnosticsFeed(sandbox, config=CONFIG)
-    base = await feed.snapshot()
-    assert feed.checks[0].command.endswith("basedpyright --outputjson")
-    assert [i.path for i in _types(base)] == ["other.py"]
-    tools = await _warm(sandbox, feed)
     try:
+        base = await feed.snapshot()
+        tools = await _warm(sandbox, feed)
+        try:
+            yield _Warm(feed, tools, base)
+        finally:
+            await tools.aclose()
+    finally:
+        await feed.aclose()
+
+
+async def _edit(
+    sandbox: LocalSandbox, feed: DiagnosticsFeed, path: str, text: str
+) -> DiagnosticsSnapshot:
+    """Write ``path`` in the sandbox and take the snapshot told of that change."""
+    await sandbox.write_file(path, text)
+    return await feed.snapshot(changed=[path])
+
+
+async def test_feed_server_type_error_has_the_cli_identity(sandbox: LocalSandbox) -> None:
+    async with _warm_feed(sandbox) as (feed, tools, base):
+        assert feed.checks[0].command.endswith("basedpyright --outputjson")
+        assert [i.path for i in _types(base)] == ["other.py"]
         # a type error after non-ASCII text: the column is counted the same way
         broken = MAIN.replace("total([1, 2])", 'total(["a"])')
         await sandbox.write_file("main.py", broken)
@@ -87,32 +115,23 @@ async def test_feed_server_type_error_has_the_cli_identity(sandbox: LocalSandbox
         assert "\n\u00a0\u00a0" in new[0].message  # the CLI's continuation lines
         assert after.fingerprint != base.fingerprint
         # the fix clears it: the same snapshot as before the edit
-        await sandbox.write_file("main.py", MAIN)
-        fixed = await feed.snapshot(changed=["main.py"])
+        fixed = await _edit(sandbox, feed, "main.py", MAIN)
         assert _mode(feed)[0] in ("server", "cached")
         assert _types(fixed) == _types(base) == await _cli(sandbox)
         assert fixed.fingerprint == base.fingerprint
         # a new content: the server answers again, same as the CLI
-        await sandbox.write_file("main.py", MAIN + "total(1)\n")
-        again = await feed.snapshot(changed=["main.py"])
+        again = await _edit(sandbox, feed, "main.py", MAIN + "total(1)\n")
         assert _mode(feed) == ("server", ("main.py",))
         assert _types(again) == await _cli(sandbox)
-    finally:
-        await tools.aclose()
-        await feed.aclose()
 
 
 async def test_feed_server_asks_only_the_edited_files_and_their_importers(
     sandbox: LocalSandbox,
 ) -> None:
-    feed = DiagnosticsFeed(sandbox, config=CONFIG)
-    await feed.snapshot()
-    tools = await _warm(sandbox, feed)
-    try:
+    async with _warm_feed(sandbox) as (feed, tools, _):
         # the callers break: errors in files the edit did not touch, found through imports
         changed = CALC.replace("list[int]", "list[str]").replace("sum(", "len(")
-        await sandbox.write_file("pkg/calc.py", changed)
-        after = await feed.snapshot(changed=["pkg/calc.py"])
+        after = await _edit(sandbox, feed, "pkg/calc.py", changed)
         assert _mode(feed) == ("server", ("main.py", "pkg/calc.py", "uses.py"))
         got = _types(after)
         assert got == await _cli(sandbox)
@@ -120,59 +139,41 @@ async def test_feed_server_asks_only_the_edited_files_and_their_importers(
         # other.py's error was carried over: the server never opened it
         session = tools.sessions["basedpyright"]
         assert not await session.published("other.py", 0.5)
-    finally:
-        await tools.aclose()
-        await feed.aclose()
 
 
 async def test_feed_server_new_and_deleted_files_go_to_the_cli(sandbox: LocalSandbox) -> None:
     """A new or deleted module changes what imports resolve to: that snapshot is the CLI's,
     and the server, which had the deleted file open, never answers from it afterwards."""
-    feed = DiagnosticsFeed(sandbox, config=CONFIG)
-    await feed.snapshot()
-    tools = await _warm(sandbox, feed)
-    try:
-        await sandbox.write_file("extra.py", "def g() -> int:\n    return 1\n")
-        await feed.snapshot(changed=["extra.py"])
+    async with _warm_feed(sandbox) as (feed, _, _):
+        await _edit(sandbox, feed, "extra.py", "def g() -> int:\n    return 1\n")
         assert _mode(feed) == ("full", ())
-        await sandbox.write_file("extra.py", 'def g() -> int:\n    return "1"\n')
-        snap = await feed.snapshot(changed=["extra.py"])
+        snap = await _edit(sandbox, feed, "extra.py", 'def g() -> int:\n    return "1"\n')
         assert _mode(feed) == ("server", ("extra.py",))
         assert _types(snap) == await _cli(sandbox)
         # the server opens calc.py (an edit), then it is deleted
-        await sandbox.write_file("pkg/calc.py", CALC + "\n")
-        await feed.snapshot(changed=["pkg/calc.py"])
+        await _edit(sandbox, feed, "pkg/calc.py", CALC + "\n")
         assert _mode(feed) == ("server", ("main.py", "pkg/calc.py", "uses.py"))
         await sandbox.remove("pkg/calc.py")
         gone = await feed.snapshot()
         assert _mode(feed) == ("full", ())
         assert any(i.path == "main.py" for i in _types(gone))  # the import is unresolved
-        await sandbox.write_file("main.py", MAIN + "n = 1\n")
-        after = await feed.snapshot(changed=["main.py"])
+        after = await _edit(sandbox, feed, "main.py", MAIN + "n = 1\n")
         assert _mode(feed) == ("server", ("main.py",))
         assert _types(after) == await _cli(sandbox)
         # back as it was: a cached snapshot, then the server must resolve the import again
-        await sandbox.write_file("pkg/calc.py", CALC + "\n")
-        await feed.snapshot(changed=["pkg/calc.py"])
-        await sandbox.write_file("main.py", MAIN + "n = 2\n")
-        back = await feed.snapshot(changed=["main.py"])
+        await _edit(sandbox, feed, "pkg/calc.py", CALC + "\n")
+        back = await _edit(sandbox, feed, "main.py", MAIN + "n = 2\n")
         assert _mode(feed) == ("server", ("main.py",))
         assert _types(back) == await _cli(sandbox)
         assert not any(i.path == "main.py" for i in _types(back))
         # a module the code imports appears: the server learns it exists
-        await sandbox.write_file("main.py", MAIN + "import helper\n")
-        missing = await feed.snapshot(changed=["main.py"])
+        missing = await _edit(sandbox, feed, "main.py", MAIN + "import helper\n")
         assert [i.code for i in _types(missing) if i.path == "main.py"] == ["reportMissingImports"]
-        await sandbox.write_file("helper.py", "X = 1\n")
-        await feed.snapshot(changed=["helper.py"])
+        await _edit(sandbox, feed, "helper.py", "X = 1\n")
         assert _mode(feed) == ("full", ())
-        await sandbox.write_file("main.py", MAIN + "import helper\nhelper.X\n")
-        found = await feed.snapshot(changed=["main.py"])
+        found = await _edit(sandbox, feed, "main.py", MAIN + "import helper\nhelper.X\n")
         assert _mode(feed) == ("server", ("main.py",))
         assert _types(found) == await _cli(sandbox)
-    finally:
-        await tools.aclose()
-        await feed.aclose()
 
 
 async def test_feed_server_never_starts_a_server_for_a_cheap_check_and_honours_off(
@@ -185,8 +186,7 @@ async def test_feed_server_never_starts_a_server_for_a_cheap_check_and_honours_o
     tools = SemanticTools(sandbox)
     feed.use_language_servers(tools)  # attached, never used by the model: nothing warm
     for n in range(2):
-        await sandbox.write_file("main.py", MAIN + f"total({n})\n")
-        snap = await feed.snapshot(changed=["main.py"])
+        snap = await _edit(sandbox, feed, "main.py", MAIN + f"total({n})\n")
         assert _mode(feed) == ("full", ())
     assert tools.sessions == {}
     assert _types(snap) == await _cli(sandbox)
@@ -197,8 +197,7 @@ async def test_feed_server_never_starts_a_server_for_a_cheap_check_and_honours_o
     await off.snapshot()
     warm = await _warm(sandbox, off)
     try:
-        await sandbox.write_file("main.py", MAIN + "total(2)\n")
-        await off.snapshot(changed=["main.py"])
+        await _edit(sandbox, off, "main.py", MAIN + "total(2)\n")
         assert _mode(off) == ("full", ())
     finally:
         await warm.aclose()
@@ -214,15 +213,13 @@ async def test_feed_server_starts_one_when_the_cli_check_costs_more(
     try:
         await feed.snapshot()
         assert tools.sessions == {}  # the baseline alone starts nothing: a run may never edit
-        await sandbox.write_file("main.py", MAIN + "total(1)\n")
-        first = await feed.snapshot(changed=["main.py"])
+        first = await _edit(sandbox, feed, "main.py", MAIN + "total(1)\n")
         assert _mode(feed) == ("full", ())  # this one is the CLI's; the server starts aside
         assert _types(first) == await _cli(sandbox)
         async with asyncio.timeout(120):
             while "basedpyright" not in tools.sessions:
                 await asyncio.sleep(0.1)
-        await sandbox.write_file("main.py", MAIN + "total(2)\n")
-        second = await feed.snapshot(changed=["main.py"])
+        second = await _edit(sandbox, feed, "main.py", MAIN + "total(2)\n")
         assert _mode(feed) == ("server", ("main.py",))
         assert _types(second) == await _cli(sandbox)
     finally:
@@ -265,8 +262,7 @@ async def test_feed_server_crash_mid_run_falls_back_to_the_cli(
         (said,) = [r for r in caplog.records if "runs instead" in r.getMessage()]
         assert said.exc_info is None and "basedpyright" in said.getMessage()
         # the server is gone: later snapshots are the CLI's without asking again
-        await sandbox.write_file("main.py", MAIN + "total(2)\n")
-        later = await feed.snapshot(changed=["main.py"])
+        later = await _edit(sandbox, feed, "main.py", MAIN + "total(2)\n")
         assert _mode(feed) == ("full", ())
         assert _types(later) == await _cli(sandbox)
     finally:
@@ -321,48 +317,29 @@ async def test_feed_server_another_version_or_an_excluded_file_goes_to_the_cli(
     older = '#!/bin/sh\n[ "$1" = --version ] && { echo "basedpyright 1.0.0"; exit 0; }\n'
     await sandbox.write_file(".venv/bin/basedpyright", older + f'exec {real} "$@"\n')
     await sandbox.run("chmod +x .venv/bin/basedpyright")
-    feed = DiagnosticsFeed(sandbox, config=CONFIG)
-    await feed.snapshot()
-    assert feed.checks[0].command == ".venv/bin/basedpyright --outputjson"
-    tools = await _warm(sandbox, feed)
-    try:
-        await sandbox.write_file("main.py", MAIN + "total(1)\n")
-        snap = await feed.snapshot(changed=["main.py"])
+    async with _warm_feed(sandbox) as (feed, _, _):
+        assert feed.checks[0].command == ".venv/bin/basedpyright --outputjson"
+        snap = await _edit(sandbox, feed, "main.py", MAIN + "total(1)\n")
         assert _mode(feed) == ("full", ())  # "basedpyright 1.0.0" is not the server's version
         assert _types(snap) == await _cli(sandbox)
-    finally:
-        await tools.aclose()
-        await feed.aclose()
     await sandbox.remove(".venv/bin/basedpyright")
     await sandbox.write_file("pyproject.toml", FILES["pyproject.toml"] + 'exclude = ["gen"]\n')
     await sandbox.write_file("gen/made.py", 'y: int = "generated"\n')
-    feed = DiagnosticsFeed(sandbox, config=CONFIG)
-    await feed.snapshot()
-    tools = await _warm(sandbox, feed)
-    try:
-        await sandbox.write_file("gen/made.py", 'y: int = "generated again"\n')
-        snap = await feed.snapshot(changed=["gen/made.py"])
+    async with _warm_feed(sandbox) as (feed, _, _):
+        snap = await _edit(sandbox, feed, "gen/made.py", 'y: int = "generated again"\n')
         # the server would report the excluded file once opened; the CLI never does
         assert _mode(feed) == ("full", ())
         assert not any(i.path.startswith("gen/") for i in _types(snap))
-        await sandbox.write_file("main.py", MAIN + "total(2)\n")
-        snap = await feed.snapshot(changed=["main.py"])
+        snap = await _edit(sandbox, feed, "main.py", MAIN + "total(2)\n")
         assert _mode(feed) == ("server", ("main.py",))
         assert _types(snap) == await _cli(sandbox)
-    finally:
-        await tools.aclose()
-        await feed.aclose()
 
 
 async def test_feed_server_killed_between_edits_falls_back_with_one_warning(
     sandbox: LocalSandbox, caplog: pytest.LogCaptureFixture
 ) -> None:
-    feed = DiagnosticsFeed(sandbox, config=CONFIG)
-    await feed.snapshot()
-    tools = await _warm(sandbox, feed)
-    try:
-        await sandbox.write_file("main.py", MAIN + "total(1)\n")
-        await feed.snapshot(changed=["main.py"])
+    async with _warm_feed(sandbox) as (feed, tools, _):
+        await _edit(sandbox, feed, "main.py", MAIN + "total(1)\n")
         assert _mode(feed) == ("server", ("main.py",))
         # the server dies (its processes, by id, inside the sandbox's PID namespace)
         found = await sandbox.run("pgrep -f langserver")
@@ -375,14 +352,10 @@ async def test_feed_server_killed_between_edits_falls_back_with_one_warning(
                 await asyncio.sleep(0.05)
         with caplog.at_level(logging.DEBUG, logger="driveros.intel"):
             for n in (2, 3):
-                await sandbox.write_file("main.py", MAIN + f"total({n})\n")
-                snap = await feed.snapshot(changed=["main.py"])
+                snap = await _edit(sandbox, feed, "main.py", MAIN + f"total({n})\n")
                 assert _mode(feed) == ("full", ())
                 assert _types(snap) == await _cli(sandbox)
         said = [r for r in caplog.records if "runs instead" in r.getMessage()]
         assert [r.levelname for r in said] == ["WARNING", "DEBUG"]  # said once, then quiet
         assert "no longer running" in said[0].getMessage()
         assert all(r.exc_info is None for r in caplog.records)
-    finally:
-        await tools.aclose()
-        await feed.aclose()
