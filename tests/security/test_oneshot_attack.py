@@ -152,6 +152,7 @@ async def test_oneshot_attack_filling_every_tmpfs_fails_cleanly_off_the_host_dis
         assert set(written) == {".", *SCRATCH_PLACES}, done.stdout + done.stderr
         for place, size in written.items():
             assert int(size) <= SMALL, (place, size)  # ENOSPC (or EROFS), never more
+        assert int(written["$HOME"]) + int(written["$TMPDIR"]) <= SMALL  # one tmpfs for both
         assert box._scratch is not None
         assert _disk_bytes(box._scratch) < SMALL  # nothing landed on the host's disk
         again = await box.run("echo alive")

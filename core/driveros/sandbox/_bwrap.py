@@ -183,6 +183,10 @@ def namespace_args(*, network: bool) -> list[str]:
     return args
 
 
+#: The most ``/var/tmp``, ``/run`` and ``/dev/shm`` get when tmpfs are bounded.
+SMALL_TMPFS_BYTES = 512 << 20
+
+
 def _system_args(size: int | None = None) -> list[str]:
     """The system directories read-only, masked secrets, private ``/dev``, ``/proc`` and
     scratch tmpfs. ``size``: every writable tmpfs is limited to that many bytes and ``/dev``
@@ -203,11 +207,13 @@ def _system_args(size: int | None = None) -> list[str]:
             args += ["--tmpfs", name, "--remount-ro", name]
     # Private, empty scratch space (never the host's /tmp).
     sized = ["--size", str(size)] if size else []
-    args += ["--dev", "/dev", "--proc", "/proc"]
-    for name in ("/tmp", "/var/tmp", "/run"):  # noqa: S108
-        args += [*sized, "--tmpfs", name]
+    # The rarely used ones get less: together they stay a fraction of /tmp's size.
+    small = ["--size", str(min(size, SMALL_TMPFS_BYTES))] if size else []
+    args += ["--dev", "/dev", "--proc", "/proc", *sized, "--tmpfs", "/tmp"]  # noqa: S108
+    for name in ("/var/tmp", "/run"):  # noqa: S108
+        args += [*small, "--tmpfs", name]
     if size:
-        args += ["--remount-ro", "/dev", *sized, "--tmpfs", "/dev/shm"]  # noqa: S108
+        args += ["--remount-ro", "/dev", *small, "--tmpfs", "/dev/shm"]  # noqa: S108
     return args
 
 
@@ -366,12 +372,13 @@ def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
             args += ["--ro-bind", str(target), str(target)]
     for path in layout.read_only:
         args += ["--ro-bind-try", str(path), str(path)]
-    for path in (layout.home, layout.tmp):
-        args += (
-            ["--size", str(size), "--tmpfs", str(path)]
-            if size
-            else ["--bind", str(path), str(path)]
-        )
+    if size and layout.home.parent == layout.tmp.parent:  # one tmpfs holds both
+        args += ["--size", str(size), "--tmpfs", str(layout.home.parent)]
+        args += ["--dir", str(layout.home), "--dir", str(layout.tmp)]
+    else:
+        for path in (layout.home, layout.tmp):
+            bound = ["--bind", str(path), str(path)]
+            args += ["--size", str(size), "--tmpfs", str(path)] if size else bound
     for path in layout.writable:
         args += ["--bind", str(path), str(path)]
     for source, target, writable in layout.folders:
