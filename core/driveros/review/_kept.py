@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 #: The reopened copy's type (``ScratchWorkspace``; this module does not import it, which
 #: imports this one).
 S = TypeVar("S")
+#: Which kept copies to reopen, by their manifest (``reopen_kept(wanted=...)``).
+Wanted = Callable[[Mapping[str, Any]], bool]
 
 
 @dataclass(frozen=True)
@@ -91,8 +93,11 @@ async def keep_layout(lay: Layout, manifest: Mapping[str, Any]) -> None:
     await lease.keep(manifest, volatile=volatile)
 
 
-async def reopen_layouts(workspace: Path | None) -> list[tuple[Layout, Kept]]:
-    """The kept copies (of ``workspace`` when given), oldest first: each mounted again where
+async def reopen_layouts(
+    workspace: Path | None, wanted: Wanted | None = None
+) -> list[tuple[Layout, Kept]]:
+    """The kept copies (of ``workspace`` when given; whose manifest ``wanted`` accepts, when
+    given: the others are neither mounted nor adopted), oldest first: each mounted again where
     it is a view and adopted by this process, as one step under ``kept_lock`` (garbage
     collection lets go of the view of a kept copy nobody owns, never of one just mounted
     here). Copies whose files are gone are dropped, their registration removed."""
@@ -102,7 +107,7 @@ async def reopen_layouts(workspace: Path | None) -> list[tuple[Layout, Kept]]:
         record = lease.record
         kept = record.kept
         layout = layout_from_json(record.detail.get("layout"), lease)
-        if kept is None or layout is None:
+        if kept is None or layout is None or (wanted is not None and not wanted(kept.manifest)):
             continue
         if want is not None and layout.workspace != want:
             continue

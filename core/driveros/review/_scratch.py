@@ -26,7 +26,7 @@ from driveros.review._errors import (
 )
 from driveros.review._files import check_relpath
 from driveros.review._hooks import refuse_hook_changes
-from driveros.review._kept import KeptScratch, keep_layout, let_go_kept, reopen_layouts
+from driveros.review._kept import KeptScratch, Wanted, keep_layout, let_go_kept, reopen_layouts
 from driveros.review._layout import Layout
 from driveros.review._models import ApplyResult, FileChange
 from driveros.review._overlay import STRATEGIES, VIEW_STRATEGIES, strategy_from_env
@@ -433,12 +433,15 @@ class ScratchWorkspace:
         self._kept = True
 
     @classmethod
-    async def reopen_kept(cls, *, workspace: Path | None = None) -> list[KeptScratch[Self]]:
-        """The kept scratch copies (of ``workspace`` when given) in the state directory, oldest
-        first, each reopened and now owned by this process. Copies whose files are gone are
-        dropped (and their registration removed)."""
+    async def reopen_kept(
+        cls, *, workspace: Path | None = None, wanted: Wanted | None = None
+    ) -> list[KeptScratch[Self]]:
+        """The kept scratch copies (of ``workspace`` when given; whose manifest ``wanted``
+        accepts, when given) in the state directory, oldest first, each reopened and now owned
+        by this process. Copies whose files are gone are dropped (and their registration
+        removed)."""
         found: list[KeptScratch[Self]] = []
-        for layout, kept in await reopen_layouts(workspace):
+        for layout, kept in await reopen_layouts(workspace, wanted):
             scratch = cls(layout)
             scratch._kept = True
             await scratch.changes()
