@@ -220,3 +220,62 @@ async def test_folders_a_follow_up_keeps_the_added_folders_changes(
         await wait_state(ed, run_id, "accepted")
     assert (second / "lib.py").read_text() == "VALUE = 2\n"
     assert (workspace / "main.txt").read_text() == "b\n"
+
+
+def _three_turns(second: Path) -> list[Turn]:
+    lib = str(second.resolve() / "lib.py")
+    return [
+        Turn(tool_calls=[ToolCallSpec("write_file", {"path": "main.txt", "content": "a\n"})]),
+        Turn(
+            tool_calls=[
+                ToolCallSpec(
+                    "edit_file", {"path": lib, "old_string": "VALUE = 1", "new_string": "VALUE = 2"}
+                )
+            ]
+        ),
+        Turn(tool_calls=[ToolCallSpec("write_file", {"path": "late.txt", "content": "c\n"})]),
+        Turn(text="three turns"),
+    ]
+
+
+@pytest.mark.parametrize("how", ["accept-through", "revert"])
+async def test_folders_checkpoints_cover_the_added_folders(
+    workspace: Path, second: Path, scripted_model, how: str
+) -> None:
+    """Turn 2 edits the second folder: accept through 2 takes it with turn 1's file; revert to
+    1 drops it (and turn 3's) from the proposal."""
+    async with (
+        scripted_model(_three_turns(second)) as model,
+        editor_session(
+            workspace,
+            profile="neovim",
+            env=model_env(model),
+            settings=SETTINGS,
+            extra_folders=(second,),
+        ) as ed,
+    ):
+        folders = [workspace.as_uri(), second.as_uri()]
+        started = await ed.command(protocol.CMD_AGENT_START, {"task": "go", "folders": folders})
+        run_id = started["runId"]
+        await wait_state(ed, run_id, "proposed")
+        checkpoints = [(e["checkpoint"], e["files"]) for e in ed.events(run_id, "checkpoint")]
+        assert checkpoints == [
+            (1, ["main.txt"]),
+            (2, [f"{second.resolve()}/lib.py"]),
+            (3, ["late.txt"]),
+        ]
+        if how == "revert":
+            await ed.command(protocol.CMD_AGENT_REVERT, {"runId": run_id, "to": 1})
+            await ed.wait_for(
+                lambda: [f["path"] for f in ed.last_proposal(run_id)["files"]] == ["main.txt"],
+                what="the reverted proposal",
+            )
+            await ed.command(protocol.CMD_REVIEW_ACCEPT, {"runId": run_id})
+        else:
+            answer = await ed.command(protocol.CMD_AGENT_ACCEPT, {"runId": run_id, "through": 2})
+            assert sorted(answer["applying"]) == sorted(["main.txt", f"{second.resolve()}/lib.py"])
+        await wait_state(ed, run_id, "accepted")
+    assert (workspace / "main.txt").read_text() == "a\n"
+    assert not (workspace / "late.txt").exists()
+    expected = "VALUE = 2\n" if how == "accept-through" else "VALUE = 1\n"
+    assert (second / "lib.py").read_text() == expected

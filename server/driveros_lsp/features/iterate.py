@@ -62,17 +62,24 @@ async def _on_agent_loop(server: DriverosLanguageServer, work: Callable[[], Awai
 async def _narrow(server: DriverosLanguageServer, run: Run, *, through: int, revert: bool) -> None:
     """Make the proposal the changes up to checkpoint ``through``: with ``revert`` the copy
     itself goes back there (the later checkpoints are dropped); otherwise only what the next
-    review sends is narrowed (the copy keeps the later turns until the run is settled)."""
+    review sends is narrowed (the copy keeps the later turns until the run is settled). The
+    run's added folders follow its checkpoints by turn (``driveros.review.FolderViews``)."""
     from driveros.review import ReviewError, checkpoints_of
 
     scratch = _scratch(run)
+    folders = run.outcome.folders if run.outcome is not None else None
 
     async def work() -> list[Any]:
         cps = checkpoints_of(scratch)
+        turn = next((c.turn for c in cps.records if c.checkpoint == through), 0)
         if revert:
             await cps.revert(through)
-            return list(await scratch.changes())
-        return list(await cps.changes(through=through))
+            if folders:
+                await folders.revert_to(turn)
+            more = await folders.changes() if folders else []
+            return [*await scratch.changes(), *more]
+        more = await folders.changes_at(turn) if folders else []
+        return [*await cps.changes(through=through), *more]
 
     try:
         changes = await _on_agent_loop(server, work)
