@@ -1,6 +1,7 @@
 """More than one folder in a real Neovim against the real driveros-lsp and the scripted model:
 the folder question goes through Neovim's own ``window/showMessageRequest`` handler
-(``vim.ui.select``, answered with the second folder), and a task naming two folders proposes files in both."""
+(``vim.ui.select``, answered with the second folder), and a task naming two folders proposes
+files in both."""
 
 from __future__ import annotations
 
