@@ -44,7 +44,7 @@ from driveros.hooks import HookSet, gate, watching
 from driveros.llm import Message, Provider
 from driveros.runs._buffers import ReadBuffer, buffer_hook
 from driveros.runs._conventions import run_hooks, traced, with_instructions
-from driveros.runs._oneshot import one_shot_sandbox
+from driveros.runs._oneshot import one_shot_sandbox, too_broad
 from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
 from driveros.runs._sandbox import (
@@ -313,6 +313,9 @@ async def _execute(
     scratch = context.scratch
     if spec.overlays and not spec.review:
         exc = ConfigError("overlays need a review run (review=True)")
+        return await _fail(spec, await sink_ready, exc)
+    if (wide := await asyncio.to_thread(too_broad, spec.workspace, env)) is not None:
+        exc = ConfigError(f"no run over {spec.workspace}: {wide}; open a project directory")
         return await _fail(spec, await sink_ready, exc)
     try:
         provider = make_provider(spec, env)
