@@ -95,3 +95,8 @@ def report(key: str, rows: Sequence[Row], *, data: Path = DATA, table: Path = TA
 def ratio(measured: float, baseline: float, digits: int = 2) -> str:
     """``measured / baseline`` as the table shows it."""
     return f"{measured / baseline:.{digits}f}" if baseline else "n/a"
+
+
+def goal_met(target: str, met: bool) -> str:
+    """The goal cell: ``target`` and whether this run met it."""
+    return f"{target}: {'met' if met else 'not met'}"

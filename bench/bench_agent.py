@@ -36,7 +36,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from bench._results import Row, ratio, report
+from bench._results import Row, goal_met, ratio, report
 from driveros.agent import Agent, AgentConfig, Event
 from driveros.approval import AllowAllApproval
 from driveros.llm import Provider, Request, StreamEvent, anthropic
@@ -349,7 +349,7 @@ async def amain_caching() -> None:
             measured=f"{cached:.0f}",
             baseline=f"{plain:.0f} without caching",
             ratio=ratio(cached, plain),
-            goal="<= 0.30x: " + ("met" if cached <= 0.3 * plain else "not met"),
+            goal=goal_met("<= 0.30x", cached <= 0.3 * plain),
         )
     )
 

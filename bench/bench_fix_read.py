@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench._results import Row, ratio, report
+from bench._results import Row, goal_met, ratio, report
 
 RUNS = 3
 CHILD = r"""
@@ -77,7 +77,7 @@ def main() -> None:
                     baseline=f"{old_ms:.0f} ms, +{old_mib:.0f} MiB reading the whole file and "
                     "splitting it",
                     ratio=ratio(new_ms, old_ms, 3),
-                    goal="memory flat: " + ("met" if new_mib < 16 else "not met"),
+                    goal=goal_met("memory flat", new_mib < 16),
                 )
             )
         report("fix_read", rows)

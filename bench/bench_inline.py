@@ -28,7 +28,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
-from bench._results import Row, ratio, report
+from bench._results import Row, goal_met, ratio, report
 from driveros.llm.fim import CompletionsFim, FimRequest
 from driveros.testing import ScriptedModelServer, Turn
 
@@ -208,7 +208,7 @@ async def _overhead(root: Path) -> list[Row]:
                     measured=f"{p99:.2f} ms",
                     baseline="the direct model call, same round",
                     ratio=f"+{p99:.2f} ms",
-                    goal="<= 5 ms: " + ("met" if p99 <= 5 else "not met"),
+                    goal=goal_met("<= 5 ms", p99 <= 5),
                 ),
                 Row(
                     benchmark=f"inline completion, server CPU per completion over {n:,} "
@@ -223,7 +223,7 @@ async def _overhead(root: Path) -> list[Row]:
                     measured=f"{rss_n:.1f} MiB",
                     baseline=f"{rss_1k:.1f} MiB after 1,000",
                     ratio=ratio(rss_n, rss_1k),
-                    goal="flat: " + ("met" if rss_n <= rss_1k * 1.1 else "not met"),
+                    goal=goal_met("flat", rss_n <= rss_1k * 1.1),
                 ),
             ]
         finally:
@@ -263,7 +263,7 @@ async def _burst(root: Path) -> list[Row]:
                     measured=str(asked),
                     baseline="20 keystrokes",
                     ratio=ratio(asked, 20),
-                    goal="<= 2: " + ("met" if asked <= 2 else "not met"),
+                    goal=goal_met("<= 2", asked <= 2),
                 )
             ]
         finally:

@@ -23,7 +23,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from bench._results import Row, report
+from bench._results import Row, goal_met, report
 from bench.bench_lsp import _latencies, _line, _pct, _scripted_model, _session, _start
 
 RUNS = 20
@@ -155,7 +155,7 @@ async def _bench(root: Path) -> None:
                 measured=f"{_pct(busy, 0.99):.2f} ms",
                 baseline=f"{_pct(idle, 0.99):.2f} ms idle ({after99:.2f} ms idle again after)",
                 ratio=f"{ratio:.2f}",
-                goal="<= 3x idle p99: " + ("met" if ratio <= 3 else "not met"),
+                goal=goal_met("<= 3x idle p99", ratio <= 3),
             ),
             Row(
                 benchmark="load: codeAction p50, same run",

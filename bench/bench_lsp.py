@@ -36,7 +36,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
-from bench._results import Row, ratio, report
+from bench._results import Row, goal_met, ratio, report
 
 BARE_SERVER = """
 from lsprotocol import types as lsp
@@ -219,7 +219,7 @@ async def _start_bench(ours: list[str], bare: list[str], root: Path) -> None:
                 measured=f"{our_start * 1000:.0f} ms",
                 baseline=f"{bare_start * 1000:.0f} ms bare pygls 2.x",
                 ratio=f"{times_over:.2f}",
-                goal="<= 1.1x bare pygls: " + ("met" if times_over <= 1.1 else "not met"),
+                goal=goal_met("<= 1.1x bare pygls", times_over <= 1.1),
             )
         ],
     )
@@ -402,7 +402,7 @@ async def _wrap_bench(root: Path, bare_script: Path) -> None:
                     measured=f"{w:.2f} ms",
                     baseline=f"{d:.2f} ms direct",
                     ratio=f"{w / d:.2f} ({w - d:+.2f} ms)",
-                    goal="<= 1.1x + 1 ms: " + ("met" if verdict == "ok" else "not met"),
+                    goal=goal_met("<= 1.1x + 1 ms", verdict == "ok"),
                 )
             )
     report("lsp-wrap", rows)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench._results import Row, ratio, report
+from bench._results import Row, goal_met, ratio, report
 from driveros.memory import MemoryStore, Provenance
 from driveros.memory._rows import now_iso
 from driveros.memory._search import pack
@@ -200,7 +200,7 @@ def row(label: str, ours: tuple[list[float], list[float]], base: list[float], n:
     p50, p99, b50, b99 = pct(wall, 0.5), pct(wall, 0.99), pct(base, 0.5), pct(base, 0.99)
     goal = "none"
     if n == SIZES[-1]:
-        goal = "p99 < 20 ms: " + ("met" if p99 < 20 else "not met")
+        goal = goal_met("p99 < 20 ms", p99 < 20)
     where = " (`make bench ARGS=memory`)" if not ROWS else " (same run)"
     ROWS.append(
         Row(

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench._results import Row, ratio, report
+from bench._results import Row, goal_met, ratio, report
 from driveros.memory import MemoryStore, Provenance
 from driveros.memory import _health as health
 from driveros.memory._check import identity, known_sound, remember_sound
@@ -86,8 +86,7 @@ def main() -> None:
                     measured=f"{cached:.2f} ms (open + close: {opened:.1f} ms)",
                     baseline=f"{quick:.1f} ms `quick_check`",
                     ratio=ratio(cached, quick, 3),
-                    goal="cheaper than the quick check it replaced: "
-                    + ("met" if cached < quick else "not met"),
+                    goal=goal_met("cheaper than the quick check it replaced", cached < quick),
                 )
             )
     report("memory_open", rows)

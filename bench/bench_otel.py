@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from bench._results import Row, ratio, report
+from bench._results import Row, goal_met, ratio, report
 from driveros.agent import Event
 from driveros.config import load_environment
 from driveros.runs import RunSpec, execute_run
@@ -108,8 +108,7 @@ async def main() -> None:
                 measured=f"{replay:.3f} ms/turn",
                 baseline=f"{m_off:.2f} ms/turn, the same run untraced",
                 ratio=f"{traced_turn:.3f} (off turn + tracing)",
-                goal="<= 1.05x harness time per turn: "
-                + ("met" if traced_turn <= 1.05 else "not met"),
+                goal=goal_met("<= 1.05x harness time per turn", traced_turn <= 1.05),
             ),
             Row(
                 benchmark=f"OpenTelemetry on vs off end to end, wall time per turn, {ROUNDS} "

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._results import Row, ratio, report
+from bench._results import Row, goal_met, ratio, report
 from driveros.config import load_environment
 from driveros.review import STRATEGY_VAR, ScratchWorkspace, scratch_strategies
 from driveros.runs import RunSpec, execute_run
@@ -264,7 +264,7 @@ def _rows(
             measured=f"{run * 1000:.0f} ms",
             baseline=f"{ref * 1000:.0f} ms `git worktree add`",
             ratio=ratio(run, ref),
-            goal="<= 0.2x `git worktree add`: " + ("met" if run <= 0.2 * ref else "not met"),
+            goal=goal_met("<= 0.2x `git worktree add`", run <= 0.2 * ref),
         ),
     ]
     if "worktree" in results and best != "worktree":

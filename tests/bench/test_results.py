@@ -58,3 +58,8 @@ def test_report_replaces_only_its_own_rows(tmp_path: Path) -> None:
     rows = [line for line in table.read_text().splitlines() if line.startswith("| a")]
     assert rows and all("a \\| b | 5 ms | 2 ms | 0.50 | none |" in line for line in rows)
     assert len(rows) == 2
+
+
+def test_goal_met_says_the_target_and_whether_it_was_met() -> None:
+    assert _results.goal_met("<= 0.30x", True) == "<= 0.30x: met"
+    assert _results.goal_met("p99 < 20 ms", False) == "p99 < 20 ms: not met"
