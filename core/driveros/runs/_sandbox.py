@@ -79,7 +79,9 @@ def make_sandbox(
         mounts, git_env = docker_git(spec, scratch)
         # The host's language servers, read-only (docs/semantic.md, "Tiers").
         hidden = [state_dir(env.process_env), *([scratch.workspace] if scratch else [])]
-        mounts = {**mounts, **docker_server_mounts(env.process_env, hidden=hidden)}
+        # Never found through the workspace (its .venv/bin on PATH: a planted go or gopls).
+        found = docker_server_mounts(env.process_env, hidden=[*hidden, spec.workspace])
+        mounts = {**mounts, **found}
         box = DockerSandbox(
             root,
             runtime=spec.runtime,

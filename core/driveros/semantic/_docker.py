@@ -119,12 +119,32 @@ def _goroot(environ: Mapping[str, str] | None) -> Path | None:
     return root if (root / "src").exists() and (root / "pkg").is_dir() else None
 
 
+def _trusted_path(environ: Mapping[str, str] | None, hidden: list[Path]) -> dict[str, str]:
+    """``environ`` whose ``PATH`` keeps only absolute entries outside ``hidden`` (as given and
+    resolved): a repository's ``go`` or ``gopls`` (planted, or a committed link to anything
+    of the user's, on an activated venv's ``bin`` or a ``PATH`` holding ``.``) never chooses
+    what is bound, ``GOROOT`` being the directory above ``go``'s resolved ``bin``."""
+    env = dict(os.environ if environ is None else environ)
+    entries = env.get("PATH", os.defpath).split(os.pathsep)
+    kept = [
+        e
+        for e in entries
+        if e.startswith("/")
+        and not _inside(Path(e), hidden)
+        and not _inside(Path(os.path.realpath(e)), hidden)
+    ]
+    return {**env, "PATH": os.pathsep.join(kept)}
+
+
 def docker_server_mounts(
     environ: Mapping[str, str] | None = None, *, hidden: Iterable[Path] = ()
 ) -> dict[str, str]:
     """Host path → container path of every server part found on the host (see the module's
-    table), for ``DockerSandbox(extra_mounts=...)``; nothing inside ``hidden``."""
-    hidden = [Path(os.path.realpath(h)) for h in hidden]
+    table), for ``DockerSandbox(extra_mounts=...)``; nothing inside ``hidden`` (pass the
+    workspace too), nothing found through a ``PATH`` entry inside it or a relative one."""
+    given = list(hidden)
+    hidden = [*(Path(os.path.realpath(h)) for h in given), *(Path(h) for h in given)]
+    environ = _trusted_path(environ, hidden)
     pairs: list[tuple[Path | None, PurePosixPath]] = []
     pyright = _package_dir("basedpyright")
     if pyright is not None and (pyright / "langserver.index.js").exists():
