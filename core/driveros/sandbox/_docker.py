@@ -24,9 +24,11 @@ from driveros.sandbox._docker_exec import DockerChannel
 from driveros.sandbox._docker_folders import (
     check_folder_target,
     folder_volumes,
+    guard_volumes,
     open_up_views,
     refuse_made_hooks,
     unguarded_folders,
+    unguarded_roots,
 )
 from driveros.sandbox._docker_options import (
     DEFAULT_IMAGE,
@@ -46,7 +48,6 @@ from driveros.sandbox._env import (
     command_environment,
     dotenv_assignments,
 )
-from driveros.sandbox._paths import is_git_name
 from driveros.sandbox._protocol import (
     CommandResult,
     PolicyError,
@@ -59,8 +60,6 @@ __all__ = ["DEFAULT_IMAGE", "DockerSandbox", "DockerSandboxOptions"]
 
 #: Where the workspace appears inside the container.
 CONTAINER_WORKSPACE = "/workspace"
-#: At most this many directories are searched for nested ``.git`` entries to mount read-only.
-MAX_GIT_SCAN_DIRS = 20_000
 #: The uid:gid commands run as when the workspace belongs to root (distroless' "nonroot").
 SANDBOX_UID = 65532
 
@@ -277,42 +276,25 @@ class DockerSandbox(SandboxBase):
                 await asyncio.to_thread(container.remove, force=True)
             raise
 
-    def _git_mounts(self) -> dict[str, dict[str, str]]:
-        """Read-only bind mounts over every ``.git`` in the workspace (any spelling, any depth).
-
-        The workspace is mounted writable, so without these a command could write a hook or
-        ``core.fsmonitor`` that runs on the user's next ``git status`` — or point a nested
-        repository's or submodule's ``.git`` file at a git directory it planted. A ``.git``
-        file (a worktree's or submodule's pointer) is mounted read-only the same way.
-        Symlinks are not mounted (the fence refuses them). The walk skips ``node_modules``
-        and stops after :data:`MAX_GIT_SCAN_DIRS` directories.
+    def _guard_mounts(self) -> dict[str, dict[str, str]]:
+        """Read-only bind mounts over every ``.git`` in the workspace (any spelling, any
+        depth; ``node_modules`` skipped) and over its ``.driveros``, as the local tier binds
+        them (docs/sandbox.md, "The local boundary"). The workspace is mounted writable, so
+        without these a command could write a git hook or ``core.fsmonitor`` that runs on the
+        user's next ``git status``, repoint a ``.git`` file, or plant the
+        ``.driveros/hooks.toml`` a trusted workspace's next run runs on the host. Where there
+        is no ``.driveros`` (and outside a review view), a ``hooks.toml`` made there is
+        renamed aside at close.
         """
-        mounts: dict[str, dict[str, str]] = {}
-        root = str(self.workspace)
-        walker = os.walk(root, followlinks=False)
-        for visited, (top, dirs, files) in enumerate(walker):
-            for name in [*dirs, *files]:
-                if not is_git_name(name):
-                    continue
-                path = os.path.join(top, name)  # noqa: PTH118 - strings for the docker API
-                with contextlib.suppress(OSError):
-                    mode = os.lstat(path).st_mode
-                    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
-                        rel = os.path.relpath(path, root)
-                        target = str(PurePosixPath(CONTAINER_WORKSPACE, rel))
-                        mounts[path] = {"bind": target, "mode": "ro"}
-            dirs[:] = [d for d in dirs if not is_git_name(d) and d != "node_modules"]
-            if visited >= MAX_GIT_SCAN_DIRS:
-                log.warning("stopped looking for nested .git after %d directories", visited)
-                break
-        return mounts
+        self._unguarded += unguarded_roots([self.workspace] if self._written_in is None else [])
+        return guard_volumes(self.workspace, CONTAINER_WORKSPACE)
 
     def _create_container(self) -> Any:
         volumes = {str(self.workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}
-        volumes.update(self._git_mounts())
+        self._unguarded = unguarded_folders(self._folders)
+        volumes.update(self._guard_mounts())
         volumes.update({src: {"bind": dst, "mode": "ro"} for src, dst in self._mounts.items()})
         volumes.update(folder_volumes(self._folders))  # --add-dir: docs/sandbox.md
-        self._unguarded = unguarded_folders(self._folders)
         container = self._client.containers.create(
             self.image,
             command=["sleep", "infinity"],

@@ -48,6 +48,17 @@ def check_folder_target(at: str) -> None:
             )
 
 
+def guard_volumes(root: Path, at: str) -> dict[str, dict[str, str]]:
+    """Read-only binds over every ``.git`` in ``root`` and its ``.driveros``, at their place
+    under ``at`` in the container (the local tier's guards: :func:`git_entries`,
+    :func:`driveros_dir`). Blocking: ``root`` is walked."""
+    volumes: dict[str, dict[str, str]] = {}
+    for entry in [*git_entries(root), *driveros_dir(root)]:
+        target = PurePosixPath(at, entry.relative_to(root).as_posix())
+        volumes[str(entry)] = {"bind": str(target), "mode": "ro"}
+    return volumes
+
+
 def folder_volumes(folders: Folders) -> dict[str, dict[str, str]]:
     """The docker SDK's ``volumes`` for ``folders`` (host path -> bind and mode). Blocking:
     a writable folder written in place is walked for its ``.git`` entries."""
@@ -55,22 +66,21 @@ def folder_volumes(folders: Folders) -> dict[str, dict[str, str]]:
     for folder in folders:
         root = folder.files.root
         volumes[str(root)] = {"bind": folder.at, "mode": "rw" if folder.writable else "ro"}
-        if not (folder.writable and folder.in_place):
-            continue
-        for entry in [*git_entries(root), *driveros_dir(root)]:
-            target = PurePosixPath(folder.at, entry.relative_to(root).as_posix())
-            volumes[str(entry)] = {"bind": str(target), "mode": "ro"}
+        if folder.writable and folder.in_place:
+            volumes.update(guard_volumes(root, folder.at))
     return volumes
+
+
+def unguarded_roots(roots: list[Path]) -> list[Path]:
+    """The ``roots`` written in place that have no ``.driveros`` to bind read-only (see
+    :func:`refuse_made_hooks`). Blocking."""
+    return [root for root in roots if not driveros_dir(root)]
 
 
 def unguarded_folders(folders: Folders) -> list[Path]:
     """The writable folders written in place that have no ``.driveros`` to bind read-only
     (see :func:`refuse_made_hooks`). Blocking."""
-    return [
-        f.files.root
-        for f in folders
-        if f.writable and f.in_place and not driveros_dir(f.files.root)
-    ]
+    return unguarded_roots([f.files.root for f in folders if f.writable and f.in_place])
 
 
 def refuse_made_hooks(roots: list[Path]) -> list[Path]:
