@@ -114,15 +114,16 @@ def host_candidates(spec: ServerSpec, environ: Mapping[str, str] | None = None) 
 
 def server_mounts(environ: Mapping[str, str] | None = None) -> list[Path]:
     """Directories the local sandbox binds read-only so the servers driveros installed run
-    inside it: its own environment (basedpyright) and its npm cache directory (the
-    TypeScript server). Only those that hold a default server."""
+    inside it: its own environment (basedpyright) and the ``node_modules`` of its npm
+    directory (the TypeScript server; never the directory itself, where an ``.npmrc`` may
+    hold a token). Only those that hold a default server."""
     out: list[Path] = []
     venv_bin = Path(sys.prefix) / "bin"
     if (venv_bin / "basedpyright-langserver").exists():
         out.append(Path(sys.prefix))
     npm = user_cache_dir(environ) / NPM_DIR
     if (npm / "node_modules" / ".bin" / "typescript-language-server").exists():
-        out.append(npm)
+        out.append(npm / "node_modules")
     return out
 
 
