@@ -31,6 +31,15 @@ class _Raw:
     new_sha: str | None
 
 
+#: A trusted workspace's hooks file (any case): its commands run as the user, outside any
+#: sandbox, so a run never proposes it, whoever wrote it in the copy (docs/security.md).
+_HOOKS_FILE = (".driveros", "hooks.toml")
+
+
+def _never_proposed(path: str) -> bool:
+    return tuple(p.casefold() for p in path.split("/")) == _HOOKS_FILE
+
+
 def _parse_raw(data: bytes) -> list[_Raw]:
     parts = data.split(b"\0")
     out: list[_Raw] = []
@@ -232,7 +241,7 @@ async def compute_changes(lay: Layout) -> list[FileChange]:
 async def changes_from_raw(lay: Layout, raw: bytes) -> list[FileChange]:
     """The changes a ``--raw -z --no-renames --no-abbrev`` diff of the private repository
     lists (``diff-index`` or ``diff-tree``), sorted by path."""
-    entries = _parse_raw(raw)
+    entries = [e for e in _parse_raw(raw) if not _never_proposed(e.path)]
     # Renames: a deleted and a created file with identical content, paired in path order.
     created = {e.new_sha: e for e in entries if e.status == "A" and e.new_sha}
     renamed_from: dict[str, _Raw] = {}
