@@ -187,11 +187,12 @@ def namespace_args(*, network: bool) -> list[str]:
 SMALL_TMPFS_BYTES = 512 << 20
 
 
-def _system_args(size: int | None = None) -> list[str]:
+def _system_args(size: int | None = None, shared: Mapping[str, Path] | None = None) -> list[str]:
     """The system directories read-only, masked secrets, private ``/dev``, ``/proc`` and
     scratch tmpfs. ``size``: every writable tmpfs is limited to that many bytes and ``/dev``
     is read-only but its device files (``/dev/shm`` a bounded tmpfs), so a command that fills
-    them fails with ENOSPC instead of taking the machine's memory."""
+    them fails with ENOSPC instead of taking the machine's memory. ``shared``: the scratch
+    places are instead these directories of one bounded tmpfs (see :attr:`Layout.shared`)."""
     args: list[str] = []
     for name in SYSTEM_DIRS:
         path = Path(name)
@@ -205,11 +206,17 @@ def _system_args(size: int | None = None) -> list[str]:
     for name in ETC_MASKED_DIRS:
         if Path(name).is_dir():
             args += ["--tmpfs", name, "--remount-ro", name]
+    args += ["--dev", "/dev", "--proc", "/proc"]
+    if shared:  # one tmpfs for all of them, made before bubblewrap ran
+        for name, source in shared.items():
+            args += ["--remount-ro", "/dev"] if name == "/dev/shm" else []  # noqa: S108
+            args += ["--bind", str(source), name]
+        return args
     # Private, empty scratch space (never the host's /tmp).
     sized = ["--size", str(size)] if size else []
     # The rarely used ones get less: together they stay a fraction of /tmp's size.
     small = ["--size", str(min(size, SMALL_TMPFS_BYTES))] if size else []
-    args += ["--dev", "/dev", "--proc", "/proc", *sized, "--tmpfs", "/tmp"]  # noqa: S108
+    args += [*sized, "--tmpfs", "/tmp"]  # noqa: S108
     for name in ("/var/tmp", "/run"):  # noqa: S108
         args += [*small, "--tmpfs", name]
     if size:
@@ -359,12 +366,17 @@ class Layout:
     #: rest of ``/dev`` read-only (every sandbox where bubblewrap has ``--size``: a command
     #: that fills them gets ENOSPC instead of taking the machine's memory). None: unbounded.
     system_tmpfs_bytes: int | None = None
+    #: ``/tmp``, ``/var/tmp``, ``/run``, ``/dev/shm`` (keys) bound from these directories of
+    #: one bounded tmpfs that also holds HOME and TMPDIR, bound at their paths (a sandbox that
+    #: discards its writes: its helper mounted the tmpfs, driveros.sandbox._oneshot), and the
+    #: rest of ``/dev`` read-only; the sizes above then do not apply.
+    shared: Mapping[str, Path] | None = None
 
 
 def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
     """bubblewrap's arguments up to (not including) ``--`` and the command."""
-    size = layout.tmpfs_bytes
-    system = _system_args(size or layout.system_tmpfs_bytes)
+    size = None if layout.shared else layout.tmpfs_bytes
+    system = _system_args(size or layout.system_tmpfs_bytes, layout.shared)
     args = [bwrap, *namespace_args(network=layout.network), *system]
     if layout.network:
         resolv = Path("/etc/resolv.conf")

@@ -48,7 +48,15 @@ from driveros.sandbox._local_options import (
     LocalSandboxFields,
     LocalSandboxOptions,
 )
-from driveros.sandbox._oneshot import WorkspaceAccess, overlay_prefix, overlay_works, read_only_env
+from driveros.sandbox._oneshot import (
+    SHARED_PLACES,
+    WorkspaceAccess,
+    one_shot_bytes,
+    overlay_prefix,
+    overlay_works,
+    read_only_env,
+    scratch_prefix,
+)
 from driveros.sandbox._protocol import (
     CommandResult,
     LocalSandboxUnavailableError,
@@ -213,14 +221,15 @@ class LocalSandbox(SandboxBase):
         if not self.options.discard_writes:
             return await ContainedHost.start(bwrap_argv(bwrap, layout), watchdog=self._watchdog)
         assert self._scratch is not None
-        # Every tmpfs bounded, HOME and TMPDIR among them: nothing reaches the host's disk.
-        if sized:
-            layout = dataclasses.replace(layout, tmpfs_bytes=self.options.tmpfs_bytes)
-        upper = Path(self._scratch, "overlay")
-        prefix = overlay_prefix(self.workspace, upper, self.options.tmpfs_bytes)
+        # One tmpfs, its helper's, holds all it writes: nothing reaches the host's disk, and
+        # together the places take at most `size` of memory (docs/sandbox.md).
+        scratch = Path(self._scratch)
+        size = await asyncio.to_thread(one_shot_bytes, self.options.tmpfs_bytes)
+        places = {name: scratch / sub for name, sub in SHARED_PLACES.items()}
+        shared = dataclasses.replace(layout, shared=places)
+        prefix = overlay_prefix(self.workspace, scratch, size)
         if prefix is not None and await asyncio.to_thread(overlay_works):
-            await asyncio.to_thread(upper.mkdir, 0o700)
-            argv = [*prefix, *bwrap_argv(bwrap, layout)]
+            argv = [*prefix, *bwrap_argv(bwrap, shared)]
             try:
                 host = await ContainedHost.start(argv, watchdog=self._watchdog)
             except LocalSandboxUnavailableError as exc:
@@ -228,11 +237,19 @@ class LocalSandbox(SandboxBase):
             else:
                 self._access = "overlay"
                 return host
-        read_only = dataclasses.replace(layout, workspace_writable=False)
-        host = await ContainedHost.start(bwrap_argv(bwrap, read_only), watchdog=self._watchdog)
         self._env.update(read_only_env(layout.tmp))
         self._access = "read-only"
-        return host
+        read_only = dataclasses.replace(shared, workspace_writable=False)
+        argv = [*scratch_prefix(scratch, size), *bwrap_argv(bwrap, read_only)]
+        try:
+            return await ContainedHost.start(argv, watchdog=self._watchdog)
+        except LocalSandboxUnavailableError as exc:  # no user namespace of our own (setuid bwrap)
+            log.info("no tmpfs of its own for %s (%s): one per place", self.workspace, exc)
+        # Every tmpfs bounded, HOME and TMPDIR among them, each on its own.
+        if sized:
+            layout = dataclasses.replace(layout, tmpfs_bytes=self.options.tmpfs_bytes)
+        read_only = dataclasses.replace(layout, workspace_writable=False)
+        return await ContainedHost.start(bwrap_argv(bwrap, read_only), watchdog=self._watchdog)
 
     def _refuse_writes(self, path: str) -> None:
         if self.options.discard_writes:

@@ -47,9 +47,10 @@ class LocalSandboxOptions:
     #: write refuse. For the feed run once over the user's own tree (docs/sandbox.md,
     #: "Sandboxes that discard their writes").
     discard_writes: bool = False
-    #: The size of each tmpfs commands write to: ``/tmp``, ``/var/tmp``, ``/run``, ``/dev/shm``
-    #: and, with ``discard_writes``, the overlay's upper layer, HOME and TMPDIR too; filling
-    #: one fails with ENOSPC.
+    #: The size of each tmpfs commands write to (``/tmp``; ``/var/tmp``, ``/run``, ``/dev/shm``
+    #: at most 512 MiB); with ``discard_writes``, the most all the places it writes hold
+    #: together (one tmpfs, also at most 1 GiB and a quarter of the available memory:
+    #: driveros.sandbox._oneshot.one_shot_bytes). Filling them fails with ENOSPC.
     tmpfs_bytes: int = TMPFS_BYTES
 
 

@@ -33,19 +33,70 @@ _SOURCE = Path(__file__).with_name("_overlay_inner.py")
 _INTERPRETER = os.path.realpath(sys.executable)
 #: Characters overlayfs' mount options cannot carry in a layer's path.
 _UNNAMEABLE = frozenset(",:\\\n")
-#: The size of each tmpfs such a sandbox writes to (the overlay's upper layer, HOME, TMPDIR,
-#: ``/tmp``, ...): a command that fills one gets ENOSPC; nothing reaches the host's disk.
+#: The size of each tmpfs a sandbox writes to (``/tmp``, ...): a command that fills one gets
+#: ENOSPC instead of taking the machine's memory.
 TMPFS_BYTES = 2 << 30
+#: The most a sandbox that discards its writes holds in memory, every place it writes together
+#: (see :func:`one_shot_bytes`).
+ONE_SHOT_MAX_BYTES = 1 << 30
+#: ... and at most this share of the memory available when it starts (never below the floor).
+ONE_SHOT_MEMORY_SHARE = 4
+ONE_SHOT_MIN_BYTES = 64 << 20
+#: The directories of the one tmpfs (under the sandbox's private directory, whose ``home``
+#: and ``tmp`` are HOME and TMPDIR) bubblewrap binds at the system's scratch places.
+SHARED_PLACES = {
+    "/tmp": "sys-tmp",  # noqa: S108 - the sandbox's own, never the host's
+    "/var/tmp": "var-tmp",  # noqa: S108
+    "/run": "run",
+    "/dev/shm": "shm",  # noqa: S108 - last: /dev is read-only by then
+}
+_SHARED_DIRS = ":".join(["home", "tmp", *SHARED_PLACES.values()])
+
+
+def one_shot_bytes(limit: int) -> int:
+    """The size of the one tmpfs that holds everything a sandbox that discards its writes
+    writes: at most ``limit`` (``tmpfs_bytes``), :data:`ONE_SHOT_MAX_BYTES` and a quarter of
+    ``MemAvailable`` (not below :data:`ONE_SHOT_MIN_BYTES` unless ``limit`` is). Blocking."""
+    cap = min(limit, ONE_SHOT_MAX_BYTES)
+    available = _mem_available()
+    if available is not None:
+        cap = min(cap, max(available // ONE_SHOT_MEMORY_SHARE, ONE_SHOT_MIN_BYTES))
+    return cap
+
+
+def _mem_available() -> int | None:
+    try:
+        text = Path("/proc/meminfo").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        fields = value.split()
+        if name == "MemAvailable" and fields and fields[0].isdigit():
+            return int(fields[0]) * 1024
+    return None
+
+
+def _prefix(workspace: str, scratch: Path, size: int) -> list[str]:
+    source = _SOURCE.read_text(encoding="utf-8")
+    args = [workspace, str(scratch), str(size), _SHARED_DIRS]
+    return [_INTERPRETER, "-I", "-S", "-c", source, *args]
 
 
 def overlay_prefix(workspace: Path, scratch: Path, size: int = TMPFS_BYTES) -> list[str] | None:
-    """The command that lays the throwaway overlay over ``workspace`` (its upper layer on a
-    tmpfs of ``size`` bytes mounted at ``scratch``, an empty directory) and then runs the
-    bubblewrap command appended to it; None when overlayfs cannot name one of the paths."""
+    """The command that mounts one tmpfs of ``size`` bytes at ``scratch`` (the sandbox's
+    private directory: HOME, TMPDIR, the system's scratch places and the upper layer all on
+    it), lays the throwaway overlay over ``workspace`` and then runs the bubblewrap command
+    appended to it; None when overlayfs cannot name one of the paths."""
     if any(c in _UNNAMEABLE for c in f"{workspace}{scratch}"):
         return None
-    source = _SOURCE.read_text(encoding="utf-8")
-    return [_INTERPRETER, "-I", "-S", "-c", source, str(workspace), str(scratch), str(size)]
+    return _prefix(str(workspace), scratch, size)
+
+
+def scratch_prefix(scratch: Path, size: int) -> list[str]:
+    """As :func:`overlay_prefix` without the overlay (the read-only fallback): only the one
+    tmpfs of ``size`` bytes at ``scratch`` for everything the sandbox writes."""
+    return _prefix("-", scratch, size)
 
 
 @functools.cache

@@ -1,14 +1,18 @@
-"""Lays a throwaway overlay over a workspace, then becomes bubblewrap (stdlib only).
+"""Mounts one bounded tmpfs for everything a sandbox writes, lays a throwaway overlay over a
+workspace on it, then becomes bubblewrap (stdlib only).
 
 Never imported by driveros: :mod:`driveros.sandbox._oneshot` reads this file's text and runs
-it as ``python -I -S -c SOURCE WORKSPACE SCRATCH BYTES BWRAP ARGS...`` on the host. It enters a
-new user namespace (the caller's uid and gid mapped to themselves) with a new mount
-namespace, makes every mount private, mounts a tmpfs of ``BYTES`` on ``SCRATCH`` (a command that
-fills it gets ENOSPC) and an overlay on
-``WORKSPACE`` whose lower layer is the workspace itself and whose upper layer is on that
-tmpfs, then executes bubblewrap, which binds the overlay as the sandbox's workspace. Every
-write a command makes lands in the tmpfs and is gone with the namespace: the user's tree is
-only read. Nothing of the host is changed (the mounts live only in the new namespace).
+it as ``python -I -S -c SOURCE WORKSPACE SCRATCH BYTES DIRS BWRAP ARGS...`` on the host. It
+enters a new user namespace (the caller's uid and gid mapped to themselves) with a new mount
+namespace, makes every mount private and mounts one tmpfs of ``BYTES`` on ``SCRATCH`` (the
+sandbox's private directory): in it, the directories ``DIRS`` (``:``-separated names) that
+bubblewrap binds as HOME, TMPDIR, ``/tmp``, ``/var/tmp``, ``/run`` and ``/dev/shm``, so all of
+them together hold at most ``BYTES`` (a command that fills them gets ENOSPC). Unless
+``WORKSPACE`` is ``-``, an overlay on ``WORKSPACE`` whose lower layer is the workspace itself
+and whose upper layer is on that tmpfs too, which bubblewrap binds as the sandbox's
+workspace. Every write a command makes lands in the tmpfs and is gone with the namespace: the
+user's tree is only read. Nothing of the host is changed (the mounts live only in the new
+namespace).
 
 On any failure it exits with :data:`FAILED` and one line on stderr, before bubblewrap runs.
 """
@@ -40,7 +44,8 @@ def _write(path: str, text: str) -> None:
 
 
 def main(argv: list[str]) -> None:
-    workspace, scratch, size, command = argv[0], argv[1], int(argv[2]), argv[3:]
+    workspace, scratch, size, dirs = argv[0], argv[1], int(argv[2]), argv[3]
+    command = argv[4:]
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
@@ -65,14 +70,20 @@ def main(argv: list[str]) -> None:
 
     mount(None, "/", None, _MS_REC | _MS_PRIVATE, "")
     mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=0700,size={size}")
-    upper, work = f"{scratch}/upper", f"{scratch}/work"
-    os.mkdir(upper, 0o700)  # noqa: PTH102 - the stdlib minimum, no pathlib import
-    os.mkdir(work, 0o700)  # noqa: PTH102
-    # The overlay's root shows the upper directory's mode: the workspace's own.
-    os.chmod(upper, os.stat(workspace).st_mode & 0o7777)  # noqa: PTH101, PTH116
-    # The lower layer is the workspace itself (resolved before the overlay covers it).
-    options = f"lowerdir={workspace},upperdir={upper},workdir={work},userxattr"
-    mount("overlay", workspace, "overlay", _MS_NOSUID | _MS_NODEV, options)
+    try:
+        for name in dirs.split(":"):
+            os.mkdir(f"{scratch}/{name}", 0o700)  # noqa: PTH102 - the stdlib minimum
+    except OSError as exc:
+        _fail(f"mkdir in {scratch}", exc.errno or 0)
+    if workspace != "-":
+        upper, work = f"{scratch}/upper", f"{scratch}/work"
+        os.mkdir(upper, 0o700)  # noqa: PTH102
+        os.mkdir(work, 0o700)  # noqa: PTH102
+        # The overlay's root shows the upper directory's mode: the workspace's own.
+        os.chmod(upper, os.stat(workspace).st_mode & 0o7777)  # noqa: PTH101, PTH116
+        # The lower layer is the workspace itself (resolved before the overlay covers it).
+        options = f"lowerdir={workspace},upperdir={upper},workdir={work},userxattr"
+        mount("overlay", workspace, "overlay", _MS_NOSUID | _MS_NODEV, options)
     try:
         os.execv(command[0], command)  # noqa: S606 - bubblewrap, argv from driveros
     except OSError as exc:
