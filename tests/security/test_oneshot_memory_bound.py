@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from driveros.intel import DiagnosticsFeed
 from driveros.sandbox import LocalSandbox
 from driveros.sandbox import _local as local_tier
 from driveros.sandbox import _oneshot as oneshot
@@ -107,3 +108,34 @@ async def test_oneshot_without_a_namespace_of_its_own_bounds_each_place(
         assert set(written) == {".", *PLACES}, done.stdout + done.stderr
         assert written["."] == 0 and all(v <= BOUND for v in written.values()), written
     assert sorted(p.name for p in repo.iterdir()) == ["calc.py"]
+
+
+async def test_oneshot_a_conftest_the_feed_imports_pins_at_most_the_bound(
+    tmp_path: Path, access: str
+) -> None:
+    """The feed's pytest imports a conftest that writes half the bound into every place: what
+    stays pinned in the sandbox afterwards is within the bound, and the snapshot comes back."""
+    repo = _repo(tmp_path)
+    (repo / "test_calc.py").write_text(
+        "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
+    places = ", ".join(repr(p) for p in (".", *PLACES))
+    (repo / "conftest.py").write_text(
+        "import os\n"
+        f"for place in ({places}):\n"
+        "    try:\n"
+        "        with open(os.path.expandvars(place) + '/fill.bin', 'wb') as f:\n"
+        f"            f.write(bytes({BOUND // 2}))\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    env = {**ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    async with LocalSandbox(repo, base_env=env, discard_writes=True, tmpfs_bytes=BOUND) as box:
+        snapshot = await DiagnosticsFeed(box).snapshot()
+        assert "pytest" in snapshot.checks
+        sizes = " ".join(f'"{p}/fill.bin"' for p in (".", *PLACES))
+        left = await box.run(f"stat -c %s {sizes} 2>/dev/null; true")
+        pinned = [int(n) for n in left.stdout.split()]
+        assert pinned and sum(pinned) <= BOUND, left.stdout + left.stderr
+        assert max(pinned) == BOUND // 2, pinned  # the conftest did run
+    assert sorted(p.name for p in repo.iterdir()) == ["calc.py", "conftest.py", "test_calc.py"]
