@@ -15,10 +15,20 @@ from hypothesis import strategies as st
 from driveros._git import GitRepo, run_git, split_z
 from driveros.review import ScratchWorkspace, checkpoints_of
 from driveros.review._changes import stage_all
+from driveros.review._indexed import IndexedFiles
 from tests.review._repo import git, make_repo
 
 #: Tracked, tracked but ignored (force-added), ignored, new, and inside an ignored directory.
-PATHS = ["src/app.py", "keep.log", "new.log", "notes.txt", "build/out.o", "d/e.txt"]
+PATHS = [
+    "src/app.py",
+    "src",
+    "keep.log",
+    "new.log",
+    "notes.txt",
+    "notes.txt/x/y.txt",
+    "build/out.o",
+    "d/e.txt",
+]
 OPS = st.lists(
     st.tuples(st.sampled_from(["write", "delete", "dir"]), st.sampled_from(PATHS)),
     min_size=1,
@@ -37,6 +47,13 @@ def _repo(root: Path) -> Path:
     return repo
 
 
+def _no_file_above(root: Path, target: Path) -> None:
+    """A file where ``target`` needs a directory becomes one (its file is removed)."""
+    for above in reversed(target.relative_to(root).parents[:-1]):
+        if (root / above).is_file() or (root / above).is_symlink():
+            (root / above).unlink()
+
+
 def _apply(root: Path, op: str, rel: str, n: int) -> None:
     target = root / rel
     if op == "delete":
@@ -46,6 +63,7 @@ def _apply(root: Path, op: str, rel: str, n: int) -> None:
             target.unlink()
         return
     if op == "dir":  # the path becomes a directory holding a file
+        _no_file_above(root, target)
         if target.is_file() or target.is_symlink():
             target.unlink()
         target.mkdir(parents=True, exist_ok=True)
@@ -53,6 +71,7 @@ def _apply(root: Path, op: str, rel: str, n: int) -> None:
         return
     if target.is_dir() and not target.is_symlink():
         shutil.rmtree(target)
+    _no_file_above(root, target)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(f"turn {n}\n")
 
@@ -85,7 +104,7 @@ async def _check(ops: list[tuple[str, str]]) -> None:
                 await asyncio.to_thread(_apply, scratch.path, op, rel, n)
                 await cps.record(n)
                 lay = scratch._lay
-                assert lay.tracked is None or lay.tracked <= await _index_files(scratch)
+                assert lay.tracked is None or set(lay.tracked) <= await _index_files(scratch)
                 last = cps.records[-1].tree if cps.records else lay.baseline
                 assert await _fresh_tree(scratch) == last, (ops[:n], scratch.strategy)
 
@@ -103,6 +122,10 @@ def test_tracked_and_ignored_paths_through_many_turns() -> None:
                 ("dir", "src/app.py"),
                 ("delete", "src"),
                 ("write", "src/app.py"),
+                ("dir", "src/app.py"),  # a file that becomes a directory, and back
+                ("write", "src/app.py"),
+                ("dir", "notes.txt"),
+                ("write", "notes.txt/inner.txt/x"),  # a file that becomes a directory below
             ]
         )
     )
@@ -118,3 +141,20 @@ def test_any_sequence_of_turns_records_what_a_fresh_staging_records(
     ops: list[tuple[str, str]],
 ) -> None:
     asyncio.run(_check(ops))
+
+
+def test_indexed_files_follow_what_git_takes_out() -> None:
+    files = IndexedFiles(["a/b/c.txt", "a/b/d.txt", "a/e", "f"])
+    files.add_file("a/b")  # a directory became a file: what was under it is out
+    assert set(files) == {"a/b", "a/e", "f"}
+    files.add_file("f/g")  # a file became a directory holding a file
+    assert set(files) == {"a/b", "a/e", "f/g"}
+    files.add_directory("a/e")  # a file became a directory
+    assert set(files) == {"a/b", "f/g"}
+    files.add_directory("f")  # recorded anew: what was under it is not known any more
+    assert set(files) == {"a/b"}
+    files.add_file("f/g")
+    files.discard("f")  # a directory deleted with its files
+    assert set(files) == {"a/b"}
+    files.add_file("a/b/x/y")
+    assert set(files) == {"a/b/x/y"} and "a/b" not in files

@@ -10,6 +10,7 @@ from pathlib import Path
 from driveros._errors import GitError
 from driveros._git import run_git, split_z
 from driveros.review._diff import unified_diff
+from driveros.review._indexed import IndexedFiles
 from driveros.review._layout import Layout
 from driveros.review._models import FileChange
 from driveros.review._overlay import VIEW_STRATEGIES, upper_candidates
@@ -148,20 +149,19 @@ async def _add_overlay_changes(lay: Layout) -> None:
     dirs = await asyncio.to_thread(lambda: {p for p in wanted if (lay.work / p).is_dir()})
     await add_paths(lay, [p for p in wanted if p in dirs])
     await add_paths(lay, [p for p in wanted if p not in dirs], force=True)
-    # What the index now holds of them: each file named alone is in it; a directory's files
-    # are not known here (they are asked about next time); a gone path left with its files.
+    # What the index now holds of them: each file named alone; a directory's files are
+    # not known here (they are asked about next time); a gone path left with its files.
     for p in gone:
         tracked.discard(p)
-        tracked.difference_update([k for k in tracked if k.startswith(p + "/")])
     for p in wanted:
         if p in dirs:
-            tracked.discard(p)
+            tracked.add_directory(p)
         elif p not in gone:
-            tracked.add(p)
+            tracked.add_file(p)
     lay.tracked = tracked
 
 
-async def _tracked(lay: Layout) -> set[str]:
+async def _tracked(lay: Layout) -> IndexedFiles:
     """The files the private index holds (read once, then kept by the staging above)."""
     if lay.tracked is None:
         _, out, _ = await run_git(
@@ -169,7 +169,7 @@ async def _tracked(lay: Layout) -> set[str]:
             cwd=lay.work,
             repo=lay.private_repo,
         )
-        lay.tracked = set(split_z(out))
+        lay.tracked = IndexedFiles(split_z(out))
     return lay.tracked
 
 

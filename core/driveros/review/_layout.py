@@ -11,6 +11,7 @@ from driveros._git import GitRepo
 from driveros.review._environments import ENVIRONMENT_DIRS
 from driveros.review._errors import ReviewError
 from driveros.review._files import check_relpath
+from driveros.review._indexed import IndexedFiles
 from driveros.review._overlay import VIEW_STRATEGIES
 from driveros.state import Lease
 
@@ -55,7 +56,7 @@ class Layout:
     #: staging asks git about ignore rules only for the others (a tracked file is never
     #: ignored). Never more than the index holds; None: not read yet, or reset by a write
     #: that did not keep it (:func:`driveros.review._stage.add_paths`).
-    tracked: set[str] | None = field(default=None, repr=False, compare=False)
+    tracked: IndexedFiles | None = field(default=None, repr=False, compare=False)
 
     @property
     def upper(self) -> Path:
