@@ -207,9 +207,9 @@ def _system_args(size: int | None = None, shared: Mapping[str, Path] | None = No
         if Path(name).is_dir():
             args += ["--tmpfs", name, "--remount-ro", name]
     args += ["--dev", "/dev", "--proc", "/proc"]
-    if shared:  # one tmpfs for all of them, made before bubblewrap ran
+    if shared:  # one tmpfs for all of them, made before bubblewrap ran; /dev read-only first
+        args += ["--remount-ro", "/dev"]
         for name, source in shared.items():
-            args += ["--remount-ro", "/dev"] if name == "/dev/shm" else []  # noqa: S108
             args += ["--bind", str(source), name]
         return args
     # Private, empty scratch space (never the host's /tmp).

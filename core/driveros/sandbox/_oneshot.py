@@ -48,7 +48,7 @@ SHARED_PLACES = {
     "/tmp": "sys-tmp",  # noqa: S108 - the sandbox's own, never the host's
     "/var/tmp": "var-tmp",  # noqa: S108
     "/run": "run",
-    "/dev/shm": "shm",  # noqa: S108 - last: /dev is read-only by then
+    "/dev/shm": "shm",  # noqa: S108
 }
 _SHARED_DIRS = ":".join(["home", "tmp", *SHARED_PLACES.values()])
 
