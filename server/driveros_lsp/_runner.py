@@ -288,7 +288,7 @@ class AgentRunner:
             turns=turns,
         )
         if report.folders:  # the added folders' views go with the scratch copy
-            outcome = _with_folders(outcome, report.folders)
+            outcome = _with_folders(outcome, report.folders, request.run_id)
         return outcome
 
     async def restore(self, workspace: str) -> list[RestoredRun]:
@@ -297,8 +297,9 @@ class AgentRunner:
 
         from driveros.review import checkpoints_of, reopen_kept_where
 
-        def proposal(manifest: Mapping[str, Any]) -> bool:  # not a run held by the CLI
-            return manifest.get("kind") != "run"
+        def proposal(manifest: Mapping[str, Any]) -> bool:
+            # not a run held by the CLI, nor another proposal's added folder
+            return manifest.get("kind") != "run" and FOLDER_OF not in manifest
 
         restored: list[RestoredRun] = []
         for kept in await reopen_kept_where(proposal, workspace=Path(workspace)):
@@ -322,6 +323,11 @@ class AgentRunner:
                 let_go=_let_go(scratch),
                 turns=turns,
             )
+            folders = await _reopen_folders(manifest, str(manifest.get("runId") or ""))
+            if folders:
+                more = await folders.changes()
+                outcome = outcome.model_copy(update={"changes": [*outcome.changes, *more]})
+                outcome = _with_folders(outcome, folders, str(manifest.get("runId") or ""))
             restored.append(RestoredRun(manifest=manifest, outcome=outcome, kept_at=kept.kept_at))
         return restored
 
@@ -387,10 +393,17 @@ def _scratch_handles(
     return release, keep
 
 
-def _with_folders(outcome: RunOutcome, folders: Any) -> RunOutcome:
-    """``outcome`` whose release and let-go also end its added folders' views (a kept
-    proposal's folders are not kept: they are released at exit)."""
-    release, let_go = outcome.release, outcome.let_go
+#: A kept proposal's added folder view names its run so (and is never a proposal itself).
+FOLDER_OF = "folderOf"
+
+
+def _with_folders(outcome: RunOutcome, folders: Any, run_id: str) -> RunOutcome:
+    """``outcome`` whose release, keep and let-go also cover its added folders' views: kept,
+    each view is kept beside the proposal (its manifest names the run) and the proposal's
+    manifest lists the folders, so that a restart reopens them together."""
+    from driveros.review import checkpoints_of
+
+    release, keep, let_go = outcome.release, outcome.keep, outcome.let_go
 
     async def release_both() -> None:
         try:
@@ -399,16 +412,51 @@ def _with_folders(outcome: RunOutcome, folders: Any) -> RunOutcome:
         finally:
             await folders.discard()
 
+    async def keep_both(manifest: dict[str, Any]) -> None:
+        if keep is None:
+            return
+        for at, view in folders.views.items():
+            entry = checkpoints_of(view).manifest_entry()
+            await view.keep({FOLDER_OF: run_id, "folder": str(at), **entry})
+        await keep({**manifest, "folders": [str(at) for at in folders.views]})
+
     async def let_go_both() -> None:
         try:
             if let_go is not None:
                 await let_go()
         finally:
-            await folders.discard()
+            await folders.aclose()  # a kept view stays on disk for the next server
 
     return outcome.model_copy(
-        update={"folders": folders, "release": release_both, "let_go": let_go_both}
+        update={
+            "folders": folders,
+            "release": release_both,
+            "keep": keep_both if keep is not None else None,
+            "let_go": let_go_both,
+        }
     )
+
+
+async def _reopen_folders(manifest: Mapping[str, Any], run_id: str) -> Any:
+    """The added folders' views a kept proposal listed, reopened (None without any)."""
+    from pathlib import Path
+
+    from driveros.review import FolderViews, checkpoints_of, reopen_kept_where
+
+    listed = manifest.get("folders")
+    if not isinstance(listed, list) or not listed:
+        return None
+    views = {}
+    for folder in (str(f) for f in listed):
+
+        def this_one(kept: Mapping[str, Any], folder: str = folder) -> bool:
+            return kept.get(FOLDER_OF) == run_id and kept.get("folder") == folder
+
+        found = await reopen_kept_where(this_one, workspace=Path(folder))
+        for kept in found:
+            checkpoints_of(kept.scratch, kept.manifest)
+            views[Path(folder)] = kept.scratch
+    return FolderViews(views) if views else None
 
 
 def _let_go(scratch: Any) -> Release | None:

@@ -314,11 +314,13 @@ class RunManager:
             wanted = manifest.get("pending")
             pending = [p for p in paths if not isinstance(wanted, list) or p in wanted]
             started = manifest.get("startedAt")
+            listed = manifest.get("folders")
+            folders = [str(f) for f in listed] if isinstance(listed, list) else []
             conflicts = manifest.get("conflicts")
             run = Run(
                 run_id=run_id,
                 request=request(run_id, str(manifest.get("task") or "")).model_copy(
-                    update={"title": str(manifest.get("title") or "")}
+                    update={"title": str(manifest.get("title") or ""), "folders": folders}
                 ),
                 state="proposed" if pending else "finished",
                 started_at=float(started) if isinstance(started, int | float) else item.kept_at,

@@ -4,6 +4,7 @@ with the folders listed), and each folder keeps its own trust."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -279,3 +280,38 @@ async def test_folders_checkpoints_cover_the_added_folders(
     assert not (workspace / "late.txt").exists()
     expected = "VALUE = 2\n" if how == "accept-through" else "VALUE = 1\n"
     assert (second / "lib.py").read_text() == expected
+
+
+async def test_folders_a_kept_proposal_reopens_with_its_added_folders(
+    workspace: Path, second: Path, tmp_path: Path, scripted_model
+) -> None:
+    """A second server reopens the proposal with the second folder's change and accepts it;
+    the second folder opened on its own never shows that view as a proposal of its own."""
+    env_state = {"DRIVEROS_STATE_DIR": str(tmp_path / "state")}
+    async with scripted_model(_three_turns(second)) as model:
+        env = {**model_env(model), **env_state}
+        session = {"profile": "neovim", "env": env, "settings": SETTINGS}
+        async with editor_session(workspace, extra_folders=(second,), **session) as ed:
+            folders = [workspace.as_uri(), second.as_uri()]
+            started = await ed.command(protocol.CMD_AGENT_START, {"task": "go", "folders": folders})
+            run_id = started["runId"]
+            await wait_state(ed, run_id, "proposed")
+        async with editor_session(second, **session) as alone:
+            for _ in range(10):  # the restore runs after initialized: it must find nothing
+                assert (await alone.command(protocol.CMD_AGENT_LIST))["runs"] == []
+                await asyncio.sleep(0.3)
+            assert not [m for m in alone.client.messages if "waiting for review" in m.message]
+        async with editor_session(workspace, extra_folders=(second,), **session) as ed:
+            await ed.wait_for(
+                lambda: [m for m in ed.client.messages if "waiting for review" in m.message],
+                what="the restored-proposals message",
+            )
+            proposal = ed.last_proposal(run_id)
+            assert proposal is not None
+            assert sorted(f["path"] for f in proposal["files"]) == sorted(
+                ["late.txt", "main.txt", f"{second.resolve()}/lib.py"]
+            )
+            await ed.command(protocol.CMD_REVIEW_ACCEPT, {"runId": run_id})
+            await wait_state(ed, run_id, "accepted")
+    assert (second / "lib.py").read_text() == "VALUE = 2\n"
+    assert (workspace / "late.txt").read_text() == "c\n"
