@@ -54,7 +54,12 @@ from driveros.agent._hooks import (
     TurnObservation,
 )
 from driveros.agent._loop import Agent
-from driveros.agent._redact import RedactingFilter, Redactor, dotenv_secret_values
+from driveros.agent._redact import (
+    RedactingFilter,
+    Redactor,
+    dotenv_secret_values,
+    git_header_secret_values,
+)
 from driveros.agent._sink import EventSink, OnEvent
 from driveros.agent._state import AgentConfig, AgentRun, TargetsJudge
 from driveros.agent._stuck import (
@@ -129,5 +134,6 @@ __all__ = [
     "dotenv_secret_values",
     "event_adapter",
     "event_json_schema",
+    "git_header_secret_values",
     "tool_specs",
 ]

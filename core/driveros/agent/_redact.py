@@ -16,9 +16,11 @@ the first place (docs/sandbox.md, "Secret files"); docs/security.md says what re
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -107,6 +109,66 @@ def dotenv_secret_values(pairs: Iterable[tuple[str, str]]) -> list[str]:
         if named or (len(value) >= 8 and not _PLAIN_VALUE.fullmatch(value)):
             values.add(value)
     return sorted(values, key=len, reverse=True)
+
+
+#: ``extraheader = …`` in a git configuration file (any section, any case).
+_EXTRAHEADER = re.compile(r"^\s*extraheader\s*=\s*(.*?)\s*$", re.I | re.M)
+#: What a git configuration file read for its headers may be at most.
+_GIT_CONFIG_CAP = 1 << 20
+
+
+def _git_config_files(root: Path) -> list[Path]:
+    """The repository configuration files of ``root``: ``.git/config``, or for a worktree
+    (``.git`` a file naming its git directory) that directory's and its common one's."""
+    dot = root / ".git"
+    if dot.is_dir():
+        return [dot / "config"]
+    try:
+        line = dot.read_text(encoding="utf-8", errors="replace")[:4096].strip()
+    except OSError:
+        return []
+    if not line.startswith("gitdir:"):
+        return []
+    gitdir = (root / line.removeprefix("gitdir:").strip()).resolve()
+    found = [gitdir / "config"]
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return found
+    return [*found, (gitdir / common).resolve() / "config"]
+
+
+def git_header_secret_values(roots: Iterable[Path]) -> list[str]:
+    """The credentials of ``http.*.extraheader`` entries in the repositories at ``roots``
+    (``AUTHORIZATION: basic …`` / ``bearer …``): a repository's own configuration is readable
+    by its commands, and a URL's password is masked by shape but a header's is not. The whole
+    header value, its credential and, for ``basic``, the decoded password. Blocking."""
+    values: set[str] = set()
+    for root in roots:
+        for path in _git_config_files(root):
+            try:
+                with path.open("rb") as f:
+                    text = f.read(_GIT_CONFIG_CAP).decode("utf-8", "replace")
+            except OSError:
+                continue
+            for raw in _EXTRAHEADER.findall(text):
+                value = raw.strip().strip('"')
+                values.add(value)
+                words = value.split()
+                if len(words) >= 2:
+                    values.add(words[-1])
+                    if words[-2].lower() == "basic":
+                        values.update(_basic_password(words[-1]))
+    return sorted((v for v in values if len(v) >= MIN_SECRET_LEN), key=len, reverse=True)
+
+
+def _basic_password(encoded: str) -> list[str]:
+    try:
+        decoded = base64.b64decode(encoded, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return []
+    _user, _, password = decoded.partition(":")
+    return [decoded, password] if password else [decoded]
 
 
 class Redactor:

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
         RunReport,
         current_errors,
         execute_run,
-        new_run_id,
         run_in,
     )
     from driveros.runs._held import (
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     )
     from driveros.runs._provider import make_provider, pick_provider
     from driveros.runs._sandbox import DOCKER_GIT_DIR, DOCKER_WORKSPACE, docker_git, run_tier
+    from driveros.runs._sink import new_run_id
 
 __all__ = [
     "DOCKER_GIT_DIR",
@@ -77,7 +77,7 @@ _LAZY = {
     "RunReport": "_execute",
     "current_errors": "_execute",
     "execute_run": "_execute",
-    "new_run_id": "_execute",
+    "new_run_id": "_sink",
     "run_in": "_execute",
     "HeldRun": "_held",
     "fork_held": "_held",

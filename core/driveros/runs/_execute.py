@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -32,11 +31,9 @@ from driveros.agent import (
     OnEvent,
     Proposal,
     ProposalFile,
-    Redactor,
     Result,
     RunStarted,
     approval_policy,
-    dotenv_secret_values,
 )
 from driveros.config import Environment
 from driveros.diagnostics import DiagnosticItem
@@ -55,8 +52,9 @@ from driveros.runs._sandbox import (
     run_approval,
     run_tier,
 )
+from driveros.runs._sink import new_run_id, run_sink
 from driveros.runs._wiring import FeedParts, diagnostics_feed, feed_cache, open_memory
-from driveros.sandbox import Sandbox, dotenv_assignments
+from driveros.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from driveros.review import FileChange, FolderViews, ScratchWorkspace
@@ -79,10 +77,6 @@ class RunReport:
     folders: FolderViews | None = None
 
 
-def new_run_id() -> str:
-    return uuid.uuid4().hex[:12]
-
-
 def _config_update(spec: RunSpec) -> dict[str, object]:
     """The spec's budgets over the agent config (an unset cap keeps the config's own)."""
     update: dict[str, object] = {
@@ -94,15 +88,6 @@ def _config_update(spec: RunSpec) -> dict[str, object]:
     if spec.max_context_tokens is not None:
         update["context_budget"] = spec.max_context_tokens
     return update
-
-
-async def _sink(spec: RunSpec, env: Environment, on_event: OnEvent | None) -> EventSink:
-    """The run's event sink. The user's secret variables, every value of the workspace's
-    .env* files (a key the real environment shadows too) and token shapes are masked in
-    model input, events and memory."""
-    dotenv = await asyncio.to_thread(dotenv_assignments, spec.workspace, recursive=True)
-    redactor = Redactor([*env.secret_values(), *dotenv_secret_values(dotenv)])
-    return EventSink(spec.run_id or new_run_id(), on_event, redactor)
 
 
 @dataclass(frozen=True)
@@ -269,7 +254,7 @@ async def execute_run(
     hooks = await run_hooks(spec, env)
     on_event = await traced(spec, env, on_event)
     sink_ready = asyncio.ensure_future(
-        _sink(spec, env, after_first_request.watching(watching(on_event, hooks)))
+        run_sink(spec, env, after_first_request.watching(watching(on_event, hooks)))
     )
     context = dataclasses.replace(context or RunContext(), hooks=hooks)
     try:
@@ -444,7 +429,7 @@ async def run_in(
     The feed, memory, budgets and events are those of :func:`execute_run`; setup errors
     raise (the caller owns the setup). Cancelling emits a ``canceled`` result and re-raises.
     """
-    sink = await _sink(spec, env, on_event)
+    sink = await run_sink(spec, env, on_event)
     wired = _WiredAgent(RunContext())
     try:
         async with contextlib.AsyncExitStack() as stack:

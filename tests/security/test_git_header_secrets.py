@@ -1,0 +1,99 @@
+"""A repository's ``http.extraheader`` credential (a CI token a ``git clone`` wrote into
+``.git/config``) is readable by the run's own commands, in the workspace and in an added
+folder: it is masked like a ``.env`` value, in what the model is sent and in the trace."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from driveros.agent import Event, ToolResult, git_header_secret_values
+from driveros.config import load_environment
+from driveros.runs import AddedDir, RunSpec, execute_run
+from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
+from tests._scripted import model_environ
+
+#: No known token shape: only the configuration names it a secret.
+BEARER = "Zq9vX2mK8pL4nR7tW1yB5cD3"
+PASSWORD = "plainpw-8c1e44d0a9"
+BASIC = base64.b64encode(f"x-access-token:{PASSWORD}".encode()).decode()
+DECODE = "cut -d' ' -f3 | base64 -d"
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
+
+
+def _repos(tmp_path: Path) -> tuple[Path, Path, Path]:
+    ws, lib = tmp_path / "ws", tmp_path / "lib-main"
+    for repo in (ws, lib):
+        repo.mkdir()
+        _git(repo, "init", "-q")
+        (repo / "README.md").write_text("# r\n")
+    _git(ws, "config", "http.https://example.com/.extraheader", f"AUTHORIZATION: bearer {BEARER}")
+    _git(lib, "config", "http.extraheader", f"AUTHORIZATION: basic {BASIC}")
+    _git(lib, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "i", "--allow-empty")
+    # the added folder is a worktree: its .git is a file naming the git directory
+    worktree = tmp_path / "lib"
+    _git(lib, "worktree", "add", "-q", str(worktree))
+    return ws, lib, worktree
+
+
+def test_header_credentials_of_a_repository_and_a_worktree(tmp_path: Path) -> None:
+    ws, _, worktree = _repos(tmp_path)
+    found = git_header_secret_values([ws, worktree, tmp_path / "missing"])
+    assert BEARER in found and BASIC in found and PASSWORD in found
+    assert f"AUTHORIZATION: bearer {BEARER}" in found
+
+
+async def test_a_header_credential_never_reaches_the_model_or_the_trace(tmp_path: Path) -> None:
+    ws, lib, _ = _repos(tmp_path)
+    turns = [
+        Turn(
+            tool_calls=[
+                ToolCallSpec(
+                    "run", {"command": "git config --get-all http.https://example.com/.extraheader"}
+                ),
+                ToolCallSpec("run", {"command": f"git -C {lib} config --get http.extraheader"}),
+                ToolCallSpec(
+                    "run",
+                    {"command": f"git -C {lib} config --get http.extraheader | {DECODE}"},
+                ),
+            ]
+        ),
+        Turn(text="done"),
+    ]
+    events: list[Event] = []
+
+    async def on_event(event: Event) -> None:
+        events.append(event)
+
+    async with ScriptedModelServer(turns) as server:
+        environ = {
+            "PATH": os.environ["PATH"],
+            **model_environ(server, "openai", "sk-test-000000000000"),
+        }
+        env = load_environment(cwd=ws, environ=environ)
+        report = await execute_run(
+            RunSpec(
+                task="look around",
+                workspace=ws,
+                diagnostics=False,
+                approve="policy",
+                review=True,  # contained: every command runs, without asking
+                add_dirs=[AddedDir(path=lib)],
+            ),
+            env=env,
+            on_event=on_event,
+        )
+        sent = json.dumps(server.requests)
+    assert report.result.answer == "done", report.result
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert len(results) == 3 and all("[REDACTED]" in r.output for r in results), results
+    trace = "\n".join(e.model_dump_json() for e in events)
+    for secret in (BEARER, BASIC, PASSWORD):
+        assert secret not in sent, secret
+        assert secret not in trace, secret
