@@ -112,8 +112,17 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
         alternates=common / "objects",
     )
     # Starting from the worktree's index keeps git's stat cache: only dirty files get hashed.
-    await thread_to_the_end(shutil.copyfile, index, lay.git_dir / "index")
+    await thread_to_the_end(_copy_index, index, lay.git_dir)
     await _copy_parallel(top, lay.work, dirty)
+
+
+def _copy_index(index: Path, git_dir: Path) -> None:
+    """The user's index into the private repository, with the shared indexes a split index
+    (``core.splitIndex``) names: git reads them beside the index. Blocking."""
+    shutil.copyfile(index, git_dir / "index")
+    for shared in index.parent.glob("sharedindex.*"):
+        if shared.is_file() and not shared.is_symlink():
+            shutil.copyfile(shared, git_dir / shared.name)
 
 
 async def _hash_all(lay: Layout, tree: Path, max_file_size: int) -> None:
