@@ -82,9 +82,12 @@ class ContainedProcess:
 class ContainedHost:
     """The sandbox: a bubblewrap process, its host and the socket between them."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, sock: socket.socket) -> None:
+    def __init__(
+        self, proc: asyncio.subprocess.Process, sock: socket.socket, watchdog: Watchdog
+    ) -> None:
         self._proc = proc
         self._sock = sock
+        self._watchdog = watchdog
         self._buffer = b""
         self._ids = 0
         self._children: dict[int, ContainedProcess] = {}
@@ -122,7 +125,7 @@ class ContainedHost:
             theirs.close()
         watchdog.track_group(proc.pid)
         ours.setblocking(False)
-        host = cls(proc, ours)
+        host = cls(proc, ours, watchdog)
         try:
             async with asyncio.timeout(START_TIMEOUT):
                 await host._ready
@@ -293,10 +296,14 @@ class ContainedHost:
         self._host_gone()
         with contextlib.suppress(OSError):
             self._sock.close()
-        kill_group(self._proc.pid)
-        with contextlib.suppress(ProcessLookupError):
-            self._proc.kill()
+        if self._proc.returncode is None:  # once reaped, its number may be another's
+            kill_group(self._proc.pid)
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.kill()
         await self._proc.wait()
+        # The watchdog must never kill this group later: the pid is free for reuse now (with
+        # 32768 pids, soon), and a new group by that number would be someone else's.
+        self._watchdog.untrack_group(self._proc.pid)
         await asyncio.gather(self._stderr_pump, return_exceptions=True)
         if self._stderr:
             log.debug("local sandbox stderr: %s", self._stderr.decode("utf-8", "replace"))
