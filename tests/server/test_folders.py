@@ -5,6 +5,8 @@ with the folders listed), and each folder keeps its own trust."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from pygls.exceptions import JsonRpcException
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from driveros_lsp import protocol
 from tests.server._lsp import Editor, editor_session
-from tests.server.conftest import model_env
+from tests.server.conftest import ModelFactory, model_env
 from tests.server.test_flow import SETTINGS, wait_state
 
 
@@ -25,6 +27,40 @@ def second(tmp_path: Path) -> Path:
     folder.mkdir()
     (folder / "lib.py").write_text("VALUE = 1\n")
     return folder
+
+
+@asynccontextmanager
+async def _both_folders(
+    scripted_model: ModelFactory, turns: list[Turn], workspace: Path, second: Path
+) -> AsyncIterator[Editor]:
+    """A Neovim session over ``workspace`` and ``second``, its model playing ``turns``."""
+    async with (
+        scripted_model(turns) as model,
+        editor_session(
+            workspace,
+            profile="neovim",
+            env=model_env(model),
+            settings=SETTINGS,
+            extra_folders=(second,),
+        ) as ed,
+    ):
+        yield ed
+
+
+async def _proposed_in_both(ed: Editor, workspace: Path, second: Path, task: str) -> str:
+    """Start ``task`` named in both folders; its run id once it has proposed."""
+    folders = [workspace.as_uri(), second.as_uri()]
+    started = await ed.command(protocol.CMD_AGENT_START, {"task": task, "folders": folders})
+    run_id: str = started["runId"]
+    await wait_state(ed, run_id, "proposed")
+    return run_id
+
+
+def _edit_lib(second: Path) -> Turn:
+    """A turn setting ``second/lib.py``'s VALUE to 2 (by its absolute path)."""
+    lib = str(second.resolve() / "lib.py")
+    edit = {"path": lib, "old_string": "VALUE = 1", "new_string": "VALUE = 2"}
+    return Turn(tool_calls=[ToolCallSpec("edit_file", edit)])
 
 
 def _questions(ed: Editor, answer: str | None) -> list[lsp.ShowMessageRequestParams]:
@@ -46,34 +82,11 @@ async def test_folders_a_task_named_across_two_folders_edits_both(
 ) -> None:
     turns = [
         Turn(tool_calls=[ToolCallSpec("write_file", {"path": "main.txt", "content": "a\n"})]),
-        Turn(
-            tool_calls=[
-                ToolCallSpec(
-                    "edit_file",
-                    {
-                        "path": str(second.resolve() / "lib.py"),
-                        "old_string": "VALUE = 1",
-                        "new_string": "VALUE = 2",
-                    },
-                )
-            ]
-        ),
+        _edit_lib(second),
         Turn(text="both folders"),
     ]
-    async with (
-        scripted_model(turns) as model,
-        editor_session(
-            workspace,
-            profile="neovim",
-            env=model_env(model),
-            settings=SETTINGS,
-            extra_folders=(second,),
-        ) as ed,
-    ):
-        folders = [workspace.as_uri(), second.as_uri()]
-        started = await ed.command(protocol.CMD_AGENT_START, {"task": "both", "folders": folders})
-        run_id = started["runId"]
-        await wait_state(ed, run_id, "proposed")
+    async with _both_folders(scripted_model, turns, workspace, second) as ed:
+        run_id = await _proposed_in_both(ed, workspace, second, "both")
         proposal = ed.last_proposal(run_id)
         assert proposal is not None
         uris = sorted(f["uri"] for f in proposal["files"])
@@ -95,16 +108,7 @@ async def test_folders_an_unnamed_task_asks_which_folder_and_runs_there(
         Turn(tool_calls=[ToolCallSpec("write_file", {"path": "here.txt", "content": "x\n"})]),
         Turn(text="written"),
     ]
-    async with (
-        scripted_model(turns) as model,
-        editor_session(
-            workspace,
-            profile="neovim",
-            env=model_env(model),
-            settings=SETTINGS,
-            extra_folders=(second,),
-        ) as ed,
-    ):
+    async with _both_folders(scripted_model, turns, workspace, second) as ed:
         asked = _questions(ed, "second")
         run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "write"}))["runId"]
         await wait_state(ed, run_id, "proposed")
@@ -185,33 +189,14 @@ async def test_folders_an_untrusted_second_folder_gains_no_trust_from_the_first(
 async def test_folders_a_follow_up_keeps_the_added_folders_changes(
     workspace: Path, second: Path, scripted_model
 ) -> None:
-    lib = str(second.resolve() / "lib.py")
     turns = [
-        Turn(
-            tool_calls=[
-                ToolCallSpec(
-                    "edit_file", {"path": lib, "old_string": "VALUE = 1", "new_string": "VALUE = 2"}
-                )
-            ]
-        ),
+        _edit_lib(second),
         Turn(text="first"),
         Turn(tool_calls=[ToolCallSpec("write_file", {"path": "main.txt", "content": "b\n"})]),
         Turn(text="second"),
     ]
-    async with (
-        scripted_model(turns) as model,
-        editor_session(
-            workspace,
-            profile="neovim",
-            env=model_env(model),
-            settings=SETTINGS,
-            extra_folders=(second,),
-        ) as ed,
-    ):
-        folders = [workspace.as_uri(), second.as_uri()]
-        started = await ed.command(protocol.CMD_AGENT_START, {"task": "one", "folders": folders})
-        run_id = started["runId"]
-        await wait_state(ed, run_id, "proposed")
+    async with _both_folders(scripted_model, turns, workspace, second) as ed:
+        run_id = await _proposed_in_both(ed, workspace, second, "one")
         await ed.command(protocol.CMD_AGENT_FOLLOW_UP, {"runId": run_id, "task": "and main"})
         await ed.wait_for(
             lambda: len((ed.last_proposal(run_id) or {}).get("files", [])) == 2,
@@ -224,16 +209,9 @@ async def test_folders_a_follow_up_keeps_the_added_folders_changes(
 
 
 def _three_turns(second: Path) -> list[Turn]:
-    lib = str(second.resolve() / "lib.py")
     return [
         Turn(tool_calls=[ToolCallSpec("write_file", {"path": "main.txt", "content": "a\n"})]),
-        Turn(
-            tool_calls=[
-                ToolCallSpec(
-                    "edit_file", {"path": lib, "old_string": "VALUE = 1", "new_string": "VALUE = 2"}
-                )
-            ]
-        ),
+        _edit_lib(second),
         Turn(tool_calls=[ToolCallSpec("write_file", {"path": "late.txt", "content": "c\n"})]),
         Turn(text="three turns"),
     ]
@@ -245,20 +223,8 @@ async def test_folders_checkpoints_cover_the_added_folders(
 ) -> None:
     """Turn 2 edits the second folder: accept through 2 takes it with turn 1's file; revert to
     1 drops it (and turn 3's) from the proposal."""
-    async with (
-        scripted_model(_three_turns(second)) as model,
-        editor_session(
-            workspace,
-            profile="neovim",
-            env=model_env(model),
-            settings=SETTINGS,
-            extra_folders=(second,),
-        ) as ed,
-    ):
-        folders = [workspace.as_uri(), second.as_uri()]
-        started = await ed.command(protocol.CMD_AGENT_START, {"task": "go", "folders": folders})
-        run_id = started["runId"]
-        await wait_state(ed, run_id, "proposed")
+    async with _both_folders(scripted_model, _three_turns(second), workspace, second) as ed:
+        run_id = await _proposed_in_both(ed, workspace, second, "go")
         checkpoints = [(e["checkpoint"], e["files"]) for e in ed.events(run_id, "checkpoint")]
         assert checkpoints == [
             (1, ["main.txt"]),
@@ -292,10 +258,7 @@ async def test_folders_a_kept_proposal_reopens_with_its_added_folders(
         env = {**model_env(model), **env_state}
         session = {"profile": "neovim", "env": env, "settings": SETTINGS}
         async with editor_session(workspace, extra_folders=(second,), **session) as ed:
-            folders = [workspace.as_uri(), second.as_uri()]
-            started = await ed.command(protocol.CMD_AGENT_START, {"task": "go", "folders": folders})
-            run_id = started["runId"]
-            await wait_state(ed, run_id, "proposed")
+            run_id = await _proposed_in_both(ed, workspace, second, "go")
         async with editor_session(second, **session) as alone:
             for _ in range(10):  # the restore runs after initialized: it must find nothing
                 assert (await alone.command(protocol.CMD_AGENT_LIST))["runs"] == []
