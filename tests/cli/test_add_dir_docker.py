@@ -8,25 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests._scripted import FIX_CALC
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-from .conftest import run_cli
+from .conftest import run_cli, run_ndjson
+from .test_add_dir_rw import LIB, _other, _turns
 from .test_agent_docker import docker_ready as docker_ready  # the fixture
 from .test_runs_cli import runs
 
 pytestmark = pytest.mark.docker
-
-LIB = "def helper():\n    return 1\n"
-
-
-def _other(tmp_path: Path) -> Path:
-    other = tmp_path / "other"
-    other.mkdir()
-    (other / "lib.py").write_text(LIB)
-    (other / "notes.txt").write_text("old note\n")
-    return other
 
 
 def _results(events: list[Any]) -> list[dict[str, Any]]:
@@ -45,20 +35,12 @@ async def test_docker_reads_a_read_only_added_folder_and_cannot_write_it(
         Turn(text="read it"),
     ]
     async with ScriptedModelServer(turns) as server:
-        run = await run_cli(
-            "--task",
+        run = await run_ndjson(
             "read the other folder",
-            "--sandbox",
-            "docker",
-            "--add-dir",
-            str(other),
-            "--review",
-            "--review-action",
-            "discard",
-            "--format",
-            "ndjson",
+            *("--sandbox", "docker", "--add-dir", str(other)),
             server=server,
             cwd=calc_repo,
+            review_action="discard",
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     read, cat, echo, write = _results(run.lines())
@@ -70,24 +52,8 @@ async def test_docker_reads_a_read_only_added_folder_and_cannot_write_it(
 
 
 def _rw_turns(other: Path) -> list[Turn]:
-    return [
-        Turn(tool_calls=[FIX_CALC]),
-        Turn(
-            tool_calls=[
-                ToolCallSpec(
-                    "edit_file",
-                    {"path": f"{other}/lib.py", "old_string": "return 1", "new_string": "return 2"},
-                )
-            ]
-        ),
-        Turn(
-            tool_calls=[
-                ToolCallSpec("run", {"command": f"sed -i s/old/new/ {other}/notes.txt"}),
-                ToolCallSpec("run", {"command": f"echo made > {other}/made.txt; id -u"}),
-            ]
-        ),
-        Turn(text="done in both"),
-    ]
+    """test_add_dir_rw's turns, the last command also saying which uid ran it."""
+    return _turns(other, then="; id -u")
 
 
 @pytest.mark.parametrize(
@@ -100,21 +66,13 @@ async def test_docker_review_proposes_an_rw_folder_with_the_workspace(
     other = _other(tmp_path)
     before = {p.name: p.read_text() for p in other.iterdir()}
     async with ScriptedModelServer(_rw_turns(other)) as server:
-        run = await run_cli(
-            "--task",
+        run = await run_ndjson(
             "change both folders",
-            "--sandbox",
-            "docker",
-            *(["--untrusted"] if untrusted else []),
-            "--add-dir",
-            f"{other}:rw",
-            "--review",
-            "--review-action",
-            action,
-            "--format",
-            "ndjson",
+            *("--sandbox", "docker", *(["--untrusted"] if untrusted else [])),
+            *("--add-dir", f"{other}:rw"),
             server=server,
             cwd=calc_repo,
+            review_action=action,
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     events = run.lines()
@@ -143,20 +101,12 @@ async def test_docker_held_run_with_an_rw_folder_applies_later(
 ) -> None:
     other = _other(tmp_path)
     async with ScriptedModelServer(_rw_turns(other)) as server:
-        run = await run_cli(
-            "--task",
+        run = await run_ndjson(
             "change both folders",
-            "--sandbox",
-            "docker",
-            "--add-dir",
-            f"{other}:rw",
-            "--review",
-            "--review-action",
-            "hold",
-            "--format",
-            "ndjson",
+            *("--sandbox", "docker", "--add-dir", f"{other}:rw"),
             server=server,
             cwd=calc_repo,
+            review_action="hold",
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     run_id = str(run.lines()[-1]["run_id"])

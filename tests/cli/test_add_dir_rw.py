@@ -48,7 +48,9 @@ async def _held(other: Path, cwd: Path) -> str:
     return str(run.lines()[-1]["run_id"])
 
 
-def _turns(other: Path, *, answer_delay: float = 0.0) -> list[Turn]:
+def _turns(other: Path, *, answer_delay: float = 0.0, then: str = "") -> list[Turn]:
+    """Edit the workspace, then ``other`` with a file tool and the shell (``then``: more shell
+    after the last command)."""
     return [
         Turn(tool_calls=[FIX_CALC]),
         Turn(
@@ -63,7 +65,7 @@ def _turns(other: Path, *, answer_delay: float = 0.0) -> list[Turn]:
         Turn(
             tool_calls=[
                 ToolCallSpec("run", {"command": f"sed -i s/old/new/ {other}/notes.txt"}),
-                ToolCallSpec("run", {"command": f"echo made > {other}/made.txt"}),
+                ToolCallSpec("run", {"command": f"echo made > {other}/made.txt{then}"}),
             ]
         ),
         Turn(text="done in both", delay_s=answer_delay),
