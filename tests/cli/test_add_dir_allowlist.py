@@ -8,7 +8,7 @@ from pathlib import Path
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-from .conftest import run_cli
+from .conftest import run_ndjson
 
 
 def _run(command: str) -> ToolCallSpec:
@@ -29,17 +29,9 @@ async def test_allowlist_reads_and_tests_added_folders(calc_repo: Path, tmp_path
         Turn(text="read and tested"),
     ]
     async with ScriptedModelServer(turns) as server:
-        run = await run_cli(
-            "--task",
+        run = await run_ndjson(
             "read the library, test the app",
-            "--add-dir",
-            str(ro),
-            "--add-dir",
-            f"{rw}:rw",
-            "--approve",
-            "policy",
-            "--format",
-            "ndjson",
+            *("--add-dir", str(ro), "--add-dir", f"{rw}:rw", "--approve", "policy"),
             server=server,
             cwd=calc_repo,
         )
