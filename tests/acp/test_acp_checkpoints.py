@@ -11,7 +11,7 @@ import pytest
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-from ._client import Schema, start_agent
+from ._client import AcpClient, Schema, start_agent
 from .conftest import acp_environ
 
 pytestmark = pytest.mark.e2e
@@ -29,17 +29,25 @@ def _prompt(session: str, text: str) -> dict[str, Any]:
     return {"sessionId": session, "prompt": [{"type": "text", "text": text}]}
 
 
+async def _allowing_session(
+    acp_schema: Schema, server: ScriptedModelServer, cwd: Path
+) -> tuple[AcpClient, str]:
+    """The agent started in ``cwd`` with ``server`` as its model, initialized, with one new
+    session (its id) whose every permission request is allowed once."""
+    client = await start_agent(acp_schema, env=acp_environ(server), cwd=cwd)
+    await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    new = await client.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+
+    async def allow(params: dict[str, Any]) -> dict[str, Any]:
+        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+    client.handlers["session/request_permission"] = allow
+    return client, str(new["sessionId"])
+
+
 async def test_acp_checkpoints_command_and_follow_up(acp_schema: Schema, calc_repo: Path) -> None:
     async with ScriptedModelServer(THREE_TURNS + FOLLOW_UP) as server:
-        client = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)
-        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-        new = await client.request("session/new", {"cwd": str(calc_repo), "mcpServers": []})
-        session = new["sessionId"]
-
-        async def allow(params: dict[str, Any]) -> dict[str, Any]:
-            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-
-        client.handlers["session/request_permission"] = allow
+        client, session = await _allowing_session(acp_schema, server, calc_repo)
         await client.request("session/prompt", _prompt(session, "three steps"))
         asked = len(server.requests)
         before = len(client.text())
@@ -70,15 +78,7 @@ async def test_acp_revert_drops_the_later_checkpoints_and_undoes_what_they_wrote
     with the checkpoint that is left; a bad N is a plain message; no model request is made."""
     original = (calc_repo / "calc.py").read_text()
     async with ScriptedModelServer(THREE_TURNS) as server:
-        client = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)
-        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-        new = await client.request("session/new", {"cwd": str(calc_repo), "mcpServers": []})
-        session = new["sessionId"]
-
-        async def allow(params: dict[str, Any]) -> dict[str, Any]:
-            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-
-        client.handlers["session/request_permission"] = allow
+        client, session = await _allowing_session(acp_schema, server, calc_repo)
         await client.request("session/prompt", _prompt(session, "three steps"))
         assert (calc_repo / "extra.txt").exists()
         told = [u for u in client.updates if u["sessionUpdate"] == "available_commands_update"]
@@ -116,15 +116,7 @@ async def test_acp_revert_leaves_a_file_the_user_changed_since(
     acp_schema: Schema, calc_repo: Path
 ) -> None:
     async with ScriptedModelServer(THREE_TURNS) as server:
-        client = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)
-        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-        new = await client.request("session/new", {"cwd": str(calc_repo), "mcpServers": []})
-        session = new["sessionId"]
-
-        async def allow(params: dict[str, Any]) -> dict[str, Any]:
-            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-
-        client.handlers["session/request_permission"] = allow
+        client, session = await _allowing_session(acp_schema, server, calc_repo)
         await client.request("session/prompt", _prompt(session, "three steps"))
         (calc_repo / "extra.txt").write_text("mine now\n")
         before = len(client.text())
