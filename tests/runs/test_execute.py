@@ -214,18 +214,18 @@ def _held_walk(
 ) -> tuple[threading.Event, list[bool]]:
     """Make the run's .env walk wait (in its thread) until ``release`` is set, and record
     whether the scratch copy was being made while it waited."""
-    from driveros.runs import _execute
+    from driveros.runs import _sink
 
     release = threading.Event()
     saw_scratch: list[bool] = []
-    real = _execute.dotenv_assignments
+    real = _sink.dotenv_assignments
 
     def walk(root: Path, *, recursive: bool = False) -> list[tuple[str, str]]:
         saw_scratch.append(scratch_started.wait(30))
         release.wait(30)
         return real(root, recursive=recursive)
 
-    monkeypatch.setattr(_execute, "dotenv_assignments", walk)
+    monkeypatch.setattr(_sink, "dotenv_assignments", walk)
     return release, saw_scratch
 
 
