@@ -4,6 +4,7 @@ read-only), and the file tools reach it host-side exactly as in the local tier."
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,12 @@ async def test_docker_held_run_with_an_rw_folder_applies_later(
 async def test_docker_refuses_a_folder_it_cannot_bind_before_any_request(
     calc_repo: Path,
 ) -> None:
+    # A folder under /dev, where the container has its own: it cannot be shown at its path.
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as under_dev:
+        await _refused(calc_repo, under_dev)
+
+
+async def _refused(calc_repo: Path, folder: str) -> None:
     async with ScriptedModelServer([Turn(text="never asked")]) as server:
         run = await run_cli(
             "--task",
@@ -132,7 +139,7 @@ async def test_docker_refuses_a_folder_it_cannot_bind_before_any_request(
             "--sandbox",
             "docker",
             "--add-dir",
-            "/proc/1/fdinfo",
+            folder,
             "--format",
             "json",
             server=server,
@@ -141,4 +148,4 @@ async def test_docker_refuses_a_folder_it_cannot_bind_before_any_request(
         assert server.received == []
     assert run.code == 1, run.stderr
     assert run.json()["outcome"] == "setup_error"
-    assert "overlaps /proc in the container" in run.stderr and "Traceback" not in run.stderr
+    assert "overlaps /dev in the container" in run.stderr and "Traceback" not in run.stderr
