@@ -5,16 +5,13 @@ folder: it is masked like a ``.env`` value, in what the model is sent and in the
 from __future__ import annotations
 
 import base64
-import json
-import os
 import subprocess
 from pathlib import Path
 
-from driveros.agent import Event, ToolResult, git_header_secret_values
-from driveros.config import load_environment
-from driveros.runs import AddedDir, RunSpec, execute_run
-from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
-from tests._scripted import model_environ
+from driveros.agent import ToolResult, git_header_secret_values
+from driveros.runs import AddedDir, RunSpec
+from driveros.testing import ToolCallSpec, Turn
+from tests.security._scripted_run import scripted_run
 
 #: No known token shape: only the configuration names it a secret.
 BEARER = "Zq9vX2mK8pL4nR7tW1yB5cD3"
@@ -66,34 +63,18 @@ async def test_a_header_credential_never_reaches_the_model_or_the_trace(tmp_path
         ),
         Turn(text="done"),
     ]
-    events: list[Event] = []
-
-    async def on_event(event: Event) -> None:
-        events.append(event)
-
-    async with ScriptedModelServer(turns) as server:
-        environ = {
-            "PATH": os.environ["PATH"],
-            **model_environ(server, "openai", "sk-test-000000000000"),
-        }
-        env = load_environment(cwd=ws, environ=environ)
-        report = await execute_run(
-            RunSpec(
-                task="look around",
-                workspace=ws,
-                diagnostics=False,
-                approve="policy",
-                review=True,  # contained: every command runs, without asking
-                add_dirs=[AddedDir(path=lib)],
-            ),
-            env=env,
-            on_event=on_event,
-        )
-        sent = json.dumps(server.requests)
-    assert report.result.answer == "done", report.result
-    results = [e for e in events if isinstance(e, ToolResult)]
+    spec = RunSpec(
+        task="look around",
+        workspace=ws,
+        diagnostics=False,
+        approve="policy",
+        review=True,  # contained: every command runs, without asking
+        add_dirs=[AddedDir(path=lib)],
+    )
+    seen = await scripted_run(turns, spec, "sk-test-000000000000")
+    assert seen.report.result.answer == "done", seen.report.result
+    results = [e for e in seen.events if isinstance(e, ToolResult)]
     assert len(results) == 3 and all("[REDACTED]" in r.output for r in results), results
-    trace = "\n".join(e.model_dump_json() for e in events)
     for secret in (BEARER, BASIC, PASSWORD):
-        assert secret not in sent, secret
-        assert secret not in trace, secret
+        assert secret not in seen.sent, secret
+        assert secret not in seen.trace, secret

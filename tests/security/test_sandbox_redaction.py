@@ -8,28 +8,25 @@ writes and the corpus, however a stream chops them up.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driveros.agent import (
-    Event,
     Redactor,
     ToolCall,
     ToolResult,
     dotenv_secret_values,
 )
-from driveros.config import load_environment
 from driveros.evals import Corpus, CorpusRecord
 from driveros.llm import openaicompat
 from driveros.memory import AgentMemory, MemoryStore
-from driveros.runs import RunSpec, execute_run
+from driveros.runs import RunSpec
 from driveros.sandbox import dotenv_assignments
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
-from tests._scripted import model_environ
 from tests.memory.test_agent_memory import transcript
+from tests.security._scripted_run import scripted_run
 
 KNOWN = [
     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
@@ -194,28 +191,12 @@ async def test_sandbox_redaction_agent_run_end_to_end(tmp_path: Path) -> None:
         ),
         Turn(text="done"),
     ]
-    events: list[Event] = []
-
-    async def on_event(event: Event) -> None:
-        events.append(event)
-
-    async with ScriptedModelServer(turns) as server:
-        environ = {
-            "PATH": os.environ["PATH"],
-            **model_environ(server, "openai", "sk-real-user-key-000000000000"),
-        }
-        env = load_environment(cwd=ws, environ=environ)
-        report = await execute_run(
-            RunSpec(task="look around", workspace=ws, diagnostics=False, approve="never"),
-            env=env,
-            on_event=on_event,
-        )
-        sent = json.dumps(server.requests)
-    assert report.result.outcome == "answered", report.result
-    trace = "\n".join(e.model_dump_json() for e in events)
+    spec = RunSpec(task="look around", workspace=ws, diagnostics=False, approve="never")
+    seen = await scripted_run(turns, spec, "sk-real-user-key-000000000000")
+    assert seen.report.result.outcome == "answered", seen.report.result
     for secret in (aws, db, "s3cretpw", shadowed, TOKENS[2], "sk-real-user-key-000000000000"):
-        assert secret not in sent, secret
-        assert secret not in trace, secret
-    results = [e for e in events if isinstance(e, ToolResult)]
+        assert secret not in seen.sent, secret
+        assert secret not in seen.trace, secret
+    results = [e for e in seen.events if isinstance(e, ToolResult)]
     assert [r.ok for r in results[:2]] == [False, False]  # .env and the link to it: refused
     assert "[REDACTED]" in results[3].output
