@@ -54,6 +54,9 @@ _SKIP_DIRS = (".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cac
 #: JSON-RPC error codes after which a request is asked once more: the server's internal
 #: error and a cancellation the caller did not ask for.
 _ASK_AGAIN = (-32603, -32800)
+#: The pauses before asking again: pyright's slip lasts while the cancelled request winds
+#: down, a fraction of a second.
+_PAUSES = (0.05, 0.25, 1.0)
 
 
 @dataclass
@@ -187,12 +190,20 @@ class SemanticTools:
         try:
             return await session.client.request(method, params, timeout=self._timeout)
         except LanguageServerError as exc:
-            # A server's own slip, not an answer: pyright's cancellation can fail the request
-            # after a cancelled one ("this._token.cancel is not a function"). The requests
-            # are queries, so asking once more is safe; a second failure is the answer.
-            if exc.context.get("code") not in _ASK_AGAIN or not session.client.alive:
-                raise
-            return await session.client.request(method, params, timeout=self._timeout)
+            # A server's own slip, not an answer: pyright's cancellation can fail the requests
+            # after a cancelled one ("this._token.cancel is not a function") while it winds
+            # down. The requests are queries, so asking again after a pause is safe; the last
+            # failure is the answer.
+            failure = exc
+        for pause in _PAUSES:
+            if failure.context.get("code") not in _ASK_AGAIN or not session.client.alive:
+                raise failure
+            await asyncio.sleep(pause)
+            try:
+                return await session.client.request(method, params, timeout=self._timeout)
+            except LanguageServerError as exc:
+                failure = exc
+        raise failure
 
     async def _adopt(self, paths: Iterable[str]) -> list[str]:
         """Give each path's editor buffer to the run's copy (once per path and run); the
