@@ -55,8 +55,8 @@ _SKIP_DIRS = (".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cac
 #: error and a cancellation the caller did not ask for.
 _ASK_AGAIN = (-32603, -32800)
 #: The pauses before asking again: pyright's slip lasts while the cancelled request winds
-#: down, a fraction of a second.
-_PAUSES = (0.05, 0.25, 1.0)
+#: down: under load, seconds.
+_PAUSES = (0.05, 0.25, 1.0, 2.0, 4.0)
 
 
 @dataclass
