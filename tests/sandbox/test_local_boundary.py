@@ -106,6 +106,22 @@ async def test_local_boundary_hides_hidden_paths(tmp_path: Path) -> None:
         assert res.exit_code != 0, res
 
 
+async def test_local_boundary_binds_a_toolchain_given_twice_once(tmp_path: Path) -> None:
+    """A venv on PATH that is also a ``read_only`` path (driveros' own environment, holding
+    its language server) is mounted once, not once per source."""
+    ws, venv = tmp_path / "ws", tmp_path / "venv"
+    ws.mkdir()
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("include-system-site-packages = false\n")
+    env = {"PATH": f"{venv}/bin:/usr/bin:/bin"}
+    async with LocalSandbox(ws, base_env=env, read_only=[venv, venv / "bin"]) as box:
+        res = await box.run("cut -d' ' -f5 /proc/self/mountinfo")
+    assert res.exit_code == 0, res
+    mounts = res.stdout.split()
+    assert mounts.count(str(venv)) == 1, mounts
+    assert mounts.count(f"{venv}/bin") == 0, mounts  # inside the venv: comes with it
+
+
 @pytest.mark.parametrize("network", [False, True])
 async def test_local_boundary_network_only_when_asked(
     tmp_path: Path, listener: tuple[int, list[bytes]], network: bool

@@ -335,8 +335,15 @@ def allowed_toolchains(
         if not path.is_dir() or path in chosen:
             continue
         chosen.append(path)
-    # A directory inside another chosen one comes with it.
-    return [p for p in chosen if not any(q != p and _within(p, q) for q in chosen)]
+    return outermost(chosen)
+
+
+def outermost(paths: Iterable[Path]) -> list[Path]:
+    """``paths`` once each, in order, less those inside another: a directory bound read-only
+    brings what is inside it (a venv on PATH that is also driveros' own environment is one
+    mount, not two)."""
+    unique = list(dict.fromkeys(Path(os.path.normpath(p)) for p in paths))
+    return [p for p in unique if not any(q != p and _within(p, q) for q in unique)]
 
 
 @dataclass(frozen=True)
@@ -382,7 +389,7 @@ def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
         resolv = Path("/etc/resolv.conf")
         if resolv.is_symlink() and (target := resolv.resolve()).is_file():
             args += ["--ro-bind", str(target), str(target)]
-    for path in layout.read_only:
+    for path in outermost(layout.read_only):
         args += ["--ro-bind-try", str(path), str(path)]
     if size and layout.home.parent == layout.tmp.parent:  # one tmpfs holds both
         args += ["--size", str(size), "--tmpfs", str(layout.home.parent)]
