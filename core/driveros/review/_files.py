@@ -39,7 +39,7 @@ def open_parent(root: Path, rel: str, *, make: bool = False) -> Iterator[tuple[i
     fd = os.open(root, _DIR_FLAGS)
     try:
         for part in dirs:
-            inner = _made_dir(fd, part) if make else os.open(part, _BELOW, dir_fd=fd)
+            inner = _open_below(fd, part, make=make, replace=make)
             os.close(fd)
             fd = inner
         yield fd, name
@@ -47,14 +47,17 @@ def open_parent(root: Path, rel: str, *, make: bool = False) -> Iterator[tuple[i
         os.close(fd)
 
 
-def _made_dir(dir_fd: int, part: str) -> int:
-    """The directory ``part`` of ``dir_fd``, opened (see :func:`open_parent`'s ``make``)."""
+def _open_below(dir_fd: int, part: str, *, make: bool = False, replace: bool = False) -> int:
+    """The directory ``part`` of ``dir_fd``, opened without following a link. ``make``: made,
+    as ``mkdir`` would, where missing; ``replace`` (a copy being made, see
+    :func:`open_parent`): a link or a file standing there is removed first, never followed.
+    Otherwise ``ELOOP``/``ENOTDIR`` (a link or not a directory) or ``ENOENT`` raise."""
     try:
         return os.open(part, _BELOW, dir_fd=dir_fd)
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        if replace and exc.errno in (errno.ELOOP, errno.ENOTDIR):
             os.unlink(part, dir_fd=dir_fd)
-        elif exc.errno != errno.ENOENT:
+        elif not (make and exc.errno == errno.ENOENT):
             raise
     with contextlib.suppress(FileExistsError):
         os.mkdir(part, dir_fd=dir_fd)
@@ -64,7 +67,7 @@ def _made_dir(dir_fd: int, part: str) -> int:
 def clone_or_copy(dir_fd: int, name: str, dst: Path) -> bool:
     """Copy the file ``name`` of the directory ``dir_fd`` (see :func:`open_parent`) to a new
     ``dst`` (see :func:`copy_into`); True when it was cloned."""
-    parent = os.open(dst.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    parent = os.open(dst.parent, _DIR_FLAGS)
     try:
         return copy_into(dir_fd, name, parent, dst.name)
     finally:
@@ -269,38 +272,19 @@ def _walk(root: Path, rel: PurePosixPath, *, create: bool = False) -> Iterator[l
     following a link (made, as ``mkdir`` would, where missing and ``create``).
     :class:`PlantedLinkError` when one is a link or not a directory; ``FileNotFoundError``
     when one is missing and not made."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-    fds = [os.open(root, flags)]
+    fds = [os.open(root, _DIR_FLAGS)]
     try:
         for depth, part in enumerate(p for p in rel.parts if p not in ("", ".")):
             try:
-                inner = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fds[-1])
-            except FileNotFoundError:
-                if not create:
-                    raise
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, dir_fd=fds[-1])
-                inner = _open_made(part, fds[-1], root, rel.parts[: depth + 1])
+                fds.append(_open_below(fds[-1], part, make=create))
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise _planted(root, rel.parts[: depth + 1]) from exc
                 raise
-            fds.append(inner)
         yield fds
     finally:
         for fd in fds:
             os.close(fd)
-
-
-def _open_made(part: str, dir_fd: int, root: Path, shown: tuple[str, ...]) -> int:
-    try:
-        return os.open(
-            part, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW, dir_fd=dir_fd
-        )
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise _planted(root, shown) from exc
-        raise
 
 
 def _planted(root: Path, shown: tuple[str, ...]) -> PlantedLinkError:
