@@ -7,7 +7,7 @@
                  --tcp-token-file FILE     the token is in FILE (yours, 0600), not a new one
                  --tcp-no-token            UNSAFE: any local process may be the client
     driveros-lsp --wrap -- CMD ARGS…       speak LSP on stdio in front of the language server
-                                           CMD ARGS… (docs/protocol.md, "Wrapping another
+                                           CMD ARGS… (docs/wrap.md, "Wrapping another
                                            server")
     driveros-lsp --version                 print the version and exit
     driveros-lsp --print-settings-schema   print the settings' JSON Schema and exit

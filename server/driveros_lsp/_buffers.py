@@ -2,9 +2,9 @@
 
 A run starts with the buffers open then (``RunRequest.overlays``); a buffer the run has not
 seen (opened since, or edited since a follow-up began) is read when the agent first touches
-its file, or a rename first edits it (docs/protocol.md, "Commands"; docs/semantic.md,
-"Unsaved buffers"). The run reads on the agent loop; pygls' documents live on the server
-loop, so each read hops to it.
+its file, or a rename first edits it (docs/lsp-runs.md, "Runs and unsaved buffers";
+docs/semantic.md, "Unsaved buffers"). The run reads on the agent loop; pygls' documents live
+on the server loop, so each read hops to it.
 """
 
 from __future__ import annotations

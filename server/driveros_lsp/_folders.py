@@ -1,4 +1,4 @@
-"""Which workspace folders a task runs in (``driveros.agent.start``): docs/protocol.md, "More
+"""Which workspace folders a task runs in (``driveros.agent.start``): docs/lsp-runs.md, "More
 than one folder".
 
 - ``folders: [uri, …]`` names them: each must be one of the client's ``workspaceFolders``;

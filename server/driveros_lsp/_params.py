@@ -72,7 +72,7 @@ class StartParams(_Params):
     uri: str | None = None
     range: Range | None = None
     #: Workspace folder URIs the task runs in: the first is its workspace, the others are
-    #: added to it (docs/protocol.md, "More than one folder").
+    #: added to it (docs/lsp-runs.md, "More than one folder").
     folders: list[str] | None = Field(default=None, min_length=1, max_length=MAX_FOLDERS)
 
 

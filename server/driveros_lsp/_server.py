@@ -41,7 +41,7 @@ class DriverosLanguageServer(LanguageServer):
 
     def __init__(self, *, runner_factory: RunnerFactory | None = None) -> None:
         # Full sync: pygls applies incremental changes on str.splitlines lines (a form feed or
-        # U+2028 in a buffer shifts every later change; docs/protocol.md, "Position encoding").
+        # U+2028 in a buffer shifts every later change; docs/lsp-runs.md, "Position encoding").
         super().__init__(
             SERVER_NAME,
             __version__,

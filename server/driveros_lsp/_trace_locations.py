@@ -4,7 +4,7 @@ A semantic tool's ``tool_result`` carries ``locations`` (workspace-relative path
 and column in characters: docs/events.md). :func:`editor_locator` turns them into
 :class:`~driveros_lsp.protocol_models.TraceLocation`: the file's URI in the user's workspace
 and a range in the client's position encoding, converted on the text of the line as the
-editor has it (the open buffer, else the file on disk; docs/protocol.md, "Position
+editor has it (the open buffer, else the file on disk; docs/lsp-runs.md, "Position
 encoding"). The range covers the identifier at the position (empty when there is none).
 
 The paths come from the model's tool call and the language server's answer: hostile input.

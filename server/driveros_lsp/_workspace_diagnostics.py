@@ -1,6 +1,6 @@
 """The workspace's own build diagnostics, published when ``publishDiagnostics`` is on.
 
-Useful where no other server reports them (docs/protocol.md, "Workspace diagnostics"): after
+Useful where no other server reports them (docs/lsp-runs.md, "Workspace diagnostics"): after
 a save (debounced: :data:`DEBOUNCE_S` after the last one; a save during a computation makes
 one more afterwards), the build-diagnostics feed runs once on the workspace itself as
 ``driveros agent --fix`` finds its targets (:func:`driveros.runs.current_errors`): in the

@@ -1,4 +1,4 @@
-"""The one-server-per-buffer snippets of docs/protocol.md ("Editors with one server per
+"""The one-server-per-buffer snippets of docs/wrap.md ("Editors with one server per
 buffer"): the eglot block is the README's, verbatim; the Kakoune (kakoune-lsp) block is valid
 TOML that uses only the keys kakoune-lsp documents and sends settings driveros accepts.
 
@@ -30,8 +30,8 @@ KAK_SERVER_KEYS = {
 
 
 def _section(name: str) -> str:
-    doc = (REPO_ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
-    return doc.split("### Editors with one server per buffer", 1)[1].split("\n## ", 1)[0]
+    doc = (REPO_ROOT / "docs" / "wrap.md").read_text(encoding="utf-8")
+    return doc.split("## Editors with one server per buffer", 1)[1].split("\n## ", 1)[0]
 
 
 def test_kakoune_snippet_runs_driveros_beside_pyright() -> None:

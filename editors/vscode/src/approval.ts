@@ -1,5 +1,5 @@
 /**
- * Approval "ask": the server asks with a standard window/showMessageRequest (docs/protocol.md,
+ * Approval "ask": the server asks with a standard window/showMessageRequest (docs/lsp-runs.md,
  * Approval). A driveros question (message starting with ASK_MESSAGE_PREFIX, actions exactly
  * ASK_ACTIONS) is shown as a modal dialog with the command in a code block; any other request
  * gets the language client's usual message. Closing the dialog answers null: Deny.

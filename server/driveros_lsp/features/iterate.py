@@ -1,7 +1,7 @@
 """Iterating on a run from the editor: ``driveros.agent.followUp`` (a new turn on the same
 run, allowed while it is proposed), ``driveros.agent.accept`` (the proposal up to a
 checkpoint) and ``driveros.agent.revert`` (drop the checkpoints after one from the proposal).
-docs/protocol.md, "Iterating on a run"."""
+docs/lsp-runs.md, "Commands in detail"."""
 
 from __future__ import annotations
 

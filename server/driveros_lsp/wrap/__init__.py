@@ -3,7 +3,7 @@
 For clients that attach one server per buffer (eglot): every message passes between the
 client and the inner server unchanged, except the few the wrapper merges (capabilities, code
 actions, shutdown, diagnostics); driveros adds "Ask agent to fix" for the inner server's
-diagnostics. See :mod:`driveros_lsp.wrap._proxy` and docs/protocol.md, "Wrapping another
+diagnostics. See :mod:`driveros_lsp.wrap._proxy` and docs/wrap.md, "Wrapping another
 server".
 """
 

@@ -1,6 +1,6 @@
 """What the wrapper changes in the messages it forwards: pure functions on plain JSON data.
 
-Only a handful of messages are rewritten (docs/protocol.md, "Wrapping another server"): the
+Only a handful of messages are rewritten (docs/wrap.md): the
 ``initialize`` result (capabilities merged), the ``textDocument/codeAction`` result (both
 servers' actions), ``publishDiagnostics`` for a document both servers report on, and the
 settings driveros receives (only its own ``driveros`` section). Everything else passes as

@@ -1,6 +1,6 @@
 """The wrapper's routing: client ↔ inner server ↔ driveros, one message at a time.
 
-Messages pass as the bytes they came in unless the wrapper must change them (docs/protocol.md,
+Messages pass as the bytes they came in unless the wrapper must change them (docs/wrap.md,
 "Wrapping another server"):
 
 - ``initialize`` goes to the inner server first; driveros then gets the client's params with
