@@ -114,9 +114,8 @@ class SandboxBase:
         await asyncio.to_thread(
             strip_new_setid, self.workspace, self._born_ns, written_in=self._written_in
         )
-        for folder in self._folders:
-            if folder.writable and folder.in_place:
-                await asyncio.to_thread(strip_new_setid, folder.files.root, self._born_ns)
+        for root in self._folders.written_in_place():
+            await asyncio.to_thread(strip_new_setid, root, self._born_ns)
 
     async def _close_children(self) -> None:
         """End every session and background process (the first step of ``aclose()``)."""

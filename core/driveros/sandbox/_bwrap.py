@@ -11,16 +11,12 @@ from __future__ import annotations
 import functools
 import os
 import pwd
-import secrets
 import shutil
-import stat
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from driveros.sandbox._paths import HOOKS_FILE_NAME, STATE_DIR_NAME, is_git_name
 
 #: Top-level system directories, read-only (a symlink such as ``/bin -> usr/bin`` is copied).
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
@@ -360,7 +356,7 @@ class Layout:
     writable: tuple[Path, ...] = ()
     #: Added folders (``--add-dir DIR[:rw]``): (where its files are, its path inside, writable).
     folders: tuple[tuple[Path, Path, bool], ...] = ()
-    #: Inside the workspace, bound read-only over it (every ``.git``: see :func:`git_entries`).
+    #: Inside the workspace, bound read-only over it (driveros.sandbox._guards).
     protected: tuple[Path, ...] = ()
     #: False: the workspace is bound read-only (a sandbox that discards its writes, where
     #: no overlay can be laid: see driveros.sandbox._oneshot).
@@ -408,69 +404,6 @@ def bwrap_argv(bwrap: str, layout: Layout) -> list[str]:
         args += ["--ro-bind-try", str(path), str(path)]
     args += ["--chdir", str(layout.workspace)]
     return args
-
-
-def driveros_dir(workspace: Path) -> list[Path]:
-    """The workspace's ``.driveros`` directory when it is one, bound read-only: a trusted
-    workspace's ``.driveros/hooks.toml`` runs as the user outside the sandbox, so no command
-    may write it (nor rename the directory away and make a new one). Where there is none,
-    :func:`refuse_planted_hooks` undoes what a command made. Blocking."""
-    path = workspace / STATE_DIR_NAME
-    try:
-        return [path] if stat.S_ISDIR(path.lstat().st_mode) else []
-    except OSError:
-        return []
-
-
-def refuse_planted_hooks(workspace: Path) -> str | None:
-    """After a sandbox whose workspace had no ``.driveros``: a ``.driveros/hooks.toml``
-    there now was made by a command (or the user, meanwhile); it is renamed aside, never
-    followed through a link, so the next trusted run does not run it on the host. The new
-    name, or None. Blocking."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(workspace / STATE_DIR_NAME, flags)
-    except OSError:
-        return None
-    try:
-        names = [n for n in os.listdir(fd) if n.casefold() == HOOKS_FILE_NAME]  # noqa: PTH208
-        for name in names:
-            aside = f"{name}.refused-{secrets.token_hex(4)}"
-            os.rename(name, aside, src_dir_fd=fd, dst_dir_fd=fd)
-            return f"{STATE_DIR_NAME}/{aside}"
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return None
-
-
-#: Directories :func:`git_entries` looks through at most.
-MAX_GIT_SCAN_DIRS = 20_000
-
-
-def git_entries(workspace: Path) -> list[Path]:
-    """Every ``.git`` (any spelling, a directory or a pointer file, at any depth; not a link)
-    in ``workspace``: bound read-only over the writable workspace, so a command cannot plant
-    a hook or ``core.fsmonitor`` that the user's next ``git status`` runs on the host, nor
-    repoint a ``.git`` file. Skips ``node_modules``; stops after :data:`MAX_GIT_SCAN_DIRS`
-    directories. Blocking."""
-    found: list[Path] = []
-    for visited, (top, dirs, files) in enumerate(os.walk(workspace, followlinks=False)):
-        for name in [*dirs, *files]:
-            if not is_git_name(name):
-                continue
-            path = Path(top, name)
-            try:
-                mode = path.lstat().st_mode
-            except OSError:
-                continue
-            if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
-                found.append(path)
-        dirs[:] = [d for d in dirs if not is_git_name(d) and d != "node_modules"]
-        if visited >= MAX_GIT_SCAN_DIRS:
-            break
-    return found
 
 
 def interpreter_dirs() -> list[Path]:

@@ -26,9 +26,6 @@ from driveros.sandbox._docker_folders import (
     folder_volumes,
     guard_volumes,
     open_up_views,
-    refuse_made_hooks,
-    unguarded_folders,
-    unguarded_roots,
 )
 from driveros.sandbox._docker_options import (
     DEFAULT_IMAGE,
@@ -48,6 +45,7 @@ from driveros.sandbox._env import (
     command_environment,
     dotenv_assignments,
 )
+from driveros.sandbox._guards import refuse_made_hooks, unguarded_roots
 from driveros.sandbox._protocol import (
     CommandResult,
     PolicyError,
@@ -131,7 +129,7 @@ class DockerSandbox(SandboxBase):
         self._daemon_url = ""
         self._client: Any = None
         self._container_id: str | None = None
-        #: Writable added folders written in place without a ``.driveros`` to bind read-only.
+        #: The trees written in place without a ``.driveros`` to bind read-only.
         self._unguarded: list[Path] = []
 
     def _environment(self, dotenv: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -286,12 +284,12 @@ class DockerSandbox(SandboxBase):
         is no ``.driveros`` (and outside a review view), a ``hooks.toml`` made there is
         renamed aside at close.
         """
-        self._unguarded += unguarded_roots([self.workspace] if self._written_in is None else [])
+        in_place = [self.workspace] if self._written_in is None else []
+        self._unguarded = unguarded_roots([*in_place, *self._folders.written_in_place()])
         return guard_volumes(self.workspace, CONTAINER_WORKSPACE)
 
     def _create_container(self) -> Any:
         volumes = {str(self.workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}
-        self._unguarded = unguarded_folders(self._folders)
         volumes.update(self._guard_mounts())
         volumes.update({src: {"bind": dst, "mode": "ro"} for src, dst in self._mounts.items()})
         volumes.update(folder_volumes(self._folders))  # --add-dir: docs/sandbox.md

@@ -17,8 +17,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from driveros.sandbox._bwrap import driveros_dir, git_entries, refuse_planted_hooks
 from driveros.sandbox._folders import Folders
+from driveros.sandbox._guards import guard_entries
 from driveros.sandbox._protocol import PolicyError
 
 #: Container paths an added folder may neither be nor lie inside: the workspace, the
@@ -49,11 +49,10 @@ def check_folder_target(at: str) -> None:
 
 
 def guard_volumes(root: Path, at: str) -> dict[str, dict[str, str]]:
-    """Read-only binds over every ``.git`` in ``root`` and its ``.driveros``, at their place
-    under ``at`` in the container (the local tier's guards: :func:`git_entries`,
-    :func:`driveros_dir`). Blocking: ``root`` is walked."""
+    """Read-only binds over :func:`guard_entries` of ``root``, at their place under ``at`` in
+    the container. Blocking: ``root`` is walked."""
     volumes: dict[str, dict[str, str]] = {}
-    for entry in [*git_entries(root), *driveros_dir(root)]:
+    for entry in guard_entries(root):
         target = PurePosixPath(at, entry.relative_to(root).as_posix())
         volumes[str(entry)] = {"bind": str(target), "mode": "ro"}
     return volumes
@@ -69,29 +68,6 @@ def folder_volumes(folders: Folders) -> dict[str, dict[str, str]]:
         if folder.writable and folder.in_place:
             volumes.update(guard_volumes(root, folder.at))
     return volumes
-
-
-def unguarded_roots(roots: list[Path]) -> list[Path]:
-    """The ``roots`` written in place that have no ``.driveros`` to bind read-only (see
-    :func:`refuse_made_hooks`). Blocking."""
-    return [root for root in roots if not driveros_dir(root)]
-
-
-def unguarded_folders(folders: Folders) -> list[Path]:
-    """The writable folders written in place that have no ``.driveros`` to bind read-only
-    (see :func:`refuse_made_hooks`). Blocking."""
-    return unguarded_roots([f.files.root for f in folders if f.writable and f.in_place])
-
-
-def refuse_made_hooks(roots: list[Path]) -> list[Path]:
-    """After the container is gone: a ``.driveros/hooks.toml`` in ``roots`` (folders that had
-    no ``.driveros``) was made by a command; renamed aside. The new paths. Blocking."""
-    moved: list[Path] = []
-    for root in roots:
-        aside = refuse_planted_hooks(root)
-        if aside is not None:
-            moved.append(root / aside)
-    return moved
 
 
 def open_up_views(folders: Folders, open_up: Callable[[Path], bool]) -> None:

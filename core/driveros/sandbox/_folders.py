@@ -58,6 +58,11 @@ class Folders:
     def __iter__(self) -> Iterator[AddedFolder]:
         return iter(self._folders)
 
+    def written_in_place(self) -> list[Path]:
+        """Where the writable folders written in place are (not a review run's view of one):
+        guarded and swept at close as the workspace is."""
+        return [f.files.root for f in self._folders if f.writable and f.in_place]
+
     def add(self, at: Path, files: HostFiles, *, writable: bool) -> None:
         self._folders.append(AddedFolder(str(at).rstrip("/") or "/", files, writable))
 

@@ -25,12 +25,9 @@ from driveros.sandbox._bwrap import (
     Layout,
     allowed_toolchains,
     bwrap_argv,
-    driveros_dir,
     find_bwrap,
-    git_entries,
     interpreter_dirs,
     probe,
-    refuse_planted_hooks,
     sizes_tmpfs,
     toolchain_dirs,
 )
@@ -42,6 +39,7 @@ from driveros.sandbox._env import (
     command_environment,
     dotenv_assignments,
 )
+from driveros.sandbox._guards import guard_entries, refuse_made_hooks, unguarded_roots
 from driveros.sandbox._hostproc import run_host_command
 from driveros.sandbox._local_options import (
     DEFAULT_TIMEOUT,
@@ -126,10 +124,9 @@ class LocalSandbox(SandboxBase):
         self._writable = tuple(Path(p) for p in given.writable)
         self._hidden = tuple(Path(p) for p in given.hidden)
         self._host: ContainedHost | None = None
-        #: The workspace had no ``.driveros`` to bind read-only (see refuse_planted_hooks).
-        self._unguarded_hooks = False
-        #: Writable added folders written in place that had no ``.driveros`` either.
-        self._unguarded_folders: list[Path] = []
+        #: The trees written in place without a ``.driveros`` to bind read-only (the
+        #: workspace, writable added folders): see driveros.sandbox._guards.
+        self._unguarded: list[Path] = []
         self._host_error: SandboxError | None = None
         #: How commands reach the workspace, once started (see :attr:`workspace_access`).
         self._access: WorkspaceAccess = "writable"
@@ -300,16 +297,13 @@ class LocalSandbox(SandboxBase):
                 folders=tuple((root, at, False) for root, at, _ in folders),
             )
         # Every .git read-only, except in an overlay view (its writes land in the upper layer).
-        protected = git_entries(self.workspace) if self._written_in is None else []
-        driveros = driveros_dir(self.workspace)
-        self._unguarded_hooks = not driveros and self._written_in is None
-        protected += driveros
+        in_place = [self.workspace] if self._written_in is None else []
+        protected = guard_entries(self.workspace, git=bool(in_place))
         # A writable added folder written in place is guarded as the workspace is (one on a
         # review view is not: its writes land in the view, and .git is never proposed).
-        for root in (f.files.root for f in self._folders if f.writable and f.in_place):
-            guard = driveros_dir(root)
-            protected += [*git_entries(root), *guard]
-            self._unguarded_folders += [] if guard else [root]
+        added = self._folders.written_in_place()
+        protected += [entry for root in added for entry in guard_entries(root)]
+        self._unguarded = unguarded_roots([*in_place, *added])
         return Layout(
             workspace=self.workspace,
             home=home,
@@ -434,15 +428,8 @@ class LocalSandbox(SandboxBase):
         await self._close_children()
         if self._host is not None:
             await self._host.aclose()
-            unguarded = [self.workspace] if self._unguarded_hooks else []
-            for root in [*unguarded, *self._unguarded_folders]:
-                aside = await asyncio.to_thread(refuse_planted_hooks, root)
-                if aside is not None:
-                    log.warning(
-                        "a command made .driveros/hooks.toml (hooks run outside the sandbox): "
-                        "moved to %s, not used",
-                        root / aside,
-                    )
+            for moved in await asyncio.to_thread(refuse_made_hooks, self._unguarded):
+                log.warning("a command made %s (hooks run outside the sandbox): not used", moved)
         if not self.options.discard_writes:  # nothing of the tree could be written
             await self._strip_setid()
         await self._watchdog.aclose()
