@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import driveros_lsp
-from tests.security.test_local_containment_tier import SRC, _as_user, _interpreter_for
+from tests.security._unprivileged import SRC, unprivileged
 
 KEY = "sk-dumpable-7f3e9a"
 PATHS = [*SRC, str(Path(driveros_lsp.__file__).parents[1])]
@@ -47,10 +47,7 @@ def test_not_dumpable_turns_dumpable_off() -> None:
 
 @pytest.mark.parametrize("front", list(FRONTS))
 def test_key_holding_processes_are_not_dumpable(front: str) -> None:
-    prefix = [] if os.geteuid() != 0 else _as_user("nobody")
-    python = _interpreter_for(prefix)
-    if python is None:
-        pytest.skip("no Python of this version with driveros is readable by an unprivileged user")
+    prefix, python = unprivileged()
     module, func, argv = FRONTS[front]
     code = START.format(module=module, func=func)
     if func == "sleep":

@@ -10,24 +10,19 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-import driveros
 from driveros.sandbox import LocalSandbox, LocalSandboxUnavailableError, _bwrap
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from tests._scripted import calc_repo as calc_repo  # the fixture
 from tests.cli.conftest import DRIVEROS, cli_environ
+from tests.security._unprivileged import nobody_workspace as nobody_workspace  # the fixture
+from tests.security._unprivileged import run_unprivileged
 
 FAKE_BWRAP = "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
-SRC = [str(Path(driveros.__file__).parents[1]), *[p for p in sys.path if "site-packages" in p]]
 
 AS_NOBODY = """
 import asyncio, json, os, sys
@@ -44,53 +39,8 @@ asyncio.run(main())
 """
 
 
-def _as_user(user: str) -> list[str]:
-    if runuser := shutil.which("runuser"):
-        return [runuser, "-u", user, "--"]
-    if setpriv := shutil.which("setpriv"):
-        return [setpriv, "--reuid", user, "--regid", user, "--init-groups", "--"]
-    pytest.skip("neither runuser nor setpriv is installed: no unprivileged user can be made")
-
-
-def _interpreter_for(prefix: list[str]) -> str | None:
-    """A Python of our version that the unprivileged user can run with our packages."""
-    probe = f"import sys, json; sys.path[:0] = {json.dumps(SRC)}; import driveros.sandbox"
-    for candidate in (os.path.realpath(sys.executable), "/usr/bin/python3"):
-        try:
-            done = subprocess.run(
-                [*prefix, candidate, "-c", probe], capture_output=True, timeout=60, check=False
-            )
-        except OSError:
-            continue
-        if done.returncode == 0:
-            return candidate
-    return None
-
-
-@pytest.fixture
-def nobody_workspace() -> Iterator[Path]:
-    ws = Path(tempfile.mkdtemp(prefix="driveros-nobody-"))
-    ws.chmod(0o777)
-    try:
-        yield ws
-    finally:
-        shutil.rmtree(ws, ignore_errors=True)
-
-
 def test_local_tier_runs_as_an_unprivileged_user(nobody_workspace: Path) -> None:
-    prefix = [] if os.geteuid() != 0 else _as_user("nobody")
-    python = _interpreter_for(prefix)
-    if python is None:
-        pytest.skip("no Python of this version with driveros is readable by an unprivileged user")
-    done = subprocess.run(
-        [*prefix, python, "-c", AS_NOBODY, str(nobody_workspace), json.dumps(SRC)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
+    report = run_unprivileged(AS_NOBODY, nobody_workspace)
     assert report["uid"] != 0 and report["code"] == 0, report
     uid, procs = report["stdout"].split()
     assert int(uid) == report["uid"]  # mapped to itself in the user namespace

@@ -4,16 +4,12 @@ writable by ``nobody``) is as it was afterwards."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.security._oneshot import differences, tree_state
-from tests.security.test_local_containment_tier import SRC, _as_user, _interpreter_for
-from tests.security.test_local_containment_tier import nobody_workspace as nobody_workspace
+from tests.security._unprivileged import nobody_workspace as nobody_workspace  # the fixture
+from tests.security._unprivileged import run_unprivileged
 
 NOBODY = 65534
 AS_NOBODY = """
@@ -41,19 +37,7 @@ def test_oneshot_overlay_as_an_unprivileged_user(nobody_workspace: Path) -> None
         for path in [nobody_workspace, *nobody_workspace.iterdir()]:
             os.chown(path, NOBODY, NOBODY)
     before = tree_state(nobody_workspace)
-    prefix = [] if os.geteuid() != 0 else _as_user("nobody")
-    python = _interpreter_for(prefix)
-    if python is None:
-        pytest.skip("no Python of this version with driveros is readable by an unprivileged user")
-    done = subprocess.run(
-        [*prefix, python, "-c", AS_NOBODY, str(nobody_workspace), json.dumps(SRC)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
+    report = run_unprivileged(AS_NOBODY, nobody_workspace)
     assert report["uid"] != 0 and report["code"] == 0, report
     assert report["access"] == "overlay", report
     said = report["stdout"].split()
