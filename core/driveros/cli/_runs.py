@@ -118,7 +118,7 @@ async def _run(args: argparse.Namespace) -> int:
                 if args.turn is not None:
                     changes += await held.folders.changes_at(args.turn, only=True)
                 else:
-                    turn = _turn_of(cps, last if args.through is None else args.through)
+                    turn = cps.turn_of(last if args.through is None else args.through)
                     changes += await held.folders.changes_at(turn)
             _write("".join(c.diff for c in changes))
             return 0
@@ -126,7 +126,7 @@ async def _run(args: argparse.Namespace) -> int:
             _through_from_paths(args)
             through = last if args.through is None else args.through
             shown = await cps.changes(through=through)
-            shown += await held.folders.changes_at(_turn_of(cps, through))
+            shown += await held.folders.changes_at(cps.turn_of(through))
             sys.stderr.write(render_changes(shown, diff=False))
             result = await apply_checkpoints(
                 cps, held.folders, through=through, paths=args.paths or None
@@ -137,7 +137,7 @@ async def _run(args: argparse.Namespace) -> int:
             return 0
         if action == "revert":
             back = await cps.revert(args.to)
-            back += await held.folders.revert_to(_turn_of(cps, args.to))
+            back += await held.folders.revert_to(cps.turn_of(args.to))
             await _hold_again(held)
             sys.stderr.write(
                 f"driveros: runs: reverted {files(len(back))} to checkpoint {args.to}\n"
@@ -146,11 +146,6 @@ async def _run(args: argparse.Namespace) -> int:
         await held.discard()
         sys.stderr.write(f"driveros: runs: discarded {held.run_id}\n")
         return 0
-
-
-def _turn_of(cps: Any, checkpoint: int) -> int:
-    """The turn the run's checkpoint ``checkpoint`` was recorded at (0: the baseline)."""
-    return next((c.turn for c in cps.records if c.checkpoint == checkpoint), 0)
 
 
 def _through_from_paths(args: argparse.Namespace) -> None:

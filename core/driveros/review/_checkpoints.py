@@ -174,6 +174,11 @@ class Checkpoints:
     def _lay(self) -> Layout:
         return self._scratch._lay
 
+    def turn_of(self, n: int) -> int:
+        """The turn checkpoint ``n`` was recorded at (0: the baseline, or no such checkpoint);
+        a run's added folders follow its checkpoints by turn (``driveros.review.FolderViews``)."""
+        return next((c.turn for c in self._records if c.checkpoint == n), 0)
+
     def _tree_of(self, n: int) -> str:
         """The tree of checkpoint ``n`` (0: the baseline)."""
         if n == 0:

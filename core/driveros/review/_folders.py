@@ -295,7 +295,7 @@ async def apply_checkpoints(
     """:meth:`Checkpoints.apply` of the run's checkpoint ``through`` in the workspace and
     each folder (``paths``: absolute for a folder's). Every folder is checked first: any
     conflict raises :class:`ConflictError` and nothing is written anywhere."""
-    turn = next((c.turn for c in main.records if c.checkpoint == through), 0)
+    turn = main.turn_of(through)
     own, split = folders.split(paths) if paths is not None else (None, {})
     plans: list[tuple[str, Checkpoints, int, list[str] | None]] = []
     if own is None or own:
