@@ -39,12 +39,30 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench._results import Row, ratio, report
 from driveros.intel import DiagnosticsFeed
-from driveros.sandbox import LocalSandbox
+from driveros.sandbox import LocalSandbox, scrub_env
 
 MODULES = 190
 TESTS = 10
 ROUNDS = 3
+
+
+def venv_env() -> dict[str, str]:
+    """This process's environment with this venv's bin first on PATH (its ruff, mypy, pytest,
+    basedpyright); the sandbox passes on only what a command may see."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env
+
+
+def corpus_env() -> dict[str, str]:
+    """The environment of ``--corpus`` (its sandboxes and its baseline): the tests' tool
+    environment without secrets (provider keys, tokens...). The baseline runs each corpus
+    project's own test command on the host, uncontained: its code never sees a key."""
+    from tests.intel._projects import tool_env
+
+    return scrub_env(tool_env())
 
 
 def generate(root: Path) -> None:
@@ -84,8 +102,7 @@ def generate(root: Path) -> None:
 
 
 async def measure() -> None:
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env = venv_env()
     with tempfile.TemporaryDirectory(prefix="bench-intel-") as tmp:
         root = Path(tmp) / "ws"
         generate(root)
@@ -122,8 +139,6 @@ async def measure() -> None:
         f"pytest whole suite alone: cold {cold_suite:.3f}s, warm {warm_suite:.3f}s "
         f"(warm/cold {warm_suite / cold_suite:.2f}x)"
     )
-    from bench._results import Row, ratio, report
-
     rows = [
         Row(
             benchmark=f"intel one-line edit {label}, incremental (warm pytest process) vs full "
@@ -201,11 +216,8 @@ async def corpus() -> None:
 
     import pytest
     from tests.intel._corpus import PROJECTS
-    from tests.intel._projects import tool_env
 
-    from bench._results import Row, report
-
-    env = tool_env()
+    env = corpus_env()
     corpus_rows: list[Row] = []
     for project in PROJECTS:
         with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
@@ -255,8 +267,7 @@ async def server() -> None:
     from driveros.intel import IntelConfig
     from driveros.semantic import SemanticTools, server_mounts, warm_diagnostics
 
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env = venv_env()
     config = IntelConfig(tests="off", disable=("ruff", "compileall"))
     with tempfile.TemporaryDirectory(prefix="bench-intel-server-") as tmp:
         root = Path(tmp) / "ws"
@@ -314,8 +325,6 @@ async def server() -> None:
             await warm_diagnostics(cold_tools, sandbox, ["app/mod_189.py"], timeout=120)
             cold_check = time.perf_counter() - t0
             await cold_tools.aclose()
-    from bench._results import Row, ratio, report
-
     leaf_cli, leaf = results["a leaf module"]
     mid_cli, mid = results["a module 10 others import"]
     report(
