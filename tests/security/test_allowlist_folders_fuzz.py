@@ -5,18 +5,17 @@ the workspace and the folder (system files the programs need aside)."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
-from driveros.approval import ApprovalRequest, Decision, FolderAccess, PolicyApproval, Tier
+from driveros.approval import FolderAccess
 
 from ._trace import outside, trace_command
-from .test_allowlist_fuzz import _environ
+from .test_allowlist_fuzz import _environ, decide, fuzzing
 from .test_allowlist_fuzz import world as world  # the fixture: workspace, outside, home
 
 PROGRAMS = ["cat", "head", "ls", "grep -r x", "rg x", "find", "wc", "stat", "pytest -q"]
@@ -56,20 +55,7 @@ def folder(world: dict[str, Path]) -> Path:
     return lib
 
 
-def _decide(command: str, world: dict[str, Path], lib: Path) -> Decision:
-    open_tier = Tier(sandbox="local", network=True, scratch=True)
-    policy = PolicyApproval(
-        workspace=world["ws"], tier=open_tier, folders=[FolderAccess(path=str(lib))]
-    )
-    return asyncio.run(policy.decide(ApprovalRequest(tool="run", command=command)))
-
-
-@settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    database=None,
-)
+@fuzzing(150)
 @given(
     prefix=st.sampled_from(PREFIXES),
     program=st.sampled_from(PROGRAMS),
@@ -88,7 +74,7 @@ def test_allowlist_with_a_folder_allows_only_reads_inside_it(
     base = world["base"]
     named = " ".join(f"{base}/{a}" for a in args)
     command = f"{prefix.format(base=base)}{program} {named} {relative}".strip()
-    decision = _decide(command, world, folder)
+    decision = decide(command, world, [FolderAccess(path=str(folder))])
     event("allowed" if decision.allowed else "refused")
     if not decision.allowed:
         return

@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from driveros.approval import ApprovalRequest, Decision, PolicyApproval, Tier
+from driveros.approval import ApprovalRequest, Decision, FolderAccess, PolicyApproval, Tier
 
 from ._trace import outside, require_tracer, trace_command
 
@@ -161,12 +162,22 @@ def _environ(world: dict[str, Path]) -> dict[str, str]:
     }
 
 
-def _decide(command: str, world: dict[str, Path]) -> Decision:
+def decide(command: str, world: dict[str, Path], folders: Sequence[FolderAccess] = ()) -> Decision:
     """What the local tier's policy decides (the classifier, then the file-system look)."""
     # an open local tier (network on): the allowlist decides, as it does there
     open_tier = Tier(sandbox="local", network=True, scratch=True)
-    policy = PolicyApproval(workspace=world["ws"], tier=open_tier)
+    policy = PolicyApproval(workspace=world["ws"], tier=open_tier, folders=folders)
     return asyncio.run(policy.decide(ApprovalRequest(tool="run", command=command)))
+
+
+def fuzzing(examples: int) -> settings:
+    """Hypothesis settings of the fuzzers: ``examples`` commands, no deadline, no database."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        database=None,
+    )
 
 
 def _programs(command: str) -> set[str]:
@@ -191,12 +202,7 @@ def assert_contained(command: str, world: dict[str, Path], tmp: Path) -> None:
     assert ran <= _programs(command), f"{command!r} executed {sorted(ran - _programs(command))}"
 
 
-@settings(
-    max_examples=200,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    database=None,
-)
+@fuzzing(200)
 @given(
     prefix=st.sampled_from(PREFIXES),
     program=st.sampled_from(PROGRAMS),
@@ -212,7 +218,7 @@ def test_allowlist_fuzz_allowed_commands_stay_inside(
     suffix: str,
 ) -> None:
     command = f"{prefix}{program} {' '.join(args)}{suffix}".strip()
-    decision = _decide(command, world)
+    decision = decide(command, world)
     event("allowed" if decision.allowed else "refused")
     if not decision.allowed:
         return
@@ -242,6 +248,6 @@ KNOWN_GOOD = [
 def test_allowlist_known_good_commands_run_contained(
     world: dict[str, Path], tmp_path: Path, command: str
 ) -> None:
-    decision = _decide(command, world)
+    decision = decide(command, world)
     assert decision.allowed, decision.reason
     assert_contained(command, world, tmp_path)
