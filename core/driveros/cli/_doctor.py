@@ -5,7 +5,7 @@ Read-only: it changes nothing, starts no model request and runs nothing the work
 ``ok``, ``warning`` (something optional is unavailable) or ``missing`` (a default
 ``driveros agent`` run cannot work), with a one-line fix. Exit 0 when nothing is missing,
 1 otherwise. Sections: scratch copies, sandbox tiers, provider, workspace, detected build,
-state directory (docs/cli.md, "``driveros doctor``").
+state directory (docs/commands.md, "``driveros doctor``").
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Report(BaseModel):
     error: str | None = None
     workspace: str
     checks: list[Check] = Field(default_factory=list)
-    #: Per section, the facts the checks are made of (stable keys; docs/cli.md).
+    #: Per section, the facts the checks are made of (stable keys; docs/commands.md).
     facts: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def add(

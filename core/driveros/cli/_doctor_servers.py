@@ -1,5 +1,5 @@
 """``driveros doctor``: which language servers the semantic tools can start, per tier
-(docs/cli.md, docs/semantic.md "Tiers")."""
+(docs/commands.md, docs/semantic.md "Tiers")."""
 
 from __future__ import annotations
 

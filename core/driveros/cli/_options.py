@@ -3,7 +3,7 @@
 Every type here raises ``ArgumentTypeError`` with its own sentence, so argparse never
 shows a Python type name ("invalid _positive_int value"). ``--provider`` takes
 ``NAME[:MODEL]`` everywhere; ``--model`` sets the model of the one provider a subcommand
-uses and wins over a ``:MODEL`` suffix (docs/cli.md, "Conventions").
+uses and wins over a ``:MODEL`` suffix (docs/commands.md, "Conventions").
 
 The run options' flags are not written here: :func:`add_run_options` makes them from the
 fields of ``driveros.runs.RunSpec`` (the one declaration of each option's type, default,
