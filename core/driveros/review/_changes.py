@@ -15,6 +15,7 @@ from driveros.review._layout import Layout
 from driveros.review._models import FileChange
 from driveros.review._overlay import VIEW_STRATEGIES, upper_candidates
 from driveros.review._stage import add_paths
+from driveros.sandbox import is_host_run_file
 
 #: Blobs larger than this are reported without their text (treated like binaries).
 MAX_TEXT_BYTES = 2 * 1024 * 1024
@@ -32,13 +33,10 @@ class _Raw:
     new_sha: str | None
 
 
-#: A trusted workspace's hooks file (any case): its commands run as the user, outside any
-#: sandbox, so a run never proposes it, whoever wrote it in the copy (docs/security.md).
-_HOOKS_FILE = (".driveros", "hooks.toml")
-
-
 def _never_proposed(path: str) -> bool:
-    return tuple(p.casefold() for p in path.split("/")) == _HOOKS_FILE
+    """A trusted workspace's hooks file (any case): its commands run as the user, outside any
+    sandbox, so a run never proposes it, whoever wrote it in the copy (docs/security.md)."""
+    return is_host_run_file(tuple(path.split("/")))
 
 
 def _parse_raw(data: bytes) -> list[_Raw]:

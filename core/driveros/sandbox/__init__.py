@@ -12,6 +12,7 @@ from driveros.sandbox._env import dotenv_assignments
 from driveros.sandbox._env import scrub as scrub_env
 from driveros.sandbox._files import MAX_RANGE_BYTES
 from driveros.sandbox._local import LocalSandbox, LocalSandboxOptions
+from driveros.sandbox._paths import is_host_run_file
 from driveros.sandbox._processes import BackgroundProcess, ProcessOutput
 from driveros.sandbox._protocol import (
     DEFAULT_OUTPUT_CAP,
@@ -82,6 +83,7 @@ __all__ = [
     "SpecialFileError",
     "WrongKindError",
     "dotenv_assignments",
+    "is_host_run_file",
     "probe_local_sandbox",
     "scrub_env",
     "secret_path_reason",
