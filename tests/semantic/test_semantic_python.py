@@ -16,6 +16,7 @@ from tests.semantic._oracle import Oracle, places, program
 from driveros.agent._tools import ToolBox
 from driveros.sandbox import LocalSandbox
 from driveros.semantic import LanguageServerError, SemanticTools, ServerSpec, server_mounts
+from driveros.semantic._client import frame
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -171,6 +172,37 @@ async def test_semantic_cancellation_cancels_the_request_and_keeps_the_server(
     assert not session.client._pending
     assert py.tools.sessions["basedpyright"] is session and session.client.alive
     assert len(places((await py.tools.references("main.py", 4, 7, None)).text)) == 4
+
+
+async def test_semantic_requests_cancelled_before_the_server_reads_them_keep_it_answering(
+    py: Setup,
+) -> None:
+    """A burst of requests whose cancel reaches basedpyright before it dispatches them (each
+    request and its ``$/cancelRequest`` in one write): the next references are answered.
+    With pyright's default message-based cancellation, every references request after such
+    a one failed ("this._token.cancel is not a function")."""
+    await py.tools.hover("main.py", 4, 7, None)
+    session = py.tools.sessions["basedpyright"]
+    params = {
+        "textDocument": {"uri": session.uri("main.py")},
+        "position": {"line": 3, "character": 6},
+        "context": {"includeDeclaration": True},
+    }
+    ids = range(10**6, 10**6 + 5)
+    loop = asyncio.get_running_loop()
+    answers = [session.client._pending.setdefault(n, loop.create_future()) for n in ids]
+    ask = {"jsonrpc": "2.0", "method": "textDocument/references", "params": params}
+    await session.client._proc.write(
+        b"".join(
+            frame({**ask, "id": n})
+            + frame({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": n}})
+            for n in ids
+        )
+    )
+    await asyncio.gather(*answers, return_exceptions=True)  # each answered (cancelled)
+    got = await py.tools.references("main.py", 4, 7, None)
+    assert len(places(got.text)) == 4
+    assert py.tools.sessions["basedpyright"] is session
 
 
 async def test_semantic_a_crashed_server_is_restarted_by_the_next_call(py: Setup) -> None:

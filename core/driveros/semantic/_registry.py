@@ -67,7 +67,11 @@ _TS_IDS = {
 DEFAULT_SERVERS: tuple[ServerSpec, ...] = (
     ServerSpec(
         "basedpyright",
-        ("basedpyright-langserver", "--stdio"),
+        # File-based cancellation declared, as pyright's own VS Code client does; nothing
+        # creates the folder, so `$/cancelRequest` stays the way to cancel. Without it, a
+        # references request cancelled before the server dispatched it fails every later one
+        # ("this._token.cancel is not a function": pyright keeps the cancelled token source).
+        ("basedpyright-langserver", "--stdio", "--cancellationReceive=file:driveros"),
         ("py", "pyi"),
         {"py": "python", "pyi": "python"},
         install="pip install basedpyright (in the environment the sandbox sees, or driveros's own)",

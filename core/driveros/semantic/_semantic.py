@@ -51,12 +51,6 @@ PUBLISH_WAIT = 15.0
 #: files (each file is adopted once per run, so this only bounds a chain of new files).
 ADOPT_ROUNDS = 3
 _SKIP_DIRS = (".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", "vendor")
-#: JSON-RPC error codes after which a request is asked once more: the server's internal
-#: error and a cancellation the caller did not ask for.
-_ASK_AGAIN = (-32603, -32800)
-#: The pauses before asking again: pyright's slip lasts while the cancelled request winds
-#: down: under load, seconds.
-_PAUSES = (0.05, 0.25, 1.0, 2.0, 4.0)
 
 
 @dataclass
@@ -187,23 +181,7 @@ class SemanticTools:
 
     async def _request(self, session: ServerSession, method: str, params: Any) -> Any:
         await session.client.wait_ready(settle=0.0, bound=self._ready_bound)
-        try:
-            return await session.client.request(method, params, timeout=self._timeout)
-        except LanguageServerError as exc:
-            # A server's own slip, not an answer: pyright's cancellation can fail the requests
-            # after a cancelled one ("this._token.cancel is not a function") while it winds
-            # down. The requests are queries, so asking again after a pause is safe; the last
-            # failure is the answer.
-            failure = exc
-        for pause in _PAUSES:
-            if failure.context.get("code") not in _ASK_AGAIN or not session.client.alive:
-                raise failure
-            await asyncio.sleep(pause)
-            try:
-                return await session.client.request(method, params, timeout=self._timeout)
-            except LanguageServerError as exc:
-                failure = exc
-        raise failure
+        return await session.client.request(method, params, timeout=self._timeout)
 
     async def _adopt(self, paths: Iterable[str]) -> list[str]:
         """Give each path's editor buffer to the run's copy (once per path and run); the
