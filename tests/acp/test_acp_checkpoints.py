@@ -132,6 +132,38 @@ async def test_acp_revert_leaves_a_file_the_user_changed_since(
     assert reply.splitlines()[-1].startswith("No checkpoints")
 
 
+async def _editor_session(
+    acp_schema: Schema, server: ScriptedModelServer, cwd: Path, writes: list[tuple[str, str]]
+) -> tuple[AcpClient, str]:
+    """As :func:`_allowing_session`, for a client with ``fs`` that reads and saves files as an
+    editor does (following a symbolic link, as opening one in an editor does); each write is
+    recorded in ``writes``."""
+    client = await start_agent(acp_schema, env=acp_environ(server), cwd=cwd)
+    caps = {"fs": {"readTextFile": True, "writeTextFile": True}}
+    await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": caps})
+    new = await client.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+
+    async def allow(params: dict[str, Any]) -> dict[str, Any]:
+        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+    async def read(params: dict[str, Any]) -> dict[str, Any]:
+        return {"content": Path(params["path"]).read_text()}
+
+    async def write(params: dict[str, Any]) -> dict[str, Any]:  # an editor that saves
+        writes.append((params["path"], params["content"]))
+        Path(params["path"]).write_text(params["content"])
+        return {}
+
+    client.handlers.update(
+        {
+            "session/request_permission": allow,
+            "fs/read_text_file": read,
+            "fs/write_text_file": write,
+        }
+    )
+    return client, str(new["sessionId"])
+
+
 async def test_acp_revert_goes_through_the_clients_files_as_edits_do(
     acp_schema: Schema, calc_repo: Path
 ) -> None:
@@ -141,30 +173,7 @@ async def test_acp_revert_goes_through_the_clients_files_as_edits_do(
     original = (calc_repo / "calc.py").read_text()
     writes: list[tuple[str, str]] = []
     async with ScriptedModelServer(THREE_TURNS) as server:
-        client = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)
-        caps = {"fs": {"readTextFile": True, "writeTextFile": True}}
-        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": caps})
-        new = await client.request("session/new", {"cwd": str(calc_repo), "mcpServers": []})
-        session = new["sessionId"]
-
-        async def allow(params: dict[str, Any]) -> dict[str, Any]:
-            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-
-        async def read(params: dict[str, Any]) -> dict[str, Any]:
-            return {"content": Path(params["path"]).read_text()}
-
-        async def write(params: dict[str, Any]) -> dict[str, Any]:  # an editor that saves
-            writes.append((params["path"], params["content"]))
-            Path(params["path"]).write_text(params["content"])
-            return {}
-
-        client.handlers.update(
-            {
-                "session/request_permission": allow,
-                "fs/read_text_file": read,
-                "fs/write_text_file": write,
-            }
-        )
+        client, session = await _editor_session(acp_schema, server, calc_repo, writes)
         await client.request("session/prompt", _prompt(session, "three steps"))
         written = len(writes)
         before = len(client.text())
@@ -180,3 +189,39 @@ async def test_acp_revert_goes_through_the_clients_files_as_edits_do(
     ]
     assert not (calc_repo / "extra.txt").exists()
     assert (calc_repo / "calc.py").read_text() == original
+
+
+async def test_acp_revert_never_writes_through_a_planted_link(
+    acp_schema: Schema, calc_repo: Path, tmp_path: Path
+) -> None:
+    """The attacker: a cloned workspace holds ``notes.txt``, a symbolic link to a file outside
+    it whose text is known; a prompt-injected model makes ``notes.txt`` a file of its own at
+    checkpoint 1 and the outside file's text at checkpoint 2. ``/revert 1`` finds "the run's
+    version" behind the link when it reads through an editor that follows it, but writes
+    nothing through the link (not through the client, not on disk) and says why."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("known\n")
+    (calc_repo / "notes.txt").symlink_to(outside)
+    turns = [
+        Turn(tool_calls=[ToolCallSpec("run", {"command": "rm notes.txt && echo A > notes.txt"})]),
+        Turn(tool_calls=[ToolCallSpec("run", {"command": "echo known > notes.txt"})]),
+        Turn(text="Done."),
+    ]
+    writes: list[tuple[str, str]] = []
+    async with ScriptedModelServer(turns) as server:
+        client, session = await _editor_session(acp_schema, server, calc_repo, writes)
+        await client.request("session/prompt", _prompt(session, "two steps"))
+        written = len(writes)
+        before = len(client.text())
+        await client.request("session/prompt", _prompt(session, "/revert 1"))
+        reply = client.text()[before:]
+        assert await client.close() == 0
+    assert client.errors == []
+    assert writes[written:] == []
+    assert outside.read_text() == "known\n"
+    assert (calc_repo / "notes.txt").is_symlink()
+    assert reply.splitlines()[:2] == [
+        "Reverted to checkpoint 1.",
+        "Left as it is: notes.txt (a symbolic link in the workspace; driveros never writes "
+        "through one)",
+    ]

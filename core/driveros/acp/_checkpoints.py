@@ -26,6 +26,7 @@ from acp import schema
 from driveros._atomic import write_atomic
 from driveros._unicode import printable
 from driveros.agent import CheckpointInfo, Result
+from driveros.review import ReviewError, checkpoints_of, path_problem, read_text
 
 log = logging.getLogger(__name__)
 
@@ -90,16 +91,13 @@ class ClientFiles:
     write: Callable[[str, str], Awaitable[None]] | None = None
 
 
-def _read(path: Path) -> str | None:
-    from driveros.review import read_text
-
-    return read_text(path)
-
-
-def _check(workspace: Path, rel: str, remove: bool) -> str | None:
-    from driveros.review import path_problem
-
-    return path_problem(workspace, rel, remove=remove)
+def _problem(workspace: Path, rel: str, remove: bool) -> str | None:
+    """Why ``rel`` is not rewound: the review planner's path rules, and a symbolic link at
+    the file itself (an editor's ``fs/write_text_file`` would write through it)."""
+    problem = path_problem(workspace, rel, remove=remove)
+    if problem is None and (workspace / rel).is_symlink():
+        return "a symbolic link in the workspace; driveros never writes through one"
+    return problem
 
 
 def _write(workspace: Path, rel: str, text: str | None) -> None:
@@ -121,7 +119,7 @@ async def _rewind(
     done = Rewound()
     for rel in sorted(at):
         want = at[rel]
-        problem = await asyncio.to_thread(_check, workspace, rel, want is None)
+        problem = await asyncio.to_thread(_problem, workspace, rel, want is None)
         if problem is not None:
             done.kept[rel] = problem
             continue
@@ -129,13 +127,13 @@ async def _rewind(
         try:
             now = await files.read(str(path)) if files.read is not None else None
             if now is None:
-                now = await asyncio.to_thread(_read, path)
+                now = await asyncio.to_thread(read_text, path)
         except (OSError, UnicodeDecodeError) as exc:
             done.kept[rel] = f"cannot read it: {exc}"
             continue
         except Exception as exc:  # the client failed the read: the disk counts
             log.info("fs/read_text_file %s failed: %s", rel, exc)
-            now = await asyncio.to_thread(_read, path)
+            now = await asyncio.to_thread(read_text, path)
         if now == want:
             continue  # never written (rejected), or already back
         if rel not in final or now != final[rel]:
@@ -194,8 +192,6 @@ class LastProposal:
         return await self._revert(int(arg), files or ClientFiles())
 
     async def _revert(self, to: int, files: ClientFiles) -> str:
-        from driveros.review import ReviewError, checkpoints_of
-
         scratch, workspace = self._scratch, self._workspace
         if scratch is None or workspace is None:
             return "Nothing to revert: the last prompt changed no file (or no prompt ran yet)."
@@ -212,7 +208,7 @@ class LastProposal:
             out: dict[str, str | None] = {}
             for rel in paths:
                 try:
-                    out[rel] = _read(view / rel)
+                    out[rel] = read_text(view / rel)
                 except (OSError, UnicodeDecodeError):
                     pass  # not text: never rewound
             return out
