@@ -8,7 +8,7 @@
 Positions: a :class:`DiagnosticItem` is **1-based** (``0`` = unknown), as the tools print;
 editors (LSP) are **0-based**. :func:`to_zero_based` and :func:`to_one_based` are the only
 conversions. The agent, the feed (``driveros.intel``), the CLI and the language server all
-use this package; it imports nothing of theirs. See docs/intel.md, "Diagnostics".
+use this package; it imports nothing of theirs. See docs/diagnostics.md.
 """
 
 from __future__ import annotations

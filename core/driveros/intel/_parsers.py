@@ -33,7 +33,7 @@ class Parser(Protocol):
     ) -> ParseResult: ...
 
 
-#: What a parser's columns count when it is not code points (measured; docs/intel.md,
+#: What a parser's columns count when it is not code points (measured; docs/diagnostics.md,
 #: "Column units"): the feed converts them on the file's text.
 COLUMN_UNITS: dict[str, ColumnUnit] = {
     "pyright": "utf-16",
