@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -16,6 +16,7 @@ from driveros.sandbox._channel import Channel
 from driveros.sandbox._env import check_command
 from driveros.sandbox._files import HostFiles
 from driveros.sandbox._folders import Folders
+from driveros.sandbox._options import SandboxOptions
 from driveros.sandbox._processes import BackgroundProcess, ProcessHost
 from driveros.sandbox._protocol import (
     DirEntry,
@@ -36,31 +37,23 @@ class SandboxBase:
     #: The shell a session runs (inside the tier: on the host or in the container).
     session_shell = "/bin/sh"
 
-    def __init__(
-        self,
-        workspace: str | os.PathLike[str],
-        *,
-        default_timeout: float | None,
-        output_cap: int,
-        max_read: int,
-        allow_secret_files: Sequence[str] = (),
-        written_in: str | os.PathLike[str] | None = None,
-    ) -> None:
+    def __init__(self, workspace: str | os.PathLike[str], options: SandboxOptions) -> None:
         self._files = HostFiles(
             Path(workspace),
-            max_read=max_read,
-            secrets=SecretFiles(allow=tuple(allow_secret_files)),
+            max_read=options.max_read,
+            secrets=SecretFiles(allow=tuple(options.allow_secret_files)),
         )
-        self.default_timeout = default_timeout
-        self.output_cap = output_cap
+        self.default_timeout = options.default_timeout
+        self.output_cap = options.output_cap
         self._watchdog = Watchdog()
         self._start_lock = asyncio.Lock()
         self._closed = False
         self._sessions: list[ShellSession] = []
-        self._processes = ProcessHost(self._open_command, output_cap=output_cap)
+        self._processes = ProcessHost(self._open_command, output_cap=self.output_cap)
         #: When this sandbox was made: set-id bits on files changed since are cleared on close.
         self._born_ns = time.time_ns()
         #: Where every file written in the workspace also is (a view's upper layer), if known.
+        written_in = options.written_in
         self._written_in = None if written_in is None else Path(written_in)
         #: Added folders the file operations reach by absolute path (``--add-dir``).
         self._folders = Folders()

@@ -88,14 +88,7 @@ class DockerSandbox(SandboxBase):
         **fields: Unpack[DockerSandboxFields],
     ) -> None:
         given = dataclasses.replace(options or DockerSandboxOptions(), **fields)
-        super().__init__(
-            workspace,
-            default_timeout=given.default_timeout,
-            output_cap=given.output_cap,
-            max_read=given.max_read,
-            allow_secret_files=given.allow_secret_files,
-            written_in=given.written_in,
-        )
+        super().__init__(workspace, given)
         self.options = given
         untrusted = given.untrusted
         if untrusted and given.runtime == "runc":

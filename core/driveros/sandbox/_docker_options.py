@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections.abc import Mapping, Sequence
-from typing import Literal, TypedDict
+from collections.abc import Mapping
+from typing import Literal
 
-from driveros.sandbox._files import DEFAULT_MAX_READ
-from driveros.sandbox._protocol import DEFAULT_OUTPUT_CAP
+from driveros.sandbox._options import PathLike, SandboxFields, SandboxOptions
 
 DEFAULT_IMAGE = "driveros-sandbox:latest"
-#: The timeout applied when ``run()`` is given none.
-DEFAULT_TIMEOUT = 600.0
-
-PathLike = str | os.PathLike[str]
 Runtime = Literal["runc", "runsc"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class DockerSandboxOptions:
-    """Every setting of a docker sandbox but its workspace (see :class:`DockerSandbox`).
-
-    ``DockerSandbox(ws, options)`` and ``DockerSandbox(ws, network=True, ...)`` are the same:
-    keyword arguments replace the fields of ``options`` (the defaults when not given)."""
+class DockerSandboxOptions(SandboxOptions):
+    """Every setting of a docker sandbox but its workspace (see :class:`DockerSandbox`): those
+    of both tiers (:class:`~driveros.sandbox._options.SandboxOptions`) and these."""
 
     #: ``runc`` (the default) or gVisor's ``runsc``; ``untrusted`` always means ``runsc``.
     runtime: Runtime | None = None
@@ -38,26 +30,16 @@ class DockerSandboxOptions:
     cpus: float = 2.0
     pids_limit: int = 512
     tmp_size: str = "1g"
-    #: The environment commands start from, filtered through the allowlist (None: minimal).
-    base_env: Mapping[str, str] | None = None
-    default_timeout: float | None = DEFAULT_TIMEOUT
-    output_cap: int = DEFAULT_OUTPUT_CAP
-    max_read: int = DEFAULT_MAX_READ
     #: ``uid:gid`` commands run as (None: the workspace owner's; never root).
     user: str | None = None
     #: The Docker daemon to talk to (None: the environment's, as the docker SDK finds it).
     base_url: str | None = None
-    allow_secret_files: Sequence[str] = ()
-    #: Where every file written in the workspace also is (an overlay view's upper layer).
-    written_in: PathLike | None = None
-    #: Set for every command as given (driveros' own settings, never a file's).
-    extra_env: Mapping[str, str] | None = None
     #: The workspace is driveros' own scratch copy (a root-owned one is opened to the
     #: container's user).
     private_copy: bool = False
 
 
-class DockerSandboxFields(TypedDict, total=False):
+class DockerSandboxFields(SandboxFields, total=False):
     """The fields of :class:`DockerSandboxOptions` as keyword arguments."""
 
     runtime: Runtime | None
@@ -69,13 +51,6 @@ class DockerSandboxFields(TypedDict, total=False):
     cpus: float
     pids_limit: int
     tmp_size: str
-    base_env: Mapping[str, str] | None
-    default_timeout: float | None
-    output_cap: int
-    max_read: int
     user: str | None
     base_url: str | None
-    allow_secret_files: Sequence[str]
-    written_in: PathLike | None
-    extra_env: Mapping[str, str] | None
     private_copy: bool

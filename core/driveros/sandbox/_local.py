@@ -103,14 +103,7 @@ class LocalSandbox(SandboxBase):
         **fields: Unpack[LocalSandboxFields],
     ) -> None:
         given = dataclasses.replace(options or LocalSandboxOptions(), **fields)
-        super().__init__(
-            workspace,
-            default_timeout=given.default_timeout,
-            output_cap=given.output_cap,
-            max_read=given.max_read,
-            allow_secret_files=given.allow_secret_files,
-            written_in=given.written_in,
-        )
+        super().__init__(workspace, given)
         self.options = given
         self._given_env = None if given.base_env is None else dict(given.base_env)
         self._extra_env = command_environment({}, given.extra_env)

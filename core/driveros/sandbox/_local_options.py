@@ -3,38 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections.abc import Mapping, Sequence
-from typing import TypedDict
+from collections.abc import Sequence
 
-from driveros.sandbox._files import DEFAULT_MAX_READ
 from driveros.sandbox._oneshot import TMPFS_BYTES
-from driveros.sandbox._protocol import DEFAULT_OUTPUT_CAP
+from driveros.sandbox._options import DEFAULT_TIMEOUT, PathLike, SandboxFields, SandboxOptions
 
-#: The timeout applied when ``run()`` is given none.
-DEFAULT_TIMEOUT = 600.0
-
-PathLike = str | os.PathLike[str]
+__all__ = ["DEFAULT_TIMEOUT", "LocalSandboxFields", "LocalSandboxOptions"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class LocalSandboxOptions:
-    """Every setting of a local sandbox but its workspace (see :class:`LocalSandbox`).
+class LocalSandboxOptions(SandboxOptions):
+    """Every setting of a local sandbox but its workspace (see :class:`LocalSandbox`): those
+    of both tiers (:class:`~driveros.sandbox._options.SandboxOptions`) and these."""
 
-    ``LocalSandbox(ws, options)`` and ``LocalSandbox(ws, network=True, ...)`` are the same:
-    keyword arguments replace the fields of ``options`` (the defaults when not given)."""
-
-    #: The environment commands start from, filtered through the allowlist (None: minimal).
-    base_env: Mapping[str, str] | None = None
-    default_timeout: float | None = DEFAULT_TIMEOUT
-    output_cap: int = DEFAULT_OUTPUT_CAP
-    max_read: int = DEFAULT_MAX_READ
     shell: str = "/bin/sh"
-    allow_secret_files: Sequence[str] = ()
-    #: Where every file written in the workspace also is (an overlay view's upper layer).
-    written_in: PathLike | None = None
-    #: Set for every command as given (driveros' own settings, never a file's).
-    extra_env: Mapping[str, str] | None = None
     network: bool = False
     #: Bound read-only at their own path.
     read_only: Sequence[PathLike] = ()
@@ -54,17 +36,10 @@ class LocalSandboxOptions:
     tmpfs_bytes: int = TMPFS_BYTES
 
 
-class LocalSandboxFields(TypedDict, total=False):
+class LocalSandboxFields(SandboxFields, total=False):
     """The fields of :class:`LocalSandboxOptions` as keyword arguments."""
 
-    base_env: Mapping[str, str] | None
-    default_timeout: float | None
-    output_cap: int
-    max_read: int
     shell: str
-    allow_secret_files: Sequence[str]
-    written_in: PathLike | None
-    extra_env: Mapping[str, str] | None
     network: bool
     read_only: Sequence[PathLike]
     writable: Sequence[PathLike]
