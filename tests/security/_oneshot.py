@@ -14,7 +14,12 @@ import hashlib
 import os
 import stat
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
+
+import pytest
+
+from driveros.sandbox import _local as local_tier
 
 HOSTILE_CONFTEST = r"""
 import os, pathlib, subprocess, sys
@@ -122,3 +127,24 @@ def differences(
     return [
         f"{n}: {before.get(n)} -> {after.get(n)}" for n in names if before.get(n) != after.get(n)
     ]
+
+
+@pytest.fixture(params=["overlay", "read-only"])
+def access(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The two ways the local tier discards writes (read-only: no overlay on this kernel)."""
+    if request.param == "read-only":
+        monkeypatch.setattr(local_tier, "overlay_prefix", lambda *_: None)
+    return str(request.param)
+
+
+def fill_command(each: int, places: Iterable[str]) -> str:
+    """A command writing ``each`` bytes into the workspace and each of ``places``, then
+    printing each place and the bytes that landed there."""
+    lines = []
+    for place in (".", *places):
+        target = f"{place}/fill.bin"
+        lines.append(
+            f"head -c {each} /dev/zero > {target} 2>/dev/null; "
+            f"echo '{place}' $(stat -c %s {target} 2>/dev/null || echo 0)"
+        )
+    return "\n".join(lines)

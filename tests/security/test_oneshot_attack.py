@@ -14,12 +14,10 @@ import stat
 import sys
 from pathlib import Path
 
-import pytest
-
 from driveros.intel import DiagnosticsFeed
 from driveros.sandbox import LocalSandbox
-from driveros.sandbox import _local as local_tier
-from tests.security._oneshot import hostile_repo
+from tests.security._oneshot import access as access  # the fixture
+from tests.security._oneshot import fill_command, hostile_repo
 
 ENV = {
     "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
@@ -83,14 +81,6 @@ def _state(root: Path) -> dict[str, tuple[object, ...]]:
     return found
 
 
-@pytest.fixture(params=["overlay", "read-only"])
-def access(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The two ways the local tier discards writes (read-only: no overlay on this kernel)."""
-    if request.param == "read-only":
-        monkeypatch.setattr(local_tier, "overlay_prefix", lambda *_: None)
-    return str(request.param)
-
-
 def _repo(tmp_path: Path) -> tuple[Path, Path]:
     repo = hostile_repo(tmp_path / "repo")
     outside = tmp_path / "outside.txt"
@@ -118,19 +108,6 @@ async def test_oneshot_attack_the_tree_and_a_hard_linked_file_outside_stay(
     assert [k for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)] == []
 
 
-def _fill(size: int) -> str:
-    """A command that writes ``8 * size`` bytes into each scratch place and the workspace,
-    then prints each place and the bytes that landed there."""
-    lines = []
-    for place in (".", *SCRATCH_PLACES):
-        target = f"{place}/fill.bin"
-        lines.append(
-            f"head -c {8 * size} /dev/zero > {target} 2>/dev/null; "
-            f"echo '{place}' $(stat -c %s {target} 2>/dev/null || echo 0)"
-        )
-    return "\n".join(lines)
-
-
 def _disk_bytes(root: str) -> int:
     total = 0
     for top, _, files in os.walk(root):
@@ -147,7 +124,7 @@ async def test_oneshot_attack_filling_every_tmpfs_fails_cleanly_off_the_host_dis
 ) -> None:
     repo, _ = _repo(tmp_path)
     async with LocalSandbox(repo, base_env=ENV, discard_writes=True, tmpfs_bytes=SMALL) as box:
-        done = await box.run(_fill(SMALL))
+        done = await box.run(fill_command(8 * SMALL, SCRATCH_PLACES))
         written = dict(line.split() for line in done.stdout.splitlines())
         assert set(written) == {".", *SCRATCH_PLACES}, done.stdout + done.stderr
         for place, size in written.items():

@@ -17,6 +17,8 @@ from driveros.intel import DiagnosticsFeed
 from driveros.sandbox import LocalSandbox
 from driveros.sandbox import _local as local_tier
 from driveros.sandbox import _oneshot as oneshot
+from tests.security._oneshot import access as access  # the fixture
+from tests.security._oneshot import fill_command
 
 ENV = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
 #: The bound the tests give the sandbox.
@@ -25,32 +27,11 @@ BOUND = 8 << 20
 PLACES = ("$HOME", "$TMPDIR", "/tmp", "/var/tmp", "/run", "/dev/shm")
 
 
-@pytest.fixture(params=["overlay", "read-only"])
-def access(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The two ways the local tier discards writes (read-only: no overlay on this kernel)."""
-    if request.param == "read-only":
-        monkeypatch.setattr(local_tier, "overlay_prefix", lambda *_: None)
-    return str(request.param)
-
-
 def _repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     return repo
-
-
-def _fill(each: int) -> str:
-    """A command writing ``each`` bytes into every place (the workspace first), then printing
-    each place and the bytes that landed there."""
-    lines = []
-    for place in (".", *PLACES):
-        target = f"{place}/fill.bin"
-        lines.append(
-            f"head -c {each} /dev/zero > {target} 2>/dev/null; "
-            f"echo '{place}' $(stat -c %s {target} 2>/dev/null || echo 0)"
-        )
-    return "\n".join(lines)
 
 
 async def test_oneshot_every_place_together_holds_at_most_the_bound(
@@ -61,7 +42,7 @@ async def test_oneshot_every_place_together_holds_at_most_the_bound(
         await box.start()
         assert box.workspace_access == access
         # Half the bound each: seven separate tmpfs of BOUND would take 3.5 bounds in all.
-        done = await box.run(_fill(BOUND // 2))
+        done = await box.run(fill_command(BOUND // 2, PLACES))
         written = {k: int(v) for k, v in (line.split() for line in done.stdout.splitlines())}
         assert set(written) == {".", *PLACES}, done.stdout + done.stderr
         assert sum(written.values()) <= BOUND, written
@@ -103,7 +84,7 @@ async def test_oneshot_without_a_namespace_of_its_own_bounds_each_place(
     async with LocalSandbox(repo, base_env=ENV, discard_writes=True, tmpfs_bytes=BOUND) as box:
         await box.start()
         assert box.workspace_access == "read-only"
-        done = await box.run(_fill(2 * BOUND))
+        done = await box.run(fill_command(2 * BOUND, PLACES))
         written = {k: int(v) for k, v in (line.split() for line in done.stdout.splitlines())}
         assert set(written) == {".", *PLACES}, done.stdout + done.stderr
         assert written["."] == 0 and all(v <= BOUND for v in written.values()), written

@@ -29,6 +29,7 @@ from tests.security._oneshot import (
     hostile_repo,
     tree_state,
 )
+from tests.security._oneshot import access as access  # the fixture
 
 #: What a hostile command tries: every kind of change to the tree, and a late write.
 ATTACK = (
@@ -41,14 +42,6 @@ ENV = {
     "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
 }
-
-
-@pytest.fixture(params=["overlay", "read-only"])
-def access(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The local tier's two ways to discard writes (read-only: no overlay on this kernel)."""
-    if request.param == "read-only":
-        monkeypatch.setattr(local_tier, "overlay_prefix", lambda *_: None)
-    return str(request.param)
 
 
 async def _snapshot(repo: Path, access: str) -> list[tuple[str, int, str]]:
@@ -139,20 +132,20 @@ async def test_oneshot_real_projects_report_what_a_writable_sandbox_reports(
     root = project.build(tmp_path / "p")
     before = tree_state(root)
     found: dict[str, list[tuple[str, str, int]]] = {}
-    for access in ("overlay", "read-only", "writable"):
-        if access == "read-only":
+    for mode in ("overlay", "read-only", "writable"):
+        if mode == "read-only":
             monkeypatch.setattr(local_tier, "overlay_prefix", lambda *_: None)
         async with LocalSandbox(
-            root, base_env=tool_env(), discard_writes=access != "writable"
+            root, base_env=tool_env(), discard_writes=mode != "writable"
         ) as box:
             snapshot = await DiagnosticsFeed(box).snapshot()
-            assert box.workspace_access == access
+            assert box.workspace_access == mode
         assert project.check in snapshot.checks, render_snapshot(snapshot)
-        found[access] = sorted(
+        found[mode] = sorted(
             (i.path, identity_message(i), i.line) for i in snapshot.items if i.severity == "error"
         )
         monkeypatch.undo()
-        if access != "writable":
+        if mode != "writable":
             assert differences(before, tree_state(root)) == []
     assert found["overlay"] == found["read-only"] == found["writable"] != []
 
