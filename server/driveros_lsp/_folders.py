@@ -14,11 +14,14 @@ Trust stays per folder: the run's workspace is trusted or not on its own (``_tru
 an added folder is never configuration, whatever the trust of the first. An added folder
 follows ``--add-dir``'s rules (:func:`checked`): never inside the workspace or another
 folder, nor holding one; never a folder ``driveros trust`` refuses (a home directory or one
-holding it); never driveros' state directory, one holding it or inside it.
+holding it); never driveros' state directory, one holding it or inside it; never a folder
+holding a secret file (``driveros.runs.secret_files``: its values are not in the run's
+redactor). The checks read the file system: they run off the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from dataclasses import dataclass, field
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as lsp
 
 from driveros_lsp._run import RunError
+from driveros_lsp._wire import printable
 
 if TYPE_CHECKING:
     from driveros_lsp._editor import Editor
@@ -60,11 +64,15 @@ def workspace_folders(editor: Editor) -> list[tuple[str, Path]]:
     return found
 
 
-def named_folders(editor: Editor, uris: list[str]) -> TaskFolders:
+async def named_folders(editor: Editor, uris: list[str]) -> TaskFolders:
     """The folders ``uris`` name, each one of the client's workspace folders (no repeats)."""
+    return await asyncio.to_thread(_named, workspace_folders(editor), uris)
+
+
+def _named(folders: list[tuple[str, Path]], uris: list[str]) -> TaskFolders:
     from pygls.uris import to_fs_path
 
-    known = {path.resolve(): path for _, path in workspace_folders(editor)}
+    known = {path.resolve(): path for _, path in folders}
     chosen: list[Path] = []
     for uri in uris:
         try:
@@ -81,7 +89,8 @@ def named_folders(editor: Editor, uris: list[str]) -> TaskFolders:
 
 def checked(chosen: TaskFolders) -> TaskFolders:
     """``chosen`` when its added folders may be given to a run, else RunError saying why.
-    Blocking (resolves paths)."""
+    Blocking (resolves paths, walks each added folder)."""
+    from driveros.runs import secret_files
     from driveros.state import state_dir
     from driveros.trust import broad_root
 
@@ -95,10 +104,24 @@ def checked(chosen: TaskFolders) -> TaskFolders:
         for other in seen:
             if reason is None and (path.is_relative_to(other) or other.is_relative_to(path)):
                 reason = f"it overlaps the folder {other}"
+        if reason is None:
+            reason = _secret_reason(secret_files(path))
         if reason is not None:
             raise RunError(f"the folder {folder} cannot be added to the task: {reason}")
         seen.append(path)
     return chosen
+
+
+def _secret_reason(found: list[str] | None) -> str | None:
+    if found is None:
+        return "it holds too many files to check for secret files"
+    if found:
+        listed = ", ".join(printable(s) for s in found[:5])
+        return (
+            f"it holds secret files ({listed}); their values could not be redacted from "
+            "what commands print"
+        )
+    return None
 
 
 def _labels(folders: list[tuple[str, Path]]) -> list[str]:
@@ -131,7 +154,7 @@ async def ask_folders(editor: Editor, folders: list[tuple[str, Path]]) -> TaskFo
     title = answer.title if isinstance(answer, lsp.MessageActionItem) else None
     if title == ALL_FOLDERS:
         paths = [path for _, path in folders]
-        return checked(TaskFolders(workspace=paths[0], added=paths[1:]))
+        return await asyncio.to_thread(checked, TaskFolders(workspace=paths[0], added=paths[1:]))
     for label, (_, path) in zip(labels, folders, strict=True):
         if title == label:
             return TaskFolders(workspace=path)

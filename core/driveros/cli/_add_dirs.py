@@ -20,13 +20,11 @@ from typing import Any
 
 from driveros._unicode import printable
 from driveros.cli._parser import UsageError
-from driveros.runs import AddedDir
-from driveros.sandbox import secret_path_reason
+from driveros.runs import AddedDir, secret_files
 from driveros.trust import broad_root
 
 #: Entries looked at per folder before giving up on checking it (then it is refused).
 MAX_ENTRIES = 200_000
-_SKIP = {".git", "node_modules", "__pycache__"}
 
 
 def add_add_dir_flag(add: Callable[..., Any]) -> None:
@@ -42,21 +40,13 @@ def add_add_dir_flag(add: Callable[..., Any]) -> None:
 
 
 def _secrets(root: Path) -> list[str]:
-    found: list[str] = []
-    seen = 0
-    for top, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in _SKIP]
-        for name in [*names, *dirs]:
-            seen += 1
-            rel = (Path(top) / name).relative_to(root).as_posix()
-            if secret_path_reason(rel) is not None:
-                found.append(rel)
-        if seen > MAX_ENTRIES:
-            raise UsageError(
-                f"driveros agent: error: --add-dir {printable(str(root))}: more than "
-                f"{MAX_ENTRIES} entries; give a smaller folder"
-            )
-    return sorted(found)
+    found = secret_files(root, limit=MAX_ENTRIES)
+    if found is None:
+        raise UsageError(
+            f"driveros agent: error: --add-dir {printable(str(root))}: more than "
+            f"{MAX_ENTRIES} entries; give a smaller folder"
+        )
+    return found
 
 
 def parse_add_dirs(args: argparse.Namespace, workspace: Path, state: Path) -> list[AddedDir]:

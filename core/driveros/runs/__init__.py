@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from driveros.runs._added import AddedDir
+from driveros.runs._added import AddedDir, secret_files
 from driveros.runs._options import HeadlessOptions, RunOptions, RunSpec
 
 if TYPE_CHECKING:
@@ -68,6 +68,7 @@ __all__ = [
     "pick_provider",
     "run_in",
     "run_tier",
+    "secret_files",
     "take_held",
 ]
 

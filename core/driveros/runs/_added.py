@@ -6,10 +6,15 @@ language server imports it at start.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
+
+#: Entries :func:`secret_files` looks at in a folder before giving up on checking it.
+MAX_ENTRIES = 200_000
+_SKIP = frozenset({".git", "node_modules", "__pycache__"})
 
 
 class AddedDir(BaseModel):
@@ -50,3 +55,25 @@ def folders_prompt(added: list[AddedDir]) -> str:
         kind = "writable" if folder.writable else "read-only"
         lines.append(f"- {folder.path} ({kind})")
     return "\n".join(lines)
+
+
+def secret_files(root: Path, *, limit: int = MAX_ENTRIES) -> list[str] | None:
+    """The secret files and folders under ``root`` (docs/sandbox.md, "Secret files"), relative
+    and sorted; None when it has more than ``limit`` entries (not checked). A folder holding
+    one is never added to a run (``--add-dir``, the language server's ``folders``): its values
+    are not in the run's redactor, so what a command prints of them would reach the model.
+    Blocking (walks the folder)."""
+    from driveros.sandbox import secret_path_reason
+
+    found: list[str] = []
+    seen = 0
+    for top, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP]
+        for name in [*names, *dirs]:
+            seen += 1
+            rel = (Path(top) / name).relative_to(root).as_posix()
+            if secret_path_reason(rel) is not None:
+                found.append(rel)
+        if seen > limit:
+            return None
+    return sorted(found)

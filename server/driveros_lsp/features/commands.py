@@ -186,7 +186,7 @@ async def _task_folders(server: DriverosLanguageServer, p: StartParams) -> TaskF
 
     if p.folders is not None:
         try:
-            return named_folders(server, p.folders)
+            return await named_folders(server, p.folders)
         except RunError as exc:  # a folder the client did not open: the params are wrong
             raise JsonRpcInvalidParams(str(exc)) from exc
     folders = workspace_folders(server)
