@@ -20,11 +20,19 @@ from tests.acp.conftest import acp_environ
 from tests.cli.conftest import run_cli
 from tests.runs.conftest import run_scripted
 from tests.sandbox.conftest import daemon_runtimes, require_docker
+from tests.semantic._checks import (
+    a_crashed_server_is_restarted,
+    answers_follow_the_agents_edits,
+    cancellation_keeps_the_server,
+    cancelled_before_dispatch_keeps_answering,
+    go_answers_and_rename,
+    typescript_answers_and_rename,
+)
 from tests.semantic._oracle import Oracle, places, program
 from tests.semantic.test_semantic_python import make_project
-from tests.semantic.test_semantic_run import CALC, TURNS, server_rename
+from tests.semantic.test_semantic_run import TURNS, proposed_rename, server_rename
 from tests.semantic.test_semantic_run import project as rename_project
-from tests.semantic.test_semantic_ts_go import MAIN_GO, go_project, ts_project
+from tests.semantic.test_semantic_ts_go import go_project, ts_project
 
 from driveros.agent._tools import ToolBox
 from driveros.sandbox import DockerSandbox
@@ -145,56 +153,21 @@ async def test_semantic_docker_server_runs_in_the_container_on_its_view(py: Setu
 
 async def test_semantic_docker_answers_follow_the_agents_edits(py: Setup) -> None:
     """Edits made host-side through the fence reach the container's server (document sync)."""
-    before = await py.tools.references("pkg/other.py", 1, 5, None)
-    assert len(places(before.text)) == 3
-    text = (py.root / "main.py").read_text()
-    await py.sandbox.write_file("main.py", text + "helper()\n")
-    py.tools.touched(["main.py"])
-    after = await py.tools.references("pkg/other.py", 1, 5, None)
-    assert ("main.py", 5, 1) in places(after.text)
-    await py.sandbox.write_file("main.py", text)
-    py.tools.touched(["main.py"])
-    again = await py.tools.references("pkg/other.py", 1, 5, None)
-    assert places(again.text) == places(before.text)
+    await answers_follow_the_agents_edits(py.tools, py.sandbox, py.root)
 
 
 async def test_semantic_docker_cancellation_keeps_the_server(py: Setup) -> None:
-    await py.tools.hover("main.py", 4, 7, None)
-    session = py.tools.sessions["basedpyright"]
-    for _ in range(50):  # a warm server may answer before the request is seen pending
-        task = asyncio.ensure_future(py.tools.references("main.py", 4, 7, None))
-        while not session.client._pending and not task.done():
-            await asyncio.sleep(0)
-        if not task.done():
-            break
-        await task
-    else:
-        pytest.fail("every request was answered before it could be cancelled")
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert not session.client._pending
-    assert py.tools.sessions["basedpyright"] is session and session.client.alive
-    assert len(places((await py.tools.references("main.py", 4, 7, None)).text)) == 4
+    await cancellation_keeps_the_server(py.tools)
+
+
+async def test_semantic_docker_requests_cancelled_before_dispatch_keep_it_answering(
+    py: Setup,
+) -> None:
+    await cancelled_before_dispatch_keeps_answering(py.tools)
 
 
 async def test_semantic_docker_a_crashed_server_is_restarted(py: Setup) -> None:
-    await py.tools.hover("main.py", 4, 7, None)
-    old = py.tools.sessions["basedpyright"]
-    killed = await py.sandbox.run(
-        'for p in /proc/[0-9]*; do grep -qa "[l]angserver" "$p/cmdline" 2>/dev/null && '
-        'kill -9 "${p#/proc/}"; done; true'
-    )
-    assert killed.exit_code == 0
-    for _ in range(100):
-        if not old.client.alive:
-            break
-        await asyncio.sleep(0.1)
-    assert not old.client.alive
-    assert "ended (exit code" in str(old.client.failure)
-    got = await py.tools.references("main.py", 4, 7, None)
-    assert len(places(got.text)) == 4
-    assert py.tools.sessions["basedpyright"] is not old
+    await a_crashed_server_is_restarted(py.tools, py.sandbox)
 
 
 async def test_semantic_docker_server_gets_the_containers_environment(tmp_path: Path) -> None:
@@ -238,28 +211,10 @@ async def test_semantic_docker_typescript_answers_and_rename(tmp_path: Path) -> 
     require_docker()
     program("typescript-language-server")
     root = ts_project(tmp_path / "ts")
-    async with Oracle("typescript-language-server", root) as oracle:
-        oracle.open("src/calc.ts")
-        oracle.open("src/main.ts")
-        want_refs = await oracle.references("src/calc.ts", 2, 17)
-        want_def = await oracle.definition("src/main.ts", 3, 13)
-        want_hover = await oracle.hover("src/main.ts", 3, 13)
-        want_rename = await oracle.rename("src/calc.ts", 2, 17, "grandTotal")
     async with docker_box(root) as sandbox:
-        tools = SemanticTools(sandbox)
-        refs = await tools.references(None, None, None, "computeTotal")
-        assert places(refs.text) == want_refs
-        assert len(want_refs) == 3
-        assert places((await tools.definition("src/main.ts", 3, 13, None)).text) == want_def
-        assert (await tools.hover("src/main.ts", 3, 13, None)).text == want_hover
-        outline = await tools.symbols(None, "src/calc.ts")
-        assert "2:17 function computeTotal" in outline.text
+        tools = await typescript_answers_and_rename(root, sandbox)
         running = container_processes(sandbox)
         assert any(str(NODE_MODULES) in args for args in running), running
-        renamed = await tools.rename(None, None, None, "computeTotal", "grandTotal")
-        assert sorted(renamed.edits) == sorted(want_rename) == ["src/calc.ts", "src/main.ts"]
-        for rel, text in want_rename.items():
-            assert (root / rel).read_text() == text
         await tools.aclose()
 
 
@@ -267,27 +222,8 @@ async def test_semantic_docker_go_answers_and_rename(tmp_path: Path) -> None:
     require_docker()
     program("gopls")
     root = go_project(tmp_path / "go")
-    async with Oracle("gopls", root) as oracle:
-        oracle.open("calc/calc.go")
-        oracle.open("main.go")
-        want_refs = await oracle.references("main.go", 10, 19)
-        want_def = await oracle.definition("main.go", 10, 19)
-        want_hover = await oracle.hover("main.go", 10, 19)
-        want_rename = await oracle.rename("calc/calc.go", 4, 6, "GrandTotal")
     async with docker_box(root) as sandbox:
-        tools = SemanticTools(sandbox)
-        refs = await tools.references(None, None, None, "ComputeTotal")
-        assert places(refs.text) == want_refs
-        assert {p for p, _, _ in want_refs} == {"calc/calc.go", "main.go"}
-        assert places((await tools.definition("main.go", 10, 19, None)).text) == want_def
-        assert (await tools.hover("main.go", 10, 19, None)).text == want_hover
-        with pytest.raises(LanguageServerError, match="unexported"):
-            await tools.rename("calc/calc.go", 4, 6, None, "grandTotal")
-        assert (root / "main.go").read_text() == MAIN_GO
-        renamed = await tools.rename("calc/calc.go", 4, 6, None, "GrandTotal")
-        assert sorted(renamed.edits) == sorted(want_rename)
-        for rel, text in want_rename.items():
-            assert (root / rel).read_text() == text
+        tools = await go_answers_and_rename(root, sandbox)
         await tools.aclose()
 
 
@@ -370,20 +306,9 @@ async def test_semantic_docker_rename_in_a_review_run_proposes_the_servers_edit(
     out = await run_scripted(
         TURNS, root, review=True, diagnostics=True, task="rename", sandbox="docker"
     )
-    report = out.report
-    assert report.scratch is not None
-    try:
-        assert report.result.outcome == "answered", report.result
+    async with proposed_rename(out, root, want):
         (started,) = out.of("run_started")
         assert started.sandbox.startswith("docker"), started
-        assert {c.path: c.after for c in report.changes} == want
-        assert (root / "pkg/calc.py").read_text() == CALC  # the user's tree untouched
-        (diag,) = [e for e in out.of("diagnostics") if e.turn == 1]
-        assert diag.total == 0 and diag.checks, diag
-        refs = next(e for e in out.of("tool_result") if e.name == "references")
-        assert refs.ok and refs.output.startswith("5 references to grand_total in 3 files")
-    finally:
-        await report.scratch.aclose()
 
 
 async def test_semantic_docker_rename_through_the_cli_review(tmp_path: Path) -> None:

@@ -11,12 +11,18 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from tests.semantic._checks import (
+    EACH_SERVER,
+    a_crashed_server_is_restarted,
+    answers_follow_the_agents_edits,
+    cancellation_keeps_the_server,
+    cancelled_before_dispatch_keeps_answering,
+)
 from tests.semantic._oracle import Oracle, places, program
 
 from driveros.agent._tools import ToolBox
 from driveros.sandbox import LocalSandbox
 from driveros.semantic import LanguageServerError, SemanticTools, ServerSpec, server_mounts
-from driveros.semantic._client import frame
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -126,17 +132,7 @@ async def test_semantic_symbols_query_and_outline(py: Setup) -> None:
 
 
 async def test_semantic_answers_follow_the_agents_edits(py: Setup) -> None:
-    before = await py.tools.references("pkg/other.py", 1, 5, None)
-    assert len(places(before.text)) == 3
-    text = (py.root / "main.py").read_text()
-    await py.sandbox.write_file("main.py", text + "helper()\n")
-    py.tools.touched(["main.py"])
-    after = await py.tools.references("pkg/other.py", 1, 5, None)
-    assert ("main.py", 5, 1) in places(after.text)
-    await py.sandbox.write_file("main.py", text)
-    py.tools.touched(["main.py"])
-    again = await py.tools.references("pkg/other.py", 1, 5, None)
-    assert places(again.text) == places(before.text)
+    await answers_follow_the_agents_edits(py.tools, py.sandbox, py.root)
 
 
 async def test_semantic_columns_are_characters_not_utf16_units(py: Setup) -> None:
@@ -155,85 +151,28 @@ async def test_semantic_columns_are_characters_not_utf16_units(py: Setup) -> Non
 async def test_semantic_cancellation_cancels_the_request_and_keeps_the_server(
     py: Setup,
 ) -> None:
-    await py.tools.hover("main.py", 4, 7, None)  # started and warm
-    session = py.tools.sessions["basedpyright"]
-    for _ in range(50):  # a warm server may answer before the request is seen pending
-        task = asyncio.ensure_future(py.tools.references("main.py", 4, 7, None))
-        while not session.client._pending and not task.done():  # on its way to the server
-            await asyncio.sleep(0)
-        if not task.done():
-            break
-        await task
-    else:
-        pytest.fail("every request was answered before it could be cancelled")
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert not session.client._pending
-    assert py.tools.sessions["basedpyright"] is session and session.client.alive
-    assert len(places((await py.tools.references("main.py", 4, 7, None)).text)) == 4
+    await cancellation_keeps_the_server(py.tools)
 
 
 async def test_semantic_requests_cancelled_before_the_server_reads_them_keep_it_answering(
     py: Setup,
 ) -> None:
-    """A burst of requests whose cancel reaches basedpyright before it dispatches them (each
-    request and its ``$/cancelRequest`` in one write): the next references are answered.
-    With pyright's default message-based cancellation, every references request after such
-    a one failed ("this._token.cancel is not a function")."""
-    await py.tools.hover("main.py", 4, 7, None)
-    session = py.tools.sessions["basedpyright"]
-    params = {
-        "textDocument": {"uri": session.uri("main.py")},
-        "position": {"line": 3, "character": 6},
-        "context": {"includeDeclaration": True},
-    }
-    ids = range(10**6, 10**6 + 5)
-    loop = asyncio.get_running_loop()
-    answers = [session.client._pending.setdefault(n, loop.create_future()) for n in ids]
-    ask = {"jsonrpc": "2.0", "method": "textDocument/references", "params": params}
-    await session.client._proc.write(
-        b"".join(
-            frame({**ask, "id": n})
-            + frame({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": n}})
-            for n in ids
-        )
-    )
-    await asyncio.gather(*answers, return_exceptions=True)  # each answered (cancelled)
-    got = await py.tools.references("main.py", 4, 7, None)
-    assert len(places(got.text)) == 4
-    assert py.tools.sessions["basedpyright"] is session
+    await cancelled_before_dispatch_keeps_answering(py.tools)
 
 
 async def test_semantic_a_crashed_server_is_restarted_by_the_next_call(py: Setup) -> None:
-    await py.tools.hover("main.py", 4, 7, None)
-    old = py.tools.sessions["basedpyright"]
-    killed = await py.sandbox.run(
-        'for p in /proc/[0-9]*; do grep -qa "[l]angserver" "$p/cmdline" 2>/dev/null && '
-        'kill -9 "${p#/proc/}"; done; true'
-    )
-    assert killed.exit_code == 0
-    for _ in range(100):
-        if not old.client.alive:
-            break
-        await asyncio.sleep(0.1)
-    assert not old.client.alive
-    assert "ended (exit code" in str(old.client.failure)
-    got = await py.tools.references("main.py", 4, 7, None)
-    assert len(places(got.text)) == 4
-    assert py.tools.sessions["basedpyright"] is not old
+    await a_crashed_server_is_restarted(py.tools, py.sandbox)
 
 
 async def test_semantic_a_server_dying_mid_request_is_the_calls_error(py: Setup) -> None:
     await py.tools.hover("main.py", 4, 7, None)
     session = py.tools.sessions["basedpyright"]
-    each = 'for p in /proc/[0-9]*; do grep -qa "[l]angserver" "$p/cmdline" 2>/dev/null && '
-    stopped = await py.sandbox.run(each + 'kill -STOP "${p#/proc/}"; done; true')
+    stopped = await py.sandbox.run(EACH_SERVER + 'kill -STOP "${p#/proc/}"; done; true')
     assert stopped.exit_code == 0
     task = asyncio.ensure_future(py.tools.references("main.py", 4, 7, None))
     while not session.client._pending:  # asked; the stopped server cannot answer
         await asyncio.sleep(0.01)
-    await py.sandbox.run(each + 'kill -9 "${p#/proc/}"; done; true')
+    await py.sandbox.run(EACH_SERVER + 'kill -9 "${p#/proc/}"; done; true')
     with pytest.raises(LanguageServerError, match=r"basedpyright ended \(exit code"):
         await task
     again = await py.tools.references("main.py", 4, 7, None)  # restarted

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from tests.semantic._oracle import Oracle, places, program
+from tests.semantic._checks import go_answers_and_rename, typescript_answers_and_rename
+from tests.semantic._oracle import program
 
 from driveros.sandbox import LocalSandbox
-from driveros.semantic import LanguageServerError, SemanticTools, server_mounts
+from driveros.semantic import server_mounts
 
 CALC_TS = """/** Sum the items. */
 export function computeTotal(items: number[]): number {
@@ -68,51 +68,14 @@ def go_project(root: Path) -> Path:
 async def test_semantic_typescript_answers_and_rename_equal_the_servers(tmp_path: Path) -> None:
     program("typescript-language-server")
     root = ts_project(tmp_path / "ts")
-    async with Oracle("typescript-language-server", root) as oracle:
-        oracle.open("src/calc.ts")
-        oracle.open("src/main.ts")
-        want_refs = await oracle.references("src/calc.ts", 2, 17)
-        want_def = await oracle.definition("src/main.ts", 3, 13)
-        want_hover = await oracle.hover("src/main.ts", 3, 13)
-        want_rename = await oracle.rename("src/calc.ts", 2, 17, "grandTotal")
     async with LocalSandbox(root, read_only=server_mounts()) as sandbox:
-        tools = SemanticTools(sandbox)
-        refs = await tools.references(None, None, None, "computeTotal")
-        assert places(refs.text) == want_refs
-        assert len(want_refs) == 3
-        assert places((await tools.definition("src/main.ts", 3, 13, None)).text) == want_def
-        assert (await tools.hover("src/main.ts", 3, 13, None)).text == want_hover
-        outline = await tools.symbols(None, "src/calc.ts")
-        assert "2:17 function computeTotal" in outline.text
-        renamed = await tools.rename(None, None, None, "computeTotal", "grandTotal")
-        assert sorted(renamed.edits) == sorted(want_rename) == ["src/calc.ts", "src/main.ts"]
-        for rel, text in want_rename.items():
-            assert (root / rel).read_text() == text
+        tools = await typescript_answers_and_rename(root, sandbox)
         await tools.aclose()
 
 
 async def test_semantic_go_answers_and_rename_equal_the_servers(tmp_path: Path) -> None:
     program("gopls")
     root = go_project(tmp_path / "go")
-    async with Oracle("gopls", root) as oracle:
-        oracle.open("calc/calc.go")
-        oracle.open("main.go")
-        want_refs = await oracle.references("main.go", 10, 19)
-        want_def = await oracle.definition("main.go", 10, 19)
-        want_hover = await oracle.hover("main.go", 10, 19)
-        want_rename = await oracle.rename("calc/calc.go", 4, 6, "GrandTotal")
     async with LocalSandbox(root, read_only=server_mounts()) as sandbox:
-        tools = SemanticTools(sandbox)
-        refs = await tools.references(None, None, None, "ComputeTotal")
-        assert places(refs.text) == want_refs
-        assert {p for p, _, _ in want_refs} == {"calc/calc.go", "main.go"}
-        assert places((await tools.definition("main.go", 10, 19, None)).text) == want_def
-        assert (await tools.hover("main.go", 10, 19, None)).text == want_hover
-        with pytest.raises(LanguageServerError, match="unexported"):
-            await tools.rename("calc/calc.go", 4, 6, None, "grandTotal")
-        assert (root / "main.go").read_text() == MAIN_GO  # a refused rename writes nothing
-        renamed = await tools.rename("calc/calc.go", 4, 6, None, "GrandTotal")
-        assert sorted(renamed.edits) == sorted(want_rename)
-        for rel, text in want_rename.items():
-            assert (root / rel).read_text() == text
+        tools = await go_answers_and_rename(root, sandbox)
         await tools.aclose()
