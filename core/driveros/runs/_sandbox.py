@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: Where DockerSandbox mounts the workspace (docs/sandbox.md): the root its commands see.
+#: Where DockerSandbox mounts the workspace (docs/docker.md): the root its commands see.
 DOCKER_WORKSPACE = "/workspace"
 #: Where a review run's git directory is mounted read-only in the container (docs/scratch.md).
 DOCKER_GIT_DIR = "/driveros/git"

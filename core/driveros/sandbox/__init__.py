@@ -1,8 +1,10 @@
 """Sandboxes: one async protocol, three isolation tiers (local, docker runc, docker runsc).
 
-``LocalSandbox`` runs host subprocesses behind a symlink-safe path fence; ``DockerSandbox``
+``LocalSandbox`` runs commands in one bubblewrap sandbox, its file operations behind a
+symlink-safe path fence; ``DockerSandbox``
 runs commands in one locked-down container per sandbox (importing it does not import the
-docker SDK). Both also offer shell sessions and a process host. See docs/sandbox.md.
+docker SDK). Both also offer shell sessions and a process host. See docs/sandbox.md,
+docs/sandbox-api.md and docs/docker.md.
 """
 
 from driveros._errors import SandboxError

@@ -285,7 +285,7 @@ class DockerSandbox(SandboxBase):
         volumes = {str(self.workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}
         volumes.update(self._guard_mounts())
         volumes.update({src: {"bind": dst, "mode": "ro"} for src, dst in self._mounts.items()})
-        volumes.update(folder_volumes(self._folders))  # --add-dir: docs/sandbox.md
+        volumes.update(folder_volumes(self._folders))  # --add-dir: docs/docker.md
         container = self._client.containers.create(
             self.image,
             command=["sleep", "infinity"],

@@ -1,5 +1,5 @@
 """The docker tier's added folders (``--add-dir DIR[:rw]``): each bound at its own absolute
-path in the container, as the local tier binds it (docs/sandbox.md, "Added folders in the
+path in the container, as the local tier binds it (docs/docker.md, "Added folders in the
 docker tier").
 
 A read-only folder is bound read-only. A writable one is bound writable from where its files
