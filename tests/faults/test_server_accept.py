@@ -17,7 +17,7 @@ from driveros_lsp import protocol
 from tests.server._lsp import Editor, editor_session
 from tests.server.conftest import CALC, model_env
 from tests.server.conftest import private_state as private_state  # isolated state (autouse)
-from tests.server.test_flow import FIX_TURNS, SETTINGS, run_state, wait_state
+from tests.server.test_flow import FIX_TURNS, SETTINGS, run_state, start_run, wait_state
 
 FIXED = CALC.replace("return a - b", "return a + b")
 
@@ -30,9 +30,7 @@ def _workspace(tmp_path: Path) -> Path:
 
 
 async def _proposed(ed: Editor) -> str:
-    run_id = str((await ed.command(protocol.CMD_AGENT_START, {"task": "fix add"}))["runId"])
-    await wait_state(ed, run_id, "proposed")
-    return run_id
+    return await start_run(ed, "fix add")
 
 
 async def _summary(ed: Editor, run_id: str) -> dict[str, object]:

@@ -16,7 +16,7 @@ from driveros_lsp import protocol
 from tests.review._repo import scratch_copies, views_of
 from tests.server._lsp import Editor, editor_session
 from tests.server.conftest import CALC, model_env
-from tests.server.test_flow import FIX_TURNS, SETTINGS, wait_state
+from tests.server.test_flow import FIX_TURNS, SETTINGS, restored_note, wait_state
 
 FIXED = CALC.replace("return a - b", "return a + b")
 
@@ -41,10 +41,7 @@ def _leases(state: Path) -> list[Path]:
 
 
 async def _restored(ed: Editor) -> dict[str, object]:
-    note = await ed.wait_for(
-        lambda: [m for m in ed.client.messages if "waiting for review" in m.message],
-        what="the restored-proposals message",
-    )
+    note = await restored_note(ed)
     assert note[0].type == lsp.MessageType.Info and "1 proposal(s)" in note[0].message
     listing = await ed.command(protocol.CMD_AGENT_LIST)
     (run,) = listing["runs"]

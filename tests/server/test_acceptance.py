@@ -13,7 +13,7 @@ from driveros_lsp import protocol
 from driveros_lsp._runs import RunManager
 from tests.server._lsp import editor_session
 from tests.server.conftest import model_env
-from tests.server.test_flow import SETTINGS, wait_state
+from tests.server.test_flow import SETTINGS, start_run, wait_state
 
 PACKAGE = Path(driveros_lsp.__file__).parent
 #: What computing an accept takes: the planner, the disk checks, the rebase.
@@ -69,8 +69,7 @@ async def test_accept_sends_one_edit_and_settles_once_it_is_answered(
         scripted_model(TWO_FILES) as model,
         editor_session(workspace, profile="neovim", env=model_env(model), settings=SETTINGS) as ed,
     ):
-        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "two files"}))["runId"]
-        await wait_state(ed, run_id, "proposed")
+        run_id = await start_run(ed, "two files")
         ed.apply_mode = "hold"  # the editor asks its user: the answer comes later
         first = await ed.command(protocol.CMD_REVIEW_ACCEPT, {"runId": run_id})
         assert sorted(first["applying"]) == ["one.txt", "two.txt"]

@@ -4,6 +4,7 @@ code action -> command -> progress -> trace -> proposal -> applyEdit -> file con
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as lsp
 
@@ -52,6 +53,24 @@ async def wait_state(ed: Editor, run_id: str, *states: str) -> None:
     async with asyncio.timeout(120):
         while not await check():
             await asyncio.sleep(0.05)
+
+
+async def start_run(ed: Editor, task: str, *, until: str = "proposed", **arguments: Any) -> str:
+    """Start ``task`` (more ``agent.start`` arguments in ``arguments``); its run id once the
+    run is in state ``until``."""
+    started = await ed.command(protocol.CMD_AGENT_START, {"task": task, **arguments})
+    run_id = str(started["runId"])
+    await wait_state(ed, run_id, until)
+    return run_id
+
+
+async def restored_note(ed: Editor) -> list[lsp.ShowMessageParams]:
+    """The message a new server shows once it has reopened kept proposals."""
+    notes: list[lsp.ShowMessageParams] = await ed.wait_for(
+        lambda: [m for m in ed.client.messages if "waiting for review" in m.message],
+        what="the restored-proposals message",
+    )
+    return notes
 
 
 async def test_flow_vscode_fix_is_an_annotated_edit_applied_to_the_buffer(

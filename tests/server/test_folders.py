@@ -18,7 +18,7 @@ from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 from driveros_lsp import protocol
 from tests.server._lsp import Editor, editor_session
 from tests.server.conftest import ModelFactory, model_env
-from tests.server.test_flow import SETTINGS, wait_state
+from tests.server.test_flow import SETTINGS, restored_note, start_run, wait_state
 
 
 @pytest.fixture
@@ -49,11 +49,7 @@ async def _both_folders(
 
 async def _proposed_in_both(ed: Editor, workspace: Path, second: Path, task: str) -> str:
     """Start ``task`` named in both folders; its run id once it has proposed."""
-    folders = [workspace.as_uri(), second.as_uri()]
-    started = await ed.command(protocol.CMD_AGENT_START, {"task": task, "folders": folders})
-    run_id: str = started["runId"]
-    await wait_state(ed, run_id, "proposed")
-    return run_id
+    return await start_run(ed, task, folders=[workspace.as_uri(), second.as_uri()])
 
 
 def _edit_lib(second: Path) -> Turn:
@@ -110,8 +106,7 @@ async def test_folders_an_unnamed_task_asks_which_folder_and_runs_there(
     ]
     async with _both_folders(scripted_model, turns, workspace, second) as ed:
         asked = _questions(ed, "second")
-        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "write"}))["runId"]
-        await wait_state(ed, run_id, "proposed")
+        run_id = await start_run(ed, "write")
         [question] = asked
         assert [a.title for a in question.actions or []] == ["ws", "second", "All folders"]
         [file] = ed.last_proposal(run_id)["files"]  # type: ignore[index]
@@ -265,10 +260,7 @@ async def test_folders_a_kept_proposal_reopens_with_its_added_folders(
                 await asyncio.sleep(0.3)
             assert not [m for m in alone.client.messages if "waiting for review" in m.message]
         async with editor_session(workspace, extra_folders=(second,), **session) as ed:
-            await ed.wait_for(
-                lambda: [m for m in ed.client.messages if "waiting for review" in m.message],
-                what="the restored-proposals message",
-            )
+            await restored_note(ed)
             proposal = ed.last_proposal(run_id)
             assert proposal is not None
             assert sorted(f["path"] for f in proposal["files"]) == sorted(

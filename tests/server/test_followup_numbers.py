@@ -11,8 +11,8 @@ from driveros.testing import ToolCallSpec, Turn
 from driveros_lsp import protocol
 from tests.server._lsp import editor_session
 from tests.server.conftest import ModelFactory, model_env
-from tests.server.test_flow import wait_state
-from tests.server.test_iterate import SETTINGS, THREE_TURNS
+from tests.server.test_flow import SETTINGS, restored_note, start_run, wait_state
+from tests.server.test_iterate import THREE_TURNS
 
 FOLLOW = [
     Turn(tool_calls=[ToolCallSpec("write_file", {"path": "four.txt", "content": "4\n"})]),
@@ -36,8 +36,7 @@ async def test_follow_ups_continue_the_runs_turn_and_checkpoint_numbers(
         scripted_model(THREE_TURNS + FOLLOW + AGAIN) as model,
         editor_session(workspace, profile="neovim", env=model_env(model), settings=SETTINGS) as ed,
     ):
-        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "three steps"}))["runId"]
-        await wait_state(ed, run_id, "proposed")
+        run_id = await start_run(ed, "three steps")
         first = len(ed.events(run_id))
         await ed.command(protocol.CMD_AGENT_FOLLOW_UP, {"runId": run_id, "task": "a fourth"})
         await wait_state(ed, run_id, "proposed")
@@ -74,13 +73,9 @@ async def test_a_follow_up_after_a_restart_continues_the_kept_runs_turns(
     async with scripted_model(THREE_TURNS + FOLLOW) as model:
         env = {**model_env(model), **env_state}
         async with editor_session(workspace, profile="neovim", env=env, settings=SETTINGS) as ed:
-            run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "three steps"}))["runId"]
-            await wait_state(ed, run_id, "proposed")
+            run_id = await start_run(ed, "three steps")
         async with editor_session(workspace, profile="neovim", env=env, settings=SETTINGS) as ed:
-            await ed.wait_for(  # restored by the new server
-                lambda: [m for m in ed.client.messages if "waiting for review" in m.message],
-                what="the restored-proposals message",
-            )
+            await restored_note(ed)  # restored by the new server
             await ed.command(protocol.CMD_AGENT_FOLLOW_UP, {"runId": run_id, "task": "go on"})
             await wait_state(ed, run_id, "running", "proposed")
             await wait_state(ed, run_id, "proposed")

@@ -9,9 +9,8 @@ from driveros.testing import ToolCallSpec, Turn
 from driveros_lsp import protocol
 from tests.server._lsp import editor_session
 from tests.server.conftest import model_env
-from tests.server.test_flow import wait_state
+from tests.server.test_flow import SETTINGS, restored_note, start_run, wait_state
 
-SETTINGS = {"provider": "openai", "model": "scripted-model"}
 THREE_TURNS = [
     Turn(tool_calls=[ToolCallSpec("write_file", {"path": "plan.txt", "content": "plan\n"})]),
     Turn(tool_calls=[ToolCallSpec("run", {"command": "sed -i 's/a - b/a + b/' calc.py"})]),
@@ -32,8 +31,7 @@ async def test_accept_through_two_takes_the_first_two_turns_shell_edit_included(
         scripted_model(THREE_TURNS) as model,
         editor_session(workspace, profile="neovim", env=model_env(model), settings=SETTINGS) as ed,
     ):
-        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "three steps"}))["runId"]
-        await wait_state(ed, run_id, "proposed")
+        run_id = await start_run(ed, "three steps")
         assert _checkpoints(ed, run_id) == [
             (1, 1, ["plan.txt"]),
             (2, 2, ["calc.py"]),
@@ -59,8 +57,7 @@ async def test_revert_then_follow_up_sees_the_conversation_and_the_reverted_stat
         scripted_model(THREE_TURNS + follow) as model,
         editor_session(workspace, profile="neovim", env=model_env(model), settings=SETTINGS) as ed,
     ):
-        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "three steps"}))["runId"]
-        await wait_state(ed, run_id, "proposed")
+        run_id = await start_run(ed, "three steps")
         state = await ed.command(protocol.CMD_AGENT_REVERT, {"runId": run_id, "to": 1})
         assert state == {"runId": run_id, "state": "proposed"}
         assert [f["path"] for f in ed.last_proposal(run_id)["files"]] == ["plan.txt"]
@@ -133,13 +130,9 @@ async def test_a_follow_up_after_a_restart_continues_the_kept_conversation(
     async with scripted_model(THREE_TURNS + follow) as model:
         env = {**model_env(model), **env_state}
         async with editor_session(workspace, profile="neovim", env=env, settings=SETTINGS) as ed:
-            run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "three steps"}))["runId"]
-            await wait_state(ed, run_id, "proposed")
+            run_id = await start_run(ed, "three steps")
         async with editor_session(workspace, profile="neovim", env=env, settings=SETTINGS) as ed:
-            await ed.wait_for(  # restored by the new server
-                lambda: [m for m in ed.client.messages if "waiting for review" in m.message],
-                what="the restored-proposals message",
-            )
+            await restored_note(ed)  # restored by the new server
             state = await ed.command(protocol.CMD_AGENT_REVERT, {"runId": run_id, "to": 2})
             assert state["state"] == "proposed"
             asked = len(model.requests)

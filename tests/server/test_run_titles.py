@@ -14,7 +14,7 @@ from driveros.testing import ScriptedModelServer
 from driveros_lsp import protocol
 from tests.server._lsp import Editor, editor_session
 from tests.server.conftest import CALC, model_env
-from tests.server.test_flow import FIX_TURNS, SETTINGS, diagnostic, wait_state
+from tests.server.test_flow import FIX_TURNS, SETTINGS, diagnostic, restored_note, wait_state
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -31,11 +31,7 @@ def _repo(tmp_path: Path) -> Path:
 
 
 async def _restored_note(ed: Editor) -> str:
-    note = await ed.wait_for(
-        lambda: [m for m in ed.client.messages if "waiting for review" in m.message],
-        what="the restored-proposals message",
-    )
-    return str(note[0].message)
+    return str((await restored_note(ed))[0].message)
 
 
 async def _propose_then_restart(tmp_path: Path, start: str) -> str:

@@ -19,7 +19,7 @@ from driveros_lsp._trace_locations import editor_locator
 from tests.semantic._oracle import program
 from tests.server._lsp import editor_session
 from tests.server.conftest import ModelFactory, model_env
-from tests.server.test_flow import SETTINGS, wait_state
+from tests.server.test_flow import SETTINGS, start_run
 
 CALC = 'def compute_total(items):\n    """Sum the items."""\n    return sum(items)\n'
 # a character outside the BMP before the use: 1 code point, 2 UTF-16 units, 4 UTF-8 bytes
@@ -72,8 +72,7 @@ async def test_semantic_answers_are_trace_locations_in_the_clients_encoding(
         scripted_model(TURNS) as model,
         editor_session(root, profile=profile, env=model_env(model), settings=SETTINGS) as ed,
     ):
-        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "find"}))["runId"]
-        await wait_state(ed, run_id, "finished")
+        run_id = await start_run(ed, "find", until="finished")
         traces = [t for t in ed.traces if t["runId"] == run_id]
         encoding = ed.encoding
         assert not ed.wire_errors, ed.wire_errors
@@ -108,8 +107,7 @@ async def test_a_renames_locations_are_the_old_names_in_the_users_files(
         scripted_model(turns) as model,
         editor_session(root, profile="neovim", env=model_env(model), settings=SETTINGS) as ed,
     ):
-        run_id = (await ed.command(protocol.CMD_AGENT_START, {"task": "rename"}))["runId"]
-        await wait_state(ed, run_id, "proposed")
+        run_id = await start_run(ed, "rename")
         [done] = [t for t in ed.traces if t["event"]["type"] == "tool_result"]
         await ed.command(protocol.CMD_REVIEW_REJECT, {"runId": run_id})
         encoding = ed.encoding
