@@ -10,9 +10,11 @@ from pathlib import Path
 from tests.conftest import REPO_ROOT
 
 DOCS = REPO_ROOT / "docs"
-#: Lines per page; pages not named here get DEFAULT_LIMIT.
-LIMITS = {"review.md": 400, "events.md": 400, "approval.md": 400, "scratch.md": 400}
-DEFAULT_LIMIT = 1000
+#: Lines per page; pages not named here get DEFAULT_LIMIT. security.md, the threat model with
+#: one section per attack and its test, is the one page still over it: split it along its
+#: attacks (configuration and secrets; code execution and files) before raising anything.
+LIMITS = {"security.md": 1000}
+DEFAULT_LIMIT = 400
 DIARY = re.compile(r"this round|this session|before \(main at|\bmain at `?[0-9a-f]{7}", re.I)
 ROW_REFERENCE = re.compile(r"\.md,? rows? \d")
 ROW_NAME = re.compile(r"row_?\d")
