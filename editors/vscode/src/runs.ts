@@ -8,6 +8,20 @@ import type { CouncilVerdict, ProposalFileParams, TraceEvent, TraceLocation, Usa
 
 export type RunStatus = "running" | "finished";
 
+function isPosition(p: unknown): boolean {
+  const pos = p as { line?: unknown; character?: unknown } | null;
+  return typeof pos === "object" && pos !== null && typeof pos.line === "number" && typeof pos.character === "number";
+}
+
+/** A well-formed `file:` Location: a click opens it with `vscode.open`, so no other scheme. */
+function isFileLocation(loc: unknown): loc is TraceLocation {
+  const l = loc as Partial<TraceLocation> | null;
+  return (
+    typeof l === "object" && l !== null && typeof l.uri === "string" && l.uri.startsWith("file:") &&
+    typeof l.range === "object" && l.range !== null && isPosition(l.range.start) && isPosition(l.range.end)
+  );
+}
+
 export interface ToolItem {
   kind: "tool";
   call: TraceEvent;
@@ -359,7 +373,8 @@ export class RunStore {
   }
 
   private toolResult(run: RunState, event: TraceEvent, locations: readonly TraceLocation[]): void {
-    const located = locations.length > 0 ? { locations: [...locations] } : {};
+    const kept = Array.isArray(locations) ? locations.filter(isFileLocation) : [];
+    const located = kept.length > 0 ? { locations: kept } : {};
     for (const turn of [...run.turns].reverse()) {
       for (const item of turn.items) {
         if (item.kind === "tool" && item.call.call_id === event.call_id && item.result === undefined) {

@@ -82,3 +82,26 @@ test("test_trace_without_locations_lists_none", () => {
   const call = runNode(run).children[0]?.children[0];
   assert.deepEqual(call?.children.map((n) => n.label), ["arguments", "result"]);
 });
+
+test("test_trace_keeps_only_well_formed_file_locations", () => {
+  // the payload is the server's, but a click runs `vscode.open` on it: as the Neovim client
+  // does, only `file:` Locations with a numeric range become links
+  const store = new RunStore();
+  const good = at("pkg/calc.py", 0, 4, 13);
+  const odd = [
+    { uri: "command:workbench.action.terminal.new", range: good.range },
+    { uri: "https://example.invalid/x.py", range: good.range },
+    { uri: `file://${ROOT}/pkg/no_range.py` },
+    { uri: `file://${ROOT}/pkg/bad_range.py`, range: { start: { line: "1", character: 0 }, end: good.range.end } },
+    "file:///not/an/object.py",
+  ] as unknown as TraceLocation[];
+  store.apply("o", { type: "tool_call", run_id: "o", turn: 1, call_id: "c", name: "references", arguments: {} });
+  store.apply("o", { type: "tool_result", run_id: "o", turn: 1, call_id: "c", name: "references", ok: true, output: "" }, [...odd, good]);
+  const run = store.get("o");
+  assert.ok(run !== undefined);
+  const call = runNode(run).children[0]?.children[0];
+  assert.deepEqual(
+    call?.children.filter((n) => n.location !== undefined).map((n) => n.location),
+    [good],
+  );
+});
