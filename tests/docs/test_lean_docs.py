@@ -16,7 +16,7 @@ DOCS = REPO_ROOT / "docs"
 LIMITS = {"security.md": 1000}
 DEFAULT_LIMIT = 400
 DIARY = re.compile(r"this round|this session|before \(main at|\bmain at `?[0-9a-f]{7}", re.I)
-ROW_REFERENCE = re.compile(r"\.md,? rows? \d")
+ROW_REFERENCE = re.compile(r"\.md,? \(?rows? \d|\brows? \d[\d, and]* of (docs/)?\w+\.md", re.I)
 ROW_NAME = re.compile(r"row_?\d")
 #: Where code and docs refer to docs.
 SOURCES = ("core", "server", "tests", "docs", "bench", "editors/vscode/src", "editors/neovim")
@@ -85,4 +85,7 @@ def test_no_test_is_named_after_a_row() -> None:
 def test_the_checks_catch_what_they_ban() -> None:
     assert DIARY.search("Run start, this round") and DIARY.search("before (main at ae1e095)")
     assert ROW_REFERENCE.search("(docs/security.md, row 8)")
+    assert ROW_REFERENCE.search("docs/security.md (row 10)")
+    assert ROW_REFERENCE.search("Rows 1, 2 and 3 of docs/security.md")
+    assert not ROW_REFERENCE.search("(issue 27, rows 1-4)")
     assert ROW_NAME.search("test_allowlist_row8") and not ROW_NAME.search("test_throw_away")

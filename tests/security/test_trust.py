@@ -1,8 +1,8 @@
 """Workspace trust against hostile repositories, through the real ``driveros`` CLI.
 
-Rows 1, 2 and 3 of docs/security.md: a repository's custom check is a command (never run
-without trust and approval, never read from what the model wrote), and a repository's ``.env``
-never chooses where the user's key goes. A trusted workspace keeps working.
+The first three attacks of docs/security.md (custom checks, `.driveros.toml`, `.env`): a
+repository's custom check is a command (never run without trust and approval, never read from
+what the model wrote), and a repository's ``.env`` never chooses where the user's key goes. A trusted workspace keeps working.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Row 12 of docs/security.md: ``driveros-lsp --tcp`` listens on loopback only."""
+"""``driveros-lsp --tcp`` listens on loopback only (docs/security.md, "`driveros-lsp --tcp` on a
+public address")."""
 
 from __future__ import annotations
 
