@@ -2,7 +2,8 @@
 
 The first three attacks of docs/security.md (custom checks, `.driveros.toml`, `.env`): a
 repository's custom check is a command (never run without trust and approval, never read from
-what the model wrote), and a repository's ``.env`` never chooses where the user's key goes. A trusted workspace keeps working.
+what the model wrote), and a repository's ``.env`` never chooses where the user's key goes. A
+trusted workspace keeps working.
 """
 
 from __future__ import annotations

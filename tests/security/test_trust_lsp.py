@@ -1,9 +1,9 @@
 """Workspace trust through the language server (pytest-lsp, the real ``driveros-lsp``).
 
 docs/security.md, "A repository's `.env` redirects the provider endpoint and receives the
-user's key", from the editor: whatever the user answers to the trust question; the question is asked once per
-workspace and session, "Trust this workspace" is remembered, a client that cannot show actions
-gets an untrusted workspace and one log message.
+user's key", from the editor: whatever the user answers to the trust question; the question is
+asked once per workspace and session, "Trust this workspace" is remembered, a client that
+cannot show actions gets an untrusted workspace and one log message.
 """
 
 from __future__ import annotations
