@@ -68,6 +68,10 @@ class CliRun:
     def lines(self) -> list[Any]:
         return [json.loads(line) for line in self.stdout.splitlines()]
 
+    def events(self, kind: str) -> list[Any]:
+        """The ``--format ndjson`` events of type ``kind``, in order."""
+        return [e for e in self.lines() if e["type"] == kind]
+
 
 async def start_cli(
     *args: str,

@@ -36,7 +36,7 @@ async def test_add_dir_is_readable_and_read_only_in_the_sandbox(
             review_action="discard",
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
-    results = [e for e in run.lines() if e["type"] == "tool_result"]
+    results = run.events("tool_result")
     assert results[0]["ok"] is True and "shared notes" in results[0]["output"]
     assert results[1]["ok"] is False and "Read-only file system" in results[1]["output"]
     assert not (other / "new.txt").exists()
@@ -87,7 +87,7 @@ async def test_add_dir_file_tools_read_it_by_its_absolute_path(
             "read the other folder", "--add-dir", str(other), server=server, cwd=calc_repo
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
-    results = [e for e in run.lines() if e["type"] == "tool_result"]
+    results = run.events("tool_result")
     assert [r["ok"] for r in results] == [True] * 4 + [False], results
     assert results[0]["output"] == "shared notes\n"
     assert results[1]["output"] == "README.md\nlib/"
@@ -123,7 +123,7 @@ async def test_add_dir_read_only_refuses_every_change_by_a_tool(
             )
         # every tool was refused: nothing observed, so unverified
         assert run.code == 2, (run.stderr, run.stdout[-3000:])
-        results = [e for e in run.lines() if e["type"] == "tool_result"]
+        results = run.events("tool_result")
         assert [r["ok"] for r in results] == [False, False]
         for result in results:
             assert "read-only added folder" in result["output"], result
@@ -149,7 +149,7 @@ async def test_add_dir_symlink_out_of_it_is_refused(calc_repo: Path, tmp_path: P
     async with ScriptedModelServer(turns) as server:
         run = await run_ndjson("escape", "--add-dir", str(other), server=server, cwd=calc_repo)
     assert run.code == 2, (run.stderr, run.stdout[-3000:])
-    results = [e for e in run.lines() if e["type"] == "tool_result"]
+    results = run.events("tool_result")
     assert len(results) == 5
     for result in results:
         assert result["ok"] is False, result

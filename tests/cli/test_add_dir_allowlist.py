@@ -36,9 +36,7 @@ async def test_allowlist_reads_and_tests_added_folders(calc_repo: Path, tmp_path
             cwd=calc_repo,
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
-    events = run.lines()
-    results = [e for e in events if e["type"] == "tool_result"]
-    cat, tested, refused, dotdot = results
+    cat, tested, refused, dotdot = run.events("tool_result")
     assert cat["ok"] and "from the read-only folder" in cat["output"], cat
     assert tested["ok"] and "1 passed" in tested["output"], tested
     assert not refused["ok"] and "read-only added folder" in refused["output"], refused

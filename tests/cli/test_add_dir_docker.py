@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,10 +17,6 @@ from .test_agent_docker import docker_ready as docker_ready  # the fixture
 from .test_runs_cli import runs
 
 pytestmark = pytest.mark.docker
-
-
-def _results(events: list[Any]) -> list[dict[str, Any]]:
-    return [e for e in events if e["type"] == "tool_result"]
 
 
 async def test_docker_reads_a_read_only_added_folder_and_cannot_write_it(
@@ -44,7 +39,7 @@ async def test_docker_reads_a_read_only_added_folder_and_cannot_write_it(
             review_action="discard",
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
-    read, cat, echo, write = _results(run.lines())
+    read, cat, echo, write = run.events("tool_result")
     assert read["ok"] and "return 1" in read["output"], read
     assert cat["ok"] and "return 1" in cat["output"], cat
     assert "Read-only file system" in echo["output"], echo
@@ -76,11 +71,10 @@ async def test_docker_review_proposes_an_rw_folder_with_the_workspace(
             review_action=action,
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
-    events = run.lines()
-    results = _results(events)
+    results = run.events("tool_result")
     assert all(r["ok"] for r in results), results
     assert results[-1]["output"].split()[-1] != "0"  # never root in the container
-    (proposal,) = [e for e in events if e["type"] == "proposal"]
+    (proposal,) = run.events("proposal")
     assert {(f["path"], f["action"]) for f in proposal["files"]} == {
         ("calc.py", "modify"),
         (f"{other}/lib.py", "modify"),

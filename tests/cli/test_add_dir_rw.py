@@ -79,10 +79,9 @@ async def test_add_dir_rw_proposes_both_folders_and_keep_writes_both(
     async with ScriptedModelServer(_turns(other)) as server:
         run = await _change_both(other, server, calc_repo, "keep")
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
-    events = run.lines()
-    results = [e for e in events if e["type"] == "tool_result"]
+    results = run.events("tool_result")
     assert all(r["ok"] for r in results), results
-    (proposal,) = [e for e in events if e["type"] == "proposal"]
+    (proposal,) = run.events("proposal")
     listed = {(f["path"], f["action"]) for f in proposal["files"]}
     assert listed == {
         ("calc.py", "modify"),
@@ -92,7 +91,7 @@ async def test_add_dir_rw_proposes_both_folders_and_keep_writes_both(
     }
     lib_diff = next(f["diff"] for f in proposal["files"] if f["path"].endswith("lib.py"))
     assert f"--- a{other}/lib.py" in lib_diff and "+    return 2" in lib_diff
-    checkpoints = [e["files"] for e in events if e["type"] == "checkpoint"]
+    checkpoints = [e["files"] for e in run.events("checkpoint")]
     assert f"{other}/lib.py" in [f for files in checkpoints for f in files]
     assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
     assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
@@ -107,7 +106,7 @@ async def test_add_dir_rw_discard_writes_nothing_anywhere(calc_repo: Path, tmp_p
     async with ScriptedModelServer(_turns(other)) as server:
         run = await _change_both(other, server, calc_repo, "discard")
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
-    assert any(e["type"] == "proposal" for e in run.lines())
+    assert run.events("proposal")
     assert {p.name: p.read_text() for p in other.iterdir()} == before
     assert (calc_repo / "calc.py").read_text().endswith("a - b\n")
 
@@ -198,7 +197,7 @@ async def test_add_dir_rw_without_review_is_written_in_place(
     async with ScriptedModelServer(turns) as server:
         run = await _change_both(other, server, calc_repo, None)
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
-    assert all(e["ok"] for e in run.lines() if e["type"] == "tool_result")
+    assert all(e["ok"] for e in run.events("tool_result"))
     assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
     assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
     assert (other / "made.txt").read_text() == "made\n"
@@ -248,7 +247,7 @@ async def test_add_dir_rw_fork_and_resume_continue_in_the_folders_view_and_rever
             "fork it", "--resume", run_id, "--from", "2", server=server, cwd=calc_repo
         )
     assert forked.code == 0, (forked.stderr, forked.stdout[-3000:])
-    seen = [e["output"] for e in forked.lines() if e["type"] == "tool_result"]
+    seen = [e["output"] for e in forked.events("tool_result")]
     assert seen == ["def helper():\n    return 2\n", "old note\n"]  # checkpoint 2's state
     fork_id = forked.lines()[-1]["run_id"]
     assert fork_id != run_id
@@ -265,9 +264,9 @@ async def test_add_dir_rw_fork_and_resume_continue_in_the_folders_view_and_rever
     async with ScriptedModelServer(follow) as server:
         again = await run_ndjson("one more", "--resume", run_id, server=server, cwd=calc_repo)
     assert again.code == 0, (again.stderr, again.stdout[-3000:])
-    results = [e for e in again.lines() if e["type"] == "tool_result"]
+    results = again.events("tool_result")
     assert results[0]["output"] == "def helper():\n    return 2\n"  # the held view's state
-    cps = [(e["checkpoint"], e["files"]) for e in again.lines() if e["type"] == "checkpoint"]
+    cps = [(e["checkpoint"], e["files"]) for e in again.events("checkpoint")]
     assert cps == [(4, [f"{other}/more.txt"])]
     assert not (other / "more.txt").exists()
 
@@ -308,7 +307,7 @@ async def test_add_dir_a_task_across_several_folders(calc_repo: Path, tmp_path: 
             review_action="keep",
         )
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
-    (proposal,) = [e for e in run.lines() if e["type"] == "proposal"]
+    (proposal,) = run.events("proposal")
     assert sorted(f["path"] for f in proposal["files"]) == sorted(
         ["from_docs.txt", f"{first}/v.txt", f"{second}/v.txt"]
     )
