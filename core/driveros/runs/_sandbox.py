@@ -199,7 +199,7 @@ def local_mounts(
         read_only += [scratch.workspace / name for name in scratch.environments]
         if not spec.untrusted and scratch.git_dir is not None:
             read_only.append(scratch.git_dir)
-    # The language servers driveros installed (docs/cli.md, "Semantic tools"), unless inside
+    # The language servers driveros installed (docs/semantic.md, "Tiers"), unless inside
     # something the sandbox must not show (driveros's own checkout as the user's tree).
     servers = server_mounts(env.process_env)
     read_only += [p for p in servers if not any(p.is_relative_to(h) for h in hidden)]

@@ -1,8 +1,8 @@
 """Semantic tools backed by language servers running in the run's sandbox.
 
 ``SemanticTools(sandbox)`` answers ``definition``, ``references``, ``hover``, ``symbols`` and
-``rename`` with exactly what the language server for the file answers; see docs/cli.md,
-"Semantic tools", and docs/security.md, "Language servers".
+``rename`` with exactly what the language server for the file answers; see docs/semantic.md
+(its "Security" for what the servers may reach) and docs/cli.md, "Tools".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The five semantic tools over the run's language servers (docs/cli.md, "Semantic tools").
+"""The five semantic tools over the run's language servers (docs/semantic.md, "The tools").
 
 Servers start lazily, on the first call that needs one, inside the run's sandbox on its
 workspace (the scratch view under review), stay warm for the run, and end with
