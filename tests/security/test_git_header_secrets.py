@@ -5,7 +5,9 @@ folder: it is masked like a ``.env`` value, in what the model is sent and in the
 from __future__ import annotations
 
 import base64
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 from driveros.agent import ToolResult, git_header_secret_values
@@ -78,3 +80,35 @@ async def test_a_header_credential_never_reaches_the_model_or_the_trace(tmp_path
     for secret in (BEARER, BASIC, PASSWORD):
         assert secret not in seen.sent, secret
         assert secret not in seen.trace, secret
+
+
+READ_HEADERS = (
+    "import sys; from pathlib import Path; from driveros.agent import git_header_secret_values;"
+    " print(git_header_secret_values([Path(p) for p in sys.argv[1:]]))"
+)
+
+
+def test_header_reading_never_blocks_on_a_planted_fifo(tmp_path: Path) -> None:
+    """A workspace (or a command in an earlier run, where there was no ``.git`` to guard)
+    makes ``.git`` a FIFO, or a ``.git`` file naming a git directory whose ``config`` is one:
+    the next run's start reads past them instead of waiting for a writer forever."""
+    fifo_dot, pointed = tmp_path / "fifo-dot", tmp_path / "pointed"
+    for ws in (fifo_dot, pointed):
+        ws.mkdir()
+    os.mkfifo(fifo_dot / ".git")
+    (pointed / ".git").write_text("gitdir: gd\n")
+    (pointed / "gd").mkdir()
+    os.mkfifo(pointed / "gd" / "config")
+    (pointed / "gd" / "commondir").write_text("common\n")
+    (pointed / "gd" / "common").mkdir()
+    (pointed / "gd" / "common" / "config").write_text(
+        f'[http]\n\textraheader = "AUTHORIZATION: bearer {BEARER}"\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", READ_HEADERS, str(fifo_dot), str(pointed)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert BEARER in done.stdout  # the regular config beside the FIFO is still read

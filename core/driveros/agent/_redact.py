@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
 import re
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -115,6 +117,31 @@ def dotenv_secret_values(pairs: Iterable[tuple[str, str]]) -> list[str]:
 _EXTRAHEADER = re.compile(r"^\s*extraheader\s*=\s*(.*?)\s*$", re.I | re.M)
 #: What a git configuration file read for its headers may be at most.
 _GIT_CONFIG_CAP = 1 << 20
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def _read_regular(path: Path, cap: int) -> str | None:
+    """At most ``cap`` bytes of ``path`` as text when it is a regular file (links followed, as
+    git does); never a FIFO or a device a repository or a command planted, whose open or read
+    would block the run's start. None otherwise."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return None
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the look
+            return None
+        chunks: list[bytes] = []
+        while cap > 0 and (chunk := os.read(fd, cap)):
+            chunks.append(chunk)
+            cap -= len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def _git_config_files(root: Path) -> list[Path]:
@@ -123,17 +150,13 @@ def _git_config_files(root: Path) -> list[Path]:
     dot = root / ".git"
     if dot.is_dir():
         return [dot / "config"]
-    try:
-        line = dot.read_text(encoding="utf-8", errors="replace")[:4096].strip()
-    except OSError:
-        return []
+    line = (_read_regular(dot, 4096) or "").strip()
     if not line.startswith("gitdir:"):
         return []
     gitdir = (root / line.removeprefix("gitdir:").strip()).resolve()
     found = [gitdir / "config"]
-    try:
-        common = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
+    common = (_read_regular(gitdir / "commondir", 4096) or "").strip()
+    if not common:
         return found
     return [*found, (gitdir / common).resolve() / "config"]
 
@@ -142,14 +165,13 @@ def git_header_secret_values(roots: Iterable[Path]) -> list[str]:
     """The credentials of ``http.*.extraheader`` entries in the repositories at ``roots``
     (``AUTHORIZATION: basic …`` / ``bearer …``): a repository's own configuration is readable
     by its commands, and a URL's password is masked by shape but a header's is not. The whole
-    header value, its credential and, for ``basic``, the decoded password. Blocking."""
+    header value, its credential and, for ``basic``, the decoded password. Only regular files
+    are read. Blocking."""
     values: set[str] = set()
     for root in roots:
         for path in _git_config_files(root):
-            try:
-                with path.open("rb") as f:
-                    text = f.read(_GIT_CONFIG_CAP).decode("utf-8", "replace")
-            except OSError:
+            text = _read_regular(path, _GIT_CONFIG_CAP)
+            if text is None:
                 continue
             for raw in _EXTRAHEADER.findall(text):
                 value = raw.strip().strip('"')
