@@ -30,13 +30,8 @@ end, 'the driveros client to initialize')
 local approval = require('driveros.approval')
 out.other_is_question = approval.is_question({ message = 'Restart?', actions = { { title = 'Yes' } } })
 vim.cmd('DriverOS run run the probe twice')
-H.wait(10000, function()
-  return #require('driveros.runs').order > 0
-end, 'the run to start')
-local run_id = require('driveros.runs').order[1]
-H.wait(90000, function()
-  local run = require('driveros.runs').by_id[run_id]
-  return run and run.status == 'finished'
+local run_id = H.first_run(90000, function(run)
+  return run.status == 'finished'
 end, 'the run to finish')
 out.approvals = {}
 for _, ev in ipairs(require('driveros.runs').by_id[run_id].events) do

@@ -49,4 +49,22 @@ function H.start(file, opts)
   return buf
 end
 
+---Wait for the first run to start, then up to `ms` until `done(run)` holds; returns its id.
+---@param ms integer
+---@param done fun(run: table): boolean
+---@param what string
+---@return string
+function H.first_run(ms, done, what)
+  local runs = require('driveros.runs')
+  H.wait(10000, function()
+    return #runs.order > 0
+  end, 'the run to start')
+  local run_id = runs.order[1]
+  H.wait(ms, function()
+    local run = runs.by_id[run_id]
+    return run ~= nil and done(run)
+  end, what)
+  return run_id
+end
+
 return H

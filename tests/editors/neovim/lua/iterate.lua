@@ -20,13 +20,8 @@ local function proposal_paths(run_id)
 end
 
 vim.cmd('DriverOS run three steps')
-H.wait(10000, function()
-  return #runs.order > 0
-end, 'the run to start')
-local run_id = runs.order[1]
-H.wait(60000, function()
-  local run = runs.by_id[run_id]
-  return run and run.status == 'finished' and run.proposal ~= nil
+local run_id = H.first_run(60000, function(run)
+  return run.status == 'finished' and run.proposal ~= nil
 end, 'the first proposal')
 table.insert(out.steps, 'proposed')
 local trace = require('driveros.trace')

@@ -8,13 +8,8 @@ H.start(root .. '/pkg/calc.py')
 
 local runs = require('driveros.runs')
 vim.cmd('DriverOS run find the references')
-H.wait(10000, function()
-  return #runs.order > 0
-end, 'the run to start')
-local run_id = runs.order[1]
-H.wait(120000, function()
-  local run = runs.by_id[run_id]
-  return run and run.status == 'finished'
+local run_id = H.first_run(120000, function(run)
+  return run.status == 'finished'
 end, 'the run to finish')
 
 local trace = require('driveros.trace')
