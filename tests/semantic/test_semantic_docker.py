@@ -166,6 +166,19 @@ async def test_semantic_docker_requests_cancelled_before_dispatch_keep_it_answer
     await cancelled_before_dispatch_keeps_answering(py.tools)
 
 
+async def test_semantic_docker_frames_written_at_once_arrive_whole(py: Setup) -> None:
+    """Frames written at once (the feed's document sync beside a tool's request, or a write
+    whose caller was cancelled going on) reach the container's server one after the other,
+    never interleaved on docker's exec socket: the same server answers after them."""
+    await py.tools.hover("main.py", 4, 7, None)
+    session = py.tools.sessions["basedpyright"]
+    noise = {"text": "x" * (4 << 20)}  # larger than the socket's buffers
+    await asyncio.gather(*(session.client.notify("$/driveros/noise", noise) for _ in range(3)))
+    got = await py.tools.references("main.py", 4, 7, None)
+    assert len(places(got.text)) == 4
+    assert py.tools.sessions["basedpyright"] is session and session.client.alive
+
+
 async def test_semantic_docker_a_crashed_server_is_restarted(py: Setup) -> None:
     await a_crashed_server_is_restarted(py.tools, py.sandbox)
 

@@ -63,6 +63,7 @@ class DockerChannel:
         self._ended = asyncio.Event()
         self._closed = False
         self._exit_code: int | None = None
+        self._writing = threading.Lock()
         loop = asyncio.get_running_loop()
         self._thread = threading.Thread(
             target=self._pump, args=(loop,), name="driveros-docker-exec", daemon=True
@@ -120,8 +121,14 @@ class DockerChannel:
         self._queue.put_nowait(None)
         self._ended.set()
 
+    def _send(self, data: bytes) -> None:
+        # Whole writes, one at a time: two sendall threads at once (or one whose caller was
+        # cancelled, which goes on) would interleave their bytes on the socket.
+        with self._writing:
+            self._raw.sendall(data)
+
     async def write(self, data: bytes) -> None:
-        await asyncio.to_thread(self._raw.sendall, data)
+        await asyncio.to_thread(self._send, data)
 
     async def close_stdin(self) -> None:
         with contextlib.suppress(OSError):
