@@ -37,6 +37,11 @@ def model_server(script: Any, where: Path) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
+def write_turn(path: str, content: str) -> dict[str, object]:
+    """A scripted turn that calls ``write_file`` once."""
+    return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
+
+
 def model_env(url: str, *, model: str | None = "scripted-model") -> dict[str, str]:
     """The variables that point the openai provider at ``url`` (and name ``model``)."""
     env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": url}

@@ -85,3 +85,10 @@ def run_nvim(
     data["_stderr"] = proc.stderr
     data["_exit"] = proc.returncode
     return data
+
+
+def why(out: dict[str, Any]) -> str:
+    """What a failed script reported: its error, the notifications it saw, Neovim's stderr."""
+    return json.dumps(
+        [out.get("error"), out.get("notes"), out.get("_stderr", "")[-3000:]], indent=1
+    )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.editors._model import DRIVEROS_LSP, model_env, model_server
-from tests.editors.neovim._nvim import run_nvim
+from tests.editors.neovim._nvim import run_nvim, why
 
 CALC = "def add(a, b):\n    return a - b\n"
 UTIL = "def double(x):\n    return x * 2\n"
@@ -78,9 +78,7 @@ def test_neovim_fix_review_undo_and_cancel(tmp_path: Path, scripted_model: str) 
         },
         timeout=180,
     )
-    assert "error" not in out, json.dumps(
-        [out.get("error"), out.get("notes"), out["_stderr"][-3000:]], indent=1
-    )
+    assert "error" not in out, why(out)
     assert out["trace_capability"] is True
     # the code action came from a diagnostic another tool published
     assert "Ask agent to fix: add() subtracts instead of adding" in out["titles"]

@@ -5,18 +5,13 @@ files in both."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.editors._model import DRIVEROS_LSP, model_env, model_server
-from tests.editors.neovim._nvim import run_nvim
-
-
-def _write(path: str, content: str) -> dict[str, object]:
-    return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
+from tests.editors._model import DRIVEROS_LSP, model_env, model_server, write_turn
+from tests.editors.neovim._nvim import run_nvim, why
 
 
 @pytest.fixture
@@ -32,10 +27,10 @@ def folders(tmp_path: Path) -> tuple[Path, Path]:
 def scripted_model(tmp_path: Path, folders: tuple[Path, Path]) -> Iterator[str]:
     _, second = folders
     script = [
-        _write("here.txt", "here\n"),
+        write_turn("here.txt", "here\n"),
         {"text": "written where asked"},
-        _write("main.txt", "main\n"),
-        _write(str(second / "lib.txt"), "lib\n"),
+        write_turn("main.txt", "main\n"),
+        write_turn(str(second / "lib.txt"), "lib\n"),
         {"text": "written in both"},
     ]
     with model_server(script, tmp_path / "script.json") as url:
@@ -52,9 +47,7 @@ def test_neovim_a_task_asks_which_folder_or_names_both(
         env={"DRIVEROS_LSP": str(DRIVEROS_LSP), "SECOND": str(second), **model_env(scripted_model)},
         timeout=180,
     )
-    assert "error" not in out, json.dumps(
-        [out.get("error"), out.get("notes"), out.get("_stderr", "")[-3000:]], indent=1
-    )
+    assert "error" not in out, why(out)
     [question] = out["asked"]
     # each folder by the name the client gave it (Neovim names a folder by its path)
     assert question["titles"] == [str(repo), str(second), "All folders"]

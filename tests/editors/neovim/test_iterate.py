@@ -3,28 +3,23 @@ checkpoints in the trace, :DriverOS revert N, :DriverOS followup, :DriverOS acce
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.editors._model import DRIVEROS_LSP, model_env, model_server
-from tests.editors.neovim._nvim import run_nvim
+from tests.editors._model import DRIVEROS_LSP, model_env, model_server, write_turn
+from tests.editors.neovim._nvim import run_nvim, why
 
 CALC = "def add(a, b):\n    return a - b\n"
 
 
-def _write(path: str, content: str) -> dict[str, object]:
-    return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
-
-
 SCRIPT = [
-    _write("plan.txt", "plan\n"),
+    write_turn("plan.txt", "plan\n"),
     {"tool_calls": [{"name": "run", "arguments": {"command": "sed -i 's/a - b/a + b/' calc.py"}}]},
-    _write("extra.txt", "more\n"),
+    write_turn("extra.txt", "more\n"),
     {"text": "Done in three turns."},
-    _write("four.txt", "4\n"),
+    write_turn("four.txt", "4\n"),
     {"text": "Followed up."},
 ]
 
@@ -50,9 +45,7 @@ def test_neovim_checkpoints_revert_followup_and_accept_through(
         },
         timeout=180,
     )
-    assert "error" not in out, json.dumps(
-        [out.get("error"), out.get("notes"), out.get("_stderr", "")[-3000:]], indent=1
-    )
+    assert "error" not in out, why(out)
     assert [line.strip().split(" — ")[0] for line in out["checkpoint_lines"]] == [
         "◆ checkpoint 1 (turn 1): plan.txt",
         "◆ checkpoint 2 (turn 2): calc.py",

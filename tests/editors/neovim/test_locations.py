@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.editors._model import DRIVEROS_LSP, model_env, model_server
-from tests.editors.neovim._nvim import run_nvim
+from tests.editors.neovim._nvim import run_nvim, why
 from tests.semantic._oracle import program
 
 CALC = 'def compute_total(items):\n    """Sum the items."""\n    return sum(items)\n'
@@ -33,7 +33,7 @@ def test_neovim_semantic_locations_jump_and_fill_the_quickfix_list(tmp_path: Pat
     with model_server(SCRIPT, tmp_path / "script.json") as url:
         env = {"DRIVEROS_LSP": str(DRIVEROS_LSP), **model_env(url)}
         out = run_nvim("locations.lua", cwd=root, env=env, timeout=180)
-    assert "error" not in out, [out.get("error"), out.get("notes"), out.get("_stderr", "")[-3000:]]
+    assert "error" not in out, why(out)
     assert out["place_lines"] == [
         "→ pkg/calc.py:1:5",
         "→ pkg/use.py:1:22",
