@@ -127,13 +127,7 @@ class SemanticTools:
             self._starts[spec.name] = starts + 1
             launch = launch_for(self._sandbox, spec, self._environ)
             session = await ServerSession.start(
-                self._sandbox,
-                spec,
-                candidates=launch.candidates,
-                ready_bound=self._ready_bound,
-                path=launch.path,
-                env=launch.env,
-                install=launch.install,
+                self._sandbox, spec, launch, ready_bound=self._ready_bound
             )
             self._sessions[spec.name] = session
             return session

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import shlex
-from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from driveros._errors import SandboxError
 from driveros.sandbox import BackgroundProcess, Sandbox
 from driveros.semantic._client import LanguageServerError, LspClient
+from driveros.semantic._docker import Launch
 from driveros.semantic._positions import line_of, path_uri, to_chars, to_units, uri_path
 from driveros.semantic._registry import ServerSpec
 
@@ -72,26 +72,18 @@ class ServerSession:
 
     @classmethod
     async def start(
-        cls,
-        sandbox: Sandbox,
-        spec: ServerSpec,
-        *,
-        candidates: list[str],
-        ready_bound: float,
-        path: Sequence[str] = (),
-        env: Mapping[str, str] | None = None,
-        install: str | None = None,
+        cls, sandbox: Sandbox, spec: ServerSpec, launch: Launch, *, ready_bound: float
     ) -> ServerSession:
-        """Find ``spec``'s program inside the sandbox (on its ``PATH`` with ``path`` first,
-        then ``candidates``), start it on the workspace root with ``env`` added and initialize
-        it; :class:`LanguageServerError` when it is missing (saying ``install``, by default
-        the spec's hint) or fails to start."""
+        """Find ``spec``'s program inside the sandbox (on its ``PATH`` with the launch's
+        ``path`` first, then its ``candidates``), start it on the workspace root with the
+        launch's ``env`` added and initialize it; :class:`LanguageServerError` when it is
+        missing (saying the launch's ``install``, else the spec's) or fails to start."""
         if not isinstance(sandbox, ProcessHost):
             raise LanguageServerError(f"the {sandbox.tier} sandbox cannot run a language server")
         # The sandbox's own PATH stays; the tier's server directories only go before it.
-        prefix = "".join(f"{shlex.quote(d)}:" for d in path)
+        prefix = "".join(f"{shlex.quote(d)}:" for d in launch.path)
         setup = f'PATH={prefix}"$PATH"; export PATH; ' if prefix else ""
-        names = " ".join(shlex.quote(c) for c in (spec.command[0], *candidates))
+        names = " ".join(shlex.quote(c) for c in (spec.command[0], *launch.candidates))
         found = await sandbox.run(
             f'{setup}printf "%s\\n" "$PWD"; for c in {names}; do '
             'p=$(command -v -- "$c") && { printf "%s\\n" "$p"; exit 0; }; done; exit 127',
@@ -101,13 +93,14 @@ class ServerSession:
         if found.exit_code != 0 or len(lines) < 2:
             raise LanguageServerError(
                 f"{spec.name} (`{spec.command[0]}`) is not installed where the {sandbox.tier} "
-                f"sandbox can run it; install it: {spec.install if install is None else install}",
+                f"sandbox can run it; install it: {launch.install or spec.install}",
                 server=spec.name,
             )
         root, program = lines[0], lines[1]
         command = setup + "exec " + shlex.join([program, *spec.command[1:]])
         try:
-            proc = await sandbox.start_process(command, cwd=".", env=dict(env) if env else None)
+            env = dict(launch.env) or None
+            proc = await sandbox.start_process(command, cwd=".", env=env)
         except SandboxError as exc:
             raise LanguageServerError(f"{spec.name} could not start: {exc}") from exc
         client = LspClient(proc, spec.name)
