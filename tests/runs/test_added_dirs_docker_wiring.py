@@ -13,7 +13,7 @@ from driveros.runs._sandbox import make_sandbox
 from driveros.sandbox import DockerSandbox
 
 
-def _folders(tmp_path: Path, **spec: object) -> dict[str, bool]:
+def _folders(tmp_path: Path, *, discard_writes: bool = False, **spec: object) -> dict[str, bool]:
     ws, ro, rw = tmp_path / "ws", tmp_path / "ro", tmp_path / "rw"
     for d in (ws, ro, rw):
         d.mkdir(exist_ok=True)
@@ -25,7 +25,7 @@ def _folders(tmp_path: Path, **spec: object) -> dict[str, bool]:
         **spec,
     )
     env = load_environment(cwd=ws, environ={"PATH": "/usr/bin:/bin"})
-    box, _ = make_sandbox(run, ws, env)
+    box, _ = make_sandbox(run, ws, env, discard_writes=discard_writes)
     assert isinstance(box, DockerSandbox)
     return {Path(f.at).name: f.writable for f in box.folders}
 
@@ -42,18 +42,6 @@ def test_docker_never_on_the_users_tree_binds_every_folder_read_only(
 ) -> None:
     """``--approve never`` without ``--review`` runs only the feed's code: it changes no
     added folder, as in the local tier (docs/security.md)."""
-    if discard:  # the one-shot sandbox, whatever the approval
-        ws = tmp_path / "ws"
-        ws.mkdir()
-        (tmp_path / "rw").mkdir()
-        run = RunSpec(
-            task="t",
-            workspace=ws,
-            sandbox="docker",
-            add_dirs=[AddedDir(path=tmp_path / "rw", writable=True)],
-        )
-        env = load_environment(cwd=ws, environ={"PATH": "/usr/bin:/bin"})
-        box, _ = make_sandbox(run, ws, env, discard_writes=True)
-        assert [f.writable for f in box.folders] == [False]
-    else:
-        assert _folders(tmp_path, approve="never") == {"ro": False, "rw": False}
+    # discard: the one-shot sandbox, whatever the approval
+    spec: dict[str, object] = {} if discard else {"approve": "never"}
+    assert _folders(tmp_path, discard_writes=discard, **spec) == {"ro": False, "rw": False}
