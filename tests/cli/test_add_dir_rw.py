@@ -5,11 +5,11 @@ and conflict rules, and never written before the review says so."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from collections.abc import Awaitable
 from pathlib import Path
 
 from tests._scripted import FIX_CALC
+from tests.review._repo import git, make_repo
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
@@ -203,32 +203,25 @@ async def test_add_dir_rw_without_review_is_written_in_place(
     assert (other / "made.txt").read_text() == "made\n"
 
 
-def _git(*args: str, cwd: Path) -> str:
-    git = ["git", "-c", "user.name=Test", "-c", "user.email=test@example.com", *args]
-    return subprocess.run(git, cwd=cwd, check=True, capture_output=True, text=True).stdout
-
-
 async def test_add_dir_rw_commit_commits_each_folder_in_its_own_repository(
     git_repo: Path, tmp_path: Path
 ) -> None:
     other = _other(tmp_path)
-    _git("init", "-q", "-b", "main", cwd=other)
-    _git("add", "-A", cwd=other)
-    _git("commit", "-q", "-m", "theirs", cwd=other)
+    make_repo(other, {})  # its files committed
     async with ScriptedModelServer(_turns(other)) as server:
         run = await _change_both(other, server, git_repo, "commit")
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     assert run.stderr.count("driveros: review: committed ") == 2
-    assert _git("show", "--name-only", "--format=%s", "HEAD", cwd=git_repo).split() == [
+    assert git(git_repo, "show", "--name-only", "--format=%s", "HEAD").split() == [
         "driveros:",
         "change",
         "both",
         "folders",
         "calc.py",
     ]
-    shown = _git("show", "--name-only", "--format=%s", "HEAD", cwd=other).split()
+    shown = git(other, "show", "--name-only", "--format=%s", "HEAD").split()
     assert shown[-3:] == ["lib.py", "made.txt", "notes.txt"]
-    assert _git("status", "--porcelain", cwd=other) == ""
+    assert git(other, "status", "--porcelain") == ""
 
 
 async def test_add_dir_rw_fork_and_resume_continue_in_the_folders_view_and_revert_too(
