@@ -34,7 +34,8 @@ TURNS = [
 ]
 
 
-def _project(root: Path) -> Path:
+def project(root: Path) -> Path:
+    """``pkg/calc.py`` defining compute_total and ``pkg/use.py`` using it, under ``root``."""
     (root / "pkg").mkdir(parents=True)
     (root / "pkg/__init__.py").write_text("")
     (root / "pkg/calc.py").write_text(CALC)
@@ -67,7 +68,7 @@ async def test_semantic_answers_are_trace_locations_in_the_clients_encoding(
     tmp_path: Path, scripted_model: ModelFactory, profile: str
 ) -> None:
     program("basedpyright")
-    root = _project(tmp_path / "ws")
+    root = project(tmp_path / "ws")
     async with (
         scripted_model(TURNS) as model,
         editor_session(root, profile=profile, env=model_env(model), settings=SETTINGS) as ed,
@@ -100,7 +101,7 @@ async def test_a_renames_locations_are_the_old_names_in_the_users_files(
     tmp_path: Path, scripted_model: ModelFactory
 ) -> None:
     program("basedpyright")
-    root = _project(tmp_path / "ws")
+    root = project(tmp_path / "ws")
     rename = ToolCallSpec("rename", {"symbol": "compute_total", "new_name": "grand_total"})
     turns = [Turn(tool_calls=[rename]), Turn(text="Renamed.")]
     async with (

@@ -9,13 +9,8 @@ from pathlib import Path
 from tests.editors._model import DRIVEROS_LSP, model_env, model_server
 from tests.editors.neovim._nvim import run_nvim, why
 from tests.semantic._oracle import program
+from tests.server.test_trace_locations import USE, project
 
-CALC = 'def compute_total(items):\n    """Sum the items."""\n    return sum(items)\n'
-# 4 UTF-8 bytes, 1 character before the use: Neovim's columns are bytes
-USE = (
-    "from pkg.calc import compute_total\n\n\n"
-    'def twice(items):\n    note = "😀"; return 2 * compute_total(items)\n'
-)
 SCRIPT = [
     {"tool_calls": [{"name": "references", "arguments": {"symbol": "compute_total"}}]},
     {"text": "Three references."},
@@ -24,11 +19,8 @@ SCRIPT = [
 
 def test_neovim_semantic_locations_jump_and_fill_the_quickfix_list(tmp_path: Path) -> None:
     program("basedpyright")
-    root = tmp_path / "ws"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg/__init__.py").write_text("")
-    (root / "pkg/calc.py").write_text(CALC)
-    (root / "pkg/use.py").write_text(USE)
+    # USE has 4 UTF-8 bytes, 1 character before the use: Neovim's columns are bytes
+    root = project(tmp_path / "ws")
     (root / "pyproject.toml").write_text("[project]\nname = 'p'\nversion = '0'\n")
     with model_server(SCRIPT, tmp_path / "script.json") as url:
         env = {"DRIVEROS_LSP": str(DRIVEROS_LSP), **model_env(url)}
