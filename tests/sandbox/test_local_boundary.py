@@ -3,7 +3,10 @@ API: what a command sees of the host, its namespaces, and the network switch."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,6 +123,36 @@ async def test_local_boundary_binds_a_toolchain_given_twice_once(tmp_path: Path)
     mounts = res.stdout.split()
     assert mounts.count(str(venv)) == 1, mounts
     assert mounts.count(f"{venv}/bin") == 0, mounts  # inside the venv: comes with it
+
+
+START_AND_RUN = """
+import asyncio, sys
+from driveros.sandbox import LocalSandbox
+
+async def main():
+    env = {"PATH": sys.argv[2] + ":/usr/bin:/bin"}
+    async with LocalSandbox(sys.argv[1], base_env=env) as box:
+        print((await box.run("echo started")).stdout, end="")
+
+asyncio.run(main())
+"""
+
+
+def test_local_boundary_starts_past_a_planted_fifo_pyvenv_cfg(tmp_path: Path) -> None:
+    """A workspace ``.venv`` on the activated PATH whose ``bin/pyvenv.cfg`` (or its own) is a
+    FIFO (a tarball's, or made by an earlier run's command): the sandbox still starts."""
+    ws = tmp_path / "ws"
+    (ws / ".venv" / "bin").mkdir(parents=True)
+    os.mkfifo(ws / ".venv" / "bin" / "pyvenv.cfg")
+    os.mkfifo(ws / ".venv" / "pyvenv.cfg")
+    done = subprocess.run(
+        [sys.executable, "-c", START_AND_RUN, str(ws), f"{ws}/.venv/bin"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "started\n"), done.stderr
 
 
 @pytest.mark.parametrize("network", [False, True])

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from driveros._safe_open import PlantedLinkError, read_bytes
+
 #: Top-level system directories, read-only (a symlink such as ``/bin -> usr/bin`` is copied).
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 #: Files and directories under the read-only ``/etc`` that are masked (empty).
@@ -246,11 +248,13 @@ def _venv_base(venv: Path) -> Path | None:
 
     The file may be a repository's (a workspace ``.venv`` on the activated PATH): its
     ``home`` counts only when it holds an executable interpreter, so it cannot name any
-    directory of the user's to be bound (docs/sandbox.md, "The local boundary")."""
+    directory of the user's to be bound (docs/sandbox.md, "The local boundary"); only a
+    regular file is read (a planted FIFO would block the sandbox's start)."""
     try:
-        text = (venv / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        data = read_bytes(venv, "pyvenv.cfg")
+    except (OSError, PlantedLinkError):
         return None
+    text = "" if data is None else data.decode("utf-8", "replace")
     for line in text.splitlines():
         key, _, value = line.partition("=")
         if key.strip() == "home" and value.strip().startswith("/"):
