@@ -123,7 +123,8 @@ async def test_keep_on_a_full_disk_writes_all_files_or_none(
 USER_FILES = {"a.txt": "a\n", "b.txt": "b\n", "d.txt": "d\n", "ro/c.txt": "c\n", "z.txt": "z\n"}
 
 
-def _mount(*args: str) -> None:
+def mount(*args: str) -> None:
+    """``mount ARGS`` (as root); skip the test where this machine does not allow it."""
     done = subprocess.run(["mount", *args], capture_output=True)
     if done.returncode != 0:
         pytest.skip(f"cannot mount here: {done.stderr.decode().strip()}")
@@ -162,7 +163,7 @@ async def _apply_with(ws: Path, tmp_path: Path, fault: list[list[str]]) -> Revie
         _agent_edits(scratch.path)
         assert len(await scratch.changes()) == 6
         for args in fault:
-            _mount(*args)
+            mount(*args)
         with pytest.raises(ReviewError) as info:
             await scratch.apply()
         return info.value
@@ -218,7 +219,7 @@ async def test_acp_disk_write_of_a_rename_is_all_or_nothing(
         (scratch.path / "z.txt").rename(scratch.path / "y.txt")
         changes = await scratch.changes()
         z = str(user_tree / "z.txt")  # the rename's source is busy: it cannot be removed
-        _mount("--bind", z, z)
+        mount("--bind", z, z)
         gate = EditGate(emit=emit, ask=never_asked, read=None, write=None, always="allow")
         feedback = await deliver_edits(gate, scratch, changes)
     assert _tree(user_tree) == {k: v.encode() for k, v in USER_FILES.items()}

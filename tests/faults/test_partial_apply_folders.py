@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from driveros.review import FolderViews, ReviewError, ScratchWorkspace, apply_together
+from tests.faults.test_partial_apply import mount
 
 
 @pytest.fixture
@@ -25,12 +26,6 @@ def folders(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     subprocess.run(["umount", "-l", str(other / "ro")], check=False, capture_output=True)
 
 
-def _mount(*args: str) -> None:
-    done = subprocess.run(["mount", *args], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount here: {done.stderr.decode().strip()}")
-
-
 async def test_apply_together_a_later_folder_failing_names_what_was_written(
     folders: tuple[Path, Path],
 ) -> None:
@@ -41,8 +36,8 @@ async def test_apply_together_a_later_folder_failing_names_what_was_written(
             (scratch.path / "a.txt").write_text("agent's a\n")
             (views.roots[other] / "ro" / "c.txt").write_text("agent's c\n")
             ro = str(other / "ro")
-            _mount("--bind", ro, ro)
-            _mount("-o", "remount,ro,bind", ro)
+            mount("--bind", ro, ro)
+            mount("-o", "remount,ro,bind", ro)
             with pytest.raises(ReviewError) as caught:
                 await apply_together(scratch, views)
         finally:
