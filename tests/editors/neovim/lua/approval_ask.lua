@@ -21,12 +21,7 @@ end
 -- network on: an open tier, where commands outside the allowlist are asked
 require('driveros').options.settings = { network = true }
 vim.lsp.enable('driveros')
-vim.cmd('edit ' .. vim.fn.fnameescape(vim.env.DRIVEROS_FILE))
-local buf = vim.api.nvim_get_current_buf()
-H.wait(20000, function()
-  local c = require('driveros.server').client(buf)
-  return c ~= nil and c.initialized
-end, 'the driveros client to initialize')
+H.open(vim.env.DRIVEROS_FILE)
 local approval = require('driveros.approval')
 out.other_is_question = approval.is_question({ message = 'Restart?', actions = { { title = 'Yes' } } })
 vim.cmd('DriverOS run run the probe twice')

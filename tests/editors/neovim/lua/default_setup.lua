@@ -4,12 +4,7 @@
 local H = dofile(vim.env.DRIVEROS_TEST_LUA .. '/helpers.lua')
 local out = {}
 dofile(vim.env.DRIVEROS_INIT)
-vim.cmd('edit ' .. vim.fn.fnameescape(vim.env.DRIVEROS_FILE))
-local buf = vim.api.nvim_get_current_buf()
-H.wait(20000, function()
-  local c = require('driveros.server').client(buf)
-  return c ~= nil and c.initialized
-end, 'the driveros client to initialize')
+local buf = H.open(vim.env.DRIVEROS_FILE)
 local client = require('driveros.server').client(buf)
 out.root_dir = client.config.root_dir
 out.clients = #vim.lsp.get_clients({ name = 'driveros' })

@@ -40,6 +40,13 @@ function H.start(file, opts)
     review = { auto_open = false },
   }, opts or {}))
   vim.lsp.enable('driveros')
+  return H.open(file)
+end
+
+---Open `file` and wait for its driveros client to initialize. Returns the buffer.
+---@param file string
+---@return integer
+function H.open(file)
   vim.cmd('edit ' .. vim.fn.fnameescape(file))
   local buf = vim.api.nvim_get_current_buf()
   H.wait(20000, function()
