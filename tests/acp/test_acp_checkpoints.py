@@ -225,3 +225,39 @@ async def test_acp_revert_never_writes_through_a_planted_link(
         "Left as it is: notes.txt (a symbolic link in the workspace; driveros never writes "
         "through one)",
     ]
+
+
+async def test_acp_revert_touches_no_file_the_proposal_left_unchanged(
+    acp_schema: Schema, calc_repo: Path
+) -> None:
+    """The attacker: a prompt-injected model breaks the user's ``calc.py`` at checkpoint 1 and
+    mends it at checkpoint 2, so the proposal shows only ``extra.txt``. ``/revert 1`` undoes
+    only what the run wrote into the user's files: ``extra.txt`` goes, and ``calc.py`` (never
+    proposed, never written) does not get checkpoint 1's broken version; it is named."""
+    original = (calc_repo / "calc.py").read_text()
+    turns = [
+        Turn(tool_calls=[ToolCallSpec("run", {"command": "sed -i 's/a - b/a * b/' calc.py"})]),
+        Turn(
+            tool_calls=[
+                ToolCallSpec("run", {"command": "sed -i 's/a [*] b/a - b/' calc.py"}),
+                ToolCallSpec("write_file", {"path": "extra.txt", "content": "more\n"}),
+            ]
+        ),
+        Turn(text="Done."),
+    ]
+    async with ScriptedModelServer(turns) as server:
+        client, session = await _allowing_session(acp_schema, server, calc_repo)
+        await client.request("session/prompt", _prompt(session, "two steps"))
+        assert (calc_repo / "extra.txt").exists()
+        before = len(client.text())
+        await client.request("session/prompt", _prompt(session, "/revert 1"))
+        reply = client.text()[before:]
+        assert await client.close() == 0
+    assert client.errors == []
+    assert (calc_repo / "calc.py").read_text() == original
+    assert not (calc_repo / "extra.txt").exists()
+    assert reply.splitlines()[:3] == [
+        "Reverted to checkpoint 1.",
+        "Removed: extra.txt",
+        "Left as it is: calc.py (not in the run's proposal: never written to your files)",
+    ]

@@ -7,8 +7,9 @@ prompt or the end of the session (:class:`LastProposal`). ``/revert N`` takes th
 back to checkpoint N with the same core operation as the language server's
 ``driveros.agent.revert`` (``driveros.review.Checkpoints.revert``: the copy becomes what it was
 at N and the later checkpoints are dropped), then rewinds what the dropped checkpoints wrote
-into the user's files: a file that still holds the run's version gets its version at N back
-(removed if it had none); a file the user changed since is left as it is and named.
+into the user's files: a file of the proposal that still holds the run's version gets its
+version at N back (removed if it had none); a file the user changed since, or one the proposal
+left unchanged (the run never wrote it to the user's files), is left as it is and named.
 """
 
 from __future__ import annotations
@@ -111,11 +112,15 @@ def _write(workspace: Path, rel: str, text: str | None) -> None:
 
 
 async def _rewind(
-    workspace: Path, final: dict[str, str | None], at: dict[str, str | None], files: ClientFiles
+    workspace: Path,
+    final: dict[str, str | None],
+    at: dict[str, str | None],
+    files: ClientFiles,
+    offered: set[str],
 ) -> Rewound:
-    """Give each file that still holds the run's ``final`` version its version ``at`` the
-    checkpoint: read and written through the client where it can (as edits are), else on
-    disk; a removal is always on disk."""
+    """Give each file of the proposal (``offered``) that still holds the run's ``final``
+    version its version ``at`` the checkpoint: read and written through the client where it
+    can (as edits are), else on disk; a removal is always on disk."""
     done = Rewound()
     for rel in sorted(at):
         want = at[rel]
@@ -136,6 +141,9 @@ async def _rewind(
             now = await asyncio.to_thread(read_text, path)
         if now == want:
             continue  # never written (rejected), or already back
+        if rel not in offered:  # its final version is the user's own: nothing to undo
+            done.kept[rel] = "not in the run's proposal: never written to your files"
+            continue
         if rel not in final or now != final[rel]:
             done.kept[rel] = "changed since the run wrote it"
             continue
@@ -214,13 +222,14 @@ class LastProposal:
             return out
 
         final = await asyncio.to_thread(read_all, later)
+        offered = {p for c in await scratch.changes() for p in c.paths}
         try:
             back = await checkpoints_of(scratch).revert(to)
         except ReviewError as exc:
             return f"{exc}. {USAGE}"
         self.checkpoints = [c for c in self.checkpoints if c.checkpoint <= to]
         at = await asyncio.to_thread(read_all, back)
-        done = await _rewind(workspace, final, at, files)
+        done = await _rewind(workspace, final, at, files, offered)
         return _reverted_text(to, done) + "\n" + checkpoints_text(self.checkpoints)
 
 
