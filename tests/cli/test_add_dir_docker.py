@@ -12,11 +12,12 @@ import pytest
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 from .conftest import run_cli, run_ndjson
-from .test_add_dir_rw import LIB, _other, _turns
+from .test_add_dir_rw import LIB, _assert_kept, _change_both, _other, _proposed, _turns
 from .test_agent_docker import docker_ready as docker_ready  # the fixture
 from .test_runs_cli import runs
 
 pytestmark = pytest.mark.docker
+DOCKER = ("--sandbox", "docker")
 
 
 async def test_docker_reads_a_read_only_added_folder_and_cannot_write_it(
@@ -33,7 +34,7 @@ async def test_docker_reads_a_read_only_added_folder_and_cannot_write_it(
     async with ScriptedModelServer(turns) as server:
         run = await run_ndjson(
             "read the other folder",
-            *("--sandbox", "docker", "--add-dir", str(other)),
+            *(*DOCKER, "--add-dir", str(other)),
             server=server,
             cwd=calc_repo,
             review_action="discard",
@@ -62,30 +63,16 @@ async def test_docker_review_proposes_an_rw_folder_with_the_workspace(
     other = _other(tmp_path)
     before = {p.name: p.read_text() for p in other.iterdir()}
     async with ScriptedModelServer(_rw_turns(other)) as server:
-        run = await run_ndjson(
-            "change both folders",
-            *("--sandbox", "docker", *(["--untrusted"] if untrusted else [])),
-            *("--add-dir", f"{other}:rw"),
-            server=server,
-            cwd=calc_repo,
-            review_action=action,
-        )
+        untrusted_args = ["--untrusted"] if untrusted else []
+        run = await _change_both(other, server, calc_repo, action, *DOCKER, *untrusted_args)
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     results = run.events("tool_result")
     assert all(r["ok"] for r in results), results
     assert results[-1]["output"].split()[-1] != "0"  # never root in the container
     (proposal,) = run.events("proposal")
-    assert {(f["path"], f["action"]) for f in proposal["files"]} == {
-        ("calc.py", "modify"),
-        (f"{other}/lib.py", "modify"),
-        (f"{other}/made.txt", "create"),
-        (f"{other}/notes.txt", "modify"),
-    }
+    assert {(f["path"], f["action"]) for f in proposal["files"]} == _proposed(other)
     if action == "keep":
-        assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
-        assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
-        assert (other / "notes.txt").read_text() == "new note\n"
-        assert (other / "made.txt").read_text() == "made\n"
+        _assert_kept(calc_repo, other)
     else:
         assert (calc_repo / "calc.py").read_text().endswith("a - b\n")
         assert {p.name: p.read_text() for p in other.iterdir()} == before
@@ -96,13 +83,7 @@ async def test_docker_held_run_with_an_rw_folder_applies_later(
 ) -> None:
     other = _other(tmp_path)
     async with ScriptedModelServer(_rw_turns(other)) as server:
-        run = await run_ndjson(
-            "change both folders",
-            *("--sandbox", "docker", "--add-dir", f"{other}:rw"),
-            server=server,
-            cwd=calc_repo,
-            review_action="hold",
-        )
+        run = await _change_both(other, server, calc_repo, "hold", *DOCKER)
     assert run.code == 0, (run.stderr, run.stdout[-3000:])
     run_id = str(run.lines()[-1]["run_id"])
     assert (other / "lib.py").read_text() == LIB  # held: nothing written

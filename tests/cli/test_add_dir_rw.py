@@ -28,16 +28,34 @@ def _other(tmp_path: Path) -> Path:
 
 
 def _change_both(
-    other: Path, server: ScriptedModelServer, cwd: Path, review_action: str | None
+    other: Path, server: ScriptedModelServer, cwd: Path, review_action: str | None, *args: str
 ) -> Awaitable[CliRun]:
+    """``driveros agent`` with ``other`` added writable (``args``: more flags)."""
     return run_ndjson(
         "change both folders",
-        "--add-dir",
-        f"{other}:rw",
+        *("--add-dir", f"{other}:rw", *args),
         server=server,
         cwd=cwd,
         review_action=review_action,
     )
+
+
+def _proposed(other: Path) -> set[tuple[str, str]]:
+    """The files a run of :func:`_turns` proposes, with their actions."""
+    return {
+        ("calc.py", "modify"),
+        (f"{other}/lib.py", "modify"),
+        (f"{other}/made.txt", "create"),
+        (f"{other}/notes.txt", "modify"),
+    }
+
+
+def _assert_kept(cwd: Path, other: Path) -> None:
+    """Both folders hold what a run of :func:`_turns` wrote."""
+    assert (cwd / "calc.py").read_text().endswith("a + b\n")
+    assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
+    assert (other / "notes.txt").read_text() == "new note\n"
+    assert (other / "made.txt").read_text() == "made\n"
 
 
 async def _held(other: Path, cwd: Path) -> str:
@@ -82,21 +100,12 @@ async def test_add_dir_rw_proposes_both_folders_and_keep_writes_both(
     results = run.events("tool_result")
     assert all(r["ok"] for r in results), results
     (proposal,) = run.events("proposal")
-    listed = {(f["path"], f["action"]) for f in proposal["files"]}
-    assert listed == {
-        ("calc.py", "modify"),
-        (f"{other}/lib.py", "modify"),
-        (f"{other}/made.txt", "create"),
-        (f"{other}/notes.txt", "modify"),
-    }
+    assert {(f["path"], f["action"]) for f in proposal["files"]} == _proposed(other)
     lib_diff = next(f["diff"] for f in proposal["files"] if f["path"].endswith("lib.py"))
     assert f"--- a{other}/lib.py" in lib_diff and "+    return 2" in lib_diff
     checkpoints = [e["files"] for e in run.events("checkpoint")]
     assert f"{other}/lib.py" in [f for files in checkpoints for f in files]
-    assert (calc_repo / "calc.py").read_text().endswith("a + b\n")
-    assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
-    assert (other / "notes.txt").read_text() == "new note\n"
-    assert (other / "made.txt").read_text() == "made\n"
+    _assert_kept(calc_repo, other)
     assert "applied 4 files" in run.stderr
 
 
