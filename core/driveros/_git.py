@@ -477,14 +477,23 @@ def _populated(root: Path, paths: Sequence[str]) -> list[str]:
     return [path for path in paths if (root / path / ".git").exists()]
 
 
+#: How long :func:`repository_pins` waits for the configuration (a FIFO ``.git/config``
+#: blocks git's read for ever).
+PINS_TIMEOUT = 30.0
+
+
 async def repository_pins(
     cwd: Path, *, git_dir: Path | None = None, work_tree: Path | None = None
 ) -> list[tuple[str, str]]:
     """:func:`program_pins` for commands that do not see the user's global configuration
     (a sandbox: private ``HOME``): the repository's own program keys pinned back to the
     system's value or to nothing, never to the user's. Empty when the configuration cannot
-    be read (git would refuse to run in that repository too)."""
-    listed = await read_config(cwd, git_dir=git_dir, work_tree=work_tree)
+    be read within :data:`PINS_TIMEOUT` (git would refuse to run, or block reading it, in
+    that repository too)."""
+    try:
+        listed = await read_config(cwd, git_dir=git_dir, work_tree=work_tree, timeout=PINS_TIMEOUT)
+    except TimeoutError:
+        return []
     if listed.returncode != 0:
         return []
     return program_pins([e for e in parse_config_list(listed.stdout) if e.scope != "global"])

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from driveros import _git as git_module
 from driveros._git import run_git
 from driveros._git_pins import is_program_key
 from driveros.agent import ToolResult
@@ -582,3 +583,20 @@ def test_driveros_git_pins_a_filter_of_any_name(
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(base)}
     subprocess.run(["git", "add", "-A"], cwd=repo, capture_output=True, env=env, check=False)
     assert marker.exists()  # the control: the same driver is live for plain git
+
+
+async def test_a_fifo_git_config_never_holds_the_local_sandbox_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workspace whose ``.git/config`` is a FIFO (an archive's, or made by an earlier run's
+    command where there was no ``.git`` to guard): reading it for the pins blocks git for
+    ever; the sandbox gives up on the pins after a while and starts."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / ".git" / "config").unlink()
+    os.mkfifo(ws / ".git" / "config")
+    monkeypatch.setattr(git_module, "PINS_TIMEOUT", 1.0)
+    async with asyncio.timeout(60), LocalSandbox(ws) as box:
+        done = await box.run("echo started")
+    assert (done.exit_code, done.stdout) == (0, "started\n"), done
