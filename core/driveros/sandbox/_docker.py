@@ -25,7 +25,6 @@ from driveros.sandbox._docker_folders import (
     check_folder_target,
     folder_volumes,
     guard_volumes,
-    open_up_views,
 )
 from driveros.sandbox._docker_options import (
     DEFAULT_IMAGE,
@@ -45,6 +44,7 @@ from driveros.sandbox._env import (
     command_environment,
     dotenv_assignments,
 )
+from driveros.sandbox._folders import Folders
 from driveros.sandbox._guards import refuse_made_hooks, unguarded_roots
 from driveros.sandbox._protocol import (
     CommandResult,
@@ -198,7 +198,7 @@ class DockerSandbox(SandboxBase):
             )
             if self._open_up and await asyncio.to_thread(open_up_private_copy, self.workspace):
                 self._files.fence.others_bits = 0o006  # what the file tools create, too
-            await asyncio.to_thread(open_up_views, self._folders, open_up_private_copy)
+            await asyncio.to_thread(open_up_views, self._folders)
             self._client = await asyncio.to_thread(self._connect)
             await asyncio.to_thread(self._preflight)
             await self._watchdog.start()
@@ -416,3 +416,14 @@ def open_up_private_copy(root: Path) -> bool:
                 finally:
                     os.close(fd)
     return True
+
+
+def open_up_views(folders: Folders) -> None:
+    """:func:`open_up_private_copy` for each writable folder's root-owned review view, so the
+    container's unprivileged uid can write it (it changes nothing outside a directory private
+    to root). Blocking."""
+    for folder in folders:
+        if folder.writable and not folder.in_place:
+            with contextlib.suppress(OSError):
+                if folder.files.root.stat().st_uid == 0:
+                    open_up_private_copy(folder.files.root)

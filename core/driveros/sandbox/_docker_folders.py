@@ -12,9 +12,6 @@ or trusted run would run on the host), and a ``.driveros/hooks.toml`` made where
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from driveros.sandbox._folders import Folders
@@ -68,14 +65,3 @@ def folder_volumes(folders: Folders) -> dict[str, dict[str, str]]:
         if folder.writable and folder.in_place:
             volumes.update(guard_volumes(root, folder.at))
     return volumes
-
-
-def open_up_views(folders: Folders, open_up: Callable[[Path], bool]) -> None:
-    """Let the container's unprivileged uid write each writable folder's root-owned review
-    view (``open_up``: :func:`driveros.sandbox._docker.open_up_private_copy`, which changes
-    nothing outside a directory private to root). Blocking."""
-    for folder in folders:
-        if folder.writable and not folder.in_place:
-            with contextlib.suppress(OSError):
-                if os.stat(folder.files.root).st_uid == 0:  # noqa: PTH116
-                    open_up(folder.files.root)
