@@ -148,3 +148,23 @@ def fill_command(each: int, places: Iterable[str]) -> str:
             f"echo '{place}' $(stat -c %s {target} 2>/dev/null || echo 0)"
         )
     return "\n".join(lines)
+
+
+def fill_conftest(places: Iterable[str], each: int | None = None) -> str:
+    """A ``conftest.py`` writing ``each`` bytes (None: until it is full) into the workspace
+    and each of ``places`` (``$VAR`` expanded), going on past every error."""
+    write = (
+        "            while True:\n                f.write(bytes(1 << 20))\n"
+        if each is None
+        else f"            f.write(bytes({each}))\n"
+    )
+    listed = ", ".join(repr(p) for p in (".", *places))
+    return (
+        "import os\n"
+        f"for place in ({listed}):\n"
+        "    try:\n"
+        "        with open(os.path.expandvars(place) + '/fill.bin', 'wb') as f:\n"
+        f"{write}"
+        "    except OSError:\n"
+        "        pass\n"
+    )

@@ -17,7 +17,7 @@ from pathlib import Path
 from driveros.intel import DiagnosticsFeed
 from driveros.sandbox import LocalSandbox
 from tests.security._oneshot import access as access  # the fixture
-from tests.security._oneshot import fill_command, hostile_repo
+from tests.security._oneshot import fill_command, fill_conftest, hostile_repo
 
 ENV = {
     "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
@@ -143,17 +143,7 @@ async def test_oneshot_attack_a_conftest_filling_the_tmpfs_still_gives_a_snapsho
     """The feed's pytest imports a conftest that fills every place it can write: the
     snapshot comes back (pytest's own failure is a diagnostic), with no driveros error."""
     repo, _ = _repo(tmp_path)
-    places = ", ".join(repr(p) for p in (".", *SCRATCH_PLACES))
-    (repo / "conftest.py").write_text(
-        "import os\n"
-        f"for place in ({places}):\n"
-        "    try:\n"
-        "        with open(os.path.expandvars(place) + '/fill.bin', 'wb') as f:\n"
-        "            while True:\n"
-        "                f.write(bytes(1 << 20))\n"
-        "    except OSError:\n"
-        "        pass\n"
-    )
+    (repo / "conftest.py").write_text(fill_conftest(SCRATCH_PLACES))
     async with LocalSandbox(repo, base_env=ENV, discard_writes=True, tmpfs_bytes=SMALL) as box:
         snapshot = await DiagnosticsFeed(box).snapshot()
         assert "pytest" in snapshot.checks

@@ -18,7 +18,7 @@ from driveros.sandbox import LocalSandbox
 from driveros.sandbox import _local as local_tier
 from driveros.sandbox import _oneshot as oneshot
 from tests.security._oneshot import access as access  # the fixture
-from tests.security._oneshot import fill_command
+from tests.security._oneshot import fill_command, fill_conftest
 
 ENV = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
 #: The bound the tests give the sandbox.
@@ -100,16 +100,7 @@ async def test_oneshot_a_conftest_the_feed_imports_pins_at_most_the_bound(
     (repo / "test_calc.py").write_text(
         "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"
     )
-    places = ", ".join(repr(p) for p in (".", *PLACES))
-    (repo / "conftest.py").write_text(
-        "import os\n"
-        f"for place in ({places}):\n"
-        "    try:\n"
-        "        with open(os.path.expandvars(place) + '/fill.bin', 'wb') as f:\n"
-        f"            f.write(bytes({BOUND // 2}))\n"
-        "    except OSError:\n"
-        "        pass\n"
-    )
+    (repo / "conftest.py").write_text(fill_conftest(PLACES, BOUND // 2))
     env = {**ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     async with LocalSandbox(repo, base_env=env, discard_writes=True, tmpfs_bytes=BOUND) as box:
         snapshot = await DiagnosticsFeed(box).snapshot()
