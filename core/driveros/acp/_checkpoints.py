@@ -129,16 +129,18 @@ async def _rewind(
             done.kept[rel] = problem
             continue
         path = workspace / rel
+        now: str | None = None
+        if files.read is not None:
+            try:
+                now = await files.read(str(path))
+            except Exception as exc:  # the client failed the read: the disk counts
+                log.info("fs/read_text_file %s failed: %s", rel, exc)
         try:
-            now = await files.read(str(path)) if files.read is not None else None
             if now is None:
                 now = await asyncio.to_thread(read_text, path)
         except (OSError, UnicodeDecodeError) as exc:
             done.kept[rel] = f"cannot read it: {exc}"
             continue
-        except Exception as exc:  # the client failed the read: the disk counts
-            log.info("fs/read_text_file %s failed: %s", rel, exc)
-            now = await asyncio.to_thread(read_text, path)
         if now == want:
             continue  # never written (rejected), or already back
         if rel not in offered:  # its final version is the user's own: nothing to undo
