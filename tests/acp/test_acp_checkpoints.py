@@ -11,8 +11,9 @@ import pytest
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-from ._client import AcpClient, Schema, start_agent
-from .conftest import acp_environ
+from ._client import AcpClient, Schema
+from .conftest import open_session
+from .test_acp_stdio import FS, _prompt
 
 pytestmark = pytest.mark.e2e
 
@@ -25,8 +26,8 @@ THREE_TURNS = [
 FOLLOW_UP = [Turn(tool_calls=[ToolCallSpec("read_file", {"path": "plan.txt"})]), Turn(text="ok")]
 
 
-def _prompt(session: str, text: str) -> dict[str, Any]:
-    return {"sessionId": session, "prompt": [{"type": "text", "text": text}]}
+async def _allow(params: dict[str, Any]) -> dict[str, Any]:
+    return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
 
 
 async def _allowing_session(
@@ -34,15 +35,16 @@ async def _allowing_session(
 ) -> tuple[AcpClient, str]:
     """The agent started in ``cwd`` with ``server`` as its model, initialized, with one new
     session (its id) whose every permission request is allowed once."""
-    client = await start_agent(acp_schema, env=acp_environ(server), cwd=cwd)
-    await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-    new = await client.request("session/new", {"cwd": str(cwd), "mcpServers": []})
+    client, session = await open_session(acp_schema, server, cwd)
+    client.handlers["session/request_permission"] = _allow
+    return client, session
 
-    async def allow(params: dict[str, Any]) -> dict[str, Any]:
-        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
 
-    client.handlers["session/request_permission"] = allow
-    return client, str(new["sessionId"])
+async def _reply(client: AcpClient, session: str, text: str) -> str:
+    """What the agent says to the prompt ``text``."""
+    before = len(client.text())
+    await client.request("session/prompt", _prompt(session, text))
+    return client.text()[before:]
 
 
 async def test_acp_checkpoints_command_and_follow_up(acp_schema: Schema, calc_repo: Path) -> None:
@@ -50,9 +52,7 @@ async def test_acp_checkpoints_command_and_follow_up(acp_schema: Schema, calc_re
         client, session = await _allowing_session(acp_schema, server, calc_repo)
         await client.request("session/prompt", _prompt(session, "three steps"))
         asked = len(server.requests)
-        before = len(client.text())
-        await client.request("session/prompt", _prompt(session, "/checkpoints"))
-        listing = client.text()[before:]
+        listing = await _reply(client, session, "/checkpoints")
         assert len(server.requests) == asked  # answered without the model
         await client.request("session/prompt", _prompt(session, "now check the plan"))
         follow = server.requests[asked]
@@ -89,9 +89,7 @@ async def test_acp_revert_drops_the_later_checkpoints_and_undoes_what_they_wrote
         asked = len(server.requests)
         replies: list[str] = []
         for text in ("/revert x", "/revert 7", "/revert 1", "/checkpoints", "/revert 1"):
-            before = len(client.text())
-            await client.request("session/prompt", _prompt(session, text))
-            replies.append(client.text()[before:])
+            replies.append(await _reply(client, session, text))
         assert len(server.requests) == asked  # answered without the model
         assert await client.close() == 0
     assert client.errors == []
@@ -119,9 +117,7 @@ async def test_acp_revert_leaves_a_file_the_user_changed_since(
         client, session = await _allowing_session(acp_schema, server, calc_repo)
         await client.request("session/prompt", _prompt(session, "three steps"))
         (calc_repo / "extra.txt").write_text("mine now\n")
-        before = len(client.text())
-        await client.request("session/prompt", _prompt(session, "/revert 0"))
-        reply = client.text()[before:]
+        reply = await _reply(client, session, "/revert 0")
         assert await client.close() == 0
     assert client.errors == []
     assert "Left as it is: extra.txt (changed since the run wrote it)" in reply.splitlines()
@@ -138,13 +134,7 @@ async def _editor_session(
     """As :func:`_allowing_session`, for a client with ``fs`` that reads and saves files as an
     editor does (following a symbolic link, as opening one in an editor does); each write is
     recorded in ``writes``."""
-    client = await start_agent(acp_schema, env=acp_environ(server), cwd=cwd)
-    caps = {"fs": {"readTextFile": True, "writeTextFile": True}}
-    await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": caps})
-    new = await client.request("session/new", {"cwd": str(cwd), "mcpServers": []})
-
-    async def allow(params: dict[str, Any]) -> dict[str, Any]:
-        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+    client, session = await open_session(acp_schema, server, cwd, capabilities=FS)
 
     async def read(params: dict[str, Any]) -> dict[str, Any]:
         return {"content": Path(params["path"]).read_text()}
@@ -156,12 +146,12 @@ async def _editor_session(
 
     client.handlers.update(
         {
-            "session/request_permission": allow,
+            "session/request_permission": _allow,
             "fs/read_text_file": read,
             "fs/write_text_file": write,
         }
     )
-    return client, str(new["sessionId"])
+    return client, session
 
 
 async def test_acp_revert_goes_through_the_clients_files_as_edits_do(
@@ -176,9 +166,7 @@ async def test_acp_revert_goes_through_the_clients_files_as_edits_do(
         client, session = await _editor_session(acp_schema, server, calc_repo, writes)
         await client.request("session/prompt", _prompt(session, "three steps"))
         written = len(writes)
-        before = len(client.text())
-        await client.request("session/prompt", _prompt(session, "/revert 1"))
-        reply = client.text()[before:]
+        reply = await _reply(client, session, "/revert 1")
         assert await client.close() == 0
     assert client.errors == []
     assert writes[written:] == [(str(calc_repo / "calc.py"), original)]
@@ -212,9 +200,7 @@ async def test_acp_revert_never_writes_through_a_planted_link(
         client, session = await _editor_session(acp_schema, server, calc_repo, writes)
         await client.request("session/prompt", _prompt(session, "two steps"))
         written = len(writes)
-        before = len(client.text())
-        await client.request("session/prompt", _prompt(session, "/revert 1"))
-        reply = client.text()[before:]
+        reply = await _reply(client, session, "/revert 1")
         assert await client.close() == 0
     assert client.errors == []
     assert writes[written:] == []
@@ -249,9 +235,7 @@ async def test_acp_revert_touches_no_file_the_proposal_left_unchanged(
         client, session = await _allowing_session(acp_schema, server, calc_repo)
         await client.request("session/prompt", _prompt(session, "two steps"))
         assert (calc_repo / "extra.txt").exists()
-        before = len(client.text())
-        await client.request("session/prompt", _prompt(session, "/revert 1"))
-        reply = client.text()[before:]
+        reply = await _reply(client, session, "/revert 1")
         assert await client.close() == 0
     assert client.errors == []
     assert (calc_repo / "calc.py").read_text() == original

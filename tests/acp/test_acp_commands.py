@@ -13,7 +13,7 @@ from driveros.testing import ScriptedModelServer, Turn
 from driveros.trust import TrustStore
 
 from ._client import AcpClient, Schema, start_agent
-from .conftest import acp_environ
+from .conftest import acp_environ, open_session
 
 pytestmark = pytest.mark.e2e
 
@@ -35,15 +35,6 @@ SESSION_NAMES = [c["name"] for c in SESSION_COMMANDS]
 
 def _config_dir() -> Path:
     return Path(os.environ["XDG_CONFIG_HOME"]) / "driveros"
-
-
-async def _session(
-    schema: Schema, server: ScriptedModelServer, repo: Path
-) -> tuple[AcpClient, str]:
-    client = await start_agent(schema, env=acp_environ(server), cwd=repo)
-    await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-    new = await client.request("session/new", {"cwd": str(repo), "mcpServers": []})
-    return client, new["sessionId"]
 
 
 async def _announced(client: AcpClient) -> list[dict[str, object]]:
@@ -68,7 +59,7 @@ async def test_acp_lists_and_runs_the_users_and_a_trusted_workspaces_commands(
 
     # untrusted: the user's command only
     async with ScriptedModelServer([Turn(text="explained")]) as server:
-        client, session = await _session(acp_schema, server, calc_repo)
+        client, session = await open_session(acp_schema, server, calc_repo)
         listed = await _announced(client)
         assert listed == [
             {"name": "explain", "description": "Explain a file", "input": {"hint": "PATH"}},
@@ -86,7 +77,7 @@ async def test_acp_lists_and_runs_the_users_and_a_trusted_workspaces_commands(
     # trusted: the workspace's too
     TrustStore.default().trust(calc_repo)
     async with ScriptedModelServer([Turn(text="shipped")]) as server:
-        client, session = await _session(acp_schema, server, calc_repo)
+        client, session = await open_session(acp_schema, server, calc_repo)
         listed = await _announced(client)
         assert [c["name"] for c in listed] == ["explain", "ship", *SESSION_NAMES]
         await client.request(
@@ -105,7 +96,7 @@ async def test_acp_a_loaded_session_gets_the_commands_too(
     commands.mkdir(parents=True)
     (commands / "explain.md").write_text("Explain $1.\n")
     async with ScriptedModelServer([Turn(text="ok")]) as server:
-        client, session = await _session(acp_schema, server, calc_repo)
+        client, session = await open_session(acp_schema, server, calc_repo)
         await _announced(client)
         assert await client.close() == 0
         client = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)

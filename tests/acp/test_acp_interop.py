@@ -21,21 +21,12 @@ from tests.mcptools.notes import NOTES_SERVER
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-from ._client import AcpClient, Schema, start_agent
-from .conftest import acp_environ
+from ._client import AcpClient, Schema
+from .conftest import open_session
 
 pytestmark = pytest.mark.e2e
 
 FIXED = CALC.replace("a - b", "a + b")
-
-
-async def _session(
-    schema: Schema, server: ScriptedModelServer, repo: Path, mcp: list[dict[str, Any]]
-) -> tuple[AcpClient, str]:
-    client = await start_agent(schema, env=acp_environ(server), cwd=repo)
-    await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-    new = await client.request("session/new", {"cwd": str(repo), "mcpServers": mcp})
-    return client, new["sessionId"]
 
 
 def _prompt(session: str, text: str) -> dict[str, Any]:
@@ -80,7 +71,7 @@ async def test_a_permission_request_is_about_the_tool_call_it_follows(
     ]
     call = ToolCallSpec("notes__add_note", {"text": "remember the milk"})
     async with ScriptedModelServer([Turn(tool_calls=[call]), Turn(text="Done.")]) as server:
-        client, session = await _session(acp_schema, server, calc_repo, mcp)
+        client, session = await open_session(acp_schema, server, calc_repo, mcp_servers=mcp)
         seen: list[tuple[int, dict[str, Any]]] = []
         client.handlers["session/request_permission"] = _answering(option, seen, client)
         await client.request("session/prompt", _prompt(session, "note it"))
@@ -103,7 +94,7 @@ async def test_an_edit_on_the_private_copy_is_pending_until_the_user_decides(
     acp_schema: Schema, calc_repo: Path, option: str
 ) -> None:
     async with ScriptedModelServer([Turn(tool_calls=[FIX_CALC]), Turn(text="Fixed.")]) as server:
-        client, session = await _session(acp_schema, server, calc_repo, [])
+        client, session = await open_session(acp_schema, server, calc_repo)
         seen: list[tuple[int, dict[str, Any]]] = []
         client.handlers["session/request_permission"] = _answering(option, seen, client)
         await client.request("session/prompt", _prompt(session, "fix the test"))
@@ -134,7 +125,7 @@ async def test_tool_call_ids_are_unique_in_a_session_whatever_the_provider_sends
         Turn(text="Again."),
     ]
     async with ScriptedModelServer(turns) as server:
-        client, session = await _session(acp_schema, server, calc_repo, [])
+        client, session = await open_session(acp_schema, server, calc_repo)
         await client.request("session/prompt", _prompt(session, "look"))
         first = set(_calls(client))
         client.updates.clear()

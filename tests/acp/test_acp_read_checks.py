@@ -17,8 +17,8 @@ import pytest
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-from ._client import DRIVEROS, AcpClient, Schema, start_agent
-from .conftest import acp_environ
+from ._client import DRIVEROS, Schema, start_agent
+from .conftest import acp_environ, open_session
 
 pytestmark = pytest.mark.e2e
 
@@ -40,20 +40,13 @@ def plant(repo: Path, outside: Path) -> None:
     (repo / ".env").write_text("TOKEN=disk\n")
 
 
-async def _open(schema: Schema, server: ScriptedModelServer, repo: Path) -> tuple[AcpClient, str]:
-    client = await start_agent(schema, env=acp_environ(server), cwd=repo)
-    await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": FS})
-    new = await client.request("session/new", {"cwd": str(repo), "mcpServers": []})
-    return client, new["sessionId"]
-
-
 async def test_the_editor_is_asked_only_about_paths_the_sandbox_would_read(
     acp_schema: Schema, calc_repo: Path, tmp_path: Path
 ) -> None:
     plant(calc_repo, tmp_path / "outside")
     reads = [ToolCallSpec("read_file", {"path": p}) for p in [*REFUSED, "calc.py"]]
     async with ScriptedModelServer([Turn(tool_calls=reads), Turn(text="ok")]) as server:
-        client, session = await _open(acp_schema, server, calc_repo)
+        client, session = await open_session(acp_schema, server, calc_repo, capabilities=FS)
         asked: list[str] = []
 
         async def buffer(params: dict[str, Any]) -> dict[str, Any]:
