@@ -76,21 +76,23 @@ def _apply(root: Path, op: str, rel: str, n: int) -> None:
     target.write_text(f"turn {n}\n")
 
 
+async def _view_git(scratch: ScratchWorkspace, *args: str) -> bytes:
+    """``git ARGS`` on the view's private repository; its stdout."""
+    lay = scratch._lay
+    repo = GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True)
+    _, out, _ = await run_git(list(args), cwd=lay.work, repo=repo)
+    return out
+
+
 async def _fresh_tree(scratch: ScratchWorkspace) -> str:
     """The tree staging the whole view records, without what the staging kept."""
-    lay = scratch._lay
-    lay.tracked = None
-    await stage_all(lay)
-    repo = GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True)
-    _, out, _ = await run_git(["write-tree"], cwd=lay.work, repo=repo)
-    return out.decode().strip()
+    scratch._lay.tracked = None
+    await stage_all(scratch._lay)
+    return (await _view_git(scratch, "write-tree")).decode().strip()
 
 
 async def _index_files(scratch: ScratchWorkspace) -> set[str]:
-    lay = scratch._lay
-    repo = GitRepo(git_dir=lay.git_dir, work_tree=lay.work, scratch=True)
-    _, out, _ = await run_git(["ls-files", "-z", "--cached"], cwd=lay.work, repo=repo)
-    return set(split_z(out))
+    return set(split_z(await _view_git(scratch, "ls-files", "-z", "--cached")))
 
 
 async def _check(ops: list[tuple[str, str]]) -> None:
