@@ -11,8 +11,9 @@ import pytest
 
 from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-from ._client import Schema, start_agent
-from .conftest import acp_environ
+from ._client import Schema
+from .conftest import open_session
+from .test_acp_stdio import _prompt
 
 pytestmark = pytest.mark.e2e
 
@@ -23,19 +24,12 @@ TWO_TURNS = [
 ]
 
 
-def _prompt(session: str, text: str) -> dict[str, Any]:
-    return {"sessionId": session, "prompt": [{"type": "text", "text": text}]}
-
-
 async def test_acp_revert_names_a_file_neither_the_client_nor_the_disk_gives_as_text(
     acp_schema: Schema, calc_repo: Path
 ) -> None:
     async with ScriptedModelServer(TWO_TURNS) as server:
-        client = await start_agent(acp_schema, env=acp_environ(server), cwd=calc_repo)
         caps = {"fs": {"readTextFile": True, "writeTextFile": False}}
-        await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": caps})
-        new = await client.request("session/new", {"cwd": str(calc_repo), "mcpServers": []})
-        session = str(new["sessionId"])
+        client, session = await open_session(acp_schema, server, calc_repo, capabilities=caps)
 
         async def allow(params: dict[str, Any]) -> dict[str, Any]:
             return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
