@@ -45,6 +45,7 @@ async def test_acp_rename_update_locations_are_every_changed_line(tmp_path: Path
         {"path": "pkg/use.py", "line": 1, "column": 1},
         {"path": "pkg/use.py", "line": 5, "column": 1},
         {"path": "../outside.py", "line": 2, "column": 1},
+        {"path": "..data/gen.py", "line": 3, "column": 1},  # a name, not a climb out
     ]
     start, done = await _updates(tmp_path, "rename", output, places)
     assert start.title == "rename compute_total"
@@ -53,6 +54,7 @@ async def test_acp_rename_update_locations_are_every_changed_line(tmp_path: Path
         (str(tmp_path / "pkg/calc.py"), 1),
         (str(tmp_path / "pkg/use.py"), 1),
         (str(tmp_path / "pkg/use.py"), 5),
+        (str(tmp_path / "..data/gen.py"), 3),
     ]
 
 

@@ -152,7 +152,7 @@ def result_locations(
     found: list[schema.ToolCallLocation] = []
     for path, line in named:
         rel = posixpath.normpath(path)
-        if rel.startswith(("/", "..")) or "\x00" in rel:
+        if rel == ".." or rel.startswith(("/", "../")) or "\x00" in rel:
             continue
         found.append(schema.ToolCallLocation(path=str(workspace / rel), line=line))
         if len(found) >= MAX_RESULT_LOCATIONS:
