@@ -303,11 +303,24 @@ def _cli_message(message: str) -> str:
     return "\n".join(out)
 
 
+#: A string (group 1; group 2 its closing quote, or the text's end after at most a lone
+#: backslash), a line comment, or a block comment (group 3 its end, or the text's). Each
+#: alternative matches once it starts, so one pass is linear: an unterminated string is
+#: never scanned again from each of its quotes.
+_JSONC = re.compile(r'("(?:\\.|[^"\\])*)("|\\?\Z)|//[^\n]*|/\*.*?(\*/|\Z)', re.DOTALL)
+
+
 def _strip_comments(text: str) -> str:
-    """pyrightconfig.json may hold ``//`` and ``/* */`` comments (outside strings)."""
-    return re.sub(
-        r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/',
-        lambda m: m.group(1) or "",
-        text,
-        flags=re.DOTALL,
-    )
+    """pyrightconfig.json may hold ``//`` and ``/* */`` comments (outside strings);
+    ``ValueError`` for an unterminated string or block comment (not JSON either way)."""
+
+    def keep(m: re.Match[str]) -> str:
+        if m.group(1) is not None:
+            if m.group(2) != '"':
+                raise ValueError("pyrightconfig.json: unterminated string")
+            return m.group(0)
+        if m.group(0).startswith("/*") and m.group(3) != "*/":
+            raise ValueError("pyrightconfig.json: unterminated comment")
+        return ""
+
+    return _JSONC.sub(keep, text)
