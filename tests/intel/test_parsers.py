@@ -271,3 +271,20 @@ def test_make_item_keeps_a_span_sane() -> None:
     assert item.message == "m"
     nowhere = make_item(path=".", source="t", message="")
     assert (nowhere.line, nowhere.column, nowhere.message) == (0, 0, "(no message)")
+
+
+def test_parser_hostile_whitespace_runs_parse_in_one_pass() -> None:
+    """A repository's output line with a megabyte of inner whitespace (a compiler quoting its
+    source, a file name): each parser reads it in one pass (a lazy message or path before
+    ``\\s*$``, and a code searched from inside the run, took hours on the old patterns)."""
+    ctx = PathContext(roots=("/ws",))
+    gap = " " * (1 << 20)
+    gnu = parse_output("gnu", f"a.py:1:2: x{gap}y\nb.py:3: z{gap}[no-code\n", "", ctx, source="g")
+    assert [(i.path, i.line, i.message) for i in gnu.items] == [
+        ("a.py", 1, f"x{gap}y"),
+        ("b.py", 3, f"z{gap}[no-code"),
+    ]
+    coded = parse_output("gnu", f"c.py:5: w{gap}[some-code]\n", "", ctx, source="g")
+    assert [(i.message, i.code) for i in coded.items] == [("w", "some-code")]
+    formatted = parse_output("reformat", f"would reformat: d{gap}e.py\n", "", ctx, source="f")
+    assert [i.path for i in formatted.items] == [f"d{gap}e.py"]

@@ -141,12 +141,15 @@ def make_item(
 
 
 # path:line[:col]: [severity[:]] message [code]   (gcc, go, mypy text, flake8, shellcheck gcc)
+# Matched on a stripped line, so the message runs to its end: a lazy message before a
+# trailing ``\s*`` rescanned every whitespace run of a hostile line (quadratic).
 _GNU = re.compile(
     r"^(?P<path>[^\s:][^:]*?):(?P<line>\d+)(?::(?P<col>\d+))?:\s*"
-    r"(?:(?P<sev>error|warning|note|info|hint|fatal error)\s*:\s*)?(?P<msg>.+?)\s*$",
+    r"(?:(?P<sev>error|warning|note|info|hint|fatal error)\s*:\s*)?(?P<msg>.+)$",
     re.IGNORECASE,
 )
-_TRAILING_CODE = re.compile(r"\s+\[(?P<code>[A-Za-z0-9_.\-]+)\]$")
+# Only from the start of a whitespace run: searching from inside each run is quadratic.
+_TRAILING_CODE = re.compile(r"(?<!\s)\s+\[(?P<code>[A-Za-z0-9_.\-]+)\]$")
 
 
 def parse_gnu_line(

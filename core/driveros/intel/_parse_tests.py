@@ -354,7 +354,9 @@ def parse_flake8(
     return result
 
 
-_REFORMAT = re.compile(r"^(?:would reformat:?|\[warn\])\s+(?P<path>\S.*?)\s*$", re.IGNORECASE)
+# Matched on a stripped line: the path runs to its end (a lazy one before ``\s*$`` rescanned
+# every whitespace run of a hostile line).
+_REFORMAT = re.compile(r"^(?:would reformat:?|\[warn\])\s+(?P<path>\S.*)$", re.IGNORECASE)
 _REFORMAT_NOISE = re.compile(
     r"^(All done!.*|Oh no!.*|\d+ files? (would be|left).*|Checking formatting\.\.\.|"
     r"\[warn\] Code style issues.*|All matched files use Prettier code style!)$"
