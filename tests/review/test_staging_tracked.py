@@ -160,3 +160,21 @@ def test_indexed_files_follow_what_git_takes_out() -> None:
     assert set(files) == {"a/b"}
     files.add_file("a/b/x/y")
     assert set(files) == {"a/b/x/y"} and "a/b" not in files
+
+
+async def test_a_file_the_run_made_and_then_removed_leaves_no_change(
+    tmp_path: Path, scratch_base: Path
+) -> None:
+    """``mv`` there and back: the moved name existed only in the upper layer, and nothing is
+    left there once it is gone; the checkpoint and the proposal must not keep it."""
+    repo = _repo(tmp_path)
+    async with await ScratchWorkspace.create(repo, base_dir=scratch_base) as scratch:
+        cps = checkpoints_of(scratch)
+        (scratch.path / "src/app.py").rename(scratch.path / "moved.py")
+        first = await cps.record(1)
+        assert first is not None and first.files == ["moved.py", "src/app.py"]
+        (scratch.path / "moved.py").rename(scratch.path / "src/app.py")
+        second = await cps.record(2)
+        assert second is not None and second.files == ["moved.py", "src/app.py"]
+        assert second.tree == scratch._lay.baseline
+        assert await scratch.changes() == []

@@ -123,7 +123,11 @@ async def _add_overlay_changes(lay: Layout) -> None:
         found = upper_candidates(lay.upper, lay.prefix, lay.hidden)
         return [p for p in found if not _in_nested_repo(lay.work, p)]
 
-    candidates = await asyncio.to_thread(listed)
+    listed_now = await asyncio.to_thread(listed)
+    # A file the run made and then removed leaves nothing in the upper layer: what this
+    # staging recorded before is named again, so such a removal is recorded too.
+    seen = set(listed_now)
+    candidates = listed_now + sorted(p for p in lay.staged if p not in seen)
     if not candidates:
         return
     tracked = await _tracked(lay)
@@ -151,6 +155,8 @@ async def _add_overlay_changes(lay: Layout) -> None:
     # not known here (they are asked about next time); a gone path left with its files.
     for p in gone:
         tracked.discard(p)
+    lay.staged.difference_update(gone)
+    lay.staged.update(p for p in wanted if p not in gone)
     for p in wanted:
         if p in dirs:
             tracked.add_directory(p)

@@ -57,6 +57,9 @@ class Layout:
     #: ignored). Never more than the index holds; None: not read yet, or reset by a write
     #: that did not keep it (:func:`driveros.review._stage.add_paths`).
     tracked: IndexedFiles | None = field(default=None, repr=False, compare=False)
+    #: For a view: the paths its staging has recorded (relative to ``work``), named again
+    #: the next time: one the run made and then removed is gone from the upper layer too.
+    staged: set[str] = field(default_factory=set, repr=False, compare=False)
 
     @property
     def upper(self) -> Path:
