@@ -33,6 +33,22 @@ def llm_fixtures() -> Path:
     return LLM_FIXTURES
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_dirs_for_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Private state, config and XDG state directories before any fixture of a wider scope
+    starts a process (a module's language server, a sandbox): nothing a test starts ever
+    reads or writes the real ``~/.local/state/driveros`` or ``~/.config/driveros``, nor
+    collects another test's leftovers there. Each test then gets its own (below)."""
+    with pytest.MonkeyPatch.context() as mp:
+        for var, name in (
+            ("DRIVEROS_STATE_DIR", "session-state"),
+            ("XDG_CONFIG_HOME", "session-xdg-config"),
+            ("XDG_STATE_HOME", "session-xdg-state"),
+        ):
+            mp.setenv(var, str(tmp_path_factory.mktemp(name)))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _private_state_dir(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -46,8 +46,11 @@ def cli_environ(
         "GIT_AUTHOR_EMAIL": "test@example.com",
         "GIT_COMMITTER_NAME": "Test",
         "GIT_COMMITTER_EMAIL": "test@example.com",
-        # the test's private state directory (tests/conftest.py), never the real one
+        # the test's private state and config directories (tests/conftest.py), never the
+        # real ones
         "DRIVEROS_STATE_DIR": os.environ.get("DRIVEROS_STATE_DIR", ""),
+        "XDG_CONFIG_HOME": os.environ.get("XDG_CONFIG_HOME", ""),
+        "XDG_STATE_HOME": os.environ.get("XDG_STATE_HOME", ""),
         # the scratch strategy a test is parametrized over (tests/faults/conftest.py)
         "DRIVEROS_SCRATCH_STRATEGY": os.environ.get("DRIVEROS_SCRATCH_STRATEGY", ""),
     }

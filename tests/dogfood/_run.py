@@ -4,7 +4,9 @@ server in the same process must keep answering)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,9 +22,16 @@ class Completed:
     stderr: str
 
 
+#: What a run keeps of the test's environment: the private state and config directories
+#: (tests/conftest.py) among them, never the real ones.
+_KEPT = frozenset(
+    ("PATH", "HOME", "LANG", "TMPDIR", "DRIVEROS_STATE_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+)
+
+
 def model_env(base_url: str, **extra: str) -> dict[str, str]:
     """An environment with exactly one provider: OpenAI at the scripted server."""
-    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+    keep = {k: v for k, v in os.environ.items() if k in _KEPT}
     return {
         **keep,
         "OPENAI_API_KEY": "test-key",
@@ -46,14 +55,26 @@ async def run(
     proc = await asyncio.create_subprocess_exec(
         *args,
         cwd=cwd,
-        env=dict(env),
+        # a hang is reported with every thread's stack (SIGABRT below)
+        env={"PYTHONFAULTHANDLER": "1", **env},
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
     )
-    out, err = await asyncio.wait_for(
-        proc.communicate(stdin.encode() if stdin is not None else None), timeout
-    )
+    talk = asyncio.ensure_future(proc.communicate(stdin.encode() if stdin is not None else None))
+    done, _ = await asyncio.wait([talk], timeout=timeout)
+    if not done:  # the stacks, then the whole process group: nothing hung is left behind
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGABRT)
+        await asyncio.wait([talk], timeout=5)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        out, err = await talk
+        raise AssertionError(
+            f"{' '.join(args)} still ran after {timeout} s; its stderr:\n{err.decode()[-8000:]}"
+        )
+    out, err = talk.result()
     assert proc.returncode is not None
     return Completed(proc.returncode, out.decode(), err.decode())
 
