@@ -3,7 +3,9 @@
  * install the .vsix, open a workspace whose JSON file has a syntax error (a diagnostic from
  * VS Code's own JSON support), run the "Ask agent to fix" quick fix against the real
  * driveros-lsp and the scripted model server, confirm the Refactor Preview through the UI and
- * assert the file on disk. Screenshots of the trace view and the preview go to test-artifacts/.
+ * assert the file on disk; then more runs from the palette (fix all, an approval, a semantic
+ * tool whose location in the trace opens its file, a cancel). Screenshots of the trace view and
+ * the preview go to test-artifacts/.
  *
  *   DRIVEROS_CODE_SERVER=…/entry.js DRIVEROS_PYTHON=…/.venv/bin/python node out/test/e2e/run.js
  */
@@ -47,16 +49,27 @@ const SCRIPT = [
   // "DriverOS: Run Task" that runs a command the policy does not allow: asked in a modal.
   { tool_calls: [{ name: "run", arguments: { command: "python3 probe.py" } }] },
   { text: "The probe printed its line." },
+  // "DriverOS: Run Task" whose model asks the language server (basedpyright) for the references.
+  { tool_calls: [{ name: "references", arguments: { path: "prices.py", line: 1, column: 5 } }] },
+  { text: "compute_total is called by checkout() in checkout.py." },
   // "DriverOS: Run Task", canceled while the model is still thinking.
   { delay_s: 120, text: "never sent" },
 ];
+
+/** A small Python project with a cross-file use: the references step's workspace files. */
+const PRICES = "def compute_total(prices):\n    return sum(prices)\n";
+const CHECKOUT = "from prices import compute_total\n\n\ndef checkout(cart):\n    return compute_total(cart)\n";
+/** The use in checkout.py: line 5, columns 12–24 (1-based), as the trace names it. */
+const USE = { label: "checkout.py:5:12", line: 5, column: 12, length: "compute_total".length };
 
 const FEEDBACK = "Is the comma the only change needed?";
 
 /** A wrapper that keeps driveros-lsp's stderr as a test artifact. */
 function serverWrapper(dir: string): string {
   const file = path.join(dir, "driveros-lsp");
-  writeFileSync(file, `#!/bin/sh\nexec '${SERVER}' --log-level INFO "$@" 2>>'${path.join(ARTIFACTS, "driveros-lsp.log")}'\n`, { mode: 0o755 });
+  // The run's semantic tools start basedpyright-langserver from the PATH the server sees.
+  const bin = path.dirname(PYTHON);
+  writeFileSync(file, `#!/bin/sh\nPATH='${bin}':"$PATH" exec '${SERVER}' --log-level INFO "$@" 2>>'${path.join(ARTIFACTS, "driveros-lsp.log")}'\n`, { mode: 0o755 });
   return file;
 }
 
@@ -65,6 +78,8 @@ function workspace(dir: string): string {
   mkdirSync(path.join(ws, ".vscode"), { recursive: true });
   writeFileSync(path.join(ws, "package-info.json"), BROKEN);
   writeFileSync(path.join(ws, "probe.py"), "print('probe ran')\n");
+  writeFileSync(path.join(ws, "prices.py"), PRICES);
+  writeFileSync(path.join(ws, "checkout.py"), CHECKOUT);
   writeFileSync(
     path.join(ws, ".vscode", "settings.json"),
     // The network on: the local sandbox is then open, not contained, so the probe's command is
@@ -96,6 +111,8 @@ function userSettings(dataDir: string): void {
       "window.commandCenter": false,
       "chat.commandCenter.enabled": false,
       "workbench.colorTheme": "Default Dark Modern",
+      // The page's title is the active editor's full path: the test reads which file is open.
+      "window.title": "${activeEditorLong}",
     }),
   );
 }
@@ -380,6 +397,61 @@ async function main(): Promise<void> {
       500,
     );
     log("the answer is in the trace");
+
+    // A semantic tool's answer in the trace: its locations are nodes, and clicking one (the tree
+    // item's own command, as VS Code runs it) opens the file with the identifier selected.
+    await command(page, "DriverOS: Run Task");
+    const refsBox = page.locator(".quick-input-widget .quick-input-box input").first();
+    await refsBox.waitFor({ state: "visible" });
+    await refsBox.fill("Where is compute_total used?");
+    await page.keyboard.press("Enter");
+    await rows.filter({ hasText: "Where is compute_total used?" }).filter({ hasText: "answered" }).first().waitFor({ timeout: 60_000 });
+    await command(page, "DriverOS: Show Trace");
+    const refsCall = rows.filter({ hasText: "references prices.py" }).first();
+    const useRow = rows.filter({ hasText: USE.label }).first();
+    await waitFor(
+      `the location ${USE.label} in the trace`,
+      async () => {
+        if (await useRow.isVisible()) {
+          return true;
+        }
+        if ((await refsCall.getAttribute("aria-expanded")) === "false") {
+          await refsCall.click();
+        }
+        return undefined;
+      },
+      30_000,
+      500,
+    );
+    await useRow.click();
+    const usePath = path.join(ws, "checkout.py");
+    let title = "";
+    await waitFor(
+      `the active editor to be ${usePath}`,
+      async () => {
+        title = (await page?.title()) ?? "";
+        return title === usePath ? true : undefined;
+      },
+      30_000,
+    ).catch((err: unknown) => {
+      throw new Error(`${err instanceof Error ? err.message : String(err)} (the window title is “${title}”)`);
+    });
+    await page.locator(".tabs-container .tab.active", { hasText: "checkout.py" }).first().waitFor({ timeout: 10_000 });
+    // The selection is the identifier: the cursor at its end, its length selected.
+    const selection = `Ln ${USE.line}, Col ${USE.column + USE.length} (${USE.length} selected)`;
+    const cursor = page.locator(".statusbar-item", { hasText: /^Ln \d+, Col \d+/ }).first();
+    let shown = "";
+    await waitFor(
+      `the status bar to read “${selection}”`,
+      async () => {
+        shown = (await cursor.textContent({ timeout: 1000 }))?.trim() ?? "";
+        return shown === selection ? true : undefined;
+      },
+      10_000,
+    ).catch((err: unknown) => {
+      throw new Error(`${err instanceof Error ? err.message : String(err)} (it reads “${shown}”)`);
+    });
+    log(`the trace location opened ${USE.label} with the identifier selected`);
 
     // Run Task, see it running in the status bar, cancel it (the model is still "thinking").
     await command(page, "DriverOS: Run Task");
