@@ -6,14 +6,24 @@ language server imports it at start.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+if TYPE_CHECKING:
+    from driveros.review import FolderViews
+
+log = logging.getLogger(__name__)
+
 #: Entries :func:`secret_files` looks at in a folder before giving up on checking it.
 MAX_ENTRIES = 200_000
+#: Where commands see the git directory of an added folder's worktree copy (``/<n>`` each).
+FOLDER_GIT_AT = "/driveros/folder-git"
 _SKIP = frozenset({".git", "node_modules", "__pycache__"})
 
 
@@ -77,3 +87,43 @@ def secret_files(root: Path, *, limit: int = MAX_ENTRIES) -> list[str] | None:
         if seen > limit:
             return None
     return sorted(found)
+
+
+async def folder_git_binds(
+    folders: FolderViews, *, taken: Mapping[str, str] | None = None
+) -> dict[Path, dict[str, str]]:
+    """What lets ``git`` work in each writable added folder whose review copy is a worktree,
+    by folder: read-only binds (host path -> sandbox path) of the user's git directory at
+    ``FOLDER_GIT_AT/<n>`` (or where ``taken`` already binds it: the workspace's, in docker)
+    and of a ``.git`` link naming its worktree there, over the copy's own ``.git`` (which
+    names the git directory by its host path, inside the folder, where commands see the copy
+    instead). Not for a view (its ``.git`` is the repository's own), a copy, or a folder
+    inside its repository. The links are written beside each copy, in its private scratch
+    directory, and go with it. The git directory may hold credentials: never for an
+    untrusted run (docs/sandbox.md)."""
+    at_of = dict(taken or {})
+    plans: dict[Path, tuple[Path, str, dict[str, str]]] = {}
+    for folder, view in folders.views.items():
+        common = view.git_dir
+        if common is None:
+            continue
+        git_at = at_of.setdefault(str(common), f"{FOLDER_GIT_AT}/{len(at_of)}")
+        found = view.container_git(git_at=git_at, work_tree=str(folder))
+        if found is not None:
+            link = view.path.with_name(f"{view.path.name}.sandbox-git")
+            plans[folder] = (link, f"gitdir: {found.env['GIT_DIR']}\n", found.mounts)
+
+    def write(link: Path, text: str) -> bool:
+        try:
+            link.write_text(text)
+            link.chmod(0o644)  # the container's uid reads it
+        except OSError as exc:
+            log.warning("driveros: no git in the copy of an added folder: %s", exc)
+            return False
+        return True
+
+    written = {f: plan for f, plan in plans.items() if await asyncio.to_thread(write, *plan[:2])}
+    return {
+        folder: {**mounts, str(link): f"{folder}/.git"}
+        for folder, (link, _, mounts) in written.items()
+    }

@@ -46,6 +46,7 @@ from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
 from driveros.runs._sandbox import (
     SandboxStart,
+    folder_git,
     folder_views,
     make_sandbox,
     read_only_in_place,
@@ -343,8 +344,15 @@ async def _execute(
             else:
                 sink = await sink_ready
             views = wired.folders.roots if wired.folders else None
+            git_binds = await folder_git(spec, scratch, wired.folders)
             sandbox, workspace_in_sandbox = make_sandbox(
-                spec, root, env, scratch, views, discard_writes=read_only_in_place(spec)
+                spec,
+                root,
+                env,
+                scratch,
+                views,
+                discard_writes=read_only_in_place(spec),
+                git_binds=git_binds,
             )
             stack.push_async_callback(sandbox.aclose)
             # A container starts at once (it takes a while); a local sandbox once the first

@@ -11,6 +11,7 @@ from driveros._errors import ConfigError
 from driveros.agent import Tier
 from driveros.approval import ApprovalPolicy, Asker, FolderAccess, approval_policy
 from driveros.config import Environment
+from driveros.runs._added import folder_git_binds
 from driveros.runs._options import RunSpec
 from driveros.sandbox import DockerSandbox, LocalSandbox
 from driveros.semantic import docker_server_mounts, server_mounts
@@ -51,6 +52,18 @@ def docker_git(
     return ({}, {}) if git is None else (git.mounts, git.env)
 
 
+async def folder_git(
+    spec: RunSpec, scratch: ScratchWorkspace | None, folders: FolderViews | None
+) -> dict[Path, dict[str, str]]:
+    """Read-only binds that let git work in each writable added folder's worktree copy, by
+    folder (:func:`~driveros.runs._added.folder_git_binds`), in both tiers, as the
+    workspace's worktree git directory is bound. Never for untrusted runs."""
+    if folders is None or not folders or spec.untrusted:
+        return {}
+    taken = docker_git(spec, scratch)[0] if spec.sandbox == "docker" else {}
+    return await folder_git_binds(folders, taken=taken)
+
+
 def read_only_in_place(spec: RunSpec) -> bool:
     """Whether the run's local sandbox discards its commands' writes: ``--approve never`` on
     the user's own tree (no ``--review``), where the only code that runs is the feed's (the
@@ -66,12 +79,14 @@ def make_sandbox(
     views: Mapping[Path, Path] | None = None,
     *,
     discard_writes: bool = False,
+    git_binds: Mapping[Path, Mapping[str, str]] | None = None,
 ) -> tuple[LocalSandbox | DockerSandbox, str]:
     """The sandbox over ``root``, not started yet, and the workspace root as its commands see
     it. ``views``: where a writable added folder's files are (a review run's scratch view of
     it, by the folder's path); one not named is written in place. ``discard_writes``: a
     local sandbox whose commands cannot change ``root`` (the feed run once on the user's
-    tree; docker gets a scratch copy from the caller instead)."""
+    tree; docker gets a scratch copy from the caller instead). ``git_binds``: a folder's
+    read-only binds for git in its copy (:func:`folder_git`)."""
     # A view's writes all land in its upper layer: the set-id sweep at close walks only that.
     written_in = scratch.written_layer if scratch is not None and scratch.path == root else None
     views = views or {}
@@ -97,7 +112,7 @@ def make_sandbox(
         # Every added folder read-only in a one-shot sandbox (discard_writes) and, as in the
         # local tier, under --approve never on the user's tree (only the feed's code runs).
         never = spec.approve == "never" and not spec.review
-        _add_folders(box, spec, views, hidden, read_only=discard_writes or never)
+        _add_folders(box, spec, views, hidden, read_only=discard_writes or never, git=git_binds)
         return box, DOCKER_WORKSPACE
     read_only, hidden = local_mounts(spec, env, scratch)
     local = LocalSandbox(
@@ -111,7 +126,7 @@ def make_sandbox(
         hidden=[*hidden, *(at for at in views if at.is_dir())],
         discard_writes=discard_writes,
     )
-    _add_folders(local, spec, views, hidden)
+    _add_folders(local, spec, views, hidden, git=git_binds)
     return local, str(root)
 
 
@@ -122,15 +137,19 @@ def _add_folders(
     hidden: list[Path],
     *,
     read_only: bool = False,
+    git: Mapping[Path, Mapping[str, str]] | None = None,
 ) -> None:
-    """Give ``box`` the run's added folders (a writable one of a review run: its view)."""
+    """Give ``box`` the run's added folders (a writable one of a review run: its view, with
+    ``git``'s binds for it)."""
+    git = git or {}
     for added in spec.add_dirs:
         at = added.path
         if spec.review and added.writable and at not in views:
             raise ConfigError(f"--add-dir {at}:rw in a review run needs a scratch view of it")
         # Never one holding what the sandbox must not show (the state directory).
         if not any(h.is_relative_to(at) for h in hidden):
-            box.add_folder(at, views.get(at, at), writable=added.writable and not read_only)
+            writable = added.writable and not read_only
+            box.add_folder(at, views.get(at, at), writable=writable, read_only_binds=git.get(at))
 
 
 def approval_folders(spec: RunSpec, views: Mapping[Path, Path] | None) -> list[FolderAccess]:

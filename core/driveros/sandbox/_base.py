@@ -161,18 +161,22 @@ class SandboxBase:
         root: str | os.PathLike[str] | None = None,
         *,
         writable: bool = False,
+        read_only_binds: Mapping[str, str] | None = None,
     ) -> None:
         """Let the file operations reach folder ``at`` (an absolute real path) besides the
         workspace: a path ``at/rel`` is ``rel`` behind ``root``'s own fence (``root``: where
         its files are, default ``at``; a review run's view of it). A read-only folder refuses
         writes, edits and removals (PolicyError). The tier's commands see it only if its
-        mounts say so (see LocalSandbox)."""
+        mounts say so (see LocalSandbox). ``read_only_binds``: host paths the tier's commands
+        also see read-only with it, each at the given path (bound after the folder, so one
+        may lie inside it); the file operations never reach them."""
         files = HostFiles(
             Path(root if root is not None else at),
             max_read=self._files.max_read,
             secrets=self._files.secrets,
         )
-        self._folders.add(Path(at), files, writable=writable)
+        binds = tuple((Path(src), dst) for src, dst in (read_only_binds or {}).items())
+        self._folders.add(Path(at), files, writable=writable, binds=binds)
 
     @property
     def folders(self) -> Folders:

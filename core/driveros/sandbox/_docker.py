@@ -177,13 +177,14 @@ class DockerSandbox(SandboxBase):
         root: str | os.PathLike[str] | None = None,
         *,
         writable: bool = False,
+        read_only_binds: Mapping[str, str] | None = None,
     ) -> None:
         """As :meth:`SandboxBase.add_folder`; the container also binds it at ``at`` (so it
         is added before :meth:`start`: a running container gets no new mount)."""
         if self._container_id is not None:
             raise SandboxError("an added folder is bound when the container starts: add it first")
         check_folder_target(os.fspath(at))
-        super().add_folder(at, root, writable=writable)
+        super().add_folder(at, root, writable=writable, read_only_binds=read_only_binds)
 
     # -- lifecycle ----------------------------------------------------------------------
 

@@ -64,4 +64,6 @@ def folder_volumes(folders: Folders) -> dict[str, dict[str, str]]:
         volumes[str(root)] = {"bind": folder.at, "mode": "rw" if folder.writable else "ro"}
         if folder.writable and folder.in_place:
             volumes.update(guard_volumes(root, folder.at))
+        # Docker mounts the deeper targets last: a bind inside the folder lies over it.
+        volumes.update({str(src): {"bind": dst, "mode": "ro"} for src, dst in folder.binds})
     return volumes

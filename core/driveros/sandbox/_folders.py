@@ -24,6 +24,9 @@ class AddedFolder:
     at: str
     files: HostFiles
     writable: bool
+    #: More host paths its commands see read-only with it, each at its sandbox path (a
+    #: review copy's git directory and the ``.git`` link naming it: driveros.runs).
+    binds: tuple[tuple[Path, str], ...] = ()
 
     @property
     def in_place(self) -> bool:
@@ -63,8 +66,15 @@ class Folders:
         guarded and swept at close as the workspace is."""
         return [f.files.root for f in self._folders if f.writable and f.in_place]
 
-    def add(self, at: Path, files: HostFiles, *, writable: bool) -> None:
-        self._folders.append(AddedFolder(str(at).rstrip("/") or "/", files, writable))
+    def add(
+        self,
+        at: Path,
+        files: HostFiles,
+        *,
+        writable: bool,
+        binds: tuple[tuple[Path, str], ...] = (),
+    ) -> None:
+        self._folders.append(AddedFolder(str(at).rstrip("/") or "/", files, writable, binds))
 
     def route(self, path: str, *, write: bool = False) -> tuple[AddedFolder, str] | None:
         """The folder ``path`` is in and the path relative to it, or None (not an absolute

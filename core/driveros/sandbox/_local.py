@@ -280,6 +280,8 @@ class LocalSandbox(SandboxBase):
             candidates, home=real_home or account, workspace=self.workspace, hidden=hidden
         )
         folders = tuple((f.files.root, Path(f.at), f.writable) for f in self._folders)
+        # After every folder: a bind may lie inside one (bubblewrap binds in order).
+        folders += tuple((src, Path(dst), False) for f in self._folders for src, dst in f.binds)
         if self.options.discard_writes:  # nothing is written: no .git or .driveros to guard
             return Layout(
                 workspace=self.workspace,
