@@ -15,6 +15,7 @@ from driveros.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 from .conftest import CliRun, run_cli
 from .test_agent_docker import docker_ready as docker_ready  # the fixture
+from .test_runs_cli import runs
 
 LIB = "def helper():\n    return 1\n"
 #: The local tier's worktree fallback, or the docker tier (a root-owned folder: a worktree).
@@ -34,13 +35,18 @@ def _run(command: str) -> ToolCallSpec:
 
 
 async def _agent(
-    turns: list[Turn], other: Path, cwd: Path, tier: tuple[str, ...], *flags: str
+    turns: list[Turn],
+    other: Path,
+    cwd: Path,
+    tier: tuple[str, ...],
+    *flags: str,
+    action: str = "discard",
 ) -> CliRun:
     """``driveros agent --review`` with ``other`` added writable, its copy a worktree."""
     async with ScriptedModelServer(turns) as server:
         run = await run_cli(
             *("--task", "look at the other folder's git", "--add-dir", f"{other}:rw"),
-            *("--review", "--review-action", "discard", "--format", "ndjson", *tier, *flags),
+            *("--review", "--review-action", action, "--format", "ndjson", *tier, *flags),
             server=server,
             cwd=cwd,
             extra_env={"DRIVEROS_SCRATCH_STRATEGY": "worktree"},
@@ -161,3 +167,21 @@ async def test_untrusted_run_sees_no_git_directory_of_an_rw_folder(
     run = await _agent(turns, other, calc_repo, (), "--untrusted")
     (status,) = _outputs(run)
     assert "not a git repository" in status and "exit=0" not in status, status
+
+
+async def test_held_run_with_git_in_an_rw_folder_applies_later(
+    calc_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DRIVEROS_SCRATCH_STRATEGY", "worktree")
+    other = _other(tmp_path)
+    turns = [
+        Turn(tool_calls=[_run(f"sed -i s/1/2/ {other}/lib.py && git -C {other} diff --stat")]),
+        Turn(text="held"),
+    ]
+    run = await _agent(turns, other, calc_repo, (), action="hold")
+    (changed,) = _outputs(run)
+    assert "lib.py | 2 +-" in changed, changed
+    applied = await runs("apply", str(run.lines()[-1]["run_id"]), cwd=calc_repo)
+    assert applied.code == 0, applied.stderr
+    assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
+    assert git(other, "status", "--porcelain") == " M lib.py\n"
