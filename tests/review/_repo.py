@@ -10,10 +10,19 @@ from pathlib import Path
 import pytest
 
 
+class GitFailed(subprocess.CalledProcessError):
+    """A failed ``git`` whose message says what git said."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}\n{self.stderr}"
+
+
 def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True
-    ).stdout
+    argv = ["git", "-C", str(cwd), *args]
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise GitFailed(proc.returncode, argv, proc.stdout, proc.stderr)
+    return proc.stdout
 
 
 def make_repo(path: Path, files: dict[str, str | bytes]) -> Path:

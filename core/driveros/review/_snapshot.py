@@ -66,7 +66,14 @@ from driveros.review._user_repo import (
     Repo,
     repo_info,
 )
-from driveros.state import Lease, new_lease_id, remove_paths, repo_lock, unmount_under
+from driveros.state import (
+    Lease,
+    drop_worktree_entries,
+    new_lease_id,
+    remove_paths,
+    repo_lock,
+    unmount_under,
+)
 
 log = logging.getLogger(__name__)
 
@@ -80,25 +87,15 @@ async def _copy_parallel(src: Path, dst: Path, relpaths: list[str]) -> None:
 async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size: int) -> None:
     status_task = asyncio.create_task(user_status(top))
     try:
-        # Two `worktree add` on one repository at once race for the same entry name under
-        # .git/worktrees: one lock per repository, shared with other processes.
-        async with repo_lock(common):
-            # No hooks: a post-checkout hook of the user's must not run on our copy.
-            await run_git(
-                [
-                    "-c",
-                    "core.hooksPath=/dev/null",
-                    "worktree",
-                    "add",
-                    "--detach",
-                    "-q",
-                    str(lay.work),
-                    "HEAD",
-                ],
-                cwd=top,
-            )
-    finally:
-        _, status, _ = await status_task
+        await _add_worktree(lay, top, common)
+        # The checkout, outside the lock: as a process of its own, a cancellation kills it
+        # (one that `worktree add` started would outlive a killed add, writing on).
+        await run_git(["reset", "--hard", "-q", "--no-recurse-submodules"], cwd=lay.work)
+    except BaseException:
+        status_task.cancel()
+        await asyncio.gather(status_task, return_exceptions=True)
+        raise
+    _, status, _ = await status_task
     dirty = await dirty_paths(lay, top, status, max_file_size)
     _, index_out, _ = await run_git(["rev-parse", "--git-path", "index"], cwd=lay.work)
     index = Path(index_out.decode("utf-8", "surrogateescape").strip())
@@ -114,6 +111,24 @@ async def _populate_worktree(lay: Layout, top: Path, common: Path, max_file_size
     # Starting from the worktree's index keeps git's stat cache: only dirty files get hashed.
     await thread_to_the_end(_copy_index, index, lay.git_dir)
     await _copy_parallel(top, lay.work, dirty)
+
+
+async def _add_worktree(lay: Layout, top: Path, common: Path) -> None:
+    """Register ``lay.work`` as a detached worktree of HEAD, not checked out yet."""
+    # Two `worktree add` on one repository at once race for the same entry name under
+    # .git/worktrees: one lock per repository, shared with other processes. (No hooks, as
+    # for every run_git call: a post-checkout hook of the user's never runs on our copy.)
+    async with repo_lock(common):
+        try:
+            await run_git(
+                ["worktree", "add", "--detach", "--no-checkout", "-q", str(lay.work), "HEAD"],
+                cwd=top,
+            )
+        except BaseException:
+            # Killed half-way (a cancellation), its entry may be half-written: one that makes
+            # the next `worktree add` on the repository fail. Gone before that add starts.
+            await finish_then_reraise(drop_worktree_entries(common, [lay.root], {lay.work.name}))
+            raise
 
 
 def _copy_index(index: Path, git_dir: Path) -> None:

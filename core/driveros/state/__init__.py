@@ -19,7 +19,7 @@ The directory is ``$DRIVEROS_STATE_DIR``, else ``$XDG_STATE_HOME/driveros``, els
 ``~/.local/state/driveros`` (see docs/state.md).
 """
 
-from driveros.state._cleanup import remove_paths
+from driveros.state._cleanup import drop_worktree_entries, remove_paths
 from driveros.state._gc import (
     KEPT_MAX_AGE_S,
     Collected,
@@ -62,6 +62,7 @@ __all__ = [
     "LeaseRecord",
     "Owner",
     "collect_garbage",
+    "drop_worktree_entries",
     "file_lock",
     "gc_reason",
     "kept_leases",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from driveros._errors import GitError
@@ -60,27 +60,77 @@ async def remove_tree(root: Path) -> None:
     await asyncio.to_thread(rest)
 
 
-async def _worktrees_under(repo_top: Path, roots: Sequence[Path]) -> list[str]:
-    listed = await run_git(["worktree", "list", "--porcelain"], cwd=repo_top, check=False)
-    if listed.returncode != 0:
-        return []
-    lines = listed.text.splitlines()
-    paths = [line[len("worktree ") :] for line in lines if line.startswith("worktree ")]
-    return [p for p in paths if any(Path(p) == r or r in Path(p).parents for r in roots)]
+def _is_ours(entry: Path, roots: Sequence[Path], names: Collection[str]) -> bool:
+    """Whether the worktree entry ``entry`` (``<common>/worktrees/<id>``) is of a worktree in
+    one of ``roots``. Blocking."""
+    try:
+        text = (entry / "gitdir").read_text("utf-8", "surrogateescape").strip()
+    except FileNotFoundError:
+        text = ""
+    except OSError:
+        return False
+    if text:  # `<worktree>/.git`
+        where = Path(text).parent
+        return any(where == r or r in where.parents for r in roots)
+    # A `worktree add` killed before it wrote the gitdir file: git names the entry after the
+    # worktree's directory (a number appended when taken).
+    return any(_named_after(entry.name, n) for n in names if n)
+
+
+def _named_after(entry: str, name: str) -> bool:
+    return entry == name or (entry.startswith(name) and entry[len(name) :].isdigit())
+
+
+def _drop_entries(common: Path, roots: Sequence[Path], names: Collection[str]) -> None:
+    try:
+        entries = list((common / "worktrees").iterdir())
+    except OSError:
+        return  # no worktrees at all, or no repository any more
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink() and _is_ours(entry, roots, names):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+async def drop_worktree_entries(
+    common: Path, roots: Sequence[Path], names: Collection[str]
+) -> None:
+    """Remove the administrative entries (``<common>/worktrees/<id>``) of the worktrees in
+    ``roots``, whatever state a ``git worktree add`` killed half-way left them in. Call under
+    :func:`repo_lock` of ``common``.
+
+    The entries are found from their files, never through ``git worktree list``: an entry
+    whose ``commondir`` file was created but not yet written makes every git command that
+    reads all worktrees fail (``worktree list`` and ``add``, ``gc``, ``rev-list --all``), and
+    one still locked ("initializing") is one ``git worktree prune`` leaves forever. ``names``:
+    the base names the worktrees' directories had in ``roots`` (an entry killed before git
+    wrote where its worktree is is known by its name only).
+    """
+    resolved = [*roots, *[await asyncio.to_thread(r.resolve) for r in roots]]
+    await asyncio.to_thread(_drop_entries, common, resolved, names)
 
 
 async def unregister_worktrees(
-    repo_top: Path, roots: Sequence[Path], *, lock_key: str | Path, state: Path | None = None
+    repo_top: Path,
+    roots: Sequence[Path],
+    *,
+    lock_key: str | Path,
+    names: Collection[str] = (),
+    state: Path | None = None,
 ) -> None:
-    """Drop the worktree entries of ``repo_top`` whose directory lies in one of ``roots``.
+    """Drop the worktree entries of ``repo_top`` whose directory lies in one of ``roots``
+    (see :func:`drop_worktree_entries`, ``names`` too), then prune the stale ones.
 
-    Call after the directories are gone. Also undoes a ``git worktree add`` that was killed
-    half-way: such an entry is still locked ("initializing"), which ``prune`` alone leaves.
+    Call after the directories are gone.
     """
     try:
         async with repo_lock(lock_key, state=state):
-            for path in await _worktrees_under(repo_top, roots):
-                await run_git(["worktree", "unlock", path], cwd=repo_top, check=False)
+            found = await run_git(
+                ["rev-parse", "--path-format=absolute", "--git-common-dir"],
+                cwd=repo_top,
+                check=False,
+            )
+            if found.returncode == 0 and found.text.strip():
+                await drop_worktree_entries(Path(found.text.strip()), roots, names)
             await run_git(["worktree", "prune"], cwd=repo_top, check=False)
     except (GitError, OSError):
         pass  # git is gone, or the repository: nothing is registered anywhere then
@@ -94,11 +144,18 @@ async def remove_paths(
     state: Path | None = None,
 ) -> list[str]:
     """Remove ``paths`` (only :func:`removable` ones), then their worktree entries in
-    ``repo_top``. Returns the paths refused as not ours."""
+    ``repo_top``. Returns the paths refused as not ours.
+
+    A worktree in ``paths`` is named after ``repo_top`` (a scratch worktree is), which finds
+    its entry even when a ``git worktree add`` was killed before writing where it is.
+    """
     ours = [Path(p) for p in paths if removable(p)]
     refused = [p for p in paths if not removable(p)]
     for path in ours:
         await remove_tree(path)
     if repo_top is not None and await asyncio.to_thread(Path(repo_top).is_dir):
-        await unregister_worktrees(Path(repo_top), ours, lock_key=lock_key or repo_top, state=state)
+        top = Path(repo_top)
+        await unregister_worktrees(
+            top, ours, lock_key=lock_key or repo_top, names={top.name or "workspace"}, state=state
+        )
     return refused
