@@ -81,11 +81,15 @@ async def test_git_in_an_rw_folders_worktree_copy_shows_the_runs_edit(
     await _git_in_both(calc_repo, tmp_path, tier)
 
 
+@pytest.mark.parametrize("tier", TIERS)
 async def test_git_in_the_workspace_and_an_rw_folder_each_answer_for_itself(
-    git_repo: Path, tmp_path: Path
+    git_repo: Path, tmp_path: Path, tier: tuple[str, ...], request: pytest.FixtureRequest
 ) -> None:
-    """The workspace is a repository too, its copy a worktree."""
-    own = await _git_in_both(git_repo, tmp_path, ())
+    """The workspace is a repository too, its copy a worktree (docker: no ``GIT_DIR`` that
+    would name it in the folder too)."""
+    if tier:
+        request.getfixturevalue("docker_ready")
+    own = await _git_in_both(git_repo, tmp_path, tier)
     assert "initial" in own.splitlines() and "lib.py" not in own, own
 
 

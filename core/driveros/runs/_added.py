@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, model_validator
 
 if TYPE_CHECKING:
-    from driveros.review import FolderViews
+    from driveros.review import FolderViews, ScratchWorkspace
 
 log = logging.getLogger(__name__)
 
@@ -89,41 +89,50 @@ def secret_files(root: Path, *, limit: int = MAX_ENTRIES) -> list[str] | None:
     return sorted(found)
 
 
+async def git_link(
+    copy: ScratchWorkspace, *, git_at: str, work_tree: str
+) -> tuple[Path, dict[str, str]] | None:
+    """A ``.git`` link for commands that see the worktree ``copy`` at ``work_tree`` and its
+    repository's git directory at ``git_at``: the link (to bind read-only over the copy's own
+    ``.git``, which names the git directory by its host path) and the mounts (host path ->
+    sandbox path) of that directory. None for a view, a copy, a folder inside its
+    repository, or when the link cannot be written. It is written beside the copy, in its
+    private scratch directory, and goes with it."""
+    found = copy.container_git(git_at=git_at, work_tree=work_tree)
+    if found is None:
+        return None
+    link = copy.path.with_name(f"{copy.path.name}.sandbox-git")
+
+    def write() -> None:
+        link.write_text(f"gitdir: {found.env['GIT_DIR']}\n")
+        link.chmod(0o644)  # the container's uid reads it
+
+    try:
+        await asyncio.to_thread(write)
+    except OSError as exc:
+        log.warning("driveros: no git in the scratch copy of %s: %s", copy.workspace, exc)
+        return None
+    return link, found.mounts
+
+
 async def folder_git_binds(
     folders: FolderViews, *, taken: Mapping[str, str] | None = None
 ) -> dict[Path, dict[str, str]]:
     """What lets ``git`` work in each writable added folder whose review copy is a worktree,
     by folder: read-only binds (host path -> sandbox path) of the user's git directory at
     ``FOLDER_GIT_AT/<n>`` (or where ``taken`` already binds it: the workspace's, in docker)
-    and of a ``.git`` link naming its worktree there, over the copy's own ``.git`` (which
-    names the git directory by its host path, inside the folder, where commands see the copy
-    instead). Not for a view (its ``.git`` is the repository's own), a copy, or a folder
-    inside its repository. The links are written beside each copy, in its private scratch
-    directory, and go with it. The git directory may hold credentials: never for an
-    untrusted run (docs/sandbox.md)."""
+    and of its :func:`git_link` over the copy's ``.git`` (where commands see the copy, the
+    folder's path, its own ``.git`` names a file). The git directory may hold credentials:
+    never for an untrusted run (docs/sandbox.md)."""
     at_of = dict(taken or {})
-    plans: dict[Path, tuple[Path, str, dict[str, str]]] = {}
+    binds: dict[Path, dict[str, str]] = {}
     for folder, view in folders.views.items():
         common = view.git_dir
         if common is None:
             continue
         git_at = at_of.setdefault(str(common), f"{FOLDER_GIT_AT}/{len(at_of)}")
-        found = view.container_git(git_at=git_at, work_tree=str(folder))
-        if found is not None:
-            link = view.path.with_name(f"{view.path.name}.sandbox-git")
-            plans[folder] = (link, f"gitdir: {found.env['GIT_DIR']}\n", found.mounts)
-
-    def write(link: Path, text: str) -> bool:
-        try:
-            link.write_text(text)
-            link.chmod(0o644)  # the container's uid reads it
-        except OSError as exc:
-            log.warning("driveros: no git in the copy of an added folder: %s", exc)
-            return False
-        return True
-
-    written = {f: plan for f, plan in plans.items() if await asyncio.to_thread(write, *plan[:2])}
-    return {
-        folder: {**mounts, str(link): f"{folder}/.git"}
-        for folder, (link, _, mounts) in written.items()
-    }
+        made = await git_link(view, git_at=git_at, work_tree=str(folder))
+        if made is not None:
+            link, mounts = made
+            binds[folder] = {**mounts, str(link): f"{folder}/.git"}
+    return binds

@@ -46,8 +46,8 @@ from driveros.runs._options import RunSpec
 from driveros.runs._provider import make_provider
 from driveros.runs._sandbox import (
     SandboxStart,
-    folder_git,
     folder_views,
+    git_binds,
     make_sandbox,
     read_only_in_place,
     run_approval,
@@ -344,15 +344,9 @@ async def _execute(
             else:
                 sink = await sink_ready
             views = wired.folders.roots if wired.folders else None
-            git_binds = await folder_git(spec, scratch, wired.folders)
+            git = await git_binds(spec, scratch, wired.folders)
             sandbox, workspace_in_sandbox = make_sandbox(
-                spec,
-                root,
-                env,
-                scratch,
-                views,
-                discard_writes=read_only_in_place(spec),
-                git_binds=git_binds,
+                spec, root, env, scratch, views, discard_writes=read_only_in_place(spec), git=git
             )
             stack.push_async_callback(sandbox.aclose)
             # A container starts at once (it takes a while); a local sandbox once the first

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -11,7 +12,7 @@ from driveros._errors import ConfigError
 from driveros.agent import Tier
 from driveros.approval import ApprovalPolicy, Asker, FolderAccess, approval_policy
 from driveros.config import Environment
-from driveros.runs._added import folder_git_binds
+from driveros.runs._added import folder_git_binds, git_link
 from driveros.runs._options import RunSpec
 from driveros.sandbox import DockerSandbox, LocalSandbox
 from driveros.semantic import docker_server_mounts, server_mounts
@@ -52,16 +53,34 @@ def docker_git(
     return ({}, {}) if git is None else (git.mounts, git.env)
 
 
-async def folder_git(
+@dataclass(frozen=True)
+class GitBinds:
+    """What lets git work in a review run's worktree copies (:func:`git_binds`)."""
+
+    #: Docker: the workspace copy's ``.git`` link, bound read-only over ``/workspace/.git``
+    #: (instead of ``GIT_DIR`` for every command, which would name it in a folder too).
+    workspace_link: Path | None = None
+    #: Each writable added folder's read-only binds (host path -> sandbox path).
+    folders: dict[Path, dict[str, str]] = field(default_factory=dict)
+
+
+async def git_binds(
     spec: RunSpec, scratch: ScratchWorkspace | None, folders: FolderViews | None
-) -> dict[Path, dict[str, str]]:
-    """Read-only binds that let git work in each writable added folder's worktree copy, by
-    folder (:func:`~driveros.runs._added.folder_git_binds`), in both tiers, as the
-    workspace's worktree git directory is bound. Never for untrusted runs."""
-    if folders is None or not folders or spec.untrusted:
-        return {}
-    taken = docker_git(spec, scratch)[0] if spec.sandbox == "docker" else {}
-    return await folder_git_binds(folders, taken=taken)
+) -> GitBinds:
+    """Read-only binds that let git work in the run's worktree copies: each writable added
+    folder's (:func:`~driveros.runs._added.folder_git_binds`), in both tiers, as the
+    workspace's worktree git directory is bound, and in docker the workspace's ``.git``
+    link. Never for untrusted runs (the git directory may hold credentials)."""
+    if scratch is None or spec.untrusted:
+        return GitBinds()
+    link: Path | None = None
+    taken: dict[str, str] = {}
+    if spec.sandbox == "docker":
+        taken = docker_git(spec, scratch)[0]
+        made = await git_link(scratch, git_at=DOCKER_GIT_DIR, work_tree=DOCKER_WORKSPACE)
+        link = made[0] if made is not None else None
+    binds = await folder_git_binds(folders, taken=taken) if folders else {}
+    return GitBinds(link, binds)
 
 
 def read_only_in_place(spec: RunSpec) -> bool:
@@ -79,19 +98,22 @@ def make_sandbox(
     views: Mapping[Path, Path] | None = None,
     *,
     discard_writes: bool = False,
-    git_binds: Mapping[Path, Mapping[str, str]] | None = None,
+    git: GitBinds | None = None,
 ) -> tuple[LocalSandbox | DockerSandbox, str]:
     """The sandbox over ``root``, not started yet, and the workspace root as its commands see
     it. ``views``: where a writable added folder's files are (a review run's scratch view of
     it, by the folder's path); one not named is written in place. ``discard_writes``: a
     local sandbox whose commands cannot change ``root`` (the feed run once on the user's
-    tree; docker gets a scratch copy from the caller instead). ``git_binds``: a folder's
-    read-only binds for git in its copy (:func:`folder_git`)."""
+    tree; docker gets a scratch copy from the caller instead). ``git``: the read-only binds
+    that let git work in the worktree copies (:func:`git_binds`)."""
     # A view's writes all land in its upper layer: the set-id sweep at close walks only that.
     written_in = scratch.written_layer if scratch is not None and scratch.path == root else None
     views = views or {}
     if spec.sandbox == "docker":
+        git = git or GitBinds()
         mounts, git_env = docker_git(spec, scratch)
+        if git.workspace_link is not None:
+            git_env = {}  # the link names the git directory, for /workspace alone
         # The host's language servers, read-only (docs/semantic.md, "Tiers").
         hidden = [state_dir(env.process_env), *([scratch.workspace] if scratch else [])]
         # Never found through the workspace (its .venv/bin on PATH: a planted go or gopls).
@@ -108,11 +130,12 @@ def make_sandbox(
             extra_mounts={src: dst for src, dst in mounts.items()},
             allow_secret_files=spec.allow_secret_files,
             written_in=written_in,
+            git_link=git.workspace_link,
         )
         # Every added folder read-only in a one-shot sandbox (discard_writes) and, as in the
         # local tier, under --approve never on the user's tree (only the feed's code runs).
         never = spec.approve == "never" and not spec.review
-        _add_folders(box, spec, views, hidden, read_only=discard_writes or never, git=git_binds)
+        _add_folders(box, spec, views, hidden, read_only=discard_writes or never, git=git.folders)
         return box, DOCKER_WORKSPACE
     read_only, hidden = local_mounts(spec, env, scratch)
     local = LocalSandbox(
@@ -126,7 +149,7 @@ def make_sandbox(
         hidden=[*hidden, *(at for at in views if at.is_dir())],
         discard_writes=discard_writes,
     )
-    _add_folders(local, spec, views, hidden, git=git_binds)
+    _add_folders(local, spec, views, hidden, git=git.folders if git else None)
     return local, str(root)
 
 

@@ -285,6 +285,10 @@ class DockerSandbox(SandboxBase):
     def _create_container(self) -> Any:
         volumes = {str(self.workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}
         volumes.update(self._guard_mounts())
+        if self.options.git_link is not None:  # over the guard of the copy's own .git
+            dot = f"{CONTAINER_WORKSPACE}/.git"
+            volumes = {src: v for src, v in volumes.items() if v["bind"] != dot}
+            volumes[os.fspath(self.options.git_link)] = {"bind": dot, "mode": "ro"}
         volumes.update({src: {"bind": dst, "mode": "ro"} for src, dst in self._mounts.items()})
         volumes.update(folder_volumes(self._folders))  # --add-dir: docs/docker.md
         container = self._client.containers.create(

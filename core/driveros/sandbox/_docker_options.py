@@ -37,6 +37,9 @@ class DockerSandboxOptions(SandboxOptions):
     #: The workspace is driveros' own scratch copy (a root-owned one is opened to the
     #: container's user).
     private_copy: bool = False
+    #: A file bound read-only at ``/workspace/.git`` instead of the workspace's own ``.git``
+    #: (a review worktree copy's link to its git directory, mounted by ``extra_mounts``).
+    git_link: PathLike | None = None
 
 
 class DockerSandboxFields(SandboxFields, total=False):
@@ -54,3 +57,4 @@ class DockerSandboxFields(SandboxFields, total=False):
     user: str | None
     base_url: str | None
     private_copy: bool
+    git_link: PathLike | None
