@@ -189,3 +189,20 @@ async def test_held_run_with_git_in_an_rw_folder_applies_later(
     assert applied.code == 0, applied.stderr
     assert (other / "lib.py").read_text() == "def helper():\n    return 2\n"
     assert git(other, "status", "--porcelain") == " M lib.py\n"
+
+
+async def test_git_in_an_rw_folders_copy_runs_no_program_its_config_names(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    """The folder's repository sets ``diff.external``: the local sandbox pins it as it pins
+    the workspace repository's (docs/security.md), so ``git diff`` there runs nothing."""
+    other = _other(tmp_path)
+    git(other, "config", "diff.external", "echo PLANTED-PROGRAM-RAN")
+    turns = [
+        Turn(tool_calls=[_run(f"sed -i s/1/2/ {other}/lib.py; git -C {other} diff")]),
+        Turn(text="diffed"),
+    ]
+    run = await _agent(turns, other, calc_repo, ())
+    (diff,) = _outputs(run)
+    assert "PLANTED-PROGRAM-RAN" not in diff, diff
+    assert "--no-ext-diff" in diff, diff

@@ -132,16 +132,24 @@ class LocalSandbox(SandboxBase):
     async def _git_pins(self, env: dict[str, str]) -> list[tuple[str, str]]:
         """The repository's own program-running git keys (a ``filter.<x>.clean`` named after
         its driver, ...) pinned to nothing for every command (docs/security.md,
-        "Allowlisted commands that read outside the workspace or run planted code")."""
+        "Allowlisted commands that read outside the workspace or run planted code"), and
+        those of each added folder's repository (git in the folder, or its copy, reads it)."""
         git_dir, work_tree = env.get("GIT_DIR"), env.get("GIT_WORK_TREE")
-        try:
-            return await repository_pins(
-                self.workspace,
-                git_dir=Path(git_dir) if git_dir else None,
-                work_tree=Path(work_tree) if work_tree else None,
-            )
-        except GitError:  # no git on this machine: no git command can run either
-            return []
+        try:  # side by side: a configuration that blocks holds the start one timeout at most
+            async with asyncio.TaskGroup() as group:
+                reads = [
+                    group.create_task(
+                        repository_pins(
+                            self.workspace,
+                            git_dir=Path(git_dir) if git_dir else None,
+                            work_tree=Path(work_tree) if work_tree else None,
+                        )
+                    ),
+                    *(group.create_task(repository_pins(f.files.root)) for f in self._folders),
+                ]
+        except* GitError:  # no git on this machine: no git command can run either
+            reads = []
+        return list(dict.fromkeys(pin for read in reads for pin in read.result()))
 
     @property
     def contained(self) -> bool:
