@@ -6,10 +6,14 @@ import asyncio
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from driveros.review import ScratchWorkspace
 from driveros.state import list_leases, mounts_under
 from tests.review._repo import git, make_repo
+
+if TYPE_CHECKING:
+    from tests.server._lsp import Editor
 
 N = 20
 
@@ -93,6 +97,40 @@ async def test_concurrent_scratch_create_across_processes(tmp_path: Path) -> Non
     assert list(base.iterdir()) == []
 
 
+#: Run states after which a run does nothing more on its own.
+_ENDED = frozenset({"finished", "proposed", "failed", "canceled"})
+
+
+async def _wait_all_ended(ed: Editor, run_ids: list[str]) -> dict[str, str]:
+    """Every run's state once all have ended (a failed run is reported, not waited for);
+    on a timeout, an error that says where each run is."""
+    from driveros_lsp import protocol
+
+    states: dict[str, str] = {}
+    try:
+        async with asyncio.timeout(300):  # a machine busy with other suites is slow, not stuck
+            while True:
+                listing = await ed.command(protocol.CMD_AGENT_LIST)
+                states = {r["runId"]: r["state"] for r in listing["runs"] if r["runId"] in run_ids}
+                if len(states) == len(run_ids) and set(states.values()) <= _ENDED:
+                    return states
+                await asyncio.sleep(0.1)
+    except TimeoutError:
+        raise AssertionError(f"runs still going after 300 s: {_report(ed, states)}") from None
+
+
+def _report(ed: Editor, states: dict[str, str]) -> str:
+    """The runs not finished or proposed: their state, error and last events."""
+    lines = []
+    for run_id, state in states.items():
+        if state in ("finished", "proposed"):
+            continue
+        events = ed.events(run_id)
+        last = [(e["type"], e.get("outcome") or e.get("error") or "") for e in events[-5:]]
+        lines.append(f"{run_id} {state}: {len(events)} events, the last {last}")
+    return "\n".join(lines) or "none"
+
+
 async def test_concurrent_runs_through_the_server_all_start(tmp_path: Path) -> None:
     """20 runs started at once through a real driveros-lsp on one repository: none ends
     ``setup_error`` (their scratch worktrees no longer race), and none is left behind."""
@@ -100,7 +138,7 @@ async def test_concurrent_runs_through_the_server_all_start(tmp_path: Path) -> N
     from driveros_lsp import protocol
     from tests.server._lsp import editor_session
     from tests.server.conftest import model_env
-    from tests.server.test_flow import SETTINGS, wait_state
+    from tests.server.test_flow import SETTINGS
 
     repo = _repo(tmp_path)
     turns = [Turn(text=f"answer {i}") for i in range(N)]
@@ -111,8 +149,8 @@ async def test_concurrent_runs_through_the_server_all_start(tmp_path: Path) -> N
     ):
         starts = [ed.command(protocol.CMD_AGENT_START, {"task": f"t{i}"}) for i in range(N)]
         run_ids = [r["runId"] for r in await asyncio.gather(*starts)]
-        for run_id in run_ids:
-            await wait_state(ed, run_id, "finished", "proposed")
+        states = await _wait_all_ended(ed, run_ids)
+        assert set(states.values()) <= {"finished", "proposed"}, _report(ed, states)
         await ed.wait_for(lambda: all(ed.events(r, "result") for r in run_ids), what="results")
         outcomes = [ed.events(r, "result")[0]["outcome"] for r in run_ids]
         errors = [ed.events(r, "result")[0].get("error") for r in run_ids]
