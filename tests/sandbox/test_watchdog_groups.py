@@ -3,6 +3,7 @@ the number is soon another process's, and the watchdog's kill at close would lan
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,40 @@ async def test_every_group_the_local_sandbox_tracked_is_untracked_by_its_close(
     untracked = {line.split()[1] for line in lines if line.startswith("-pg ")}
     assert tracked, lines  # the sandbox's own bubblewrap group at least
     assert tracked <= untracked, lines
+
+
+def _processes_naming(marker: str) -> list[int]:
+    """Live processes whose command line names ``marker`` (a path only this test uses)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+async def test_a_sandbox_start_cancelled_at_any_moment_leaves_no_process(tmp_path: Path) -> None:
+    """Cancelled while bubblewrap is being spawned, asyncio kills only bubblewrap itself: the
+    sandbox's first process, cloned into its namespaces and still waiting for bubblewrap to
+    set them up, then waited forever with ppid 1 (the orphan seen after a signalled CLI run).
+    Every moment of the start is tried; nothing naming the sandbox's folder may stay."""
+    workspace = tmp_path / "ws-cancelled-start"
+    workspace.mkdir()
+    for delay in [i / 4000 for i in range(0, 160)]:  # 0 to 40 ms, every 0.25 ms
+        task = asyncio.ensure_future(LocalSandbox(workspace).__aenter__())
+        await asyncio.sleep(delay)
+        task.cancel()
+        try:
+            box = await task
+        except asyncio.CancelledError:
+            pass
+        else:
+            await box.__aexit__(None, None, None)
+    await asyncio.sleep(0.5)  # a process killed by then has been reaped by init
+    assert _processes_naming(str(workspace)) == []

@@ -20,7 +20,7 @@ from driveros.sandbox._contained import ContainedHost, ContainedProcess
 from driveros.sandbox._hostproc import TIMEOUT_EXIT, shell_exit_code, spawn_error
 from driveros.sandbox._output import CappedBuffer
 from driveros.sandbox._protocol import CommandResult
-from driveros.sandbox._watchdog import Watchdog, kill_group
+from driveros.sandbox._watchdog import Watchdog, kill_group, start_group
 
 STDOUT = 1
 STDERR = 2
@@ -67,8 +67,7 @@ class LocalChannel:
             asyncio.ensure_future(self._pump(proc.stdout, STDOUT)),
             asyncio.ensure_future(self._pump(proc.stderr, STDERR)),
         ]
-        if not isinstance(proc, ContainedProcess):
-            watchdog.track_group(proc.pid)
+        # A host process's group is tracked from its start (:func:`start_group`).
 
     @classmethod
     async def start(
@@ -84,14 +83,14 @@ class LocalChannel:
         try:
             if host is not None:
                 return cls(await host.spawn(argv, cwd=cwd, env=env, stdin_pipe=True), watchdog)
-            proc = await asyncio.create_subprocess_exec(
+            proc = await start_group(
+                watchdog,
                 *argv,
                 cwd=cwd,
                 env=dict(env),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
             )
         except OSError as exc:
             raise spawn_error(argv, exc) from exc

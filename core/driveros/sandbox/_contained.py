@@ -27,7 +27,7 @@ from typing import BinaryIO
 
 from driveros.sandbox._bwrap import FIX_INSTALL, FIX_USERNS
 from driveros.sandbox._protocol import LocalSandboxUnavailableError
-from driveros.sandbox._watchdog import Watchdog, kill_group
+from driveros.sandbox._watchdog import Watchdog, kill_group, start_group
 
 log = logging.getLogger(__name__)
 
@@ -106,15 +106,18 @@ class ContainedHost:
         interpreter = _INTERPRETER
         full = [*argv, "--", interpreter, "-I", "-S", "-c", source, str(theirs.fileno())]
         try:
-            proc = await asyncio.create_subprocess_exec(
+            proc = await start_group(
+                watchdog,
                 *full,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
                 pass_fds=[theirs.fileno()],
                 env={},
-                start_new_session=True,
             )
+        except asyncio.CancelledError:
+            ours.close()
+            raise
         except OSError as exc:
             ours.close()
             raise LocalSandboxUnavailableError(
@@ -123,7 +126,6 @@ class ContainedHost:
             ) from exc
         finally:
             theirs.close()
-        watchdog.track_group(proc.pid)
         ours.setblocking(False)
         host = cls(proc, ours, watchdog)
         try:

@@ -12,7 +12,7 @@ from driveros._errors import SandboxError
 from driveros.sandbox._contained import ContainedHost, ContainedProcess
 from driveros.sandbox._output import CappedBuffer, pump
 from driveros.sandbox._protocol import CommandResult
-from driveros.sandbox._watchdog import Watchdog, kill_group
+from driveros.sandbox._watchdog import Watchdog, kill_group, start_group
 
 #: How long output may keep flowing after the command's shell exited (background writers).
 DRAIN_GRACE = 0.2
@@ -75,19 +75,18 @@ async def run_host_command(
             contained.finish()
     else:
         try:
-            proc = await asyncio.create_subprocess_exec(
+            proc = await start_group(
+                watchdog,
                 *argv,
                 cwd=cwd,
                 env=dict(env),
                 stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
             )
         except OSError as exc:
             raise spawn_error(argv, exc) from exc
         pgid = proc.pid
-        watchdog.track_group(pgid)
 
         def kill() -> None:
             kill_group(pgid)

@@ -17,6 +17,9 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
+
+from driveros._finish import finish_then_reraise
 
 #: The watchdog program itself: stdlib only, so it starts in milliseconds.
 _SCRIPT = Path(__file__).with_name("_watchdog_proc.py")
@@ -26,6 +29,39 @@ def kill_group(pgid: int) -> None:
     """SIGKILL a whole process group; a group already gone is fine."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+async def start_group(
+    watchdog: Watchdog | None, *argv: str, **options: Any
+) -> asyncio.subprocess.Process:
+    """``create_subprocess_exec(*argv, **options)`` as the leader of a new session, whose
+    group ``watchdog`` tracks from the moment it exists.
+
+    A cancellation while it starts never cuts the start short: asyncio would then kill the
+    leader alone, and what it had already forked stays (bubblewrap's first process, cloned
+    into its namespaces and waiting for bubblewrap to set them up, then waits forever with
+    ppid 1). The start finishes, the whole group is killed and reaped, then the cancellation
+    is raised. ``OSError`` when the program cannot be started.
+    """
+    started: list[asyncio.subprocess.Process] = []
+
+    async def spawn() -> asyncio.subprocess.Process:
+        proc = await asyncio.create_subprocess_exec(*argv, start_new_session=True, **options)
+        started.append(proc)
+        return proc
+
+    try:
+        proc = await finish_then_reraise(spawn())
+    except asyncio.CancelledError:
+        for leader in started:
+            kill_group(leader.pid)
+            with contextlib.suppress(ProcessLookupError):
+                leader.kill()
+            await asyncio.shield(leader.wait())
+        raise
+    if watchdog is not None:
+        watchdog.track_group(proc.pid)
+    return proc
 
 
 class Watchdog:
