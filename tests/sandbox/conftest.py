@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -40,11 +40,8 @@ def process_alive(pid: int) -> bool:
     return data.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
-def host_pids(*argv: str) -> list[int]:
-    """Host pids of the live processes whose argv is exactly ``argv``: commands of the local
-    tier run in their own PID namespace, so the pid a command sees (``$$``, ``$!``) is not
-    one the host knows."""
-    found = []
+def _live_cmdlines() -> Iterator[tuple[int, bytes]]:
+    """(pid, raw ``cmdline``) of every live process on the host."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -52,9 +49,21 @@ def host_pids(*argv: str) -> list[int]:
             raw = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if raw.split(b"\0")[:-1] == [a.encode() for a in argv] and process_alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
+        if process_alive(int(entry.name)):
+            yield int(entry.name), raw
+
+
+def host_pids(*argv: str) -> list[int]:
+    """Host pids of the live processes whose argv is exactly ``argv``: commands of the local
+    tier run in their own PID namespace, so the pid a command sees (``$$``, ``$!``) is not
+    one the host knows."""
+    wanted = [a.encode() for a in argv]
+    return [pid for pid, raw in _live_cmdlines() if raw.split(b"\0")[:-1] == wanted]
+
+
+def pids_naming(marker: str) -> list[int]:
+    """Host pids of the live processes whose command line names ``marker`` anywhere."""
+    return [pid for pid, raw in _live_cmdlines() if marker.encode() in raw]
 
 
 @pytest.fixture

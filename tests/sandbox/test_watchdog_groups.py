@@ -10,6 +10,7 @@ import pytest
 
 from driveros.sandbox import LocalSandbox
 from driveros.sandbox._watchdog import Watchdog
+from tests.sandbox.conftest import pids_naming
 
 
 async def test_every_group_the_local_sandbox_tracked_is_untracked_by_its_close(
@@ -34,22 +35,6 @@ async def test_every_group_the_local_sandbox_tracked_is_untracked_by_its_close(
     assert tracked <= untracked, lines
 
 
-def _processes_naming(marker: str) -> list[int]:
-    """Live processes whose command line names ``marker`` (a path only this test uses)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
 async def test_a_sandbox_start_cancelled_at_any_moment_leaves_no_process(tmp_path: Path) -> None:
     """Cancelled while bubblewrap is being spawned, asyncio kills only bubblewrap itself: the
     sandbox's first process, cloned into its namespaces and still waiting for bubblewrap to
@@ -68,4 +53,4 @@ async def test_a_sandbox_start_cancelled_at_any_moment_leaves_no_process(tmp_pat
         else:
             await box.__aexit__(None, None, None)
     await asyncio.sleep(0.5)  # a process killed by then has been reaped by init
-    assert _processes_naming(str(workspace)) == []
+    assert pids_naming(str(workspace)) == []
